@@ -1,0 +1,26 @@
+// swift-tools-version: 6.0
+//
+// Spokes: a zero-dependency Swift worker cluster.
+// Toolchain only: this manifest declares no package dependencies, and must not.
+import PackageDescription
+
+let package = Package(
+    name: "Spokes",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "SpokesConcurrency", targets: ["SpokesConcurrency"]),
+        .library(name: "SpokesBikes", targets: ["SpokesBikes"]),
+        .executable(name: "spokes", targets: ["spokes"]),
+    ],
+    dependencies: [],
+    targets: [
+        .target(name: "SpokesConcurrency"),
+        .target(name: "SpokesBikes", dependencies: ["SpokesConcurrency"]),
+        .target(name: "SpokesCLI", dependencies: ["SpokesBikes", "SpokesConcurrency"]),
+        .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
+        .testTarget(name: "SpokesConcurrencyTests", dependencies: ["SpokesConcurrency"]),
+        .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes"]),
+        .testTarget(name: "SpokesCLITests", dependencies: ["SpokesCLI"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
