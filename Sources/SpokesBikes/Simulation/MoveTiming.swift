@@ -1,0 +1,25 @@
+/// How long a move between stations takes, nominally and in real time.
+///
+/// Every move takes `moveTime` nominal seconds (the seed's 0.1 s). The user actually
+/// sleeps `moveTime x timeScale` real seconds: 1 is real time, as in the original
+/// project; 0 does not sleep at all. Figures such as waiting time are always reported in
+/// nominal seconds, so a run at scale 0 gives the same figures as a real-time run.
+public struct MoveTiming: Sendable, Hashable, Codable {
+    public var moveTime: Double
+    public var timeScale: Double
+
+    public init(moveTime: Double = 0.1, timeScale: Double = 1) {
+        self.moveTime = moveTime
+        self.timeScale = timeScale
+    }
+
+    /// Real seconds one move sleeps.
+    public var realSecondsPerMove: Double { moveTime * timeScale }
+
+    /// Sleeps for one move. Returns at once when the scale is 0 or the task is cancelled.
+    func travel() async {
+        let seconds = realSecondsPerMove
+        guard seconds > 0 else { return }
+        try? await Task.sleep(for: .seconds(seconds))
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+
+/// A bike-share simulation in one process: one ``BikeStation`` actor per station and one
+/// task per user, all competing for the same bikes and slots.
+///
+/// ```swift
+/// let simulation = try Simulation(network: BundledNetworks.milano,
+///                                 options: SimulationOptions(users: 100, paths: 10, seed: 7))
+/// let report = await simulation.run()
+/// assert(report.conservation.holds)
+/// ```
+public struct Simulation: Sendable {
+    public let network: Network
+    public let options: SimulationOptions
+
+    /// Validates `options` against `network`; throws a ``SimulationError`` naming the
+    /// first problem.
+    public init(network: Network, options: SimulationOptions) throws(SimulationError) {
+        try options.validate(for: network)
+        self.network = network
+        self.options = options
+    }
+
+    /// Runs every user to the end and reports. At most `options.workers` users run at
+    /// once. Cancelling the calling task stops the users at their next move and still
+    /// returns a report (with `cancelled` set) whose conservation check holds.
+    ///
+    /// `onProgress` is called from the collecting task after each user finishes.
+    public func run(onProgress: (@Sendable (SimulationProgress) -> Void)? = nil) async -> SimulationReport {
+        let stations = network.stations.map(BikeStation.init)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let users = (0..<options.users).map { number in
+            BikeUser(id: number, seed: options.seed, timing: options.timing, maxMoves: options.maxMovesPerUser)
+        }
+        let inFlight = min(options.workers ?? options.users, options.users)
+        let paths = options.paths
+        let goal = options.goal
+
+        var results: [SimulationResult] = []
+        results.reserveCapacity(users.count)
+        await withTaskGroup(of: SimulationResult.self) { group in
+            var pending = users.makeIterator()
+            for _ in 0..<inFlight {
+                guard let user = pending.next() else { break }
+                group.addTask { await user.runSimulation(in: stations, paths: paths, goal: goal) }
+            }
+            var pathsRidden = 0
+            for await result in group {
+                results.append(result)
+                pathsRidden += result.paths
+                if let user = pending.next() {
+                    group.addTask { await user.runSimulation(in: stations, paths: paths, goal: goal) }
+                }
+                onProgress?(SimulationProgress(
+                    usersDone: results.count, usersTotal: users.count, pathsRidden: pathsRidden,
+                    elapsed: (clock.now - start).seconds))
+            }
+        }
+        var finalStations: [Station] = []
+        for station in stations {
+            finalStations.append(await station.state)
+        }
+        let cancelled = Task.isCancelled || results.contains { $0.ending == .cancelled }
+        return SimulationReport(
+            network: network, finalStations: finalStations, options: options, results: results,
+            wallTime: (clock.now - start).seconds, cancelled: cancelled)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a Double.
+    public var seconds: Double {
+        let (whole, fraction) = components
+        return Double(whole) + Double(fraction) / 1e18
+    }
+}

@@ -1,0 +1,102 @@
+/// Everything a finished (or cancelled) simulation has to say, in the shape of
+/// `spokes simulate --json`.
+///
+/// The keys `users`, `completedUsers`, `totalPaths`, `totalWaitingTime`, `bikesBefore`,
+/// `bikesAfter`, `stations` and `results` are a contract: later versions add keys but
+/// never change what these mean.
+public struct SimulationReport: Sendable, Hashable, Codable {
+    /// A station's counts at the end of the run.
+    public struct StationState: Sendable, Hashable, Codable {
+        public var id: String
+        public var name: String
+        public var latitude: Double
+        public var longitude: Double
+        public var freeBikes: Int
+        public var emptySlots: Int
+
+        public init(_ station: Station) {
+            id = station.id
+            name = station.name
+            latitude = station.latitude
+            longitude = station.longitude
+            freeBikes = station.freeBikes
+            emptySlots = station.emptySlots
+        }
+    }
+
+    /// Which network was simulated.
+    public struct NetworkSummary: Sendable, Hashable, Codable {
+        public var id: String
+        public var name: String
+        public var stations: Int
+        /// Stations whose source data had `null` counts, taken as 0.
+        public var stationsWithNullCounts: Int
+    }
+
+    public var network: NetworkSummary
+    public var users: Int
+    public var pathsPerUser: Int
+    public var goal: String?
+    public var seed: UInt64
+    public var moveTime: Double
+    public var timeScale: Double
+    public var workers: Int?
+
+    public var completedUsers: Int
+    public var usersReachedGoal: Int
+    public var usersGaveUp: Int
+    public var cancelled: Bool
+    public var totalPaths: Int
+    /// Nominal seconds, summed over users.
+    public var totalWaitingTime: Double
+    public var totalMoves: Int
+    public var failedTakes: Int
+    public var failedLeaves: Int
+    /// Nominal seconds the longest user's run took (moves x move time).
+    public var nominalDuration: Double
+    /// Real seconds the run took.
+    public var wallTime: Double
+
+    public var bikesBefore: Int
+    public var bikesAfter: Int
+    public var conservation: ConservationCheck
+    public var stations: [StationState]
+    /// One per user, ordered by user number.
+    public var results: [SimulationResult]
+
+    /// Builds the report from the network as it was, the stations as they are, and the
+    /// users' results.
+    public init(
+        network: Network, finalStations: [Station], options: SimulationOptions,
+        results: [SimulationResult], wallTime: Double, cancelled: Bool
+    ) {
+        self.network = NetworkSummary(
+            id: network.id, name: network.name, stations: network.stations.count,
+            stationsWithNullCounts: network.stationsWithNullCounts)
+        users = options.users
+        pathsPerUser = options.paths
+        goal = options.goal
+        seed = options.seed
+        moveTime = options.timing.moveTime
+        timeScale = options.timing.timeScale
+        workers = options.workers
+        let sorted = results.sorted { $0.user < $1.user }
+        self.results = sorted
+        completedUsers = sorted.count { $0.completed }
+        usersReachedGoal = sorted.count { $0.ending == .reachedGoal }
+        usersGaveUp = sorted.count { $0.ending == .gaveUp }
+        self.cancelled = cancelled
+        totalPaths = sorted.reduce(0) { $0 + $1.paths }
+        totalMoves = sorted.reduce(0) { $0 + $1.moves }
+        failedTakes = sorted.reduce(0) { $0 + $1.failedTakes }
+        failedLeaves = sorted.reduce(0) { $0 + $1.failedLeaves }
+        totalWaitingTime = Double(failedTakes + failedLeaves) * options.timing.moveTime
+        nominalDuration = Double(sorted.map(\.moves).max() ?? 0) * options.timing.moveTime
+        self.wallTime = wallTime
+        conservation = ConservationCheck(
+            before: network.stations, after: finalStations, bikesInUse: sorted.count { $0.holdsBike })
+        bikesBefore = conservation.bikesBefore
+        bikesAfter = conservation.bikesAfter
+        stations = finalStations.map(StationState.init)
+    }
+}

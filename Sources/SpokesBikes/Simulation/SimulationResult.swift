@@ -1,0 +1,39 @@
+/// What one user's run came to.
+///
+/// `waitingTime` and `paths` are the original project's result; the rest are the counts
+/// a person studying contention wants. Times are nominal seconds (see ``MoveTiming``).
+public struct SimulationResult: Sendable, Hashable, Codable {
+    /// How a user's run ended.
+    public enum Ending: String, Sendable, Hashable, Codable {
+        /// Rode every path it was given.
+        case finishedPaths
+        /// Left a bike at its goal station.
+        case reachedGoal
+        /// Made `maxMoves` moves without finishing (the network could not serve it).
+        case gaveUp
+        /// The run was cancelled (Ctrl-C).
+        case cancelled
+    }
+
+    public var user: Int
+    /// Bikes left at a station: one per ride.
+    public var paths: Int = 0
+    /// Nominal seconds spent moving on because a station had no bike or no slot.
+    public var waitingTime: Double = 0
+    /// Stations arrived at.
+    public var moves: Int = 0
+    /// Arrivals on foot at a station with no free bike.
+    public var failedTakes: Int = 0
+    /// Arrivals by bike at a station with no empty slot.
+    public var failedLeaves: Int = 0
+    public var ending: Ending = .finishedPaths
+    /// True when the run ended with the user still riding (only when cancelled or gave up).
+    public var holdsBike: Bool = false
+
+    public init(user: Int) {
+        self.user = user
+    }
+
+    /// The user's run came to its natural end (all paths ridden or goal reached).
+    public var completed: Bool { ending == .finishedPaths || ending == .reachedGoal }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+@testable import SpokesBikes
+
+@Suite struct StationTests {
+    @Test func takingABikeMovesItToAnEmptySlot() {
+        var station = Station(id: "s", name: "S", freeBikes: 1, emptySlots: 0)
+        let tookBike = station.takeBike()
+        #expect(tookBike)
+        #expect(station.freeBikes == 0)
+        #expect(station.emptySlots == 1)
+        let tookAnother = station.takeBike()
+        #expect(!tookAnother, "no bike left to take")
+        #expect(station.freeBikes == 0)
+    }
+
+    @Test func leavingABikeFillsAnEmptySlot() {
+        var station = Station(id: "s", name: "S", freeBikes: 0, emptySlots: 1)
+        let leftBike = station.leaveBike()
+        #expect(leftBike)
+        #expect(station.freeBikes == 1)
+        let leftAnother = station.leaveBike()
+        #expect(!leftAnother, "no slot left")
+        #expect(station.emptySlots == 0)
+    }
+
+    @Test func capacityNeverChangesAndCountsStayNonNegative() {
+        var station = Station(id: "s", name: "S", freeBikes: 3, emptySlots: 2)
+        var random = SeededGenerator(seed: 11)
+        for _ in 0..<10_000 {
+            _ = random.index(below: 2) == 0 ? station.takeBike() : station.leaveBike()
+            #expect(station.capacity == 5)
+            #expect(station.freeBikes >= 0 && station.emptySlots >= 0)
+        }
+    }
+
+    @Test func zeroCapacityStationRefusesEverything() {
+        var station = Station(id: "s", name: "S", freeBikes: 0, emptySlots: 0)
+        let tookBike = station.takeBike()
+        #expect(!tookBike)
+        let leftBike = station.leaveBike()
+        #expect(!leftBike)
+    }
+
+    @Test func encodesInTheCityBikesShape() throws {
+        let station = Station(id: "x", name: "X", latitude: 1.5, longitude: 2.5, freeBikes: 4, emptySlots: 6)
+        let data = try JSONEncoder().encode(station)
+        let decoded = try JSONDecoder().decode(Station.self, from: data)
+        #expect(decoded == station)
+        let text = String(decoding: data, as: UTF8.self)
+        #expect(text.contains("\"free_bikes\":4"))
+        #expect(text.contains("\"empty_slots\":6"))
+    }
+}

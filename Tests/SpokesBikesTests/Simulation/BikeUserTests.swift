@@ -1,0 +1,87 @@
+import Synchronization
+import Testing
+@testable import SpokesBikes
+
+/// A dock that answers from a script, to check the user's rules one arrival at a time.
+final class ScriptedDock: BikeDock {
+    typealias Failure = Never
+    let stationID: String
+    private let answers: Mutex<(takes: [Bool], leaves: [Bool], calls: [String])>
+
+    init(id: String = "scripted", takes: [Bool], leaves: [Bool]) {
+        stationID = id
+        answers = Mutex((takes, leaves, []))
+    }
+
+    func takeBike() -> Bool {
+        answers.withLock { state in
+            state.calls.append("take")
+            return state.takes.isEmpty ? true : state.takes.removeFirst()
+        }
+    }
+
+    func leaveBike() -> Bool {
+        answers.withLock { state in
+            state.calls.append("leave")
+            return state.leaves.isEmpty ? true : state.leaves.removeFirst()
+        }
+    }
+
+    var calls: [String] { answers.withLock { $0.calls } }
+}
+
+@Suite struct BikeUserTests {
+    let instant = MoveTiming(moveTime: 0.1, timeScale: 0)
+
+    @Test func startsOnFootAndAlternatesTakeAndLeave() async {
+        let dock = ScriptedDock(takes: [], leaves: [])
+        let result = await BikeUser(id: 0, timing: instant).runSimulation(in: [dock], paths: 2)
+        #expect(dock.calls == ["take", "leave", "take", "leave"])
+        #expect(result.paths == 2)
+        #expect(result.moves == 4)
+        #expect(result.waitingTime == 0)
+        #expect(result.ending == .finishedPaths)
+        #expect(!result.holdsBike)
+    }
+
+    @Test func eachFailedArrivalIsOneMoveOfWaitingTime() async {
+        let dock = ScriptedDock(takes: [false, false, true], leaves: [false, true])
+        let result = await BikeUser(id: 0, timing: instant).runSimulation(in: [dock], paths: 1)
+        #expect(dock.calls == ["take", "take", "take", "leave", "leave"])
+        #expect(result.failedTakes == 2)
+        #expect(result.failedLeaves == 1)
+        #expect(result.waitingTime == 3 * 0.1)
+        #expect(result.paths == 1)
+    }
+
+    @Test func leavingABikeAtTheGoalEndsTheRun() async {
+        let goal = ScriptedDock(id: "goal", takes: [], leaves: [])
+        let result = await BikeUser(id: 0, timing: instant).runSimulation(in: [goal], paths: 10, goal: "goal")
+        #expect(result.paths == 1)
+        #expect(result.ending == .reachedGoal)
+    }
+
+    @Test func givesUpAfterMaxMovesStillHoldingItsBike() async {
+        let dock = ScriptedDock(takes: [true], leaves: Array(repeating: false, count: 10))
+        let result = await BikeUser(id: 0, timing: instant, maxMoves: 5).runSimulation(in: [dock], paths: 3)
+        #expect(result.ending == .gaveUp)
+        #expect(result.moves == 5)
+        #expect(result.holdsBike)
+        #expect(!result.completed)
+    }
+
+    @Test func noStationsOrNoPathsMeansNoMoves() async {
+        let none: [BikeStation] = []
+        #expect(await BikeUser(id: 0).runSimulation(in: none, paths: 5).moves == 0)
+        #expect(await BikeUser(id: 0).runSimulation(in: [ScriptedDock(takes: [], leaves: [])], paths: 0).moves == 0)
+    }
+
+    @Test func aCancelledUserStopsAtItsNextMove() async {
+        let dock = ScriptedDock(takes: [], leaves: [])
+        let task = Task { await BikeUser(id: 0, timing: MoveTiming(moveTime: 60, timeScale: 1)).runSimulation(in: [dock], paths: 100) }
+        task.cancel()
+        let result = await task.value
+        #expect(result.ending == .cancelled)
+        #expect(result.paths < 100)
+    }
+}
