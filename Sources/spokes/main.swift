@@ -1,1 +1,4 @@
-print("spokes")
+import Foundation
+import SpokesCLI
+
+exit(await SpokesTool.main(Array(CommandLine.arguments.dropFirst())))

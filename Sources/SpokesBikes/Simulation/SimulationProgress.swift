@@ -6,6 +6,13 @@ public struct SimulationProgress: Sendable, Hashable {
     /// Real seconds since the run started.
     public var elapsed: Double
 
+    public init(usersDone: Int, usersTotal: Int, pathsRidden: Int, elapsed: Double) {
+        self.usersDone = usersDone
+        self.usersTotal = usersTotal
+        self.pathsRidden = pathsRidden
+        self.elapsed = elapsed
+    }
+
     /// Users finished per real second so far.
     public var rate: Double { elapsed > 0 ? Double(usersDone) / elapsed : 0 }
 

@@ -1,0 +1,30 @@
+/// What a command is: its name, a one-line abstract, an optional longer discussion,
+/// usage lines, and its options. Help text is generated from it.
+public struct CommandSpec: Sendable {
+    public let name: String
+    public let abstract: String
+    public let discussion: String?
+    /// Hand-written synopsis lines, without the tool name (e.g. `simulate --network FILE ...`).
+    /// When empty, one is generated from the options.
+    public let usage: [String]
+    public let options: [OptionSpec]
+
+    public init(name: String, abstract: String, discussion: String? = nil, usage: [String] = [], options: [OptionSpec]) {
+        self.name = name
+        self.abstract = abstract
+        self.discussion = discussion
+        self.usage = usage
+        self.options = options
+    }
+
+    func option(named name: String) -> OptionSpec? {
+        options.first { $0.name == name }
+    }
+
+    /// The usage lines, each starting with the tool name.
+    func usageLines(toolName: String) -> [String] {
+        if !usage.isEmpty { return usage.map { "\(toolName) \($0)" } }
+        let generated = options.map { "[\($0.synopsis)]" }.joined(separator: " ")
+        return ["\(toolName) \(name)\(generated.isEmpty ? "" : " " + generated)"]
+    }
+}

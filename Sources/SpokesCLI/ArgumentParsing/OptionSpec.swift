@@ -1,0 +1,27 @@
+/// One option of a command: `--name VALUE` (also `--name=VALUE`) or a boolean `--name` flag.
+public struct OptionSpec: Sendable, Hashable {
+    /// The name without dashes: `users` for `--users`.
+    public let name: String
+    /// What the value is called in help (`U` in `--users <U>`); nil for a flag.
+    public let valueName: String?
+    public let help: String
+    /// The value used when the option is not given, shown in help as "(default: ...)".
+    public let defaultValue: String?
+
+    /// An option that takes a value.
+    public static func value(_ name: String, _ valueName: String, help: String, default defaultValue: String? = nil) -> OptionSpec {
+        OptionSpec(name: name, valueName: valueName, help: help, defaultValue: defaultValue)
+    }
+
+    /// A boolean flag: present or not.
+    public static func flag(_ name: String, help: String) -> OptionSpec {
+        OptionSpec(name: name, valueName: nil, help: help, defaultValue: nil)
+    }
+
+    public var isFlag: Bool { valueName == nil }
+
+    /// `--users <U>` or `--json`, as help and usage lines show it.
+    var synopsis: String {
+        valueName.map { "--\(name) <\($0)>" } ?? "--\(name)"
+    }
+}

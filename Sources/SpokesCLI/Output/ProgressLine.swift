@@ -1,0 +1,66 @@
+import Foundation
+import Synchronization
+import SpokesBikes
+
+/// Progress of a run on stderr: on a terminal one line redrawn in place and erased at
+/// the end; elsewhere (with `--progress`) one line per update. At most ten updates a
+/// second, plus the first and the last.
+final class ProgressLine: Sendable {
+    enum Mode: Sendable {
+        case off
+        /// Redraw one line in place (a terminal).
+        case redraw
+        /// Append a line per update (a log file or pipe).
+        case lines
+    }
+
+    private let mode: Mode
+    private let write: @Sendable (String) -> Void
+    private let lastDraw = Mutex<ContinuousClock.Instant?>(nil)
+    private let clock = ContinuousClock()
+
+    init(mode: Mode, write: @escaping @Sendable (String) -> Void) {
+        self.mode = mode
+        self.write = write
+    }
+
+    /// Draws the first line, before any user has finished.
+    func start(users: Int) {
+        draw(SimulationProgress(usersDone: 0, usersTotal: users, pathsRidden: 0, elapsed: 0), force: true)
+    }
+
+    func show(_ progress: SimulationProgress) {
+        draw(progress, force: progress.usersDone == progress.usersTotal)
+    }
+
+    /// Erases the line on a terminal.
+    func finish() {
+        if mode == .redraw { write("\r\u{1B}[K") }
+    }
+
+    private func draw(_ progress: SimulationProgress, force: Bool) {
+        guard mode != .off else { return }
+        let now = clock.now
+        let due = lastDraw.withLock { last in
+            guard force || last.map({ now - $0 >= .milliseconds(100) }) ?? true else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        write(mode == .redraw ? "\r\u{1B}[K" + Self.text(progress) : Self.text(progress) + "\n")
+    }
+
+    /// "users 120/200 (60%) · 1234 paths · 45.2 users/s · ETA 2s"
+    static func text(_ progress: SimulationProgress) -> String {
+        let percent = progress.usersTotal > 0 ? progress.usersDone * 100 / progress.usersTotal : 100
+        var parts = [
+            "users \(progress.usersDone)/\(progress.usersTotal) (\(percent)%)",
+            "\(progress.pathsRidden) paths",
+            String(format: "%.1f users/s", progress.rate),
+        ]
+        if let remaining = progress.estimatedRemaining, progress.usersDone < progress.usersTotal {
+            parts.append("ETA \(Int(remaining.rounded(.up)))s")
+        }
+        return parts.joined(separator: " · ")
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import Synchronization
+@testable import SpokesCLI
+
+/// What one in-process run of the `spokes` tool printed and returned.
+struct CommandRun: Sendable {
+    var status: Int32
+    var standardOutput: String
+    var standardError: String
+
+    /// Runs `spokes` with `arguments` in this process, capturing its output.
+    static func spokes(_ arguments: String...) async -> CommandRun {
+        await spokes(arguments)
+    }
+
+    /// Runs `spokes` with `arguments` in this process, capturing its output.
+    static func spokes(_ arguments: [String]) async -> CommandRun {
+        let output = Mutex(("", ""))
+        let context = CommandContext(
+            standardOutput: { text in output.withLock { $0.0 += text } },
+            standardError: { text in output.withLock { $0.1 += text } },
+            standardErrorIsTerminal: false)
+        let status = await SpokesTool.main(arguments, context: context)
+        let (out, err) = output.withLock { $0 }
+        return CommandRun(status: status, standardOutput: out, standardError: err)
+    }
+
+    /// The JSON object printed on stdout.
+    func json() throws -> [String: Any] {
+        let object = try JSONSerialization.jsonObject(with: Data(standardOutput.utf8))
+        guard let dictionary = object as? [String: Any] else { throw CocoaError(.coderReadCorrupt) }
+        return dictionary
+    }
+}
+
+/// Writes `text` to a new temporary file and returns its path.
+func temporaryFile(_ text: String, name: String = "network.json") throws -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-cli-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let url = directory.appendingPathComponent(name)
+    try Data(text.utf8).write(to: url)
+    return url.path
+}
