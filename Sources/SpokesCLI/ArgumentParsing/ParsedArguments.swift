@@ -43,7 +43,7 @@ public struct ParsedArguments: Sendable {
             throw UsageError("--\(name) expects a number, got '\(text)'")
         }
         if let range, !range.contains(value) {
-            throw UsageError("--\(name) must be between \(Self.format(range.lowerBound)) and \(Self.format(range.upperBound)), got \(text)")
+            throw UsageError("--\(name) must be between \(range.lowerBound.compactDescription) and \(range.upperBound.compactDescription), got \(text)")
         }
         return value
     }
@@ -66,8 +66,11 @@ public struct ParsedArguments: Sendable {
         case (let low, let high): "between \(low) and \(high)"
         }
     }
+}
 
-    private static func format(_ value: Double) -> String {
-        value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(value)
+extension Double {
+    /// "0.1", "1000": a number as a person writes it, without a trailing ".0".
+    var compactDescription: String {
+        rounded() == self && abs(self) < 1e15 ? String(Int(self)) : String(self)
     }
 }

@@ -21,7 +21,7 @@ enum ReportFormatter {
         }
         var workload = "\(report.users) users x \(report.pathsPerUser) paths"
         if let goal = report.goal { workload += ", goal \(goal)" }
-        workload += " · seed \(report.seed) · move time \(seconds(report.moveTime)) · time scale \(report.timeScale.formattedNumber)"
+        workload += " · seed \(report.seed) · move time \(seconds(report.moveTime)) · time scale \(report.timeScale.compactDescription)"
         if let workers = report.workers { workload += " · \(workers) at once" }
         lines.append(workload)
         lines.append("")
@@ -58,12 +58,5 @@ enum ReportFormatter {
 
     private static func seconds(_ value: Double) -> String {
         value == 0 ? "0 s" : String(format: value < 10 ? "%.2f s" : "%.1f s", value)
-    }
-}
-
-extension Double {
-    /// "0.1", "1", "2.5": no trailing ".0" for whole numbers.
-    var formattedNumber: String {
-        rounded() == self && abs(self) < 1e15 ? String(Int(self)) : String(self)
     }
 }

@@ -59,6 +59,20 @@ import Testing
         #expect(city.network.id == "bikemi")
     }
 
+    @Test func loadsFromAnHTTPURL() async throws {
+        let server = try LoopbackHTTPServer(body: Data(contentsOf: URL(fileURLWithPath: TestData.milanoPath)))
+        let city = try await Service<City>.url(server.url).get()
+        #expect(city.network.id == "bikemi")
+        #expect(city.network.stations.count == 318)
+    }
+
+    @Test func httpErrorStatusIsReported() async throws {
+        let server = try LoopbackHTTPServer(body: Data("gone".utf8), status: "404 Not Found")
+        await #expect(throws: ServiceError.requestFailed(url: server.url.absoluteString, reason: "HTTP status 404")) {
+            try await Service<City>.url(server.url).get()
+        }
+    }
+
     @Test func urlServiceReportsAMissingFileWhenAsked() async {
         let service = Service<City>.url(URL(fileURLWithPath: "/nonexistent/Madrid.json"))
         await #expect(throws: ServiceError.missingFile("/nonexistent/Madrid.json")) { try await service.get() }
