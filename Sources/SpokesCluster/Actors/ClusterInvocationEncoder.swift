@@ -1,0 +1,33 @@
+import Distributed
+import Foundation
+
+/// Records a distributed call (generic substitutions, then each argument as JSON) into
+/// the fields of a ``WireMessage/Call``.
+public struct ClusterInvocationEncoder: DistributedTargetInvocationEncoder {
+    public typealias SerializationRequirement = any Codable
+
+    var genericSubstitutions: [String] = []
+    var arguments: [String] = []
+    private let encoder = JSONEncoder()
+
+    public mutating func recordGenericSubstitution<T>(_ type: T.Type) throws {
+        guard let name = _mangledTypeName(type) else {
+            throw RemoteCallError.serializationFailed("generic type \(type) has no mangled name")
+        }
+        genericSubstitutions.append(name)
+    }
+
+    public mutating func recordArgument<Value: Codable>(_ argument: RemoteCallArgument<Value>) throws {
+        do {
+            arguments.append(String(decoding: try encoder.encode(argument.value), as: UTF8.self))
+        } catch {
+            throw RemoteCallError.serializationFailed("argument \(argument.label ?? argument.name): \(error)")
+        }
+    }
+
+    public mutating func recordErrorType<E: Error>(_ type: E.Type) throws {}
+
+    public mutating func recordReturnType<R: Codable>(_ type: R.Type) throws {}
+
+    public mutating func doneRecording() throws {}
+}

@@ -1,0 +1,25 @@
+import Distributed
+import Foundation
+
+/// Turns the outcome of a locally executed distributed call into a reply.
+public struct ClusterResultHandler: DistributedTargetInvocationResultHandler {
+    public typealias SerializationRequirement = any Codable
+
+    let reply: @Sendable (WireMessage.Reply.Outcome) -> Void
+
+    public func onReturn<Success: Codable>(value: Success) async throws {
+        do {
+            reply(.value(String(decoding: try JSONEncoder().encode(value), as: UTF8.self)))
+        } catch {
+            reply(.error(type: "SerializationError", message: "cannot encode the result: \(error)"))
+        }
+    }
+
+    public func onReturnVoid() async throws {
+        reply(.void)
+    }
+
+    public func onThrow<Err: Error>(error: Err) async throws {
+        reply(.error(type: String(describing: type(of: error as any Error)), message: String(describing: error)))
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import Synchronization
+
+/// A listening TCP socket with its own accept thread.
+final class Listener: Sendable {
+    let address: SocketAddress
+    private let fd: Int32
+    private let stopped = Atomic<Bool>(false)
+
+    init(address: SocketAddress) throws(TransportError) {
+        (fd, self.address) = try Socket.listen(on: address)
+    }
+
+    /// Accepts connections until `stop()`, handing each socket and peer address to `onAccept`.
+    func start(onAccept: @escaping @Sendable (Int32, SocketAddress) -> Void) {
+        let thread = Thread { [self] in
+            while !stopped.load(ordering: .acquiring) {
+                var peer = sockaddr_in()
+                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+                let client = withUnsafeMutablePointer(to: &peer) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(fd, $0, &length) }
+                }
+                if client < 0 {
+                    if errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE {
+                        if errno == EMFILE || errno == ENFILE { usleep(10_000) }
+                        continue
+                    }
+                    break
+                }
+                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                Socket.configureStream(client)
+                onAccept(client, SocketAddress(peer))
+            }
+            Glibc.close(fd)
+        }
+        thread.name = "spokes.listener"
+        thread.start()
+    }
+
+    func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        shutdown(fd, Int32(SHUT_RDWR))
+    }
+}

@@ -1,0 +1,113 @@
+/// Everything nodes (and clients) say to each other over a connection, one per frame,
+/// as JSON: `{"type": "call", "body": {...}}`.
+public enum WireMessage: Sendable, Equatable {
+    /// First message of the dialling side.
+    case hello(Handshake)
+    /// The accepting side's answer when it agrees to talk.
+    case welcome(Handshake)
+    /// The accepting side's answer when it does not (wrong cluster, wrong version).
+    case refused(Refusal)
+    /// Invoke a distributed function on an actor of the receiving node.
+    case call(Call)
+    /// The outcome of a call.
+    case reply(Reply)
+    /// Liveness probe; answered with `heartbeatAck` carrying the same sequence.
+    case heartbeat(Heartbeat)
+    case heartbeatAck(Heartbeat)
+    /// The sender is stopping on purpose.
+    case leave
+
+    /// The wire protocol version; a peer with another version is refused.
+    public static let protocolVersion = 1
+
+    public struct Handshake: Sendable, Equatable, Codable {
+        public var protocolVersion: Int
+        public var cluster: String
+        public var node: NodeID
+        /// Where the sender listens, `host:port`; empty for a client that does not listen.
+        public var address: String
+        public var slots: Int
+
+        public init(protocolVersion: Int = WireMessage.protocolVersion, cluster: String, node: NodeID, address: String, slots: Int) {
+            self.protocolVersion = protocolVersion
+            self.cluster = cluster
+            self.node = node
+            self.address = address
+            self.slots = slots
+        }
+    }
+
+    public struct Refusal: Sendable, Equatable, Codable {
+        public var reason: String
+    }
+
+    public struct Call: Sendable, Equatable, Codable {
+        public var id: UInt64
+        public var recipient: ActorID
+        /// The mangled name of the distributed function (`RemoteCallTarget.identifier`).
+        public var target: String
+        /// Mangled type names of the call's generic substitutions.
+        public var genericSubstitutions: [String]
+        /// Each argument as its own JSON text.
+        public var arguments: [String]
+    }
+
+    public struct Reply: Sendable, Equatable, Codable {
+        public enum Outcome: Sendable, Equatable, Codable {
+            /// The returned value as JSON text.
+            case value(String)
+            case void
+            /// The thrown error's type name and description.
+            case error(type: String, message: String)
+        }
+
+        public var id: UInt64
+        public var outcome: Outcome
+    }
+
+    public struct Heartbeat: Sendable, Equatable, Codable {
+        public var sequence: UInt64
+    }
+}
+
+extension WireMessage: Codable {
+    private enum Kind: String, Codable {
+        case hello, welcome, refused, call, reply, heartbeat, heartbeatAck, leave
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case type, body
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let name = try container.decode(String.self, forKey: .type)
+        guard let kind = Kind(rawValue: name) else {
+            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "unknown message type '\(name)'")
+        }
+        switch kind {
+        case .hello: self = .hello(try container.decode(Handshake.self, forKey: .body))
+        case .welcome: self = .welcome(try container.decode(Handshake.self, forKey: .body))
+        case .refused: self = .refused(try container.decode(Refusal.self, forKey: .body))
+        case .call: self = .call(try container.decode(Call.self, forKey: .body))
+        case .reply: self = .reply(try container.decode(Reply.self, forKey: .body))
+        case .heartbeat: self = .heartbeat(try container.decode(Heartbeat.self, forKey: .body))
+        case .heartbeatAck: self = .heartbeatAck(try container.decode(Heartbeat.self, forKey: .body))
+        case .leave: self = .leave
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .hello(let body): try container.encode(Kind.hello, forKey: .type); try container.encode(body, forKey: .body)
+        case .welcome(let body): try container.encode(Kind.welcome, forKey: .type); try container.encode(body, forKey: .body)
+        case .refused(let body): try container.encode(Kind.refused, forKey: .type); try container.encode(body, forKey: .body)
+        case .call(let body): try container.encode(Kind.call, forKey: .type); try container.encode(body, forKey: .body)
+        case .reply(let body): try container.encode(Kind.reply, forKey: .type); try container.encode(body, forKey: .body)
+        case .heartbeat(let body): try container.encode(Kind.heartbeat, forKey: .type); try container.encode(body, forKey: .body)
+        case .heartbeatAck(let body): try container.encode(Kind.heartbeatAck, forKey: .type); try container.encode(body, forKey: .body)
+        case .leave: try container.encode(Kind.leave, forKey: .type)
+        }
+    }
+}

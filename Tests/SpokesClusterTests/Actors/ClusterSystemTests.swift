@@ -1,0 +1,152 @@
+import Distributed
+import Foundation
+import SpokesConcurrency
+import Testing
+@testable import SpokesCluster
+
+@Suite(.timeLimit(.minutes(1)))
+struct ClusterSystemTests {
+    /// Node 1 joins node 0, which hosts a greeter named "greeter"; returns both and node 1's proxy.
+    func connectedPair(
+        napStarted: @escaping @Sendable () -> Void = {}, configure: (inout ClusterSettings, Int) -> Void = { _, _ in }
+    ) async throws -> (TestCluster, Greeter, Greeter) {
+        let cluster = try TestCluster(2, configure: configure)
+        let host = cluster.systems[0]
+        let local = cluster.keep(ClusterSystem.withWellKnownName("greeter") { Greeter(actorSystem: host, napStarted: napStarted) })
+        try await cluster.systems[1].join(host.address)
+        let remote = try Greeter.resolve(id: ActorID(node: host.node, name: "greeter"), using: cluster.systems[1])
+        return (cluster, local, remote)
+    }
+
+    @Test func callsADistributedFunctionOnAnotherNode() async throws {
+        let (cluster, local, remote) = try await connectedPair()
+        defer { cluster.shutdown() }
+        #expect(try await remote.greet("ada") == "hello ada from node-0")
+        #expect(local.id == remote.id)
+        #expect(__isRemoteActor(remote))
+    }
+
+    @Test func resolvingALocalIDGivesTheLocalActor() async throws {
+        let (cluster, local, _) = try await connectedPair()
+        defer { cluster.shutdown() }
+        let again = try Greeter.resolve(id: local.id, using: cluster.systems[0])
+        #expect(!__isRemoteActor(again))
+        #expect(try await again.greet("x") == "hello x from node-0")
+    }
+
+    @Test func remoteErrorsComeBackWithTheirTypeAndMessage() async throws {
+        let (cluster, _, remote) = try await connectedPair()
+        defer { cluster.shutdown() }
+        await #expect(throws: RemoteCallError.remoteError(type: "GreeterError", message: "no greeting for strangers", node: "node-0")) {
+            try await remote.refuse()
+        }
+    }
+
+    @Test func genericFunctionsCarryTheirTypes() async throws {
+        let (cluster, _, remote) = try await connectedPair()
+        defer { cluster.shutdown() }
+        #expect(try await remote.echo(42) == 42)
+        #expect(try await remote.echo(["a": [1.5, 2]]) == ["a": [1.5, 2]])
+    }
+
+    @Test func actorReferencesTravelAsArgumentsAndResults() async throws {
+        let (cluster, _, remote) = try await connectedPair()
+        defer { cluster.shutdown() }
+        // A greeter on node 1, passed to node 0, which calls back.
+        let mine = cluster.keep(Greeter(actorSystem: cluster.systems[1]))
+        #expect(try await remote.relay(to: mine, name: "bo") == "hello bo from node-1")
+        // A counter made on node 0 and returned to node 1 keeps its state there.
+        let counter = try await remote.makeCounter()
+        #expect(__isRemoteActor(counter))
+        #expect(try await counter.increment() == 1)
+        #expect(try await counter.increment() == 2)
+    }
+
+    @Test func callsToAMissingActorFailClearly() async throws {
+        let (cluster, _, _) = try await connectedPair()
+        defer { cluster.shutdown() }
+        let ghost = try Greeter.resolve(id: ActorID(node: cluster.systems[0].node, name: "ghost"), using: cluster.systems[1])
+        await #expect(throws: RemoteCallError.self) { try await ghost.greet("x") }
+        #expect(throws: RemoteCallError.actorNotFound("ghost@\(cluster.systems[0].node)")) {
+            try Greeter.resolve(id: ActorID(node: cluster.systems[0].node, name: "ghost"), using: cluster.systems[0])
+        }
+    }
+
+    @Test func aDroppedConnectionFailsWaitingCallsAtOnce() async throws {
+        let napping = Promise<Void, Never>()
+        let (cluster, _, remote) = try await connectedPair(napStarted: { napping.resolve(()) })
+        defer { cluster.shutdown() }
+        let clock = ContinuousClock()
+        let waiting = Task { try await remote.nap(seconds: 30) }
+        // Once the call is running on node 0, drop node 0.
+        await napping.future.value
+        let start = clock.now
+        cluster.systems[0].shutdown()
+        do {
+            try await waiting.value
+            Issue.record("the call should have failed")
+        } catch let error as RemoteCallError {
+            guard case .peerDisconnected(let node, _) = error else {
+                Issue.record("expected peerDisconnected, got \(error)")
+                return
+            }
+            #expect(node == "node-0")
+        }
+        #expect(clock.now - start < .seconds(5), "failed at once, not at the 10 s deadline")
+    }
+
+    @Test func aCallWithoutAReplyTimesOut() async throws {
+        let (cluster, _, remote) = try await connectedPair(configure: { settings, _ in settings.callTimeout = 0.2 })
+        defer { cluster.shutdown() }
+        await #expect(throws: RemoteCallError.timedOut(target: "SpokesClusterTests.Greeter.nap(seconds:)", node: "node-0", seconds: 0.2)) {
+            try await remote.nap(seconds: 5)
+        }
+        #expect(try await remote.greet("after") == "hello after from node-0", "the connection still works")
+    }
+
+    @Test func aNodeOfAnotherClusterIsRefused() async throws {
+        let cluster = try TestCluster(2) { settings, index in settings.cluster = index == 0 ? "blue" : "green" }
+        defer { cluster.shutdown() }
+        do {
+            try await cluster.systems[1].join(cluster.systems[0].address)
+            Issue.record("join should have been refused")
+        } catch let error as RemoteCallError {
+            #expect("\(error)".contains("refused: cluster 'green' is not 'blue'"), "\(error)")
+        }
+        #expect(cluster.systems[0].connectedPeers.isEmpty)
+    }
+
+    @Test func nodesDiallingEachOtherAtOnceKeepOneConnection() async throws {
+        let cluster = try TestCluster(2)
+        defer { cluster.shutdown() }
+        let a = cluster.systems[0], b = cluster.systems[1]
+        async let ab = a.join(b.address)
+        async let ba = b.join(a.address)
+        _ = try await (ab, ba)
+        let greeter = cluster.keep(ClusterSystem.withWellKnownName("greeter") { Greeter(actorSystem: b) })
+        let remote = try Greeter.resolve(id: greeter.id, using: a)
+        #expect(try await remote.greet("race") == "hello race from node-1")
+        #expect(a.connectedPeers.map(\.node) == [b.node])
+        #expect(b.connectedPeers.map(\.node) == [a.node])
+    }
+
+    @Test func garbageOnTheWireClosesOnlyThatConnection() async throws {
+        let (cluster, _, remote) = try await connectedPair()
+        defer { cluster.shutdown() }
+        let address = cluster.systems[0].address
+        for payload in [Array("GET / HTTP/1.1\r\n\r\n".utf8), [0xFF, 0xFF, 0xFF, 0xFF, 1, 2], FrameDecoder.frame(Array("{\"type\": \"call\"}".utf8)),
+                        FrameDecoder.frame(Array("{\"type\": \"bogus\", \"body\": {}}".utf8)), [0, 0, 0, 9, 1]] {
+            try RawClient.send(payload, to: address)
+        }
+        #expect(try await remote.greet("still") == "hello still from node-0")
+    }
+}
+
+/// Sends raw bytes to a node and hangs up, as an attacker or a confused program would.
+enum RawClient {
+    static func send(_ bytes: [UInt8], to address: SocketAddress) throws {
+        let fd = try Socket.connect(to: address, timeout: 2)
+        _ = Socket.sendAll(fd, bytes)
+        close(fd)
+    }
+}
