@@ -1,6 +1,17 @@
-/// Everything a node needs to know to run. Defaults suit several nodes on one machine;
-/// `cluster.yaml`, `SPOKES_*` variables and flags override them, in that order.
+/// Everything a node needs to know to run. The defaults suit several nodes on one
+/// machine; `cluster.yaml`, `SPOKES_*` environment variables and command-line flags
+/// override them, in that order (see ``ClusterSettings/load(file:environment:)``).
 public struct ClusterSettings: Sendable, Hashable, Codable {
+    /// How nodes find each other besides `seeds`.
+    public enum DiscoveryMode: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Beacons to the loopback broadcast address: nodes on this machine only.
+        case loopback
+        /// Beacons to the broadcast address the user names: the LAN. Never a default.
+        case lan
+        /// No beacons; only `seeds`.
+        case off
+    }
+
     /// Nodes only talk to nodes of the same cluster.
     public var cluster = "spokes"
     /// This node's name, unique in the cluster; empty picks `node-<random>`.
@@ -11,20 +22,38 @@ public struct ClusterSettings: Sendable, Hashable, Codable {
     public var port: UInt16 = 0
     /// Tasks this node runs at once.
     public var slots = 4
-    /// Largest frame accepted from a peer, in bytes.
-    public var maximumFrameSize = 8 * 1024 * 1024
-    /// Seconds a remote call may take before it fails with a timeout.
-    public var callTimeout = 30.0
-    /// Seconds to establish a connection and exchange handshakes.
-    public var handshakeTimeout = 3.0
+
+    public var discoveryMode = DiscoveryMode.loopback
+    /// UDP port shared by every node's beacons (several nodes per machine share it).
+    public var discoveryPort: UInt16 = 7946
+    /// Seconds between beacons.
+    public var discoveryInterval = 0.25
+    /// Where `lan` beacons go, e.g. the LAN's broadcast address; required for `lan`.
+    public var broadcastAddress = ""
+    /// Static peers to dial, `host:port`, in every discovery mode.
+    public var seeds: [String] = []
+
     /// Seconds between heartbeats on each connection.
     public var heartbeatInterval = 0.2
     /// Seconds of silence after which a peer is suspect.
     public var suspectTimeout = 0.6
     /// Seconds of silence after which a peer is dead and its calls fail.
     public var deadTimeout = 1.2
-    /// Static peers to dial, `host:port`, in every discovery mode.
-    public var seeds: [String] = []
+
+    /// Default seconds a task may run before it is cancelled and retried.
+    public var taskDeadline = 30.0
+    /// Default number of retries of a failed task.
+    public var taskRetries = 3
+
+    /// Where a node keeps its job records. `~` expands to the home directory.
+    public var dataDirectory = "~/.spokes"
+
+    /// Largest frame accepted from a peer, in bytes.
+    public var maximumFrameSize = 8 * 1024 * 1024
+    /// Seconds a remote call may take before it fails with a timeout.
+    public var callTimeout = 30.0
+    /// Seconds to establish a connection and exchange handshakes.
+    public var handshakeTimeout = 3.0
 
     public init() {}
 }
