@@ -36,8 +36,15 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     private let nextActorNumber = Atomic<UInt64>(1)
     private let peerEvents = Mutex<[UUID: AsyncStream<PeerEvent>.Continuation]>([:])
 
+    /// False for a client (`spokes status`, `spokes submit`): it listens only for its own
+    /// replies and its handshake says so (empty address, no slots), so nodes do not
+    /// count it as a member.
+    public let isMember: Bool
+    private let heartbeatSequence = Atomic<UInt64>(0)
+
     /// Starts a node: binds its listener and begins accepting peers.
-    public init(settings: ClusterSettings) throws {
+    public init(settings: ClusterSettings, isMember: Bool = true) throws {
+        self.isMember = isMember
         var settings = settings
         if settings.nodeName.isEmpty { settings.nodeName = "node-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))" }
         self.settings = settings
@@ -211,6 +218,32 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         connections.withLock { $0.values.compactMap(\.peer) }.sorted { $0.node.name < $1.node.name }
     }
 
+    /// Sends a heartbeat on every connection; the peer's acknowledgement (like any other
+    /// message) refreshes the connection's `lastReceived`.
+    public func sendHeartbeats() {
+        let sequence = heartbeatSequence.wrappingAdd(1, ordering: .relaxed).oldValue
+        for connection in connections.withLock({ Array($0.values) }) {
+            connection.send(.heartbeat(WireMessage.Heartbeat(sequence: sequence)))
+        }
+    }
+
+    /// When each connected peer was last heard from (monotonic seconds).
+    public var lastHeard: [NodeID: Double] {
+        connections.withLock { connections in
+            var heard: [NodeID: Double] = [:]
+            for connection in connections.values {
+                if let node = connection.peer?.node { heard[node] = connection.lastReceived }
+            }
+            return heard
+        }
+    }
+
+    /// Closes the connection to `node`, failing its pending calls.
+    public func disconnect(_ node: NodeID, reason: String) {
+        let connection = connections.withLock { $0[node.name] }
+        if let connection, connection.peer?.node == node { connection.close(reason: reason) }
+    }
+
     /// Connection changes, as they happen, for membership and tests.
     public func peerEventStream() -> AsyncStream<PeerEvent> {
         let (stream, continuation) = AsyncStream<PeerEvent>.makeStream()
@@ -279,7 +312,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     }
 
     private var handshake: WireMessage.Handshake {
-        WireMessage.Handshake(cluster: settings.cluster, node: node, address: address.description, slots: settings.slots)
+        WireMessage.Handshake(
+            cluster: settings.cluster, node: node, address: isMember ? address.description : "",
+            slots: isMember ? settings.slots : 0)
     }
 
     private func accept(fd: Int32, remote: SocketAddress) {

@@ -34,6 +34,11 @@ public final class Connection: Sendable, CustomStringConvertible {
     private let maximumFrameSize: Int
     private let writes: DispatchQueue
     private let state = Mutex(State())
+    /// Monotonic time of the last message received, as the bits of a Double.
+    private let lastReceivedBits = Atomic<UInt64>(MonotonicClock.now.bitPattern)
+
+    /// Monotonic seconds when the last message arrived (or when the connection opened).
+    public var lastReceived: Double { Double(bitPattern: lastReceivedBits.load(ordering: .relaxed)) }
 
     init(fd: Int32, remoteAddress: SocketAddress, isOutbound: Bool, maximumFrameSize: Int) {
         self.fd = fd
@@ -122,6 +127,7 @@ public final class Connection: Sendable, CustomStringConvertible {
                         close(reason: "protocol violation: \(Self.describe(error))")
                         break reading
                     }
+                    lastReceivedBits.store(MonotonicClock.now.bitPattern, ordering: .relaxed)
                     guard let handlers = state.withLock({ $0.closed ? nil : $0.handlers }) else { break reading }
                     handlers.onMessage(self, message)
                 }

@@ -1,0 +1,102 @@
+import Foundation
+import Synchronization
+
+/// Finds peers with UDP beacons. One dedicated thread both sends this node's beacon
+/// every `interval` and receives others'; malformed datagrams and beacons of other
+/// clusters are ignored and counted.
+///
+/// Where beacons go is explicit: `loopback` sends to 127.255.255.255 (every node on
+/// this machine, none elsewhere); `lan` sends only to the broadcast address the user
+/// configured. Several nodes on one machine share the port (SO_REUSEADDR and
+/// SO_REUSEPORT); broadcasts reach every one of them.
+final class Discovery: Sendable {
+    private let fd: Int32
+    private let target: SocketAddress
+    private let interval: Double
+    private let beacon: Beacon?
+    private let stopped = Atomic<Bool>(false)
+    private let ignored = Atomic<Int>(0)
+
+    /// Beacons ignored as malformed, oversized, of another cluster or protocol.
+    var ignoredBeacons: Int { ignored.load(ordering: .relaxed) }
+
+    /// Opens the discovery socket. `beacon` nil only listens (a client looking for a node).
+    init(mode: ClusterSettings.DiscoveryMode, port: UInt16, broadcastAddress: String, interval: Double, beacon: Beacon?) throws(TransportError) {
+        switch mode {
+        case .loopback:
+            target = SocketAddress(host: "127.255.255.255", port: port)
+        case .lan:
+            guard SocketAddress.ipv4(broadcastAddress) != nil else {
+                throw .invalidAddress(broadcastAddress, reason: "lan discovery needs the LAN's broadcast address")
+            }
+            target = SocketAddress(host: broadcastAddress, port: port)
+        case .off:
+            throw .invalidAddress("", reason: "discovery is off")
+        }
+        self.interval = interval
+        self.beacon = beacon
+        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .socketFailed(operation: "udp socket for", address: target.description, errno: errno) }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &yes, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &yes, socklen_t(MemoryLayout<Int32>.size))
+        // Loopback mode listens on the loopback broadcast address only: nothing from a LAN arrives.
+        var local = SocketAddress(host: mode == .loopback ? "127.255.255.255" : "0.0.0.0", port: port).sockaddr
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            let code = errno
+            close(fd)
+            throw .socketFailed(operation: "bind discovery port", address: "\(port)", errno: code)
+        }
+    }
+
+    /// Starts the thread; `onBeacon` receives every valid beacon of `cluster`, including this node's own.
+    func start(cluster: String, onBeacon: @escaping @Sendable (Beacon) -> Void) {
+        let thread = Thread { [self] in run(cluster: cluster, onBeacon: onBeacon) }
+        thread.name = "spokes.discovery"
+        thread.start()
+    }
+
+    func stop() {
+        stopped.store(true, ordering: .releasing)
+    }
+
+    private func run(cluster: String, onBeacon: @Sendable (Beacon) -> Void) {
+        let encoded = beacon.flatMap { try? JSONEncoder().encode($0) }.map { Array($0) }
+        let decoder = JSONDecoder()
+        var nextSend = MonotonicClock.now
+        var buffer = [UInt8](repeating: 0, count: Beacon.maximumSize + 1)
+        while !stopped.load(ordering: .acquiring) {
+            let now = MonotonicClock.now
+            if let encoded, now >= nextSend {
+                var destination = target.sockaddr
+                _ = encoded.withUnsafeBytes { bytes in
+                    withUnsafePointer(to: &destination) {
+                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                            sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                        }
+                    }
+                }
+                nextSend = now + interval
+            }
+            // Wake for the next beacon to send, and at least every 100 ms to notice stop().
+            let wait = min(0.1, max(0.001, encoded == nil ? 0.1 : nextSend - MonotonicClock.now))
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, Int32(wait * 1000)) > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            guard count > 0 else { continue }
+            guard count <= Beacon.maximumSize,
+                  let received = try? decoder.decode(Beacon.self, from: Data(buffer[..<count])),
+                  received.protocolVersion == WireMessage.protocolVersion, received.cluster == cluster
+            else {
+                ignored.add(1, ordering: .relaxed)
+                continue
+            }
+            onBeacon(received)
+        }
+        close(fd)
+    }
+}

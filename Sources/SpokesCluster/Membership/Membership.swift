@@ -1,0 +1,177 @@
+/// The member list as a pure state machine: it takes what the node observed (a beacon,
+/// a connection, a heartbeat, a drop, the passing of time) and returns what the node
+/// should do (dial an address, close a connection, publish an event). It never touches
+/// a socket or a clock, so every rule is tested without a network.
+///
+/// Rules:
+/// - a beacon or seed of an unknown node adds it as `joining` and asks to dial it
+///   (again at most once per `redialInterval` while it is not connected);
+/// - a completed handshake makes a member `alive`; so does hearing from a `suspect`;
+/// - silence past `suspectTimeout` makes an alive member `suspect`, past `deadTimeout`
+///   `dead` (and asks to close its connection);
+/// - a dropped connection makes a member `dead` at once: its calls have already failed;
+/// - a `leave` makes it `left`;
+/// - a newer incarnation replaces the old entry (`removed`, then `joined`); older ones
+///   are ignored;
+/// - dead and left members are removed after `forgetAfter` seconds.
+public struct Membership: Sendable {
+    /// What the node observed.
+    public enum Observation: Sendable, Hashable {
+        /// A discovery beacon (or a seed's handshake details) naming a node and its address.
+        case beacon(node: NodeID, address: String, slots: Int)
+        /// A static seed address whose node is not known yet.
+        case seed(address: String)
+        /// A connection to `node` finished its handshake.
+        case connected(node: NodeID, address: String, slots: Int)
+        /// A message arrived from `node`.
+        case heard(node: NodeID)
+        /// The connection to `node` dropped.
+        case disconnected(node: NodeID)
+        /// `node` announced it is leaving.
+        case left(node: NodeID)
+        /// Time passed; check timeouts.
+        case tick
+    }
+
+    /// What the node should do.
+    public enum Action: Sendable, Hashable {
+        case dial(address: String)
+        case disconnect(node: NodeID)
+        case publish(MembershipEvent)
+    }
+
+    public let local: NodeID
+    public var suspectTimeout: Double
+    public var deadTimeout: Double
+    public var redialInterval: Double
+    public var forgetAfter: Double
+
+    /// Members by node name (this node is not among them).
+    public private(set) var members: [String: Member] = [:]
+    private var connected: Set<String> = []
+    private var lastDial: [String: Double] = [:]
+
+    public init(local: NodeID, suspectTimeout: Double, deadTimeout: Double, redialInterval: Double = 1, forgetAfter: Double = 60) {
+        self.local = local
+        self.suspectTimeout = suspectTimeout
+        self.deadTimeout = deadTimeout
+        self.redialInterval = redialInterval
+        self.forgetAfter = forgetAfter
+    }
+
+    /// Applies one observation made at monotonic time `now` (seconds) and returns the actions.
+    public mutating func observe(_ observation: Observation, at now: Double) -> [Action] {
+        switch observation {
+        case .beacon(let node, let address, let slots):
+            return beacon(node, address: address, slots: slots, now: now)
+        case .seed(let address):
+            guard !members.values.contains(where: { $0.address == address && connected.contains($0.node.name) }) else { return [] }
+            return dialIfDue(key: "seed:\(address)", address: address, now: now)
+        case .connected(let node, let address, let slots):
+            return connect(node, address: address, slots: slots, now: now)
+        case .heard(let node):
+            guard var member = members[node.name], member.node == node else { return [] }
+            member.lastHeard = now
+            members[node.name] = member
+            return member.state == .suspect ? transition(node.name, to: .alive) : []
+        case .disconnected(let node):
+            guard members[node.name]?.node == node else { return [] }
+            connected.remove(node.name)
+            guard let state = members[node.name]?.state, state == .alive || state == .suspect || state == .joining else { return [] }
+            return transition(node.name, to: .dead)
+        case .left(let node):
+            guard members[node.name]?.node == node else { return [] }
+            connected.remove(node.name)
+            return transition(node.name, to: .left)
+        case .tick:
+            return tick(now: now)
+        }
+    }
+
+    /// Members sorted by name, for display.
+    public var sortedMembers: [Member] {
+        members.values.sorted { $0.node.name < $1.node.name }
+    }
+
+    private mutating func beacon(_ node: NodeID, address: String, slots: Int, now: Double) -> [Action] {
+        guard node.name != local.name else { return [] }
+        var actions: [Action] = []
+        if let known = members[node.name] {
+            if node.incarnation < known.node.incarnation { return [] }
+            if node.incarnation > known.node.incarnation {
+                members[node.name] = nil
+                connected.remove(node.name)
+                actions.append(.publish(.removed(known)))
+                if known.state != .dead && known.state != .left { actions.append(.disconnect(node: known.node)) }
+            }
+        }
+        if members[node.name] == nil {
+            let member = Member(node: node, address: address, state: .joining, slots: slots, lastHeard: now)
+            members[node.name] = member
+            actions.append(.publish(.joined(member)))
+        }
+        if !connected.contains(node.name), members[node.name]?.state != .left {
+            actions += dialIfDue(key: node.name, address: address, now: now)
+        }
+        return actions
+    }
+
+    private mutating func connect(_ node: NodeID, address: String, slots: Int, now: Double) -> [Action] {
+        guard node.name != local.name else { return [] }
+        var actions: [Action] = []
+        if let known = members[node.name], known.node != node {
+            if node.incarnation < known.node.incarnation { return [] }
+            members[node.name] = nil
+            actions.append(.publish(.removed(known)))
+        }
+        connected.insert(node.name)
+        lastDial[node.name] = nil
+        if var member = members[node.name] {
+            member.address = address
+            member.slots = slots
+            member.lastHeard = now
+            members[node.name] = member
+            return actions + transition(node.name, to: .alive)
+        }
+        let member = Member(node: node, address: address, state: .alive, slots: slots, lastHeard: now)
+        members[node.name] = member
+        return actions + [.publish(.joined(member))]
+    }
+
+    private mutating func tick(now: Double) -> [Action] {
+        var actions: [Action] = []
+        for (name, member) in members.sorted(by: { $0.key < $1.key }) {
+            let silence = now - member.lastHeard
+            switch member.state {
+            case .alive where silence > deadTimeout, .suspect where silence > deadTimeout:
+                connected.remove(name)
+                actions += transition(name, to: .dead) + [.disconnect(node: member.node)]
+            case .alive where silence > suspectTimeout:
+                actions += transition(name, to: .suspect)
+            case .dead where silence > forgetAfter, .left where silence > forgetAfter:
+                members[name] = nil
+                actions.append(.publish(.removed(member)))
+            case .joining where silence > forgetAfter:
+                members[name] = nil
+                actions.append(.publish(.removed(member)))
+            default:
+                break
+            }
+        }
+        return actions
+    }
+
+    private mutating func transition(_ name: String, to state: Member.State) -> [Action] {
+        guard var member = members[name], member.state != state else { return [] }
+        let previous = member.state
+        member.state = state
+        members[name] = member
+        return [.publish(.changed(member, from: previous))]
+    }
+
+    private mutating func dialIfDue(key: String, address: String, now: Double) -> [Action] {
+        if let last = lastDial[key], now - last < redialInterval { return [] }
+        lastDial[key] = now
+        return [.dial(address: address)]
+    }
+}

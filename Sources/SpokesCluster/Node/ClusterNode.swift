@@ -1,0 +1,143 @@
+import Foundation
+import Synchronization
+
+/// A running node: the actor system, its member list, discovery, heartbeats, and the
+/// well-known status actor. This is the "thin shell" around ``Membership``: it turns
+/// sockets, beacons and time into observations and carries out the actions.
+public final class ClusterNode: Sendable {
+    public let system: ClusterSystem
+    public var settings: ClusterSettings { system.settings }
+
+    private let membership: Mutex<Membership>
+    private let discovery: Discovery?
+    private let subscribers = Mutex<[UUID: AsyncStream<MembershipEvent>.Continuation]>([:])
+    private let tasks = Mutex<[Task<Void, Never>]>([])
+    private let started = MonotonicClock.now
+    private let status: Mutex<NodeStatus?> = Mutex(nil)
+    /// Supplies the running/completed task counts shown by `status` (set by the worker).
+    private let taskCounts = Mutex<@Sendable () -> (running: Int, completed: Int)>({ (0, 0) })
+
+    /// Binds the node's ports. Call ``start()`` to begin finding peers.
+    public init(settings: ClusterSettings) throws {
+        system = try ClusterSystem(settings: settings)
+        let node = system.node
+        membership = Mutex(Membership(local: node, suspectTimeout: settings.suspectTimeout, deadTimeout: settings.deadTimeout))
+        if settings.discoveryMode == .off {
+            discovery = nil
+        } else {
+            discovery = try Discovery(
+                mode: settings.discoveryMode, port: settings.discoveryPort, broadcastAddress: settings.broadcastAddress,
+                interval: settings.discoveryInterval,
+                beacon: Beacon(cluster: settings.cluster, node: node, address: system.address.description, slots: settings.slots))
+        }
+    }
+
+    /// Starts discovery, heartbeats and the status actor.
+    public func start() {
+        let hosted = ClusterSystem.withWellKnownName(NodeStatus.wellKnownName) {
+            NodeStatus(actorSystem: system) { [weak self] in self?.statusReport() ?? [] }
+        }
+        status.withLock { $0 = hosted }
+        discovery?.start(cluster: settings.cluster) { [weak self] beacon in
+            self?.observe(.beacon(node: beacon.node, address: beacon.address, slots: beacon.slots))
+        }
+        let peerEvents = system.peerEventStream()
+        let listening = Task { [weak self] in
+            for await event in peerEvents {
+                guard let self else { return }
+                switch event {
+                case .connected(let peer) where !peer.address.isEmpty:
+                    self.observe(.connected(node: peer.node, address: peer.address, slots: peer.slots))
+                case .connected:
+                    break
+                case .disconnected(let node, _):
+                    self.observe(.disconnected(node: node))
+                case .left(let node):
+                    self.observe(.left(node: node))
+                }
+            }
+        }
+        let interval = settings.heartbeatInterval
+        let seeds = settings.seeds
+        let ticking = Task { [weak self] in
+            while !Task.isCancelled {
+                guard let self else { return }
+                self.system.sendHeartbeats()
+                for (node, time) in self.system.lastHeard where time > 0 {
+                    self.observe(.heard(node: node), at: time)
+                }
+                for seed in seeds { self.observe(.seed(address: seed)) }
+                self.observe(.tick)
+                try? await Task.sleep(for: .seconds(interval))
+            }
+        }
+        tasks.withLock { $0 += [listening, ticking] }
+    }
+
+    /// Announces leave to every peer and stops.
+    public func stop() {
+        tasks.withLock { tasks in
+            for task in tasks { task.cancel() }
+            tasks.removeAll()
+        }
+        discovery?.stop()
+        system.shutdown()
+        subscribers.withLock { subscribers in
+            for subscriber in subscribers.values { subscriber.finish() }
+            subscribers.removeAll()
+        }
+    }
+
+    /// Members other than this node, by name.
+    public var members: [Member] {
+        membership.withLock { $0.sortedMembers }
+    }
+
+    /// Beacons ignored so far (malformed, other cluster, other protocol).
+    public var ignoredBeacons: Int { discovery?.ignoredBeacons ?? 0 }
+
+    /// Membership changes from now on.
+    public func membershipEvents() -> AsyncStream<MembershipEvent> {
+        let (stream, continuation) = AsyncStream<MembershipEvent>.makeStream()
+        let key = UUID()
+        subscribers.withLock { $0[key] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.subscribers.withLock { $0[key] = nil } }
+        return stream
+    }
+
+    /// Lets the worker report its running and completed tasks to `status`.
+    public func reportTaskCounts(_ counts: @escaping @Sendable () -> (running: Int, completed: Int)) {
+        taskCounts.withLock { $0 = counts }
+    }
+
+    private func observe(_ observation: Membership.Observation, at time: Double = MonotonicClock.now) {
+        let actions = membership.withLock { $0.observe(observation, at: time) }
+        for action in actions {
+            switch action {
+            case .dial(let address):
+                guard let address = try? SocketAddress(parsing: address) else { continue }
+                let system = system
+                Task { _ = try? await system.join(address) }
+            case .disconnect(let node):
+                system.disconnect(node, reason: "silent for more than \(settings.deadTimeout) s")
+            case .publish(let event):
+                let streams = subscribers.withLock { Array($0.values) }
+                for stream in streams { stream.yield(event) }
+            }
+        }
+    }
+
+    private func statusReport() -> [MemberStatus] {
+        let counts = taskCounts.withLock { $0 }()
+        let me = MemberStatus(
+            name: system.node.name, address: system.address.description, state: Member.State.alive.rawValue,
+            incarnation: String(system.node.incarnation, radix: 16), slots: settings.slots,
+            running: counts.running, completed: counts.completed, uptime: MonotonicClock.now - started)
+        return [me] + members.map { member in
+            MemberStatus(
+                name: member.node.name, address: member.address, state: member.state.rawValue,
+                incarnation: String(member.node.incarnation, radix: 16), slots: member.slots,
+                running: nil, completed: nil, uptime: nil)
+        }
+    }
+}

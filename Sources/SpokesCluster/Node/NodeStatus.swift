@@ -1,0 +1,36 @@
+import Distributed
+
+/// One line of `spokes status`: a member as the answering node sees it.
+public struct MemberStatus: Sendable, Hashable, Codable {
+    public var name: String
+    public var address: String
+    public var state: String
+    public var incarnation: String
+    public var slots: Int
+    /// Tasks running on that node now (known for the answering node itself).
+    public var running: Int?
+    /// Tasks completed on that node (known for the answering node itself).
+    public var completed: Int?
+    /// Seconds the answering node has been up (known for itself).
+    public var uptime: Double?
+}
+
+/// Every node's well-known status actor (name `status`): what `spokes status` asks.
+public distributed actor NodeStatus {
+    public typealias ActorSystem = ClusterSystem
+
+    /// The well-known name under which every node hosts its status actor.
+    public static let wellKnownName = "status"
+
+    private let report: @Sendable () -> [MemberStatus]
+
+    public init(actorSystem: ClusterSystem, report: @escaping @Sendable () -> [MemberStatus]) {
+        self.actorSystem = actorSystem
+        self.report = report
+    }
+
+    /// This node first, then every member it knows, by name.
+    public distributed func members() -> [MemberStatus] {
+        report()
+    }
+}

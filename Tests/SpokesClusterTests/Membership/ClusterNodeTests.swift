@@ -1,0 +1,95 @@
+import Foundation
+import SpokesConcurrency
+import Testing
+@testable import SpokesCluster
+
+/// Real nodes on loopback, finding each other by loopback broadcast on a port and with a
+/// cluster name of the test's own, so parallel tests never meet.
+@Suite(.timeLimit(.minutes(1)))
+struct ClusterNodeTests {
+    static func startNodes(_ count: Int, discoveryPort: UInt16, cluster: String) throws -> [ClusterNode] {
+        try (0..<count).map { index in
+            var settings = ClusterSettings()
+            settings.cluster = cluster
+            settings.nodeName = "n\(index)"
+            settings.discoveryPort = discoveryPort
+            settings.discoveryInterval = 0.05
+            let node = try ClusterNode(settings: settings)
+            node.start()
+            return node
+        }
+    }
+
+    /// Waits (at most `seconds`) until `condition` holds for `node`'s members.
+    static func waitUntil(_ node: ClusterNode, seconds: Double = 10, _ what: String, _ condition: @escaping @Sendable ([Member]) -> Bool) async throws {
+        let events = node.membershipEvents()
+        if condition(node.members) { return }
+        do {
+            try await withTimeout(seconds: seconds) {
+                for await _ in events where condition(node.members) { return }
+            }
+        } catch is TimeoutError {
+            Issue.record("\(node.system.node.name): not \(what) within \(seconds) s; members: \(node.members)")
+        }
+    }
+
+    static func port() -> UInt16 { UInt16.random(in: 40_000...49_000) }
+
+    @Test func threeNodesFindEachOtherByLoopbackBroadcast() async throws {
+        let nodes = try Self.startNodes(3, discoveryPort: Self.port(), cluster: "converge-\(UUID())")
+        defer { nodes.forEach { $0.stop() } }
+        for node in nodes {
+            try await Self.waitUntil(node, "seeing 2 alive peers") { members in
+                members.count(where: { $0.state == .alive }) == 2
+            }
+        }
+        #expect(nodes[0].members.map(\.node.name) == ["n1", "n2"])
+    }
+
+    @Test func aStoppedNodeIsSeenLeaving() async throws {
+        let nodes = try Self.startNodes(2, discoveryPort: Self.port(), cluster: "leave-\(UUID())")
+        defer { nodes.forEach { $0.stop() } }
+        try await Self.waitUntil(nodes[0], "seeing n1 alive") { $0.first?.state == .alive }
+        nodes[1].stop()
+        try await Self.waitUntil(nodes[0], "seeing n1 leave") { $0.first?.state == .left }
+    }
+
+    @Test func statusListsEveryMember() async throws {
+        let nodes = try Self.startNodes(2, discoveryPort: Self.port(), cluster: "status-\(UUID())")
+        defer { nodes.forEach { $0.stop() } }
+        try await Self.waitUntil(nodes[0], "seeing n1 alive") { $0.first?.state == .alive }
+        var settings = ClusterSettings()
+        settings.cluster = nodes[0].settings.cluster
+        let client = try ClusterSystem(settings: settings, isMember: false)
+        defer { client.shutdown() }
+        let peer = try await client.join(nodes[1].system.address)
+        let status = try NodeStatus.resolve(id: ActorID(node: peer.node, name: NodeStatus.wellKnownName), using: client)
+        let members = try await status.members()
+        #expect(members.map(\.name) == ["n1", "n0"])
+        #expect(members.map(\.state) == ["alive", "alive"])
+        #expect(members[0].uptime != nil)
+        #expect(!nodes[1].members.contains { $0.node == client.node }, "a client is not a member")
+    }
+
+    @Test func beaconsOfOtherClustersAndGarbageAreIgnored() async throws {
+        let port = Self.port()
+        let nodes = try Self.startNodes(1, discoveryPort: port, cluster: "mine-\(UUID())")
+        let strangers = try Self.startNodes(1, discoveryPort: port, cluster: "theirs-\(UUID())")
+        defer { (nodes + strangers).forEach { $0.stop() } }
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var target = SocketAddress(host: "127.255.255.255", port: port).sockaddr
+        for garbage in ["{", "null", String(repeating: "x", count: 4000), #"{"cluster": 5}"#] {
+            let bytes = Array(garbage.utf8)
+            _ = withUnsafePointer(to: &target) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        }
+        try await withTimeout(seconds: 10) {
+            while nodes[0].ignoredBeacons < 5 { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(nodes[0].members.isEmpty, "the other cluster's node was not admitted")
+    }
+}
