@@ -12,6 +12,7 @@ public enum ArgumentParser {
 
     public static func parse(_ arguments: [String], as spec: CommandSpec, toolName: String) throws(UsageError) -> Outcome {
         var values: [String: String] = [:]
+        var repeated: [String: [String]] = [:]
         var flags: Set<String> = []
         var index = 0
         let optionsEnd = arguments.firstIndex(of: "--") ?? arguments.count
@@ -51,10 +52,14 @@ public enum ArgumentParser {
             } else {
                 throw UsageError("--\(name) needs a value: --\(name) <\(option.valueName ?? "VALUE")>")
             }
+            if option.isRepeatable {
+                repeated[name, default: []].append(value)
+                continue
+            }
             if values[name] != nil { throw UsageError("--\(name) was given twice") }
             values[name] = value
         }
-        return .run(ParsedArguments(command: spec.name, spec: spec, values: values, flags: flags))
+        return .run(ParsedArguments(command: spec.name, spec: spec, values: values, repeated: repeated, flags: flags))
     }
 
     /// The command's help: abstract, usage, discussion and an aligned option table.

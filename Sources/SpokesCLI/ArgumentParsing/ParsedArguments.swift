@@ -4,11 +4,17 @@ public struct ParsedArguments: Sendable {
     public let command: String
     let spec: CommandSpec
     let values: [String: String]
+    let repeated: [String: [String]]
     let flags: Set<String>
+
+    /// Every value of a repeatable option, in the order given.
+    public func strings(_ name: String) -> [String] {
+        repeated[name] ?? []
+    }
 
     /// True when the flag was given, or the value option was given explicitly (not just defaulted).
     public func isSet(_ name: String) -> Bool {
-        flags.contains(name) || values[name] != nil
+        flags.contains(name) || values[name] != nil || repeated[name] != nil
     }
 
     /// Whether the flag `--name` was given.

@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 
-/// Turns Ctrl-C (SIGINT) into a call of a closure, so a command can cancel its work and
-/// still print what it has. A second Ctrl-C kills the process as usual.
+/// Turns Ctrl-C (SIGINT), and SIGTERM where asked, into a call of a closure, so a
+/// command can cancel its work and still print what it has, or a node can say goodbye.
+/// A second signal kills the process as usual.
 ///
 /// The self-pipe pattern: the C signal handler only writes one byte to a pipe (an
 /// async-signal-safe `write`); a dedicated thread, never a cooperative-pool thread,
@@ -15,9 +16,13 @@ final class InterruptHandler: Sendable {
     private let readEnd: Int32
     private let writeEnd: Int32
 
-    /// Installs the handler; `action` runs once, on the first SIGINT, until `stop()`.
-    init(onInterrupt action: @escaping @Sendable () -> Void) {
+    private let signals: [Int32]
+
+    /// Installs the handler; `action` runs once, on the first of `signals`, until `stop()`.
+    init(signals: [Int32] = [SIGINT], onInterrupt action: @escaping @Sendable () -> Void) {
+        self.signals = signals
         var ends: [Int32] = [-1, -1]
+        let signals = signals
         guard pipe(&ends) == 0 else {
             readEnd = -1
             writeEnd = -1
@@ -37,7 +42,7 @@ final class InterruptHandler: Sendable {
                 guard count == 1 else { break }
                 if !fired {
                     fired = true
-                    signal(SIGINT, SIG_DFL)
+                    for number in signals { signal(number, SIG_DFL) }
                     action()
                 }
             }
@@ -45,17 +50,19 @@ final class InterruptHandler: Sendable {
         }
         thread.name = "spokes.interrupt"
         thread.start()
-        signal(SIGINT) { _ in
-            var byte: UInt8 = 1
-            let descriptor = InterruptHandler.signalPipe.load(ordering: .sequentiallyConsistent)
-            if descriptor >= 0 { _ = write(descriptor, &byte, 1) }
+        for number in signals {
+            signal(number) { _ in
+                var byte: UInt8 = 1
+                let descriptor = InterruptHandler.signalPipe.load(ordering: .sequentiallyConsistent)
+                if descriptor >= 0 { _ = write(descriptor, &byte, 1) }
+            }
         }
     }
 
     /// Restores the default SIGINT behaviour; closing the pipe ends the waiting thread.
     func stop() {
         guard writeEnd >= 0 else { return }
-        signal(SIGINT, SIG_DFL)
+        for number in signals { signal(number, SIG_DFL) }
         _ = Self.signalPipe.compareExchange(expected: writeEnd, desired: -1, ordering: .sequentiallyConsistent)
         close(writeEnd)
     }

@@ -57,8 +57,25 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         }
     }
 
-    /// Stops accepting, closes every connection, and fails every pending call.
+    /// Stops accepting, says `leave` on every connection and closes it, and fails every
+    /// pending call. Returns without waiting for the goodbyes to be sent.
     public func shutdown() {
+        _ = leaveAll()
+    }
+
+    /// Like ``shutdown()``, then waits (at most `seconds`) until the goodbyes are sent,
+    /// so a process may exit right after.
+    public func shutdown(flushingFor seconds: Double) async {
+        let open = leaveAll()
+        let flushed = Promise<Void, Never>()
+        DispatchQueue.global().async {
+            for connection in open { connection.drainWrites() }
+            flushed.resolve(())
+        }
+        _ = try? await withTimeout(seconds: seconds) { await flushed.future.value }
+    }
+
+    private func leaveAll() -> [Connection] {
         listener.stop()
         let open = connections.withLock { connections in
             defer { connections.removeAll() }
@@ -67,10 +84,13 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         for connection in open {
             connection.send(.leave, thenCloseWithReason: "\(node.name) is shutting down")
         }
-        peerEvents.withLock { streams in
-            for stream in streams.values { stream.finish() }
-            streams.removeAll()
+        // Finish outside the lock: finishing runs onTermination, which takes it.
+        let finishing = peerEvents.withLock { streams in
+            defer { streams.removeAll() }
+            return Array(streams.values)
         }
+        for stream in finishing { stream.finish() }
+        return open
     }
 
     // MARK: - Actor lifecycle

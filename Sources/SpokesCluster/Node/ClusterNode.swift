@@ -74,18 +74,31 @@ public final class ClusterNode: Sendable {
         tasks.withLock { $0 += [listening, ticking] }
     }
 
-    /// Announces leave to every peer and stops.
+    /// Announces leave to every peer and stops, returning once the goodbyes are sent
+    /// (or after a second).
+    public func stop() async {
+        stopTimersAndDiscovery()
+        await system.shutdown(flushingFor: 1)
+    }
+
+    /// Announces leave to every peer and stops, without waiting for the goodbyes to go out.
     public func stop() {
+        stopTimersAndDiscovery()
+        system.shutdown()
+    }
+
+    private func stopTimersAndDiscovery() {
         tasks.withLock { tasks in
             for task in tasks { task.cancel() }
             tasks.removeAll()
         }
         discovery?.stop()
-        system.shutdown()
-        subscribers.withLock { subscribers in
-            for subscriber in subscribers.values { subscriber.finish() }
-            subscribers.removeAll()
+        // Finish outside the lock: finishing runs onTermination, which takes it.
+        let finishing = subscribers.withLock { subscribers in
+            defer { subscribers.removeAll() }
+            return Array(subscribers.values)
         }
+        for subscriber in finishing { subscriber.finish() }
     }
 
     /// Members other than this node, by name.

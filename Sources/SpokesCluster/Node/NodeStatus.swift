@@ -33,4 +33,11 @@ public distributed actor NodeStatus {
     public distributed func members() -> [MemberStatus] {
         report()
     }
+
+    /// Answers with this node's name after `delay` seconds (at most 60): measures round
+    /// trips, and gives tests a call that stays in flight.
+    public distributed func ping(delay: Double = 0) async throws -> String {
+        if delay > 0 { try await Task.sleep(for: .seconds(min(delay, 60))) }
+        return id.node.name
+    }
 }

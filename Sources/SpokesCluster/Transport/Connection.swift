@@ -93,6 +93,11 @@ public final class Connection: Sendable, CustomStringConvertible {
         writes.async { [self] in close(reason: reason) }
     }
 
+    /// Blocks until every write queued so far has been attempted. Call off the cooperative pool.
+    func drainWrites() {
+        writes.sync {}
+    }
+
     /// Closes the connection (once) and reports `reason` to `onClose`.
     public func close(reason: String) {
         let handlers: Handlers?? = state.withLock { state in
