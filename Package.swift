@@ -23,7 +23,7 @@ let package = Package(
         .testTarget(name: "SpokesConcurrencyTests", dependencies: ["SpokesConcurrency"]),
         .testTarget(name: "SpokesClusterTests", dependencies: ["SpokesCluster", "SpokesConcurrency"]),
         .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes"]),
-        .testTarget(name: "SpokesCLITests", dependencies: ["SpokesCLI"]),
+        .testTarget(name: "SpokesCLITests", dependencies: ["SpokesCLI", "SpokesCluster"]),
     ],
     swiftLanguageModes: [.v6]
 )

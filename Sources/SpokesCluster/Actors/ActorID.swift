@@ -1,5 +1,8 @@
-/// One run of one node: its name and an incarnation number drawn fresh at each start,
-/// so a restarted node is told apart from its previous life.
+/// One run of one node: its name and an incarnation number taken at each start, so a
+/// restarted node is told apart from its previous life.
+///
+/// Incarnations grow from one start to the next (they are the start time in
+/// microseconds), so membership can tell the newer life of a node from a stale one.
 public struct NodeID: Sendable, Hashable, Codable, CustomStringConvertible {
     public let name: String
     public let incarnation: UInt64
@@ -10,7 +13,17 @@ public struct NodeID: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     public var description: String { "\(name)#\(String(incarnation, radix: 16))" }
+
+    /// The wall-clock time in microseconds: larger than any earlier start's, as long as
+    /// the clock does not go back by more than the time between two starts.
+    static func nextIncarnation() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return UInt64(time.tv_sec) * 1_000_000 + UInt64(time.tv_nsec / 1_000)
+    }
 }
+
+import Glibc
 
 /// Names one distributed actor in the cluster: the node it lives on and its name there.
 ///

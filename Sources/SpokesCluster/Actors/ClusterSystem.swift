@@ -48,7 +48,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         var settings = settings
         if settings.nodeName.isEmpty { settings.nodeName = "node-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))" }
         self.settings = settings
-        node = NodeID(name: settings.nodeName, incarnation: UInt64.random(in: 1...UInt64.max))
+        node = NodeID(name: settings.nodeName, incarnation: NodeID.nextIncarnation())
         listener = try Listener(address: SocketAddress(host: settings.host, port: settings.port))
         address = listener.address
         listener.start { [weak self] fd, remote in
@@ -238,6 +238,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         connections.withLock { $0.values.compactMap(\.peer) }.sorted { $0.node.name < $1.node.name }
     }
 
+    /// Calls sent and still waiting for their reply.
+    public var pendingCallCount: Int { pendingCalls.withLock { $0.count } }
+
     /// Sends a heartbeat on every connection; the peer's acknowledgement (like any other
     /// message) refreshes the connection's `lastReceived`.
     public func sendHeartbeats() {
@@ -309,8 +312,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                 switch message {
                 case .welcome(let handshake):
                     connection.peer = handshake
-                    welcome.resolve(handshake)
+                    // Register before resolving: the caller may call the peer as soon as join returns.
                     self.register(connection)
+                    welcome.resolve(handshake)
                 case .refused(let refusal):
                     welcome.reject(.unreachable(node: address.description, reason: "refused: \(refusal.reason)"))
                     connection.close(reason: "refused by peer: \(refusal.reason)")

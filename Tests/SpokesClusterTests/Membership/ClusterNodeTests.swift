@@ -50,7 +50,7 @@ struct ClusterNodeTests {
         let nodes = try Self.startNodes(2, discoveryPort: Self.port(), cluster: "leave-\(UUID())")
         defer { nodes.forEach { $0.stop() } }
         try await Self.waitUntil(nodes[0], "seeing n1 alive") { $0.first?.state == .alive }
-        nodes[1].stop()
+        await nodes[1].stop()
         try await Self.waitUntil(nodes[0], "seeing n1 leave") { $0.first?.state == .left }
     }
 

@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+@testable import SpokesCLI
+@testable import SpokesCluster
+
+/// Real `spokes node` processes on loopback, each test on a discovery port and cluster
+/// name of its own.
+@Suite(.timeLimit(.minutes(2)))
+struct ClusterProcessTests {
+    let cluster = "proc-\(UUID().uuidString.prefix(8))"
+    let discoveryPort = String(UInt16.random(in: 40_000...49_000))
+
+    var flags: [String] { ["--cluster", cluster, "--discovery-port", discoveryPort] }
+
+    var clientSettings: ClusterSettings {
+        var settings = ClusterSettings()
+        settings.cluster = cluster
+        return settings
+    }
+
+    func members(of node: NodeProcess) async throws -> [MemberStatus] {
+        try await StatusCommand.fetchMembers(from: node.address, settings: clientSettings, timeout: 5)
+    }
+
+    /// Asks `node` for its members until `condition` holds, at most `seconds`; returns the
+    /// seconds it took.
+    @discardableResult
+    func waitUntil(_ node: NodeProcess, seconds: Double = 10, _ what: String,
+                   _ condition: ([MemberStatus]) -> Bool) async throws -> Double {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var last: [MemberStatus] = []
+        while clock.now - start < .seconds(seconds) {
+            last = try await members(of: node)
+            if condition(last) { return (clock.now - start).seconds }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("\(node.name) did not see \(what) within \(seconds) s: \(last.map { "\($0.name)=\($0.state)" })")
+        return seconds
+    }
+
+    @Test func threeNodesConvergeAKilledOneDiesAndARestartedOneRejoins() async throws {
+        let nodes = try (0..<3).map { try NodeProcess(name: "p\($0)", flags: flags) }
+        try await waitUntil(nodes[0], "3 alive members") { $0.count == 3 && $0.allSatisfy { $0.state == "alive" } }
+        let oldIncarnation = try #require(try await members(of: nodes[2]).first?.incarnation)
+
+        // A call in flight to p2 when it is killed fails at once, not at its 30 s deadline.
+        var settings = clientSettings
+        settings.callTimeout = 30
+        let client = try ClusterSystem(settings: settings, isMember: false)
+        defer { client.shutdown() }
+        let peer = try await client.join(nodes[2].address)
+        let status = try NodeStatus.resolve(id: ActorID(node: peer.node, name: NodeStatus.wellKnownName), using: client)
+        let call = Task { try await status.ping(delay: 30) }
+        while client.pendingCallCount == 0 { await Task.yield() }
+        let clock = ContinuousClock()
+        let killed = clock.now
+        nodes[2].kill(SIGKILL)
+        do {
+            _ = try await call.value
+            Issue.record("the call to a killed node returned")
+        } catch let error as RemoteCallError {
+            guard case .peerDisconnected(let node, _) = error else {
+                Issue.record("expected peer disconnected, got \(error)")
+                return
+            }
+            #expect(node == "p2")
+        }
+        #expect(clock.now - killed < .seconds(5), "failed long before the 30 s deadline")
+
+        let deadAfter = try await waitUntil(nodes[0], "p2 dead") { members in members.contains { $0.name == "p2" && $0.state == "dead" } }
+        #expect(deadAfter < 5, "dead \(deadAfter) s after SIGKILL")
+
+        let restarted = try NodeProcess(name: "p2", flags: flags)
+        try await waitUntil(nodes[0], "p2 alive again") { members in
+            members.contains { $0.name == "p2" && $0.state == "alive" && $0.incarnation != oldIncarnation }
+        }
+        for node in nodes + [restarted] where node.name != "p2" || node === restarted {
+            node.kill(SIGTERM)
+            #expect(node.waitForExit() == 0, "\(node.name) exits 0 on SIGTERM")
+        }
+    }
+
+    @Test func statusFindsANodeByDiscoveryAndPrintsJSON() async throws {
+        let node = try NodeProcess(name: "solo", flags: flags)
+        defer { node.kill(SIGTERM) }
+        let run = await CommandRun.spokes(["status", "--json"] + flags)
+        #expect(run.status == 0, "stderr: \(run.standardError)")
+        let members = try #require(try run.json()["members"] as? [[String: Any]])
+        #expect(members.map { $0["name"] as? String } == ["solo"])
+        #expect(Set(members[0].keys).isSuperset(of: ["name", "address", "state", "slots", "running", "completed"]))
+    }
+
+    @Test func aClientOfAnotherClusterIsRefusedWithAClearMessage() async throws {
+        let node = try NodeProcess(name: "guarded", flags: flags)
+        defer { node.kill(SIGTERM) }
+        let run = await CommandRun.spokes(["status", "--to", node.address.description, "--cluster", "intruders"])
+        #expect(run.status == 1)
+        #expect(run.standardError.contains("refused: cluster 'intruders' is not '\(cluster)'"), "\(run.standardError)")
+    }
+
+    @Test func nodeFlagsAreChecked() async {
+        let lan = await CommandRun.spokes(["node", "--discovery", "lan"])
+        #expect(lan.status == 2)
+        #expect(lan.standardError.contains("--broadcast"))
+        let seed = await CommandRun.spokes(["node", "--seed", "nowhere"])
+        #expect(seed.status == 2)
+        #expect(seed.standardError.contains("--seed nowhere"))
+    }
+}

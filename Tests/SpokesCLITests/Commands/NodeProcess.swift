@@ -1,0 +1,61 @@
+import Foundation
+import Synchronization
+import SpokesCluster
+
+/// A `spokes node` child process for a test: started, waited for until its ready line,
+/// and always stopped by its PID.
+final class NodeProcess: @unchecked Sendable {
+    // Sendable: `process` is set once in init and only read afterwards; Process itself
+    // is thread-safe for the calls used (terminate, isRunning, processIdentifier).
+    let name: String
+    let address: SocketAddress
+    private let process: Process
+
+    /// Starts `spokes node --name NAME` with `flags` and waits (at most 20 s) for its ready line.
+    init(name: String, flags: [String]) throws {
+        guard let executable = SpokesExecutableTests.executable else { throw CocoaError(.fileNoSuchFile) }
+        self.name = name
+        process = Process()
+        process.executableURL = executable
+        process.arguments = ["node", "--name", name] + flags
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // A node that never becomes ready is killed, which ends the read below.
+        let ready = Atomic<Bool>(false)
+        let pid = process.processIdentifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + 20) {
+            if !ready.load(ordering: .acquiring) { Glibc.kill(pid, SIGKILL) }
+        }
+        defer { ready.store(true, ordering: .releasing) }
+        var text = ""
+        while !text.contains("\n") {
+            let chunk = out.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw CocoaError(.fileReadUnknown, userInfo: [NSDebugDescriptionErrorKey: "\(name) exited before it was ready"]) }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let line = text.split(separator: "\n").first, line.hasPrefix("ready "),
+              let field = line.split(separator: " ").first(where: { $0.hasPrefix("address=") }) else {
+            throw CocoaError(.fileReadCorruptFile, userInfo: [NSDebugDescriptionErrorKey: "unexpected first line: \(text)"])
+        }
+        address = try SocketAddress(parsing: String(field.dropFirst("address=".count)))
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    func kill(_ signal: Int32) {
+        if process.isRunning { Glibc.kill(process.processIdentifier, signal) }
+    }
+
+    /// Waits (at most 10 s) for the process to exit and returns its status.
+    func waitForExit() -> Int32? {
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+    }
+}
