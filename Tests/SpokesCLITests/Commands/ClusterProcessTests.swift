@@ -81,6 +81,40 @@ struct ClusterProcessTests {
         }
     }
 
+    @Test func aFrozenNodeTurnsSuspectThenDeadByHeartbeatTimeout() async throws {
+        let nodes = try (0..<2).map { try NodeProcess(name: "f\($0)", flags: flags) }
+        try await waitUntil(nodes[0], "f1 alive") { $0.contains { $0.name == "f1" && $0.state == "alive" } }
+        // SIGSTOP keeps f1's sockets open: only the missing heartbeats can tell.
+        nodes[1].kill(SIGSTOP)
+        defer { nodes[1].kill(SIGKILL) }
+        try await waitUntil(nodes[0], "f1 suspect or dead") { $0.contains { $0.name == "f1" && ($0.state == "suspect" || $0.state == "dead") } }
+        let deadAfter = try await waitUntil(nodes[0], "f1 dead") { $0.contains { $0.name == "f1" && $0.state == "dead" } }
+        #expect(deadAfter < 5)
+        nodes[0].kill(SIGTERM)
+    }
+
+    @Test func aConnectionThatNeverSaysHelloIsClosedAtTheHandshakeDeadline() async throws {
+        let node = try NodeProcess(name: "mute", flags: flags)
+        defer { node.kill(SIGTERM) }
+        let fd = try Socket.connect(to: node.address, timeout: 2)
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let clock = ContinuousClock()
+        let start = clock.now
+        // Blocks until the node hangs up (0) or the 10 s receive timeout (-1), on a
+        // dispatch thread rather than the cooperative pool.
+        let received = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var byte: UInt8 = 0
+                continuation.resume(returning: recv(fd, &byte, 1, 0))
+            }
+        }
+        #expect(received == 0, "the node closed the silent connection")
+        #expect(clock.now - start < .seconds(8))
+        #expect(try await members(of: node).first?.name == "mute", "and still serves honest clients")
+    }
+
     @Test func statusFindsANodeByDiscoveryAndPrintsJSON() async throws {
         let node = try NodeProcess(name: "solo", flags: flags)
         defer { node.kill(SIGTERM) }
