@@ -46,6 +46,22 @@ struct ClusterNodeTests {
         #expect(nodes[0].members.map(\.node.name) == ["n1", "n2"])
     }
 
+    @Test func seedsWorkWithDiscoveryOff() async throws {
+        var first = ClusterSettings()
+        first.nodeName = "s0"
+        first.discoveryMode = .off
+        let seedNode = try ClusterNode(settings: first)
+        seedNode.start()
+        var second = first
+        second.nodeName = "s1"
+        second.seeds = [seedNode.system.address.description]
+        let joiner = try ClusterNode(settings: second)
+        joiner.start()
+        defer { [seedNode, joiner].forEach { $0.stop() } }
+        try await Self.waitUntil(seedNode, "seeing s1 alive") { $0.first?.node.name == "s1" && $0.first?.state == .alive }
+        try await Self.waitUntil(joiner, "seeing s0 alive") { $0.first?.node.name == "s0" && $0.first?.state == .alive }
+    }
+
     @Test func aStoppedNodeIsSeenLeaving() async throws {
         let nodes = try Self.startNodes(2, discoveryPort: Self.port(), cluster: "leave-\(UUID())")
         defer { nodes.forEach { $0.stop() } }
