@@ -1,62 +1,153 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// A re-entrant mutual-exclusion lock: while one thread runs code inside the critical
-/// section no other thread does, and the thread inside may enter again without
-/// deadlocking itself.
+/// A re-entrant mutual-exclusion lock: while one thread runs code inside a critical section, no
+/// other thread runs code inside the same instance.
 ///
-/// ```swift
-/// let section = CriticalSection()
-/// section.execute { counter += 1 }
-/// if !section.executeWithTimeout(1.0, { counter += 1 }) { /* not won in time */ }
-/// ```
+/// - **Re-entrant:** the owning thread may enter again (e.g. a locked method calling another
+///   locked method) without deadlocking; the section is released when the outermost entry exits.
+/// - **Exception-safe:** the section is released when the body returns *or throws*.
+/// - **Bounded waits:** ``executeWithTimeout(_:_:)`` gives up after a deadline and runs nothing,
+///   for code that cannot rule out a deadlock.
 ///
-/// Built on a recursive POSIX mutex; `executeWithTimeout` waits with
-/// `pthread_mutex_timedlock`, whose deadline is on the wall clock (the monotonic
-/// `pthread_mutex_clocklock` is not exported to Swift), so a wall-clock jump during the
-/// wait shortens or stretches it. The lock is always released when the body
-/// returns or throws. These calls block the calling thread: use them from threads,
-/// not from async code on the cooperative pool.
+/// This is a blocking lock, meant for short synchronous sections. Calling it from async code is
+/// allowed, but a long wait blocks a cooperative-pool thread.
+///
+/// Design: an explicit owner/depth pair guarded by a plain pthread mutex, plus a condition
+/// variable signalled on release. Not a recursive pthread mutex with `pthread_mutex_timedlock`
+/// because that call measures its deadline on the wall clock (`CLOCK_REALTIME`), so a clock
+/// adjustment can stretch or cut a timeout, and it does not exist on Darwin. The condition
+/// variable here waits against `CLOCK_MONOTONIC` on Linux and with a relative timeout on Darwin.
+///
+/// Invariant: `owner == nil` exactly when `depth == 0`; both are read and written only while
+/// `mutex` is held.
 public final class CriticalSection: @unchecked Sendable {
-    // Sendable: the only state is the mutex, allocated once at a stable address and
-    // touched only through pthread calls, which are themselves thread-safe.
+    // Why `@unchecked Sendable` is sound: the only mutable stored state is `owner` and `depth`,
+    // and every access to them happens between `pthread_mutex_lock(mutex)` and
+    // `pthread_mutex_unlock(mutex)`. The pthread objects live at fixed heap addresses (they must
+    // never be moved), are initialised before `init` returns and destroyed only in `deinit`, when
+    // no other reference — and so no other thread — can use the instance.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let released: UnsafeMutablePointer<pthread_cond_t>
+    private var owner: pthread_t?
+    private var depth = 0
 
+    /// A critical section nobody holds.
     public init() {
         mutex = .allocate(capacity: 1)
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
-        pthread_mutex_init(mutex, &attributes)
-        pthread_mutexattr_destroy(&attributes)
+        mutex.initialize(to: pthread_mutex_t())
+        precondition(pthread_mutex_init(mutex, nil) == 0, "pthread_mutex_init failed")
+
+        released = .allocate(capacity: 1)
+        released.initialize(to: pthread_cond_t())
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        #if !canImport(Darwin)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        #endif
+        precondition(pthread_cond_init(released, &attributes) == 0, "pthread_cond_init failed")
+        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
+        pthread_cond_destroy(released)
+        released.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
     }
 
-    /// Runs `body` inside the critical section, waiting as long as it takes to enter.
-    public func execute<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+    /// Runs `body` once the calling thread holds the section, waiting as long as necessary, and
+    /// returns what `body` returns. The section is released even if `body` throws.
+    public func execute<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        _ = acquire(timeout: nil)
+        defer { release() }
         return try body()
     }
 
-    /// Runs `body` inside the critical section if it can be entered within `seconds`;
-    /// returns false, running nothing, if it cannot.
-    @discardableResult
-    public func executeWithTimeout(_ seconds: Double, _ body: () throws -> Void) rethrows -> Bool {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let wait = max(0, seconds)
-        var deadline = timespec(tv_sec: now.tv_sec + Int(wait), tv_nsec: now.tv_nsec + Int((wait - wait.rounded(.down)) * 1e9))
-        if deadline.tv_nsec >= 1_000_000_000 {
-            deadline.tv_sec += 1
-            deadline.tv_nsec -= 1_000_000_000
-        }
-        guard pthread_mutex_timedlock(mutex, &deadline) == 0 else { return false }
-        defer { pthread_mutex_unlock(mutex) }
+    /// Runs `body` if the calling thread can hold the section within `seconds`, and returns
+    /// `true`; otherwise runs nothing and returns `false`. A thread that already holds the
+    /// section enters at once. Zero, negative or NaN timeouts make a single attempt.
+    /// The section is released even if `body` throws.
+    public func executeWithTimeout<E: Error>(_ seconds: Double, _ body: () throws(E) -> Void) throws(E) -> Bool {
+        guard acquire(timeout: seconds) else { return false }
+        defer { release() }
         try body()
         return true
+    }
+
+    /// Takes the section for the calling thread. `timeout == nil` waits forever.
+    /// Returns whether the section was taken.
+    private func acquire(timeout: Double?) -> Bool {
+        let me = pthread_self()
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+
+        if let owner, pthread_equal(owner, me) != 0 {
+            depth += 1
+            return true
+        }
+        if let timeout {
+            let deadline = MonotonicInstant.now().advanced(bySeconds: timeout)
+            while owner != nil {
+                // Check the predicate before giving up: a release may coincide with the timeout.
+                if !waitForRelease(until: deadline) && owner != nil { return false }
+            }
+        } else {
+            while owner != nil { pthread_cond_wait(released, mutex) }
+        }
+        owner = me
+        depth = 1
+        return true
+    }
+
+    private func release() {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        precondition(depth > 0 && owner.map { pthread_equal($0, pthread_self()) != 0 } == true,
+                     "CriticalSection released by a thread that does not hold it")
+        depth -= 1
+        if depth == 0 {
+            owner = nil
+            pthread_cond_signal(released)
+        }
+    }
+
+    /// Waits on `released` (with `mutex` held) until signalled or `deadline` passes.
+    /// Returns `false` once the deadline has passed. Spurious wake-ups return `true`.
+    private func waitForRelease(until deadline: MonotonicInstant) -> Bool {
+        #if canImport(Darwin)
+        let remaining = deadline.nanoseconds - MonotonicInstant.now().nanoseconds
+        guard remaining > 0 else { return false }
+        var relative = timespec(tv_sec: Int(remaining / 1_000_000_000), tv_nsec: Int(remaining % 1_000_000_000))
+        return pthread_cond_timedwait_relative_np(released, mutex, &relative) != ETIMEDOUT
+        #else
+        var absolute = deadline.absoluteTimespec
+        return pthread_cond_timedwait(released, mutex, &absolute) != ETIMEDOUT
+        #endif
+    }
+}
+
+/// A reading of `CLOCK_MONOTONIC`, which never jumps when the wall clock is adjusted.
+private struct MonotonicInstant {
+    let nanoseconds: Int64
+
+    static func now() -> MonotonicInstant {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return MonotonicInstant(nanoseconds: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
+    }
+
+    /// This instant plus `seconds`, treating NaN and negative values as zero and capping at
+    /// roughly 30 years so that the arithmetic cannot overflow.
+    func advanced(bySeconds seconds: Double) -> MonotonicInstant {
+        let clamped = seconds.isNaN ? 0 : min(max(seconds, 0), 1e9)
+        return MonotonicInstant(nanoseconds: nanoseconds + Int64(clamped * 1e9))
+    }
+
+    var absoluteTimespec: timespec {
+        timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
     }
 }

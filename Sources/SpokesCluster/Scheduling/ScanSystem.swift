@@ -1,0 +1,113 @@
+import Distributed
+import Synchronization
+
+/// A node's worker, in the SkyNet book's vocabulary: it runs tasks, at most `slots` at
+/// a time. Every node hosts one under the well-known name `worker`.
+///
+/// The worker enforces its own limit, because several coordinators may send to it:
+/// when all slots are taken, ``run(_:)`` answers ``TaskResult/busy``, which is not a
+/// failure. `commit()` reserves a slot ahead of `run(_:)` (the book's two-step); the
+/// scheduler skips it and lets `run(_:)` take the slot itself, saving a round trip.
+public distributed actor ScanSystem {
+    public typealias ActorSystem = ClusterSystem
+
+    public static let wellKnownName = "worker"
+
+    /// Fault injection: every Nth task fails (0: never), and each task waits this long first.
+    public struct Faults: Sendable, Hashable {
+        public var failEvery: Int
+        public var slowMilliseconds: Int
+
+        public init(failEvery: Int = 0, slowMilliseconds: Int = 0) {
+            self.failEvery = failEvery
+            self.slowMilliseconds = slowMilliseconds
+        }
+    }
+
+    private let slots: Int
+    private let registry: TaskRegistry
+    private let faults: Faults
+    private let counters: TaskCounters
+    private var reserved = 0
+    private var running: [String: Task<String, any Error>] = [:]
+    private var started = 0
+
+    public init(
+        actorSystem: ClusterSystem, slots: Int, registry: TaskRegistry, faults: Faults = Faults(),
+        counters: TaskCounters = TaskCounters()
+    ) {
+        self.actorSystem = actorSystem
+        self.slots = slots
+        self.registry = registry
+        self.faults = faults
+        self.counters = counters
+    }
+
+    /// Tasks running or reserved now.
+    public distributed var count: Int {
+        running.count + reserved
+    }
+
+    /// Reserves a slot for a coming `run(_:)`; false when the worker is full.
+    public distributed func commit() -> Bool {
+        guard count < slots else { return false }
+        reserved += 1
+        return true
+    }
+
+    /// Runs a task in a free (or reserved) slot, or answers `.busy`.
+    public distributed func run(_ request: TaskRequest) async throws -> TaskResult {
+        if reserved > 0 {
+            reserved -= 1
+        } else if count >= slots {
+            return .busy
+        }
+        started += 1
+        let number = started
+        let context = TaskContext(system: actorSystem, job: request.job, task: request.task, attempt: request.attempt)
+        let registry = registry
+        let faults = faults
+        let node = actorSystem.node.name
+        let work = Task {
+            if faults.slowMilliseconds > 0 { try await Task.sleep(for: .milliseconds(faults.slowMilliseconds)) }
+            if faults.failEvery > 0, number % faults.failEvery == 0 {
+                throw TaskError.injectedFailure(node: node, task: request.task)
+            }
+            return try await registry.run(request, context: context)
+        }
+        running[request.key] = work
+        counters.started()
+        defer {
+            running[request.key] = nil
+            counters.finished()
+        }
+        return .done(output: try await withTaskCancellationHandler {
+            try await work.value
+        } onCancel: {
+            work.cancel()
+        })
+    }
+
+    /// Cancels a running attempt (after its deadline passed on the coordinator).
+    public distributed func cancel(_ key: String) {
+        running[key]?.cancel()
+    }
+}
+
+/// A worker's running and completed task counts, readable from any thread (for `status`).
+public final class TaskCounters: Sendable {
+    private let active = Atomic<Int>(0)
+    private let done = Atomic<Int>(0)
+
+    public init() {}
+
+    public var running: Int { active.load(ordering: .relaxed) }
+    public var completed: Int { done.load(ordering: .relaxed) }
+
+    func started() { active.add(1, ordering: .relaxed) }
+
+    func finished() {
+        active.subtract(1, ordering: .relaxed)
+        done.add(1, ordering: .relaxed)
+    }
+}

@@ -1,0 +1,102 @@
+/// A coordinator's view of every worker it may use, its own first: the book's `Systems`.
+///
+/// `firstAvailableSystem()` returns the first system with a free slot and commits it
+/// (counts the slot as taken by this coordinator). When none is free it waits, without
+/// polling, until a slot is released, a system joins, or a busy system's short
+/// cool-down ends. A worker that answered busy (another coordinator filled it) is
+/// skipped for `busyCooldown` seconds.
+public actor Systems {
+    /// A slot this coordinator holds on one system, until ``Systems/release(_:)``.
+    public struct Commitment: Sendable {
+        public let node: String
+        public let system: ScanSystem
+        public let isLocal: Bool
+    }
+
+    private struct Entry {
+        let node: String
+        let system: ScanSystem
+        let slots: Int
+        var inFlight = 0
+        var busyUntil: ContinuousClock.Instant?
+    }
+
+    private var entries: [Entry]
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private let clock = ContinuousClock()
+    public let busyCooldown: Duration
+
+    /// Starts with the local system only.
+    public init(local system: ScanSystem, node: String, slots: Int, busyCooldown: Duration = .milliseconds(20)) {
+        entries = [Entry(node: node, system: system, slots: slots)]
+        self.busyCooldown = busyCooldown
+    }
+
+    /// Names of the systems, the local one first.
+    public var nodes: [String] { entries.map(\.node) }
+
+    /// Adds a remote system (replacing one of the same node name).
+    public func addSystem(node: String, system: ScanSystem, slots: Int) {
+        guard node != entries[0].node else { return }
+        entries.removeAll { $0.node == node }
+        entries.append(Entry(node: node, system: system, slots: max(1, slots)))
+        wakeAll()
+    }
+
+    /// Removes a remote system; its in-flight tasks fail through their connection.
+    public func removeSystem(node: String) {
+        guard node != entries[0].node else { return }
+        entries.removeAll { $0.node == node }
+    }
+
+    /// The first system with a free slot, committed; only the local system when `localOnly`.
+    public func firstAvailableSystem(localOnly: Bool = false) async throws -> Commitment {
+        while true {
+            try Task.checkCancellation()
+            let now = clock.now
+            let candidates = localOnly ? entries.indices.prefix(1) : entries.indices
+            if let index = candidates.first(where: { entries[$0].inFlight < entries[$0].slots && (entries[$0].busyUntil.map { now >= $0 } ?? true) }) {
+                entries[index].inFlight += 1
+                entries[index].busyUntil = nil
+                return Commitment(node: entries[index].node, system: entries[index].system, isLocal: index == 0)
+            }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { waiters.append($0) }
+            } onCancel: {
+                Task { await self.wakeAll() }
+            }
+        }
+    }
+
+    /// Gives back a committed slot.
+    public func release(_ commitment: Commitment) {
+        if let index = entries.firstIndex(where: { $0.node == commitment.node }) {
+            entries[index].inFlight = max(0, entries[index].inFlight - 1)
+        }
+        wakeAll()
+    }
+
+    /// Gives back a slot on a worker that answered busy, and skips it for a moment.
+    public func releaseBusy(_ commitment: Commitment) {
+        if let index = entries.firstIndex(where: { $0.node == commitment.node }) {
+            entries[index].inFlight = max(0, entries[index].inFlight - 1)
+            entries[index].busyUntil = clock.now + busyCooldown
+        }
+        let cooldown = busyCooldown
+        Task {
+            try? await Task.sleep(for: cooldown)
+            self.wakeAll()
+        }
+    }
+
+    /// Slots this coordinator holds now, by node.
+    public var inFlight: [String: Int] {
+        Dictionary(entries.map { ($0.node, $0.inFlight) }, uniquingKeysWith: +)
+    }
+
+    private func wakeAll() {
+        let woken = waiters
+        waiters.removeAll()
+        for waiter in woken { waiter.resume() }
+    }
+}
