@@ -31,6 +31,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     private let listener: Listener
     private let registry = Mutex<[String: WeakActor]>([:])
     private let connections = Mutex<[String: Connection]>([:])
+    /// Every open connection, registered or not (handshaking, or the loser of a dial
+    /// race): shutdown closes them all.
+    private let openConnections = Mutex<[ObjectIdentifier: Connection]>([:])
     private let pendingCalls = Mutex<[UInt64: PendingCall]>([:])
     private let nextCallID = Atomic<UInt64>(1)
     private let nextActorNumber = Atomic<UInt64>(1)
@@ -77,10 +80,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
 
     private func leaveAll() -> [Connection] {
         listener.stop()
-        let open = connections.withLock { connections in
-            defer { connections.removeAll() }
-            return Array(connections.values)
-        }
+        connections.withLock { $0.removeAll() }
+        let open = openConnections.withLock { Array($0.values) }
         for connection in open {
             connection.send(.leave, thenCloseWithReason: "\(node.name) is shutting down")
         }
@@ -306,6 +307,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             }
         }
         let welcome = Promise<WireMessage.Handshake, RemoteCallError>()
+        track(connection)
         connection.start(Connection.Handlers(
             onMessage: { [weak self] connection, message in
                 guard let self else { return }
@@ -343,6 +345,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
 
     private func accept(fd: Int32, remote: SocketAddress) {
         let connection = Connection(fd: fd, remoteAddress: remote, isOutbound: false, maximumFrameSize: settings.maximumFrameSize)
+        track(connection)
         connection.start(Connection.Handlers(
             onMessage: { [weak self] connection, message in
                 guard let self else { return }
@@ -434,7 +437,13 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         }
     }
 
+    /// Remembers an open connection until it closes.
+    private func track(_ connection: Connection) {
+        openConnections.withLock { $0[ObjectIdentifier(connection)] = connection }
+    }
+
     private func closed(_ connection: Connection, reason: String) {
+        openConnections.withLock { $0[ObjectIdentifier(connection)] = nil }
         let node = connection.peer?.node
         let wasRegistered = connections.withLock { connections in
             guard let node, connections[node.name] === connection else { return false }

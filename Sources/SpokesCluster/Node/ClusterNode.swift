@@ -7,6 +7,12 @@ import Synchronization
 public final class ClusterNode: Sendable {
     public let system: ClusterSystem
     public var settings: ClusterSettings { system.settings }
+    /// The task kinds this node runs; register an app's own before submitting.
+    public let registry: TaskRegistry
+    /// Running and completed task counts of this node's worker.
+    public let counters = TaskCounters()
+    private let faults: ScanSystem.Faults
+    private let hostedWorker = Mutex<ScanSystem?>(nil)
 
     private let membership: Mutex<Membership>
     private let discovery: Discovery?
@@ -18,7 +24,9 @@ public final class ClusterNode: Sendable {
     private let taskCounts = Mutex<@Sendable () -> (running: Int, completed: Int)>({ (0, 0) })
 
     /// Binds the node's ports. Call ``start()`` to begin finding peers.
-    public init(settings: ClusterSettings) throws {
+    public init(settings: ClusterSettings, registry: TaskRegistry = TaskRegistry(), faults: ScanSystem.Faults = ScanSystem.Faults()) throws {
+        self.registry = registry
+        self.faults = faults
         system = try ClusterSystem(settings: settings)
         let node = system.node
         membership = Mutex(Membership(local: node, suspectTimeout: settings.suspectTimeout, deadTimeout: settings.deadTimeout))
@@ -38,6 +46,12 @@ public final class ClusterNode: Sendable {
             NodeStatus(actorSystem: system) { [weak self] in self?.statusReport() ?? [] }
         }
         status.withLock { $0 = hosted }
+        let counters = counters
+        let worker = ClusterSystem.withWellKnownName(ScanSystem.wellKnownName) {
+            ScanSystem(actorSystem: system, slots: settings.slots, registry: registry, faults: faults, counters: counters)
+        }
+        hostedWorker.withLock { $0 = worker }
+        reportTaskCounts { (counters.running, counters.completed) }
         discovery?.start(cluster: settings.cluster) { [weak self] beacon in
             self?.observe(.beacon(node: beacon.node, address: beacon.address, slots: beacon.slots))
         }
@@ -99,6 +113,40 @@ public final class ClusterNode: Sendable {
             return Array(subscribers.values)
         }
         for subscriber in finishing { subscriber.finish() }
+    }
+
+    /// This node's worker (nil before ``start()``).
+    public var worker: ScanSystem? { hostedWorker.withLock { $0 } }
+
+    /// A coordinator's ``Systems``: this node's worker first, then every alive member's,
+    /// kept up to date from membership events until the returned task is cancelled.
+    public func makeSystems() throws -> (Systems, Task<Void, Never>) {
+        guard let worker else { throw RemoteCallError.actorNotFound("worker: the node is not started") }
+        let systems = Systems(local: worker, node: system.node.name, slots: settings.slots)
+        let events = membershipEvents()
+        let system = system
+        func add(_ member: Member) async {
+            if let remote = try? ScanSystem.resolve(id: ActorID(node: member.node, name: ScanSystem.wellKnownName), using: system) {
+                await systems.addSystem(node: member.node.name, system: remote, slots: member.slots)
+            }
+        }
+        let alive = members.filter { $0.state == .alive }
+        let following = Task {
+            for member in alive { await add(member) }
+            for await event in events {
+                switch event {
+                case .joined(let member) where member.state == .alive, .changed(let member, _) where member.state == .alive:
+                    await add(member)
+                case .changed(let member, _) where member.state == .dead || member.state == .left:
+                    await systems.removeSystem(node: member.node.name)
+                case .removed(let member):
+                    await systems.removeSystem(node: member.node.name)
+                default:
+                    break
+                }
+            }
+        }
+        return (systems, following)
     }
 
     /// Members other than this node, by name.

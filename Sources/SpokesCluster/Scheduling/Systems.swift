@@ -68,6 +68,18 @@ public actor Systems {
         }
     }
 
+    /// Waits until at least `count` systems are known (woken by each addition).
+    public func waitForSystems(atLeast count: Int) async throws {
+        while entries.count < count {
+            try Task.checkCancellation()
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { waiters.append($0) }
+            } onCancel: {
+                Task { await self.wakeAll() }
+            }
+        }
+    }
+
     /// Gives back a committed slot.
     public func release(_ commitment: Commitment) {
         if let index = entries.firstIndex(where: { $0.node == commitment.node }) {

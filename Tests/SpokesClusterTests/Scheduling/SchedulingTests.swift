@@ -1,0 +1,173 @@
+import Foundation
+import SpokesConcurrency
+import Synchronization
+import Testing
+@testable import SpokesCluster
+
+/// Records how many probe tasks run at once on each node, and the most ever seen.
+final class ConcurrencyGauge: Sendable {
+    private let state = Mutex<(now: [String: Int], most: [String: Int], ran: [String: Int])>(([:], [:], [:]))
+
+    func enter(_ node: String) {
+        state.withLock { state in
+            state.now[node, default: 0] += 1
+            state.most[node] = max(state.most[node] ?? 0, state.now[node]!)
+            state.ran[node, default: 0] += 1
+        }
+    }
+
+    func leave(_ node: String) { state.withLock { $0.now[node, default: 0] -= 1 } }
+    var most: [String: Int] { state.withLock { $0.most } }
+    var ran: [String: Int] { state.withLock { $0.ran } }
+}
+
+/// `test.probe`: sleeps the given seconds while counted by a gauge.
+struct ProbeTask: TaskKind {
+    static let name = "test.probe"
+    let gauge: ConcurrencyGauge
+    func run(_ seconds: Double, context: TaskContext) async throws -> String {
+        let node = context.system.node.name
+        gauge.enter(node)
+        defer { gauge.leave(node) }
+        try await Task.sleep(for: .seconds(seconds))
+        return node
+    }
+}
+
+/// `test.fail`: always throws.
+struct AlwaysFails: TaskKind {
+    static let name = "test.fail"
+    struct Refusal: Error, CustomStringConvertible { var description: String { "refused on purpose" } }
+    func run(_ input: Int, context: TaskContext) async throws -> Int { throw Refusal() }
+}
+
+@Suite(.timeLimit(.minutes(1)))
+struct SchedulingTests {
+    let gauge = ConcurrencyGauge()
+
+    /// Nodes on loopback discovery of the test's own; node i gets `faults[i]`.
+    func startCluster(_ count: Int, slots: Int = 2, faults: [ScanSystem.Faults] = []) async throws -> [ClusterNode] {
+        let port = UInt16.random(in: 40_000...49_000)
+        let cluster = "sched-\(UUID().uuidString.prefix(8))"
+        let nodes = try (0..<count).map { index in
+            var settings = ClusterSettings()
+            settings.cluster = cluster
+            settings.nodeName = "w\(index)"
+            settings.slots = slots
+            settings.discoveryPort = port
+            settings.discoveryInterval = 0.05
+            let registry = TaskRegistry()
+            registry.register(ProbeTask(gauge: gauge))
+            registry.register(AlwaysFails())
+            let node = try ClusterNode(settings: settings, registry: registry, faults: index < faults.count ? faults[index] : .init())
+            node.start()
+            return node
+        }
+        return nodes
+    }
+
+    func coordinator(_ node: ClusterNode, expecting count: Int) async throws -> (Systems, Task<Void, Never>) {
+        let (systems, following) = try node.makeSystems()
+        try await withTimeout(seconds: 10) { try await systems.waitForSystems(atLeast: count) }
+        return (systems, following)
+    }
+
+    func input(_ value: Double) -> @Sendable (Int, Int) async throws -> String {
+        { _, _ in "\(value)" }
+    }
+
+    @Test func tasksSpreadOverEveryNodeWithinTheirSlots() async throws {
+        let nodes = try await startCluster(3)
+        defer { nodes.forEach { $0.stop() } }
+        let (systems, following) = try await coordinator(nodes[0], expecting: 3)
+        defer { following.cancel() }
+        #expect(await systems.nodes.first == "w0", "the local system comes first")
+        let runner = JobRunner(systems: systems, job: "spread", kind: ProbeTask.name, deadline: 10, retries: 3)
+        let outcomes = await runner.run(count: 30, input: input(0.02))
+        #expect(outcomes.count == 30)
+        #expect(outcomes.allSatisfy { $0.output != nil && $0.attempts == 1 })
+        #expect(Set(outcomes.compactMap(\.node)) == ["w0", "w1", "w2"])
+        #expect(gauge.most.values.allSatisfy { $0 <= 2 }, "no node ran more than its 2 slots: \(gauge.most)")
+    }
+
+    @Test func firstAvailableSystemWaitsForAReleaseWithoutPolling() async throws {
+        let nodes = try await startCluster(1, slots: 1)
+        defer { nodes.forEach { $0.stop() } }
+        let (systems, following) = try nodes[0].makeSystems()
+        defer { following.cancel() }
+        let held = try await systems.firstAvailableSystem()
+        let waiting = Task { try await systems.firstAvailableSystem().node }
+        await Task.yield()
+        await systems.release(held)
+        #expect(try await withTimeout(seconds: 5) { try await waiting.value } == "w0")
+    }
+
+    @Test func failingTasksAreRetriedLocallyWithTheirReasonsKept() async throws {
+        let nodes = try await startCluster(2, faults: [.init(), .init(failEvery: 1)])
+        defer { nodes.forEach { $0.stop() } }
+        let (systems, following) = try await coordinator(nodes[0], expecting: 2)
+        defer { following.cancel() }
+        let runner = JobRunner(systems: systems, job: "flaky", kind: ProbeTask.name, deadline: 10, retries: 3)
+        let outcomes = await runner.run(count: 12, input: input(0.01))
+        #expect(outcomes.allSatisfy { $0.output == #""w0""# }, "every result comes from the healthy node")
+        let retried = outcomes.filter { !$0.failures.isEmpty }
+        #expect(!retried.isEmpty, "some tasks went to the failing node first")
+        for outcome in retried {
+            #expect(outcome.failures.allSatisfy { $0.node == "w1" && $0.reason.contains("injected failure") })
+            #expect(outcome.attempts == outcome.failures.count + 1)
+        }
+    }
+
+    @Test func aTaskPastItsDeadlineIsRetriedElsewhere() async throws {
+        let nodes = try await startCluster(2, faults: [.init(), .init(slowMilliseconds: 2_000)])
+        defer { nodes.forEach { $0.stop() } }
+        let (systems, following) = try await coordinator(nodes[0], expecting: 2)
+        defer { following.cancel() }
+        let runner = JobRunner(systems: systems, job: "slow", kind: ProbeTask.name, deadline: 0.3, retries: 2)
+        let outcomes = await runner.run(count: 8, input: input(0.01))
+        #expect(outcomes.allSatisfy { $0.output == #""w0""# })
+        let timedOut = outcomes.flatMap(\.failures)
+        #expect(!timedOut.isEmpty)
+        #expect(timedOut.allSatisfy { $0.reason.contains("deadline") && $0.node == "w1" })
+    }
+
+    @Test func aTaskWhoseRetriesRunOutIsReportedFailedAndTheRestComplete() async throws {
+        let nodes = try await startCluster(1)
+        defer { nodes.forEach { $0.stop() } }
+        let (systems, following) = try nodes[0].makeSystems()
+        defer { following.cancel() }
+        let runner = JobRunner(systems: systems, job: "doomed", kind: AlwaysFails.name, deadline: 5, retries: 2)
+        let outcomes = await runner.run(count: 3, input: { _, _ in "1" })
+        #expect(outcomes.allSatisfy { $0.output == nil && $0.attempts == 3 && $0.failures.count == 3 })
+        #expect(outcomes[0].failures[0].reason.contains("refused on purpose"))
+    }
+
+    @Test func aStoppedWorkersTasksAreRetriedAndCompleteOnce() async throws {
+        let nodes = try await startCluster(2, slots: 4)
+        defer { nodes.forEach { $0.stop() } }
+        let (systems, following) = try await coordinator(nodes[0], expecting: 2)
+        defer { following.cancel() }
+        let runner = JobRunner(systems: systems, job: "loss", kind: ProbeTask.name, deadline: 30, retries: 3)
+        let stopper = Task {
+            while gauge.ran["w1", default: 0] < 2 { try await Task.sleep(for: .milliseconds(5)) }
+            await nodes[1].stop()
+        }
+        let outcomes = await runner.run(count: 16, input: input(0.2))
+        _ = await stopper.result
+        #expect(outcomes.allSatisfy { $0.output != nil }, "\(outcomes.map(\.failures))")
+        #expect(outcomes.contains { !$0.failures.isEmpty }, "the stopped worker's tasks failed over: nodes \(outcomes.map { $0.node ?? "-" }), ran \(gauge.ran)")
+    }
+
+    @Test func aFullWorkerAnswersBusyAndTwoCoordinatorsNeverOverfillIt() async throws {
+        let nodes = try await startCluster(3, slots: 1)
+        defer { nodes.forEach { $0.stop() } }
+        let (first, followingFirst) = try await coordinator(nodes[0], expecting: 3)
+        let (second, followingSecond) = try await coordinator(nodes[1], expecting: 3)
+        defer { followingFirst.cancel(); followingSecond.cancel() }
+        async let a = JobRunner(systems: first, job: "a", kind: ProbeTask.name, deadline: 10, retries: 3).run(count: 12, input: input(0.02))
+        async let b = JobRunner(systems: second, job: "b", kind: ProbeTask.name, deadline: 10, retries: 3).run(count: 12, input: input(0.02))
+        let (resultsA, resultsB) = await (a, b)
+        #expect((resultsA + resultsB).allSatisfy { $0.output != nil && $0.failures.isEmpty }, "busy is not a failure")
+        #expect(gauge.most.values.allSatisfy { $0 <= 1 }, "slot limit held: \(gauge.most)")
+    }
+}
