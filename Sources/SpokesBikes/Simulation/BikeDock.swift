@@ -9,8 +9,8 @@ public protocol BikeDock: Sendable {
 
     /// The station id, to recognise the goal station.
     var stationID: String { get }
-    /// Takes a bike if one is free; returns whether it did.
-    func takeBike() async throws(Failure) -> Bool
-    /// Leaves a bike if a slot is empty; returns whether it did.
-    func leaveBike() async throws(Failure) -> Bool
+    /// Takes a bike if one is free; returns whether it did. `move` names the operation.
+    func takeBike(_ move: Move) async throws(Failure) -> Bool
+    /// Leaves a bike if a slot is empty; returns whether it did. `move` names the operation.
+    func leaveBike(_ move: Move) async throws(Failure) -> Bool
 }

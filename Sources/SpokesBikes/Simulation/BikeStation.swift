@@ -14,11 +14,11 @@ public actor BikeStation: BikeDock {
         self.station = station
     }
 
-    public func takeBike() -> Bool {
+    public func takeBike(_ move: Move) -> Bool {
         station.takeBike()
     }
 
-    public func leaveBike() -> Bool {
+    public func leaveBike(_ move: Move) -> Bool {
         station.leaveBike()
     }
 

@@ -28,47 +28,38 @@ public struct BikeUser: Sendable, Hashable, Identifiable {
     /// Runs this user over `stations` until it has ridden `paths` paths or left a bike
     /// at the station whose id is `goal`.
     ///
-    /// Cancelling the task ends the run at the next move, with ending `.cancelled`.
+    /// `progress` resumes a user after its last acknowledged step (its random stream is
+    /// advanced past the moves already made); `attempt` is passed to the stations with
+    /// every move. Cancelling the task ends the run at the next move, with ending
+    /// `.cancelled`.
     public func runSimulation<Dock: BikeDock>(
-        in stations: [Dock], paths: Int, goal: String? = nil
+        in stations: [Dock], paths: Int, goal: String? = nil,
+        resumingFrom progress: UserProgress = UserProgress(), attempt: Int = 1
     ) async throws(Dock.Failure) -> SimulationResult {
-        var result = SimulationResult(user: id)
-        guard !stations.isEmpty, paths > 0 else { return result }
-        var random = SeededGenerator(seed: seed, stream: UInt64(truncatingIfNeeded: id))
-        var hasBike = false
-        while result.paths < paths {
-            if Task.isCancelled {
-                result.ending = .cancelled
-                break
-            }
-            if result.moves >= maxMoves {
-                result.ending = .gaveUp
-                break
-            }
-            let station = stations[random.index(below: stations.count)]
-            result.moves += 1
-            if !hasBike {
-                if try await station.takeBike() {
-                    hasBike = true
-                } else {
-                    result.failedTakes += 1
-                }
-            } else if try await station.leaveBike() {
-                hasBike = false
-                result.paths += 1
-                if station.stationID == goal {
-                    result.ending = .reachedGoal
+        var state = progress
+        var ending = SimulationResult.Ending.finishedPaths
+        if !stations.isEmpty, paths > 0 {
+            var random = SeededGenerator(seed: seed, stream: UInt64(truncatingIfNeeded: id))
+            for _ in 0..<state.moves { _ = random.index(below: stations.count) }
+            while !state.isFinished(paths: paths) {
+                if Task.isCancelled {
+                    ending = .cancelled
                     break
                 }
-            } else {
-                result.failedLeaves += 1
-            }
-            if result.paths < paths {
-                await timing.travel()
+                if state.moves >= maxMoves {
+                    ending = .gaveUp
+                    break
+                }
+                let station = stations[random.index(below: stations.count)]
+                let move = Move(user: id, attempt: attempt, step: state.moves + 1)
+                let succeeded = state.hasBike ? try await station.leaveBike(move) : try await station.takeBike(move)
+                state.record(succeeded: succeeded, at: station.stationID, goal: goal)
+                if !state.isFinished(paths: paths) {
+                    await timing.travel()
+                }
             }
         }
-        result.holdsBike = hasBike
-        result.waitingTime = Double(result.failedTakes + result.failedLeaves) * timing.moveTime
-        return result
+        if state.reachedGoal { ending = .reachedGoal }
+        return SimulationResult(user: id, progress: state, ending: ending, moveTime: timing.moveTime)
     }
 }

@@ -30,8 +30,25 @@ public struct SimulationResult: Sendable, Hashable, Codable {
     /// True when the run ended with the user still riding (only when cancelled or gave up).
     public var holdsBike: Bool = false
 
+    /// On a cluster: the node whose worker produced the result; nil in one process.
+    public var node: String?
+    /// On a cluster: how many attempts the user took; nil in one process.
+    public var attempts: Int?
+
     public init(user: Int) {
         self.user = user
+    }
+
+    /// The result of a user that got as far as `progress` and ended with `ending`.
+    public init(user: Int, progress: UserProgress, ending: Ending, moveTime: Double) {
+        self.user = user
+        paths = progress.paths
+        moves = progress.moves
+        failedTakes = progress.failedTakes
+        failedLeaves = progress.failedLeaves
+        waitingTime = Double(progress.failedTakes + progress.failedLeaves) * moveTime
+        self.ending = ending
+        holdsBike = progress.hasBike
     }
 
     /// The user's run came to its natural end (all paths ridden or goal reached).

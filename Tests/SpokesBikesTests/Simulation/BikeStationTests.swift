@@ -5,7 +5,7 @@ import Testing
     @Test func concurrentTakesNeverTakeMoreBikesThanThereAre() async {
         let station = BikeStation(Station(id: "s", name: "S", freeBikes: 10, emptySlots: 5))
         let taken = await withTaskGroup(of: Bool.self) { group in
-            for _ in 0..<1_000 { group.addTask { await station.takeBike() } }
+            for _ in 0..<1_000 { group.addTask { await station.takeBike(Move(user: 0, attempt: 1, step: 1)) } }
             return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         #expect(taken == 10)
@@ -18,7 +18,8 @@ import Testing
         let station = BikeStation(Station(id: "s", name: "S", freeBikes: 3, emptySlots: 3))
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<2_000 {
-                group.addTask { _ = index.isMultiple(of: 2) ? await station.takeBike() : await station.leaveBike() }
+                group.addTask { let move = Move(user: index, attempt: 1, step: 1)
+                    _ = index.isMultiple(of: 2) ? await station.takeBike(move) : await station.leaveBike(move) }
             }
         }
         let state = await station.state

@@ -6,28 +6,31 @@ import Testing
 final class ScriptedDock: BikeDock {
     typealias Failure = Never
     let stationID: String
-    private let answers: Mutex<(takes: [Bool], leaves: [Bool], calls: [String])>
+    private let answers: Mutex<(takes: [Bool], leaves: [Bool], calls: [String], moves: [Move])>
 
     init(id: String = "scripted", takes: [Bool], leaves: [Bool]) {
         stationID = id
-        answers = Mutex((takes, leaves, []))
+        answers = Mutex((takes, leaves, [], []))
     }
 
-    func takeBike() -> Bool {
+    func takeBike(_ move: Move) -> Bool {
         answers.withLock { state in
             state.calls.append("take")
+            state.moves.append(move)
             return state.takes.isEmpty ? true : state.takes.removeFirst()
         }
     }
 
-    func leaveBike() -> Bool {
+    func leaveBike(_ move: Move) -> Bool {
         answers.withLock { state in
             state.calls.append("leave")
+            state.moves.append(move)
             return state.leaves.isEmpty ? true : state.leaves.removeFirst()
         }
     }
 
     var calls: [String] { answers.withLock { $0.calls } }
+    var moves: [Move] { answers.withLock { $0.moves } }
 }
 
 @Suite struct BikeUserTests {
@@ -74,6 +77,29 @@ final class ScriptedDock: BikeDock {
         let none: [BikeStation] = []
         #expect(await BikeUser(id: 0).runSimulation(in: none, paths: 5).moves == 0)
         #expect(await BikeUser(id: 0).runSimulation(in: [ScriptedDock(takes: [], leaves: [])], paths: 0).moves == 0)
+    }
+
+    @Test func everyMoveNamesTheUserAttemptAndStep() async {
+        let dock = ScriptedDock(takes: [false, true], leaves: [])
+        _ = await BikeUser(id: 7, timing: instant).runSimulation(in: [dock], paths: 1, attempt: 2)
+        #expect(dock.moves == [Move(user: 7, attempt: 2, step: 1), Move(user: 7, attempt: 2, step: 2), Move(user: 7, attempt: 2, step: 3)])
+    }
+
+    @Test func aResumedUserContinuesAfterItsLastStepWithTheSameRandomChoices() async throws {
+        let stations = (0..<5).map { ScriptedDock(id: "s\($0)", takes: [], leaves: []) }
+        let user = BikeUser(id: 3, seed: 11, timing: instant)
+        let whole = await user.runSimulation(in: stations, paths: 4)
+        let wholeVisits = stations.flatMap { station in station.moves.map { ($0.step, station.stationID) } }.sorted { $0.0 < $1.0 }.map(\.1)
+
+        let again = (0..<5).map { ScriptedDock(id: "s\($0)", takes: [], leaves: []) }
+        var progress = UserProgress()
+        progress.record(succeeded: true, at: wholeVisits[0], goal: nil)
+        progress.record(succeeded: true, at: wholeVisits[1], goal: nil)
+        let resumed = await user.runSimulation(in: again, paths: 4, resumingFrom: progress, attempt: 2)
+        let resumedVisits = again.flatMap { station in station.moves.map { ($0.step, station.stationID) } }.sorted { $0.0 < $1.0 }
+        #expect(resumedVisits.first?.0 == 3, "resumes at step 3")
+        #expect(resumedVisits.map(\.1) == Array(wholeVisits.dropFirst(2)), "the same stations as the uninterrupted run")
+        #expect(resumed == whole)
     }
 
     @Test func aCancelledUserStopsAtItsNextMove() async {
