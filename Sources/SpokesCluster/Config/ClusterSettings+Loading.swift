@@ -341,6 +341,7 @@ extension ClusterSettings {
     private static func unknownKey(_ key: String, at location: YAMLLocation, section: String?, known: [String], source: String) -> ConfigurationError {
         let nearest = known.map { (key: $0, distance: editDistance(key, $0)) }.min { $0.distance < $1.distance }
         let suggestion = nearest.flatMap { $0.distance <= max(2, key.count / 3) ? $0.key : nil }
+            ?? known.first { key.count >= 3 && ($0.hasPrefix(key) || key.hasPrefix($0)) }
         return .unknownKey(source: source, location: location, key: key, section: section, suggestion: suggestion, knownKeys: known)
     }
 
