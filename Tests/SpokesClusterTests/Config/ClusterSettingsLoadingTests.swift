@@ -1,0 +1,288 @@
+import Foundation
+import Testing
+@testable import SpokesCluster
+
+/// The `cluster.yaml` shipped at the repository root.
+private let shippedFile = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("cluster.yaml").path
+
+/// Writes `text` to a fresh temporary file and returns its path.
+private func temporaryFile(_ text: String) throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-\(UUID().uuidString).yaml").path
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
+
+/// The error message of applying `yaml` (as `cluster.yaml`) to defaults, or nil if it succeeds.
+private func failure(yaml: String) throws -> String? {
+    var settings = ClusterSettings()
+    let parsed = try YAMLParser.parse(yaml, source: "cluster.yaml")
+    do {
+        try settings.apply(yaml: parsed, source: "cluster.yaml")
+        return nil
+    } catch {
+        return error.description
+    }
+}
+
+/// The error message of applying `environment` to defaults, or nil if it succeeds.
+private func failure(environment: [String: String]) -> String? {
+    var settings = ClusterSettings()
+    do {
+        try settings.apply(environment: environment)
+        return nil
+    } catch {
+        return error.description
+    }
+}
+
+@Suite struct ClusterSettingsLoadingTests {
+    @Test func theShippedFileLoadsToExactlyTheDefaults() throws {
+        #expect(try ClusterSettings.load(file: shippedFile, environment: [:]) == ClusterSettings())
+    }
+
+    @Test func theShippedFileListsEverySettingWithACommentAndStatesThePrecedence() throws {
+        let text = try String(contentsOfFile: shippedFile, encoding: .utf8)
+        let yaml = try YAMLParser.parse(text, source: shippedFile)
+        for path in ClusterSettings.settingPaths {
+            let value = path.split(separator: ".").reduce(yaml as YAMLValue?) { $0?[String($1)] }
+            #expect(value != nil, "\(path) is missing")
+        }
+        let settingLines = text.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.hasSuffix(":") }
+        #expect(settingLines.count == ClusterSettings.settingPaths.count)
+        #expect(settingLines.allSatisfy { $0.contains(" # ") })
+        #expect(text.contains("defaults < this file"))
+        #expect(!text.contains("secret_file:"))
+    }
+
+    @Test func withoutFileOrEnvironmentTheDefaultsApply() throws {
+        #expect(try ClusterSettings.load(file: nil, environment: ["HOME": "/root"]) == ClusterSettings())
+    }
+
+    @Test func theFileOverridesEveryDefault() throws {
+        let path = try temporaryFile("""
+            cluster: bikes
+            node:
+              name: n1
+              host: 0.0.0.0
+              port: 7000
+              slots: 8
+            discovery:
+              mode: lan
+              port: 8000
+              interval: 1.5
+              broadcast: 192.168.1.255
+            seeds:
+            - 192.168.1.20:7000
+            - 10.0.0.1:1
+            heartbeat:
+              interval: 1
+              suspect_after: 2
+              dead_after: 3
+            tasks:
+              deadline: 60
+              retries: 0
+            data_directory: /var/spokes
+            limits:
+              max_frame_bytes: 1024
+              call_timeout: 5
+              handshake_timeout: 0.5
+            """)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var expected = ClusterSettings()
+        expected.cluster = "bikes"
+        expected.nodeName = "n1"
+        expected.host = "0.0.0.0"
+        expected.port = 7000
+        expected.slots = 8
+        expected.discoveryMode = .lan
+        expected.discoveryPort = 8000
+        expected.discoveryInterval = 1.5
+        expected.broadcastAddress = "192.168.1.255"
+        expected.seeds = ["192.168.1.20:7000", "10.0.0.1:1"]
+        expected.heartbeatInterval = 1
+        expected.suspectTimeout = 2
+        expected.deadTimeout = 3
+        expected.taskDeadline = 60
+        expected.taskRetries = 0
+        expected.dataDirectory = "/var/spokes"
+        expected.maximumFrameSize = 1024
+        expected.callTimeout = 5
+        expected.handshakeTimeout = 0.5
+        #expect(try ClusterSettings.load(file: path, environment: [:]) == expected)
+    }
+
+    @Test func theEnvironmentOverridesTheFile() throws {
+        let path = try temporaryFile("cluster: from-file\nnode:\n  port: 7000\n  slots: 2\nseeds: [1.1.1.1:1]")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let settings = try ClusterSettings.load(file: path, environment: [
+            "SPOKES_NODE_PORT": "7100", "SPOKES_SEEDS": " 2.2.2.2:2, 3.3.3.3:3 ,", "SPOKES_HEARTBEAT_DEAD_AFTER": "5",
+        ])
+        #expect(settings.cluster == "from-file")
+        #expect(settings.slots == 2)
+        #expect(settings.port == 7100)
+        #expect(settings.seeds == ["2.2.2.2:2", "3.3.3.3:3"])
+        #expect(settings.deadTimeout == 5)
+    }
+
+    @Test func everySettingHasAnEnvironmentVariable() throws {
+        var environment: [String: String] = [:]
+        for path in ClusterSettings.settingPaths {
+            environment[ClusterSettings.environmentVariable(for: path)] = "x"
+        }
+        #expect(environment.keys.sorted() == [
+            "SPOKES_CLUSTER", "SPOKES_DATA_DIRECTORY", "SPOKES_DISCOVERY_BROADCAST", "SPOKES_DISCOVERY_INTERVAL",
+            "SPOKES_DISCOVERY_MODE", "SPOKES_DISCOVERY_PORT", "SPOKES_HEARTBEAT_DEAD_AFTER", "SPOKES_HEARTBEAT_INTERVAL",
+            "SPOKES_HEARTBEAT_SUSPECT_AFTER", "SPOKES_LIMITS_CALL_TIMEOUT", "SPOKES_LIMITS_HANDSHAKE_TIMEOUT",
+            "SPOKES_LIMITS_MAX_FRAME_BYTES", "SPOKES_NODE_HOST", "SPOKES_NODE_NAME", "SPOKES_NODE_PORT", "SPOKES_NODE_SLOTS",
+            "SPOKES_SEEDS", "SPOKES_TASKS_DEADLINE", "SPOKES_TASKS_RETRIES",
+        ])
+        var settings = ClusterSettings()
+        try settings.apply(environment: ["SPOKES_NODE_NAME": "", "SPOKES_CLUSTER": "c", "SPOKES_LIMITS_MAX_FRAME_BYTES": "2048"])
+        #expect(settings.cluster == "c" && settings.nodeName == "" && settings.maximumFrameSize == 2048)
+    }
+
+    @Test func laterLayersKeepWhatTheyDoNotSet() throws {
+        var settings = ClusterSettings()
+        try settings.apply(yaml: try YAMLParser.parse("node:\n  slots: 9\nheartbeat:", source: "f"), source: "f")
+        try settings.apply(environment: ["SPOKES_NODE_NAME": "n"])
+        var expected = ClusterSettings()
+        expected.slots = 9
+        expected.nodeName = "n"
+        #expect(settings == expected)
+    }
+
+    @Test func aMissingFileIsNamed() {
+        #expect(throws: ConfigurationError.missingFile("/nonexistent/cluster.yaml")) {
+            try ClusterSettings.load(file: "/nonexistent/cluster.yaml", environment: [:])
+        }
+        #expect(ConfigurationError.missingFile("c.yaml").description == "configuration file not found: c.yaml")
+    }
+
+    @Test func aDirectoryIsAnUnreadableFile() {
+        let directory = FileManager.default.temporaryDirectory.path
+        #expect(throws: ConfigurationError.unreadableFile(directory, reason: "it is a directory")) {
+            try ClusterSettings.load(file: directory, environment: [:])
+        }
+    }
+
+    @Test func yamlErrorsKeepTheFileNameAndPosition() throws {
+        let path = try temporaryFile("node:\n  port: 1\n  port: 2\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            _ = try ClusterSettings.load(file: path, environment: [:])
+            Issue.record("loaded a file with a duplicate key")
+        } catch {
+            guard case .yaml = error else { Issue.record("not a YAML error: \(error)"); return }
+            #expect(error.description == "\(path):3:3: duplicate key 'port' (first at line 2)")
+        }
+    }
+
+    @Test(arguments: [
+        ("node:\n  name: a\n  prot: 1", "cluster.yaml:3:3: unknown key 'prot' in 'node'. Did you mean 'port'?"),
+        ("clustr: x", "cluster.yaml:1:1: unknown key 'clustr' at the top level. Did you mean 'cluster'?"),
+        ("heartbeat:\n  suspect: 1", "cluster.yaml:2:3: unknown key 'suspect' in 'heartbeat'. Did you mean 'suspect_after'?"),
+        ("limits:\n  max_frame: 1", "cluster.yaml:2:3: unknown key 'max_frame' in 'limits'. Did you mean 'max_frame_bytes'?"),
+        ("node:\n  color: red", "cluster.yaml:2:3: unknown key 'color' in 'node'. Known keys: name, host, port, slots."),
+        ("secret_file: s", "cluster.yaml:1:1: unknown key 'secret_file' at the top level. Known keys: cluster, node, discovery, seeds, heartbeat, tasks, data_directory, limits."),
+    ])
+    func unknownKeysAreNamedWithTheNearestKnownKey(yaml: String, message: String) throws {
+        #expect(try failure(yaml: yaml) == message)
+    }
+
+    @Test(arguments: [
+        ("cluster: spokes\nnode:\n  name: a\n  host: 127.0.0.1\n  slots: many", "cluster.yaml:5:10: node.slots must be an integer from 1 to 10000, got 'many'"),
+        ("node:\n  slots: 0", "cluster.yaml:2:10: node.slots must be an integer from 1 to 10000, got '0'"),
+        ("node:\n  port: 65536", "cluster.yaml:2:9: node.port must be an integer from 0 to 65535, got '65536'"),
+        ("node:\n  port:", "cluster.yaml:2:8: node.port must be an integer from 0 to 65535, got nothing"),
+        ("node:\n  host: localhost", "cluster.yaml:2:9: node.host must be an IPv4 address like 127.0.0.1, got 'localhost'"),
+        ("node:\n  host: 1.2.3.256", "cluster.yaml:2:9: node.host must be an IPv4 address like 127.0.0.1, got '1.2.3.256'"),
+        ("node: 5", "cluster.yaml:1:7: node must be a mapping with keys name, host, port, slots, got '5'"),
+        ("cluster: ''", "cluster.yaml:1:10: cluster must be a non-empty name, got ''"),
+        ("cluster: [a]", "cluster.yaml:1:10: cluster must be a single value, got a list"),
+        ("discovery:\n  mode: wan", "cluster.yaml:2:9: discovery.mode must be one of loopback, lan, off, got 'wan'"),
+        ("discovery:\n  port: 0", "cluster.yaml:2:9: discovery.port must be an integer from 1 to 65535, got '0'"),
+        ("discovery:\n  interval: 0", "cluster.yaml:2:13: discovery.interval must be a number of seconds greater than 0, got '0'"),
+        ("limits:\n  call_timeout: inf", "cluster.yaml:2:17: limits.call_timeout must be a number of seconds greater than 0, got 'inf'"),
+        ("limits:\n  handshake_timeout: nan", "cluster.yaml:2:22: limits.handshake_timeout must be a number of seconds greater than 0, got 'nan'"),
+        ("limits:\n  max_frame_bytes: 10", "cluster.yaml:2:20: limits.max_frame_bytes must be an integer from 1024 to 1073741824, got '10'"),
+        ("tasks:\n  retries: -1", "cluster.yaml:2:12: tasks.retries must be an integer from 0 to 100, got '-1'"),
+        ("tasks:\n  deadline: -5", "cluster.yaml:2:13: tasks.deadline must be a number of seconds greater than 0, got '-5'"),
+        ("data_directory:", "cluster.yaml:1:16: data_directory must be a directory path, got nothing"),
+        ("seeds: [1.2.3.4:80, host:80]", "cluster.yaml:1:21: seeds[1] must be host:port with an IPv4 host and a port from 1 to 65535, e.g. 192.168.1.20:7000, got 'host:80'"),
+        ("seeds:\n- 1.2.3.4", "cluster.yaml:2:3: seeds[0] must be host:port with an IPv4 host and a port from 1 to 65535, e.g. 192.168.1.20:7000, got '1.2.3.4'"),
+        ("seeds: 1.2.3.4:80", "cluster.yaml:1:8: seeds must be a list of host:port, e.g. [192.168.1.20:7000], got '1.2.3.4:80'"),
+        ("- a", "cluster.yaml:1:1: the document must be a mapping of settings like 'cluster: spokes', got a list"),
+    ])
+    func wrongValuesInTheFileAreRejectedWithTheirLocation(yaml: String, message: String) throws {
+        #expect(try failure(yaml: yaml) == message)
+    }
+
+    @Test(arguments: [
+        ("heartbeat:\n  suspect_after: 2", "cluster.yaml:2:18: heartbeat.suspect_after must be less than heartbeat.dead_after (1.2), got '2.0'"),
+        ("heartbeat:\n  dead_after: 0.5", "cluster.yaml:2:15: heartbeat.dead_after must be greater than heartbeat.suspect_after (0.6), got '0.5'"),
+        ("heartbeat:\n  interval: 0.6", "cluster.yaml:2:13: heartbeat.interval must be less than heartbeat.suspect_after (0.6), got '0.6'"),
+        ("discovery:\n  mode: lan", "cluster.yaml:2:9: discovery.mode 'lan' needs discovery.broadcast set to the LAN's broadcast address, e.g. 192.168.1.255"),
+    ])
+    func inconsistentSettingsBlameTheValueThisLayerSet(yaml: String, message: String) throws {
+        #expect(try failure(yaml: yaml) == message)
+    }
+
+    @Test func consistentChangesInOneLayerAreAccepted() throws {
+        #expect(try failure(yaml: "heartbeat:\n  interval: 2\n  suspect_after: 5\n  dead_after: 9\ndiscovery:\n  mode: lan\n  broadcast: 10.0.0.255") == nil)
+    }
+
+    @Test(arguments: [
+        (["SPOKES_NODE_SLOTS": "many"], "SPOKES_NODE_SLOTS must be an integer from 1 to 10000, got 'many'"),
+        (["SPOKES_NODE_PORT": ""], "SPOKES_NODE_PORT must be an integer from 0 to 65535, got ''"),
+        (["SPOKES_DISCOVERY_MODE": "LAN"], "SPOKES_DISCOVERY_MODE must be one of loopback, lan, off, got 'LAN'"),
+        (["SPOKES_SEEDS": "1.2.3.4:80,nope"], "SPOKES_SEEDS must be host:port with an IPv4 host and a port from 1 to 65535, e.g. 192.168.1.20:7000, got 'nope'"),
+        (["SPOKES_HEARTBEAT_DEAD_AFTER": "0.5"], "SPOKES_HEARTBEAT_DEAD_AFTER must be greater than heartbeat.suspect_after (0.6), got '0.5'"),
+        (["SPOKES_DISCOVERY_MODE": "lan"], "SPOKES_DISCOVERY_MODE 'lan' needs discovery.broadcast set to the LAN's broadcast address, e.g. 192.168.1.255"),
+    ])
+    func wrongValuesInTheEnvironmentNameTheVariable(environment: [String: String], message: String) {
+        #expect(failure(environment: environment) == message)
+    }
+
+    @Test(arguments: [
+        ("SPOKES_NODE_PROT", "SPOKES_NODE_PORT"),
+        ("SPOKES_SEED", "SPOKES_SEEDS"),
+        ("SPOKES_HEARTBEAT_DEADAFTER", "SPOKES_HEARTBEAT_DEAD_AFTER"),
+        ("SPOKES_node_port", "SPOKES_NODE_PORT"),
+    ])
+    func misspelledVariablesAreRejectedWithASuggestion(name: String, suggestion: String) {
+        #expect(failure(environment: [name: "1"]) == "unknown environment variable \(name). Did you mean \(suggestion)?")
+    }
+
+    @Test func unrelatedAndReservedVariablesAreIgnored() throws {
+        var settings = ClusterSettings()
+        try settings.apply(environment: ["SPOKES_SECRET": "s3cret", "SPOKES_LOG_LEVEL": "debug", "PATH": "/bin", "NODE_PORT": "x"])
+        #expect(settings == ClusterSettings())
+    }
+
+    @Test func aRejectedLayerLeavesTheSettingsUnchanged() throws {
+        var settings = ClusterSettings()
+        #expect(throws: ConfigurationError.self) {
+            try settings.apply(yaml: try YAMLParser.parse("cluster: changed\nnode:\n  slots: 0", source: "f"), source: "f")
+        }
+        #expect(throws: ConfigurationError.self) {
+            try settings.apply(environment: ["SPOKES_CLUSTER": "changed", "SPOKES_NODE_PORT": "x"])
+        }
+        #expect(settings == ClusterSettings())
+    }
+
+    @Test func validateChecksSettingsChangedInCode() {
+        #expect(throws: Never.self) { try ClusterSettings().validate() }
+        var settings = ClusterSettings()
+        settings.slots = 0
+        #expect(throws: ConfigurationError.invalidValue(.settings, setting: "node.slots", problem: "must be an integer from 1 to 10000, got '0'")) {
+            try settings.validate()
+        }
+        settings = ClusterSettings()
+        settings.heartbeatInterval = 1
+        #expect(throws: ConfigurationError.invalidValue(.settings, setting: "heartbeat.interval", problem: "must be less than heartbeat.suspect_after (0.6), got '1.0'")) {
+            try settings.validate()
+        }
+    }
+}
