@@ -22,7 +22,7 @@ enum ClusterOptions {
 
     /// Settings from the layers, with these flags applied last.
     static func settings(_ arguments: ParsedArguments, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ClusterSettings {
-        var settings = try baseSettings(file: try arguments.string("config"), environment: environment)
+        var settings = try ClusterSettings.load(file: try arguments.string("config"), environment: environment)
         if let cluster = try arguments.string("cluster") { settings.cluster = cluster }
         if let mode = try arguments.string("discovery") {
             guard let parsed = ClusterSettings.DiscoveryMode(rawValue: mode) else {
@@ -50,12 +50,11 @@ enum ClusterOptions {
             }
             if !seeds.isEmpty { settings.seeds = seeds }
         }
+        do {
+            try settings.validate()
+        } catch {
+            throw UsageError("\(error)")
+        }
         return settings
-    }
-
-    /// Defaults, then the file, then the environment.
-    private static func baseSettings(file: String?, environment: [String: String]) throws -> ClusterSettings {
-        if let file { throw UsageError("--config \(file): configuration files are not read yet") }
-        return ClusterSettings()
     }
 }

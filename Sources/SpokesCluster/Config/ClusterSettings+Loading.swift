@@ -259,13 +259,13 @@ extension ClusterSettings {
             switch value {
             case .null: return []
             case .sequence(let list, _): items = list
-            default: throw invalid("must be a list of host:port, e.g. [192.168.1.20:7000], got \(Self.describe(value))")
+            default: throw invalid("must be a list of host:port, e.g. [198.51.100.20:7000], got \(Self.describe(value))")
             }
             var seeds: [String] = []
             for (index, item) in items.enumerated() {
                 let item = Reader(path: "\(path)[\(index)]", value: item, layer: layer)
                 guard case .scalar(let text, _) = item.value, Self.isSeed(text) else {
-                    throw item.invalid("must be host:port with an IPv4 host and a port from 1 to 65535, e.g. 192.168.1.20:7000, got \(Self.describe(item.value))")
+                    throw item.invalid("must be host:port with an IPv4 host and a port from 1 to 65535, e.g. 198.51.100.20:7000, got \(Self.describe(item.value))")
                 }
                 seeds.append(text)
             }
@@ -312,7 +312,7 @@ extension ClusterSettings {
                 throw .invalidValue(origin, setting: "discovery.broadcast", problem: "must be the LAN's broadcast address when discovery.mode is lan, got nothing")
             }
             throw .invalidValue(assigned["discovery.mode"] ?? .settings, setting: "discovery.mode",
-                                problem: "'lan' needs discovery.broadcast set to the LAN's broadcast address, e.g. 192.168.1.255")
+                                problem: "'lan' needs discovery.broadcast set to the LAN's broadcast address, e.g. 198.51.100.255")
         }
     }
 

@@ -72,9 +72,9 @@ private func failure(environment: [String: String]) -> String? {
               mode: lan
               port: 8000
               interval: 1.5
-              broadcast: 192.168.1.255
+              broadcast: 198.51.100.255
             seeds:
-            - 192.168.1.20:7000
+            - 198.51.100.20:7000
             - 10.0.0.1:1
             heartbeat:
               interval: 1
@@ -99,8 +99,8 @@ private func failure(environment: [String: String]) -> String? {
         expected.discoveryMode = .lan
         expected.discoveryPort = 8000
         expected.discoveryInterval = 1.5
-        expected.broadcastAddress = "192.168.1.255"
-        expected.seeds = ["192.168.1.20:7000", "10.0.0.1:1"]
+        expected.broadcastAddress = "198.51.100.255"
+        expected.seeds = ["198.51.100.20:7000", "10.0.0.1:1"]
         expected.heartbeatInterval = 1
         expected.suspectTimeout = 2
         expected.deadTimeout = 3
@@ -210,9 +210,9 @@ private func failure(environment: [String: String]) -> String? {
         ("tasks:\n  retries: -1", "cluster.yaml:2:12: tasks.retries must be an integer from 0 to 100, got '-1'"),
         ("tasks:\n  deadline: -5", "cluster.yaml:2:13: tasks.deadline must be a number of seconds greater than 0, got '-5'"),
         ("data_directory:", "cluster.yaml:1:16: data_directory must be a directory path, got nothing"),
-        ("seeds: [1.2.3.4:80, host:80]", "cluster.yaml:1:21: seeds[1] must be host:port with an IPv4 host and a port from 1 to 65535, e.g. 192.168.1.20:7000, got 'host:80'"),
-        ("seeds:\n- 1.2.3.4", "cluster.yaml:2:3: seeds[0] must be host:port with an IPv4 host and a port from 1 to 65535, e.g. 192.168.1.20:7000, got '1.2.3.4'"),
-        ("seeds: 1.2.3.4:80", "cluster.yaml:1:8: seeds must be a list of host:port, e.g. [192.168.1.20:7000], got '1.2.3.4:80'"),
+        ("seeds: [1.2.3.4:80, host:80]", "cluster.yaml:1:21: seeds[1] must be host:port with an IPv4 host and a port from 1 to 65535, e.g. 198.51.100.20:7000, got 'host:80'"),
+        ("seeds:\n- 1.2.3.4", "cluster.yaml:2:3: seeds[0] must be host:port with an IPv4 host and a port from 1 to 65535, e.g. 198.51.100.20:7000, got '1.2.3.4'"),
+        ("seeds: 1.2.3.4:80", "cluster.yaml:1:8: seeds must be a list of host:port, e.g. [198.51.100.20:7000], got '1.2.3.4:80'"),
         ("- a", "cluster.yaml:1:1: the document must be a mapping of settings like 'cluster: spokes', got a list"),
     ])
     func wrongValuesInTheFileAreRejectedWithTheirLocation(yaml: String, message: String) throws {
@@ -223,7 +223,7 @@ private func failure(environment: [String: String]) -> String? {
         ("heartbeat:\n  suspect_after: 2", "cluster.yaml:2:18: heartbeat.suspect_after must be less than heartbeat.dead_after (1.2), got '2.0'"),
         ("heartbeat:\n  dead_after: 0.5", "cluster.yaml:2:15: heartbeat.dead_after must be greater than heartbeat.suspect_after (0.6), got '0.5'"),
         ("heartbeat:\n  interval: 0.6", "cluster.yaml:2:13: heartbeat.interval must be less than heartbeat.suspect_after (0.6), got '0.6'"),
-        ("discovery:\n  mode: lan", "cluster.yaml:2:9: discovery.mode 'lan' needs discovery.broadcast set to the LAN's broadcast address, e.g. 192.168.1.255"),
+        ("discovery:\n  mode: lan", "cluster.yaml:2:9: discovery.mode 'lan' needs discovery.broadcast set to the LAN's broadcast address, e.g. 198.51.100.255"),
     ])
     func inconsistentSettingsBlameTheValueThisLayerSet(yaml: String, message: String) throws {
         #expect(try failure(yaml: yaml) == message)
@@ -237,9 +237,9 @@ private func failure(environment: [String: String]) -> String? {
         (["SPOKES_NODE_SLOTS": "many"], "SPOKES_NODE_SLOTS must be an integer from 1 to 10000, got 'many'"),
         (["SPOKES_NODE_PORT": ""], "SPOKES_NODE_PORT must be an integer from 0 to 65535, got ''"),
         (["SPOKES_DISCOVERY_MODE": "LAN"], "SPOKES_DISCOVERY_MODE must be one of loopback, lan, off, got 'LAN'"),
-        (["SPOKES_SEEDS": "1.2.3.4:80,nope"], "SPOKES_SEEDS must be host:port with an IPv4 host and a port from 1 to 65535, e.g. 192.168.1.20:7000, got 'nope'"),
+        (["SPOKES_SEEDS": "1.2.3.4:80,nope"], "SPOKES_SEEDS must be host:port with an IPv4 host and a port from 1 to 65535, e.g. 198.51.100.20:7000, got 'nope'"),
         (["SPOKES_HEARTBEAT_DEAD_AFTER": "0.5"], "SPOKES_HEARTBEAT_DEAD_AFTER must be greater than heartbeat.suspect_after (0.6), got '0.5'"),
-        (["SPOKES_DISCOVERY_MODE": "lan"], "SPOKES_DISCOVERY_MODE 'lan' needs discovery.broadcast set to the LAN's broadcast address, e.g. 192.168.1.255"),
+        (["SPOKES_DISCOVERY_MODE": "lan"], "SPOKES_DISCOVERY_MODE 'lan' needs discovery.broadcast set to the LAN's broadcast address, e.g. 198.51.100.255"),
     ])
     func wrongValuesInTheEnvironmentNameTheVariable(environment: [String: String], message: String) {
         #expect(failure(environment: environment) == message)
