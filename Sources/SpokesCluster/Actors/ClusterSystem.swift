@@ -36,6 +36,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     private let openConnections = Mutex<[ObjectIdentifier: Connection]>([:])
     private let pendingCalls = Mutex<[UInt64: PendingCall]>([:])
     private let nextCallID = Atomic<UInt64>(1)
+    private let loggedRefusals = Mutex<Set<String>>([])
     private let nextActorNumber = Atomic<UInt64>(1)
     private let peerEvents = Mutex<[UUID: AsyncStream<PeerEvent>.Continuation]>([:])
 
@@ -366,7 +367,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
 
     private func greet(_ connection: Connection, hello: WireMessage.Handshake) {
         if let problem = refusal(of: hello) {
-            log("refused \(hello.node) from \(connection.remoteAddress): \(problem)")
+            // Once per node and reason: a refused node redials every second.
+            let line = "refused \(hello.node) from \(connection.remoteAddress.host): \(problem)"
+            if loggedRefusals.withLock({ $0.insert(line).inserted }) { log(line) }
             connection.send(.refused(WireMessage.Refusal(reason: problem)), thenCloseWithReason: "refused: \(problem)")
             return
         }

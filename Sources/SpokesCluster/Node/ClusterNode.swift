@@ -21,6 +21,7 @@ public final class ClusterNode: Sendable {
     private let started = MonotonicClock.now
     private let status: Mutex<NodeStatus?> = Mutex(nil)
     /// Supplies the running/completed task counts shown by `status` (set by the worker).
+    private let loggedDialFailures = Mutex<Set<String>>([])
     private let taskCounts = Mutex<@Sendable () -> (running: Int, completed: Int)>({ (0, 0) })
 
     /// Binds the node's ports. Call ``start()`` to begin finding peers.
@@ -178,7 +179,13 @@ public final class ClusterNode: Sendable {
             case .dial(let address):
                 guard let address = try? SocketAddress(parsing: address) else { continue }
                 let system = system
-                Task { _ = try? await system.join(address) }
+                Task { [weak self] in
+                    do {
+                        try await system.join(address)
+                    } catch {
+                        self?.logDialFailure(address, error)
+                    }
+                }
             case .disconnect(let node):
                 system.disconnect(node, reason: "silent for more than \(settings.deadTimeout) s")
             case .publish(let event):
@@ -186,6 +193,13 @@ public final class ClusterNode: Sendable {
                 for stream in streams { stream.yield(event) }
             }
         }
+    }
+
+    /// Logs why dialling `address` failed, once per address and reason (redials repeat).
+    private func logDialFailure(_ address: SocketAddress, _ error: any Error) {
+        let line = "cannot join \(address): \(error)"
+        let isNew = loggedDialFailures.withLock { $0.insert(line).inserted }
+        if isNew { system.log(line) }
     }
 
     private func statusReport() -> [MemberStatus] {
