@@ -17,12 +17,12 @@ let package = Package(
     targets: [
         .target(name: "SpokesConcurrency"),
         .target(name: "SpokesCluster", dependencies: ["SpokesConcurrency"]),
-        .target(name: "SpokesBikes", dependencies: ["SpokesConcurrency"]),
+        .target(name: "SpokesBikes", dependencies: ["SpokesCluster", "SpokesConcurrency"]),
         .target(name: "SpokesCLI", dependencies: ["SpokesBikes", "SpokesCluster", "SpokesConcurrency"]),
         .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
         .testTarget(name: "SpokesConcurrencyTests", dependencies: ["SpokesConcurrency"]),
         .testTarget(name: "SpokesClusterTests", dependencies: ["SpokesCluster", "SpokesConcurrency"]),
-        .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes"]),
+        .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes", "SpokesCluster", "SpokesConcurrency"]),
         .testTarget(name: "SpokesCLITests", dependencies: ["SpokesCLI", "SpokesCluster"]),
     ],
     swiftLanguageModes: [.v6]

@@ -64,6 +64,22 @@ public struct SimulationReport: Sendable, Hashable, Codable {
     /// One per user, ordered by user number.
     public var results: [SimulationResult]
 
+    // Cluster jobs only (absent from `spokes simulate`'s report).
+
+    /// A user whose every attempt failed, with each attempt's reason.
+    public struct FailedUser: Sendable, Hashable, Codable {
+        public var user: Int
+        public var reasons: [String]
+    }
+
+    /// The job's id.
+    public var job: String?
+    /// Failed attempts that were retried or gave up, over all users.
+    public var retries: Int?
+    public var failedUsers: [FailedUser]?
+    /// Node name -> users whose result it produced.
+    public var tasksPerNode: [String: Int]?
+
     /// Builds the report from the network as it was, the stations as they are, and the
     /// users' results.
     public init(

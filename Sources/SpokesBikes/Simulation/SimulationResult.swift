@@ -13,6 +13,8 @@ public struct SimulationResult: Sendable, Hashable, Codable {
         case gaveUp
         /// The run was cancelled (Ctrl-C).
         case cancelled
+        /// On a cluster: every attempt failed (see the report's `failedUsers`).
+        case failed
     }
 
     public var user: Int

@@ -107,14 +107,13 @@ public struct JobRunner: Sendable {
                 }
             } catch {
                 await systems.release(commitment)
-                if error is TimeoutError {
-                    reason = "no result within the \(deadline) s deadline"
+                if error is TimeoutError || Task.isCancelled {
+                    // The worker may still be running it: tell it to stop.
                     let system = commitment.system
                     let key = TaskRequest(job: job, task: task, attempt: attempt, kind: kind, input: "").key
                     Task { try? await system.cancel(key) }
-                } else {
-                    reason = "\(error)"
                 }
+                reason = error is TimeoutError ? "no result within the \(deadline) s deadline" : "\(error)"
             }
             failures.append(Failure(attempt: attempt, node: commitment.node, reason: reason))
             let willRetry = attempt <= retries && !Task.isCancelled

@@ -1,0 +1,151 @@
+import Foundation
+import SpokesCluster
+import Synchronization
+
+/// A bike simulation spread over a cluster: what to run, and how the coordinator runs it.
+public struct BikeJob: Sendable, Codable {
+    /// The job's id, chosen by the submitter so it can cancel the job.
+    public var id: String
+    public var network: Network
+    public var options: SimulationOptions
+    /// Seconds a user task may run before it is cancelled and retried (nil: the node's default).
+    public var deadline: Double?
+    /// Retries of a failed user task (nil: the node's default).
+    public var retries: Int?
+
+    public init(id: String = BikeJob.newID(), network: Network, options: SimulationOptions, deadline: Double? = nil, retries: Int? = nil) {
+        self.id = id
+        self.network = network
+        self.options = options
+        self.deadline = deadline
+        self.retries = retries
+    }
+
+    /// A fresh job id, e.g. `job-1a2b3c4d`.
+    public static func newID() -> String {
+        "job-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+    }
+
+    /// Runs the job with `node` as coordinator: hosts the stations, sends one
+    /// `bikes.user` task per user to the first available system, retries failures on
+    /// this node, and reports. Cancelling the calling task cancels the job everywhere.
+    public func run(on node: ClusterNode, onProgress: @escaping @Sendable (JobProgress) -> Void = { _ in }) async throws -> SimulationReport {
+        try options.validate(for: network)
+        let settings = node.settings
+        let deadline = deadline ?? settings.taskDeadline
+        let retries = retries ?? settings.taskRetries
+        guard deadline > 0, deadline.isFinite else {
+            throw SimulationError.invalidSetting(name: "deadline", value: "\(deadline)", expected: "a positive number of seconds")
+        }
+        guard (0...100).contains(retries) else {
+            throw SimulationError.invalidSetting(name: "retries", value: "\(retries)", expected: "0 to 100")
+        }
+        let ledger = JobLedger(users: options.users)
+        let goalIndex = options.goal.flatMap { goal in network.stations.firstIndex { $0.id == goal } }
+        let system = node.system
+        let stations = network.stations.enumerated().map { index, station in
+            ClusterSystem.withWellKnownName(JobStation.name(job: id, index: index)) {
+                JobStation(actorSystem: system, station: station, index: index, ledger: ledger, goalIndex: goalIndex)
+            }
+        }
+        let (systems, following) = try node.makeSystems()
+        defer { following.cancel() }
+
+        let tracker = ProgressTracker(job: id, users: options.users, onProgress: onProgress)
+        let base = BikeUserTask.Input(
+            job: id, coordinator: system.node, stationCount: stations.count, goalIndex: goalIndex, user: 0,
+            paths: options.paths, seed: options.seed, timing: options.timing, maxMoves: options.maxMovesPerUser,
+            progress: UserProgress())
+        let runner = JobRunner(systems: systems, job: id, kind: BikeUserTask.name, deadline: deadline, retries: retries)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let outcomes = await runner.run(
+            count: options.users,
+            input: { user, attempt in
+                var input = base
+                input.user = user
+                input.progress = ledger.beginAttempt(user: user, attempt: attempt)
+                return String(decoding: try JSONEncoder().encode(input), as: UTF8.self)
+            },
+            accept: { user, attempt, _ in ledger.accept(user: user, attempt: attempt) != nil },
+            onEvent: { tracker.record($0) })
+
+        var results: [SimulationResult] = []
+        var failedUsers: [SimulationReport.FailedUser] = []
+        var tasksPerNode: [String: Int] = [:]
+        for outcome in outcomes {
+            let progress = ledger.progress(user: outcome.task)
+            var ending: SimulationResult.Ending = .failed
+            if let output = outcome.output {
+                ending = (try? JSONDecoder().decode(SimulationResult.self, from: Data(output.utf8)))?.ending ?? .finishedPaths
+            } else {
+                failedUsers.append(.init(user: outcome.task, reasons: outcome.failures.map { "attempt \($0.attempt) on \($0.node): \($0.reason)" }))
+            }
+            if Task.isCancelled, outcome.output == nil { ending = .cancelled }
+            var result = SimulationResult(user: outcome.task, progress: progress, ending: ending, moveTime: options.timing.moveTime)
+            result.node = outcome.node
+            result.attempts = outcome.attempts
+            results.append(result)
+            if let node = outcome.node { tasksPerNode[node, default: 0] += 1 }
+        }
+        var finalStations: [Station] = []
+        for station in stations { finalStations.append(try await station.snapshot()) }
+        var report = SimulationReport(
+            network: network, finalStations: finalStations, options: options, results: results,
+            wallTime: (clock.now - start).seconds, cancelled: Task.isCancelled)
+        report.job = id
+        report.retries = outcomes.reduce(0) { $0 + $1.failures.count }
+        report.failedUsers = failedUsers
+        report.tasksPerNode = tasksPerNode
+        return report
+    }
+}
+
+/// Turns job events into progress snapshots, at most ten a second plus the last.
+private final class ProgressTracker: Sendable {
+    private struct State {
+        var done = 0
+        var failed = 0
+        var retries = 0
+        var running: [String: Int] = [:]
+        var lastSent: ContinuousClock.Instant?
+    }
+
+    private let job: String
+    private let users: Int
+    private let onProgress: @Sendable (JobProgress) -> Void
+    private let state = Mutex(State())
+    private let clock = ContinuousClock()
+    private let start: ContinuousClock.Instant
+
+    init(job: String, users: Int, onProgress: @escaping @Sendable (JobProgress) -> Void) {
+        self.job = job
+        self.users = users
+        self.onProgress = onProgress
+        start = clock.now
+    }
+
+    func record(_ event: JobRunner.Event) {
+        let now = clock.now
+        let snapshot: JobProgress? = state.withLock { state in
+            switch event {
+            case .started(_, _, let node):
+                state.running[node, default: 0] += 1
+            case .finished(_, let node):
+                state.running[node, default: 0] -= 1
+                state.done += 1
+            case .failed(_, _, let node, _, let willRetry):
+                state.running[node, default: 0] -= 1
+                state.retries += 1
+                if !willRetry { state.failed += 1 }
+            }
+            let last = state.done + state.failed == users
+            guard last || state.lastSent.map({ now - $0 >= .milliseconds(100) }) ?? true else { return nil }
+            state.lastSent = now
+            return JobProgress(
+                job: job, usersDone: state.done, usersTotal: users, usersFailed: state.failed, retries: state.retries,
+                elapsed: (now - start).seconds, runningPerNode: state.running.filter { $0.value > 0 })
+        }
+        if let snapshot { onProgress(snapshot) }
+    }
+}

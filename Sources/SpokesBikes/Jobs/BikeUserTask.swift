@@ -1,0 +1,44 @@
+import SpokesCluster
+
+/// `bikes.user`: one user's ride, run on any node, against the coordinator's stations.
+///
+/// The input is small whatever the network's size: stations are found by their
+/// well-known names on the coordinator, and the goal by its index.
+public struct BikeUserTask: TaskKind {
+    public static let name = "bikes.user"
+
+    public struct Input: Sendable, Codable, Hashable {
+        public var job: String
+        public var coordinator: NodeID
+        public var stationCount: Int
+        public var goalIndex: Int?
+        public var user: Int
+        public var paths: Int
+        public var seed: UInt64
+        public var timing: MoveTiming
+        public var maxMoves: Int
+        /// Where this attempt resumes (from the coordinator's ledger).
+        public var progress: UserProgress
+    }
+
+    public init() {}
+
+    public func run(_ input: Input, context: TaskContext) async throws -> SimulationResult {
+        guard input.stationCount > 0, input.stationCount <= 1_000_000 else {
+            throw TaskError.invalidInput(kind: Self.name, reason: "station count \(input.stationCount)")
+        }
+        let docks = try (0..<input.stationCount).map { index in
+            RemoteStationDock(
+                stationID: "\(index)",
+                station: try JobStation.resolve(
+                    id: ActorID(node: input.coordinator, name: JobStation.name(job: input.job, index: index)),
+                    using: context.system))
+        }
+        let user = BikeUser(id: input.user, seed: input.seed, timing: input.timing, maxMoves: input.maxMoves)
+        let result = try await user.runSimulation(
+            in: docks, paths: input.paths, goal: input.goalIndex.map(String.init),
+            resumingFrom: input.progress, attempt: context.attempt)
+        if result.ending == .cancelled { throw CancellationError() }
+        return result
+    }
+}
