@@ -1,4 +1,5 @@
 import Foundation
+import SpokesBikes
 import SpokesCluster
 
 /// `spokes node`: runs a node in the foreground until SIGINT or SIGTERM.
@@ -11,25 +12,37 @@ enum NodeCommand {
             prints one line to stdout once it listens: 'ready name=<name> address=<host>:<port>'. \
             Logs go to stderr. SIGINT or SIGTERM announces leave to the peers and exits 0.
             """,
-        options: ClusterOptions.node + ClusterOptions.connection)
+        options: ClusterOptions.node + [
+            .value("fail-every", "N", help: "Fault injection: every Nth task on this node fails.", default: "0"),
+            .value("slow", "MS", help: "Fault injection: each task on this node waits MS milliseconds first.", default: "0"),
+        ] + ClusterOptions.connection)
 
     static let subcommand = Subcommand(spec: spec) { arguments, context in
-        try await run(ClusterOptions.settings(arguments), context: context)
+        let faults = ScanSystem.Faults(
+            failEvery: try arguments.integer("fail-every", in: 0...1_000_000) ?? 0,
+            slowMilliseconds: try arguments.integer("slow", in: 0...3_600_000) ?? 0)
+        return try await run(ClusterOptions.settings(arguments), faults: faults, context: context)
     }
 
-    static func run(_ settings: ClusterSettings, context: CommandContext) async throws -> Int32 {
+    static func run(_ settings: ClusterSettings, faults: ScanSystem.Faults = .init(), context: CommandContext) async throws -> Int32 {
         if let address = try? SocketAddress(parsing: "\(settings.host):0"), !address.isLoopback {
             context.standardError("warning: listening on \(settings.host), beyond this machine; anyone who can reach it can join (a cluster secret comes with the security work)\n")
         }
-        let node = try ClusterNode(settings: settings)
+        let registry = TaskRegistry()
+        registry.register(BikeUserTask())
+        let node = try ClusterNode(settings: settings, registry: registry, faults: faults)
         let stopped = Promise<Void, Never>()
         let signals = InterruptHandler(signals: [SIGINT, SIGTERM]) { stopped.resolve(()) }
         defer { signals.stop() }
         let events = node.membershipEvents()
         node.start()
+        let jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) { JobService(actorSystem: node.system, node: node) }
         let name = node.system.node.name
         context.standardOutput("ready name=\(name) address=\(node.system.address)\n")
-        context.standardError("[\(name)] listening on \(node.system.address), cluster '\(settings.cluster)', \(settings.slots) slots, discovery \(settings.discoveryMode.rawValue)\n")
+        var faultNote = ""
+        if faults.failEvery > 0 { faultNote += ", failing every \(faults.failEvery)th task" }
+        if faults.slowMilliseconds > 0 { faultNote += ", \(faults.slowMilliseconds) ms slow" }
+        context.standardError("[\(name)] listening on \(node.system.address), cluster '\(settings.cluster)', \(settings.slots) slots, discovery \(settings.discoveryMode.rawValue)\(faultNote)\n")
         let logging = Task {
             for await event in events {
                 context.standardError("[\(name)] \(describe(event))\n")
@@ -39,6 +52,7 @@ enum NodeCommand {
         context.standardError("[\(name)] stopping: telling peers we leave\n")
         await node.stop()
         logging.cancel()
+        withExtendedLifetime(jobs) {}
         return 0
     }
 

@@ -26,11 +26,15 @@ final class ProgressLine: Sendable {
 
     /// Draws the first line, before any user has finished.
     func start(users: Int) {
-        draw(SimulationProgress(usersDone: 0, usersTotal: users, pathsRidden: 0, elapsed: 0), force: true)
+        draw(Self.text(SimulationProgress(usersDone: 0, usersTotal: users, pathsRidden: 0, elapsed: 0)), force: true)
     }
 
     func show(_ progress: SimulationProgress) {
-        draw(progress, force: progress.usersDone == progress.usersTotal)
+        draw(Self.text(progress), force: progress.usersDone == progress.usersTotal)
+    }
+
+    func show(_ progress: JobProgress) {
+        draw(Self.text(progress), force: progress.usersDone + progress.usersFailed == progress.usersTotal)
     }
 
     /// Erases the line on a terminal.
@@ -38,7 +42,7 @@ final class ProgressLine: Sendable {
         if mode == .redraw { write("\r\u{1B}[K") }
     }
 
-    private func draw(_ progress: SimulationProgress, force: Bool) {
+    private func draw(_ text: String, force: Bool) {
         guard mode != .off else { return }
         let now = clock.now
         let due = lastDraw.withLock { last in
@@ -47,7 +51,24 @@ final class ProgressLine: Sendable {
             return true
         }
         guard due else { return }
-        write(mode == .redraw ? "\r\u{1B}[K" + Self.text(progress) : Self.text(progress) + "\n")
+        write(mode == .redraw ? "\r\u{1B}[K" + text : text + "\n")
+    }
+
+    /// "users 120/200 (60%) · 3 retries · 45.2 users/s · ETA 2s · running n1 4, n2 3"
+    static func text(_ progress: JobProgress) -> String {
+        let finished = progress.usersDone + progress.usersFailed
+        let percent = progress.usersTotal > 0 ? finished * 100 / progress.usersTotal : 100
+        var parts = ["users \(progress.usersDone)/\(progress.usersTotal) (\(percent)%)"]
+        if progress.usersFailed > 0 { parts.append("\(progress.usersFailed) failed") }
+        parts.append("\(progress.retries) retries")
+        parts.append(String(format: "%.1f users/s", progress.rate))
+        if let remaining = progress.estimatedRemaining, finished < progress.usersTotal {
+            parts.append("ETA \(Int(remaining.rounded(.up)))s")
+        }
+        if !progress.runningPerNode.isEmpty {
+            parts.append("running " + progress.runningPerNode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
+        return parts.joined(separator: " · ")
     }
 
     /// "users 120/200 (60%) · 1234 paths · 45.2 users/s · ETA 2s"

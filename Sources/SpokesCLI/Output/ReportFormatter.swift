@@ -49,6 +49,20 @@ enum ReportFormatter {
         let empty = report.stations.count { $0.freeBikes == 0 }
         let full = report.stations.count { $0.emptySlots == 0 }
         row(&lines, "Stations at end", "\(empty) without bikes, \(full) without empty slots")
+        if let job = report.job {
+            row(&lines, "Job", job)
+            let split = (report.tasksPerNode ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            row(&lines, "Users per node", split.isEmpty ? "none" : split.joined(separator: ", "))
+            row(&lines, "Retries", "\(report.retries ?? 0)")
+            let failed = report.failedUsers ?? []
+            if !failed.isEmpty {
+                row(&lines, "Failed users", "\(failed.count)")
+                for user in failed.prefix(10) {
+                    lines.append("  user \(user.user): " + user.reasons.joined(separator: "; "))
+                }
+                if failed.count > 10 { lines.append("  ... and \(failed.count - 10) more (see --json)") }
+            }
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 

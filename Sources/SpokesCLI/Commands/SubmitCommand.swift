@@ -1,0 +1,57 @@
+import Foundation
+import SpokesBikes
+import SpokesCluster
+
+/// `spokes submit`: runs a bike simulation on a cluster.
+enum SubmitCommand {
+    static let spec = CommandSpec(
+        name: "submit",
+        abstract: "Run a bike simulation on a cluster: its users spread over every node with free slots.",
+        discussion: """
+            The node at --to (or the first found by discovery) coordinates the job: it hosts \
+            the stations and sends one task per user to the first node with a free slot. \
+            Failed tasks are retried on the coordinator; every user is counted once and the \
+            report checks that no bike was lost. Exit status 0 when every user completed.
+            """,
+        usage: ["submit [--to HOST:PORT] [--network FILE | --stations N --bikes B --slots S] [--users U] [--paths P] [options]"],
+        options: WorkloadOptions.specs + [
+            .value("to", "HOST:PORT", help: "The node to coordinate the job (default: find one by discovery)."),
+            .value("deadline", "SECONDS", help: "Seconds a user task may run before it is cancelled and retried (default: the node's)."),
+            .value("retries", "N", help: "Retries of a failed user task, on the coordinator (default: the node's)."),
+            .flag("json", help: "Print one JSON report on stdout instead of the summary."),
+            .flag("progress", help: "Show progress on stderr even when it is not a terminal (one line per update)."),
+        ] + ClusterOptions.connection)
+
+    static let subcommand = Subcommand(spec: spec) { arguments, context in
+        let settings = try ClusterOptions.settings(arguments)
+        let job = BikeJob(
+            network: try await WorkloadOptions.network(arguments),
+            options: try WorkloadOptions.simulationOptions(arguments),
+            deadline: try arguments.double("deadline", in: 0.001...86_400),
+            retries: try arguments.integer("retries", in: 0...100))
+        try job.options.validate(for: job.network)
+        let target: SocketAddress
+        if let to = try arguments.string("to") {
+            do { target = try SocketAddress(parsing: to) } catch { throw UsageError("--to \(to): \(error)") }
+        } else {
+            target = try await NodeFinder.firstNode(settings: settings, timeout: 3)
+        }
+        return try await run(job, at: target, settings: settings, arguments: arguments, context: context)
+    }
+
+    /// Submits, shows progress, prints the report; the exit status.
+    static func run(_ job: BikeJob, at target: SocketAddress, settings: ClusterSettings, arguments: ParsedArguments, context: CommandContext) async throws -> Int32 {
+        let progress = ProgressLine(
+            mode: arguments.flag("progress") ? .lines : context.standardErrorIsTerminal && !arguments.flag("json") ? .redraw : .off,
+            write: context.standardError)
+        let report = try await JobClient.submit(job, to: target, settings: settings) { progress.show($0) }
+        progress.finish()
+        if arguments.flag("json") {
+            context.standardOutput(try ReportFormatter.json(report) + "\n")
+        } else {
+            context.standardOutput(ReportFormatter.summary(report))
+        }
+        if report.cancelled { return 130 }
+        return report.completedUsers == report.users && report.conservation.holds ? 0 : 1
+    }
+}
