@@ -7,19 +7,22 @@ enum WorkloadOptions {
     static let maximumSyntheticStations = 100_000
     static let maximumDocksPerStation = 10_000
 
-    static let specs: [OptionSpec] = [
+    static let specs = specs()
+
+    /// The workload flags, with the defaults a command wants for users and time scale.
+    static func specs(users: Int = 200, timeScale: String = "1") -> [OptionSpec] { [
         .value("network", "FILE", help: "A CityBikes network JSON file (default: the bundled Milano network)."),
         .value("stations", "N", help: "Simulate N identical synthetic stations instead of a network file."),
         .value("bikes", "B", help: "Free bikes at each synthetic station."),
         .value("slots", "S", help: "Empty slots at each synthetic station."),
-        .value("users", "U", help: "Users riding at the same time.", default: "200"),
+        .value("users", "U", help: "Users riding at the same time.", default: "\(users)"),
         .value("paths", "P", help: "Rides per user (a ride ends when a bike is left).", default: "10"),
         .value("goal", "STATION_ID", help: "A user stops once it leaves a bike at this station."),
         .value("seed", "N", help: "Seed for the users' random choices (default: random, and printed)."),
         .value("move-time", "SECONDS", help: "Nominal seconds per move between stations.", default: "0.1"),
-        .value("time-scale", "X", help: "Real sleep per move = move time x X; 1 is real time, 0 never sleeps.", default: "1"),
+        .value("time-scale", "X", help: "Real sleep per move = move time x X; 1 is real time, 0 never sleeps.", default: timeScale),
         .value("max-moves", "N", help: "Moves after which a user gives up.", default: "1000000"),
-    ]
+    ] }
 
     /// The network the flags name: a file, a synthetic network, or the bundled Milano.
     static func network(_ arguments: ParsedArguments) async throws -> Network {

@@ -1,0 +1,154 @@
+import Foundation
+import SpokesBikes
+import SpokesCluster
+import SpokesConcurrency
+
+/// `spokes demo`: a whole cluster on this machine, one job on it, and everything stopped.
+enum DemoCommand {
+    static let spec = CommandSpec(
+        name: "demo",
+        abstract: "Start a local cluster, run the Milano simulation on it, show the split per node, stop the cluster.",
+        discussion: """
+            Starts --nodes 'spokes node' processes on loopback (a cluster name and discovery \
+            port of their own, so a cluster you run is not disturbed), waits until they see \
+            each other, submits the job to the second node, prints the report, and stops the \
+            nodes it started.
+            """,
+        options: WorkloadOptions.specs(users: 300, timeScale: "0.25") + [
+            .value("nodes", "N", help: "Nodes to start.", default: "3"),
+            .value("node-slots", "S", help: "Task slots per node.", default: "4"),
+            .value("deadline", "SECONDS", help: "Seconds a user task may run before it is retried.", default: "30"),
+            .value("retries", "N", help: "Retries of a failed user task.", default: "3"),
+            .flag("json", help: "Print one JSON report on stdout instead of the summary."),
+            .flag("progress", help: "Show progress on stderr even when it is not a terminal (one line per update)."),
+        ])
+
+    static let subcommand = Subcommand(spec: spec) { arguments, context in
+        let count = try arguments.integer("nodes", in: 1...16) ?? 3
+        let slots = try arguments.integer("node-slots", in: 1...1_000) ?? 4
+        let job = BikeJob(
+            network: try await WorkloadOptions.network(arguments),
+            options: try WorkloadOptions.simulationOptions(arguments),
+            deadline: try arguments.double("deadline", in: 0.001...86_400),
+            retries: try arguments.integer("retries", in: 0...100))
+        try job.options.validate(for: job.network)
+
+        var settings = ClusterSettings()
+        settings.cluster = "demo-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+        settings.discoveryPort = UInt16.random(in: 40_000...49_999)
+        let cluster = try await LocalCluster.start(count: count, slots: slots, settings: settings, context: context)
+        defer { cluster.stop() }
+        context.standardError("demo: \(count) nodes of cluster '\(settings.cluster)' are up: \(cluster.nodes.map { "\($0.name) at \($0.address)" }.joined(separator: ", "))\n")
+        let coordinator = cluster.nodes[min(1, cluster.nodes.count - 1)]
+        context.standardError("demo: submitting \(job.options.users) users x \(job.options.paths) paths on \(job.network.name) to \(coordinator.name)\n")
+        return try await SubmitCommand.run(job, at: coordinator.address, settings: settings, arguments: arguments, context: context)
+    }
+}
+
+/// `spokes node` child processes on loopback, stopped by their PIDs.
+final class LocalCluster: Sendable {
+    struct Node: Sendable {
+        let name: String
+        let address: SocketAddress
+        let pid: Int32
+    }
+
+    let nodes: [Node]
+
+    private init(nodes: [Node]) {
+        self.nodes = nodes
+    }
+
+    /// Starts `count` nodes and returns once each sees all the others alive (at most 20 s).
+    static func start(count: Int, slots: Int, settings: ClusterSettings, context: CommandContext) async throws -> LocalCluster {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var started: [Node] = []
+        do {
+            for index in 1...count {
+                let name = "demo-\(index)"
+                let process = Process()
+                process.executableURL = executable
+                process.arguments = ["node", "--name", name, "--slots", "\(slots)", "--cluster", settings.cluster,
+                                     "--discovery-port", "\(settings.discoveryPort)"]
+                let out = Pipe()
+                process.standardOutput = out
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                let pid = process.processIdentifier
+                started.append(Node(name: name, address: SocketAddress(host: "127.0.0.1", port: 0), pid: pid))
+                let address = try await readyAddress(out.fileHandleForReading, pid: pid, timeout: 20)
+                started[started.count - 1] = Node(name: name, address: address, pid: pid)
+            }
+            let cluster = LocalCluster(nodes: started)
+            try await cluster.waitUntilConverged(settings: settings, timeout: 20)
+            return cluster
+        } catch {
+            LocalCluster(nodes: started).stop()
+            throw error
+        }
+    }
+
+    /// Reads a node's first stdout line, `ready name=... address=...`, off the cooperative pool.
+    private static func readyAddress(_ handle: FileHandle, pid: Int32, timeout: Double) async throws -> SocketAddress {
+        let line = Promise<String, Never>()
+        DispatchQueue.global().async {
+            var text = ""
+            while !text.contains("\n") {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            line.resolve(text)
+        }
+        let text: String
+        do {
+            text = try await withTimeout(seconds: timeout) { await line.future.value }
+        } catch {
+            throw DemoError.nodeDidNotStart(pid: pid, detail: "no ready line within \(timeout) s")
+        }
+        guard let field = text.split(whereSeparator: \.isWhitespace).first(where: { $0.hasPrefix("address=") }) else {
+            throw DemoError.nodeDidNotStart(pid: pid, detail: text.isEmpty ? "it exited" : "it printed '\(text)'")
+        }
+        return try SocketAddress(parsing: String(field.dropFirst("address=".count)))
+    }
+
+    private func waitUntilConverged(settings: ClusterSettings, timeout: Double) async throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        while clock.now - start < .seconds(timeout) {
+            let members = (try? await StatusCommand.fetchMembers(from: nodes[0].address, settings: settings, timeout: 2)) ?? []
+            if members.count == nodes.count, members.allSatisfy({ $0.state == "alive" }) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw DemoError.didNotConverge(nodes: nodes.count, seconds: timeout)
+    }
+
+    /// SIGTERM to every node (they announce leave), then SIGKILL to any still running after 5 s.
+    func stop() {
+        for node in nodes { kill(node.pid, SIGTERM) }
+        let deadline = Date().addingTimeInterval(5)
+        for node in nodes {
+            var status: Int32 = 0
+            while waitpid(node.pid, &status, WNOHANG) == 0 {
+                if Date() > deadline {
+                    kill(node.pid, SIGKILL)
+                    waitpid(node.pid, &status, 0)
+                    break
+                }
+                usleep(10_000)
+            }
+        }
+    }
+}
+
+enum DemoError: Error, CustomStringConvertible {
+    case nodeDidNotStart(pid: Int32, detail: String)
+    case didNotConverge(nodes: Int, seconds: Double)
+
+    var description: String {
+        switch self {
+        case .nodeDidNotStart(let pid, let detail): "a demo node (pid \(pid)) did not start: \(detail)"
+        case .didNotConverge(let nodes, let seconds): "the \(nodes) demo nodes did not see each other within \(seconds) s"
+        }
+    }
+}
