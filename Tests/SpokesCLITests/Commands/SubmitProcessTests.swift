@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+@testable import SpokesCLI
+
+/// `spokes submit` against real `spokes node` processes on loopback.
+@Suite(.timeLimit(.minutes(3)))
+struct SubmitProcessTests {
+    let cluster = "jobs-\(UUID().uuidString.prefix(8))"
+    let discoveryPort = String(UInt16.random(in: 40_000...49_000))
+
+    func flags(_ extra: [String] = []) -> [String] { ["--cluster", cluster, "--discovery-port", discoveryPort] + extra }
+
+    func startNodes(_ count: Int, extra: (Int) -> [String] = { _ in [] }) async throws -> [NodeProcess] {
+        let nodes = try (0..<count).map { try NodeProcess(name: "j\($0)", flags: flags(extra($0))) }
+        let probe = ClusterProcessTests()
+        for node in nodes {
+            var settings = probe.clientSettings
+            settings.cluster = cluster
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ContinuousClock.now < deadline {
+                let members = (try? await StatusCommand.fetchMembers(from: node.address, settings: settings, timeout: 2)) ?? []
+                if members.count == count, members.allSatisfy({ $0.state == "alive" }) { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        return nodes
+    }
+
+    func submit(to node: NodeProcess, _ workload: [String]) async -> CommandRun {
+        await CommandRun.spokes(["submit", "--to", node.address.description, "--json", "--network",
+                                 TestFiles.smallNetwork] + workload + flags())
+    }
+
+    func report(_ run: CommandRun) -> [String: Any] {
+        (try? run.json()) ?? [:]
+    }
+
+    func checkExactlyOnce(_ report: [String: Any], users: Int) {
+        let results = report["results"] as? [[String: Any]] ?? []
+        #expect(results.compactMap { $0["user"] as? Int } == Array(0..<users), "one result per user")
+        let conservation = report["conservation"] as? [String: Any] ?? [:]
+        #expect(conservation["holds"] as? Bool == true, "\(conservation)")
+        #expect(report["bikesBefore"] as? Int == report["bikesAfter"] as? Int)
+    }
+
+    @Test func aJobSubmittedToTheSecondNodeRunsOnAllThree() async throws {
+        let nodes = try await startNodes(3) { _ in ["--slots", "2"] }
+        defer { nodes.forEach { $0.kill(SIGTERM) } }
+        let run = await submit(to: nodes[1], ["--users", "30", "--paths", "4", "--time-scale", "0.05", "--seed", "1"])
+        let report = report(run)
+        #expect(run.status == 0, "\(run.standardError)")
+        checkExactlyOnce(report, users: 30)
+        #expect(report["completedUsers"] as? Int == 30)
+        let perNode = report["tasksPerNode"] as? [String: Int] ?? [:]
+        #expect(Set(perNode.keys) == ["j0", "j1", "j2"], "\(perNode)")
+        #expect(perNode.values.reduce(0, +) == 30)
+        let results = report["results"] as? [[String: Any]] ?? []
+        #expect(results.allSatisfy { $0["node"] is String && $0["attempts"] as? Int == 1 })
+    }
+
+    @Test func aWorkerKilledMidJobLosesNoUserAndNoBike() async throws {
+        let nodes = try await startNodes(3) { _ in ["--slots", "3"] }
+        defer { nodes.forEach { $0.kill(SIGKILL) } }
+        let job = Task { await submit(to: nodes[0], ["--users", "40", "--paths", "8", "--time-scale", "0.1", "--seed", "2"]) }
+        // Kill j2 once it is running users.
+        var settings = ClusterProcessTests().clientSettings
+        settings.cluster = cluster
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            let me = try await StatusCommand.fetchMembers(from: nodes[2].address, settings: settings, timeout: 2).first
+            if (me?.running ?? 0) > 0 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        nodes[2].kill(SIGKILL)
+        let run = await job.value
+        let report = report(run)
+        #expect(run.status == 0, "\(run.standardError)")
+        checkExactlyOnce(report, users: 40)
+        #expect(report["completedUsers"] as? Int == 40)
+        #expect((report["retries"] as? Int ?? 0) > 0, "the killed worker's users were retried")
+        #expect((report["failedUsers"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func aNodeFailingEveryFifthTaskCostsRetriesNotResults() async throws {
+        let nodes = try await startNodes(2) { $0 == 1 ? ["--fail-every", "5"] : [] }
+        defer { nodes.forEach { $0.kill(SIGTERM) } }
+        let run = await submit(to: nodes[0], ["--users", "40", "--paths", "3", "--time-scale", "0.02", "--seed", "3"])
+        let report = report(run)
+        #expect(run.status == 0, "\(run.standardError)")
+        checkExactlyOnce(report, users: 40)
+        #expect(report["completedUsers"] as? Int == 40)
+        #expect((report["retries"] as? Int ?? 0) > 0)
+    }
+
+    @Test func aDeadlineShorterThanASlowNodesDelayMovesItsTasksElsewhere() async throws {
+        let nodes = try await startNodes(2) { $0 == 1 ? ["--slow", "3000"] : [] }
+        defer { nodes.forEach { $0.kill(SIGTERM) } }
+        let run = await submit(to: nodes[0], ["--users", "12", "--paths", "2", "--time-scale", "0", "--seed", "4", "--deadline", "0.5"])
+        let report = report(run)
+        #expect(run.status == 0, "\(run.standardError)")
+        checkExactlyOnce(report, users: 12)
+        #expect(report["completedUsers"] as? Int == 12)
+        #expect((report["tasksPerNode"] as? [String: Int])?["j1"] == nil, "nothing finished on the slow node")
+        #expect((report["retries"] as? Int ?? 0) > 0)
+    }
+
+    @Test func twoJobsAtOnceOnDifferentNodesBothFinish() async throws {
+        let nodes = try await startNodes(2) { _ in ["--slots", "2"] }
+        defer { nodes.forEach { $0.kill(SIGTERM) } }
+        async let first = submit(to: nodes[0], ["--users", "20", "--paths", "3", "--time-scale", "0.05", "--seed", "5"])
+        async let second = submit(to: nodes[1], ["--users", "20", "--paths", "3", "--time-scale", "0.05", "--seed", "6"])
+        let (runA, runB) = await (first, second)
+        let reportA = report(runA), reportB = report(runB)
+        #expect(runA.status == 0 && runB.status == 0, "\(runA.standardError) \(runB.standardError)")
+        checkExactlyOnce(reportA, users: 20)
+        checkExactlyOnce(reportB, users: 20)
+        #expect(reportA["job"] as? String != reportB["job"] as? String)
+    }
+
+    @Test func badJobParametersAreRefusedBeforeAnythingRuns() async throws {
+        let nodes = try await startNodes(1)
+        defer { nodes.forEach { $0.kill(SIGTERM) } }
+        let usage = await CommandRun.spokes(["submit", "--to", nodes[0].address.description, "--users", "0"] + flags())
+        #expect(usage.status == 2)
+        #expect(usage.standardError.contains("--users"))
+        let goal = await CommandRun.spokes(["submit", "--to", nodes[0].address.description, "--goal", "nowhere"] + flags())
+        #expect(goal.status == 1)
+        #expect(goal.standardError.contains("goal station 'nowhere'"))
+        var settings = ClusterProcessTests().clientSettings
+        settings.cluster = cluster
+        #expect(try await StatusCommand.fetchMembers(from: nodes[0].address, settings: settings, timeout: 2).first?.completed == 0)
+    }
+}
+
+/// Small network files for process tests.
+enum TestFiles {
+    /// Eight Milano stations (contended, 4 bikes short of 40 users).
+    static let smallNetwork: String = {
+        let json = """
+        {"network": {"id": "small", "name": "Small", "stations": [
+        \((0..<8).map { #"{"id": "s\#($0)", "name": "S\#($0)", "latitude": 45.4, "longitude": 9.1, "free_bikes": \#(2 + $0 % 4), "empty_slots": \#(3 + $0 % 3)}"# }.joined(separator: ",\n"))
+        ]}}
+        """
+        return (try? temporaryFile(json, name: "small.json")) ?? "/nonexistent/small.json"
+    }()
+}
