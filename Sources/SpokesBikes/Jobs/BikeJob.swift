@@ -68,7 +68,12 @@ public struct BikeJob: Sendable, Codable {
                 return String(decoding: try JSONEncoder().encode(input), as: UTF8.self)
             },
             accept: { user, attempt, _ in ledger.accept(user: user, attempt: attempt) != nil },
-            onEvent: { tracker.record($0) })
+            onEvent: { event in
+                tracker.record(event)
+                if case .failed(let user, let attempt, let node, let reason, let willRetry) = event {
+                    system.log("job \(id): user \(user) attempt \(attempt) on \(node) failed: \(reason); \(willRetry ? "retrying here" : Task.isCancelled ? "the job is cancelled" : "giving up")")
+                }
+            })
 
         var results: [SimulationResult] = []
         var failedUsers: [SimulationReport.FailedUser] = []
@@ -101,7 +106,9 @@ public struct BikeJob: Sendable, Codable {
     }
 }
 
-/// Turns job events into progress snapshots, at most ten a second plus the last.
+/// Turns job events into progress snapshots: at most ten a second, and always the
+/// latest state within a tenth of a second (a suppressed update is sent when the
+/// interval ends), so a display never shows a stale count.
 private final class ProgressTracker: Sendable {
     private struct State {
         var done = 0
@@ -109,6 +116,7 @@ private final class ProgressTracker: Sendable {
         var retries = 0
         var running: [String: Int] = [:]
         var lastSent: ContinuousClock.Instant?
+        var trailingScheduled = false
     }
 
     private let job: String
@@ -117,6 +125,7 @@ private final class ProgressTracker: Sendable {
     private let state = Mutex(State())
     private let clock = ContinuousClock()
     private let start: ContinuousClock.Instant
+    private static let interval = Duration.milliseconds(100)
 
     init(job: String, users: Int, onProgress: @escaping @Sendable (JobProgress) -> Void) {
         self.job = job
@@ -126,8 +135,7 @@ private final class ProgressTracker: Sendable {
     }
 
     func record(_ event: JobRunner.Event) {
-        let now = clock.now
-        let snapshot: JobProgress? = state.withLock { state in
+        state.withLock { state in
             switch event {
             case .started(_, _, let node):
                 state.running[node, default: 0] += 1
@@ -139,13 +147,35 @@ private final class ProgressTracker: Sendable {
                 state.retries += 1
                 if !willRetry { state.failed += 1 }
             }
+        }
+        publish()
+    }
+
+    private func publish() {
+        let now = clock.now
+        let (snapshot, scheduleTrailing): (JobProgress?, Bool) = state.withLock { state in
             let last = state.done + state.failed == users
-            guard last || state.lastSent.map({ now - $0 >= .milliseconds(100) }) ?? true else { return nil }
-            state.lastSent = now
-            return JobProgress(
-                job: job, usersDone: state.done, usersTotal: users, usersFailed: state.failed, retries: state.retries,
-                elapsed: (now - start).seconds, runningPerNode: state.running.filter { $0.value > 0 })
+            if last || state.lastSent.map({ now - $0 >= Self.interval }) ?? true {
+                state.lastSent = now
+                return (progress(of: state, now: now), false)
+            }
+            guard !state.trailingScheduled else { return (nil, false) }
+            state.trailingScheduled = true
+            return (nil, true)
         }
         if let snapshot { onProgress(snapshot) }
+        if scheduleTrailing {
+            Task {
+                try? await Task.sleep(for: Self.interval)
+                self.state.withLock { $0.trailingScheduled = false; $0.lastSent = nil }
+                self.publish()
+            }
+        }
+    }
+
+    private func progress(of state: State, now: ContinuousClock.Instant) -> JobProgress {
+        JobProgress(
+            job: job, usersDone: state.done, usersTotal: users, usersFailed: state.failed, retries: state.retries,
+            elapsed: (now - start).seconds, runningPerNode: state.running.filter { $0.value > 0 })
     }
 }

@@ -20,11 +20,13 @@ public distributed actor JobService {
     }
 
     private let node: ClusterNode
+    private let store: JobStore
     private var running: [String: Task<SimulationReport, any Error>] = [:]
 
     public init(actorSystem: ClusterSystem, node: ClusterNode) {
         self.actorSystem = actorSystem
         self.node = node
+        store = JobStore(directory: node.settings.dataDirectory)
     }
 
     /// Runs `job` with this node as coordinator and returns its report. Progress goes to
@@ -40,11 +42,27 @@ public distributed actor JobService {
         }
         running[job.id] = work
         defer { running[job.id] = nil }
-        return try await withTaskCancellationHandler {
+        let report = try await withTaskCancellationHandler {
             try await work.value
         } onCancel: {
             work.cancel()
         }
+        do {
+            try store.append(report, coordinator: actorSystem.node.name)
+        } catch {
+            actorSystem.log("cannot store job \(job.id) in \(store.path): \(error)")
+        }
+        return report
+    }
+
+    /// The finished jobs stored under this node's data directory, oldest first.
+    public distributed func finishedJobs() throws -> [JobStore.Summary] {
+        try store.summaries()
+    }
+
+    /// A finished job's report, from this node's data directory.
+    public distributed func report(of job: String) throws -> SimulationReport? {
+        try store.report(of: job)
     }
 
     /// Cancels a running job: its users stop at their next move, and `submit` returns

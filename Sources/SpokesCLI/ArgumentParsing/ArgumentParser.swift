@@ -27,6 +27,10 @@ public enum ArgumentParser {
                 break
             }
             guard argument.hasPrefix("-"), argument.count > 1, !looksLikeNumber(argument) else {
+                if let name = spec.positional, values[name] == nil {
+                    values[name] = argument
+                    continue
+                }
                 throw UsageError("unexpected argument '\(argument)'")
             }
             guard argument.hasPrefix("--") else {

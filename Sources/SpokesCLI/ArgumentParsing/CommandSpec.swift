@@ -8,13 +8,20 @@ public struct CommandSpec: Sendable {
     /// When empty, one is generated from the options.
     public let usage: [String]
     public let options: [OptionSpec]
+    /// The value option a single positional argument fills (`result JOB` means `--job JOB`);
+    /// nil: positional arguments are refused.
+    public let positional: String?
 
-    public init(name: String, abstract: String, discussion: String? = nil, usage: [String] = [], options: [OptionSpec]) {
+    public init(
+        name: String, abstract: String, discussion: String? = nil, usage: [String] = [], options: [OptionSpec],
+        positional: String? = nil
+    ) {
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
         self.usage = usage
         self.options = options
+        self.positional = positional
     }
 
     func option(named name: String) -> OptionSpec? {

@@ -10,22 +10,17 @@ enum JobClient {
         _ job: BikeJob, to address: SocketAddress, settings: ClusterSettings,
         onProgress: @escaping @Sendable (JobProgress) -> Void
     ) async throws -> SimulationReport {
-        var clientSettings = settings
-        clientSettings.host = "127.0.0.1"
-        clientSettings.port = 0
         // A job may run for hours: the call's deadline is the job's, not a call's.
-        clientSettings.callTimeout = 7 * 24 * 3_600
-        let client = try ClusterSystem(settings: clientSettings, isMember: false)
-        defer { client.shutdown() }
-        let peer = try await client.join(address)
-        let service = try JobService.resolve(id: ActorID(node: peer.node, name: JobService.wellKnownName), using: client)
-        let listener = JobListener(actorSystem: client, onProgress: onProgress)
-        let interrupt = InterruptHandler(signals: [SIGINT, SIGTERM]) {
-            Task { try? await service.cancel(job: job.id) }
+        try await NodeClient.withClient(of: address, settings: settings, callTimeout: 7 * 24 * 3_600) { client, node in
+            let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
+            let listener = JobListener(actorSystem: client, onProgress: onProgress)
+            let interrupt = InterruptHandler(signals: [SIGINT, SIGTERM]) {
+                Task { try? await service.cancel(job: job.id) }
+            }
+            defer { interrupt.stop() }
+            let report = try await service.submit(job, listener: listener)
+            withExtendedLifetime(listener) {}
+            return report
         }
-        defer { interrupt.stop() }
-        let report = try await service.submit(job, listener: listener)
-        withExtendedLifetime(listener) {}
-        return report
     }
 }

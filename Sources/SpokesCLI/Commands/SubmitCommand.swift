@@ -30,12 +30,7 @@ enum SubmitCommand {
             deadline: try arguments.double("deadline", in: 0.001...86_400),
             retries: try arguments.integer("retries", in: 0...100))
         try job.options.validate(for: job.network)
-        let target: SocketAddress
-        if let to = try arguments.string("to") {
-            do { target = try SocketAddress(parsing: to) } catch { throw UsageError("--to \(to): \(error)") }
-        } else {
-            target = try await NodeFinder.firstNode(settings: settings, timeout: 3)
-        }
+        let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
         return try await run(job, at: target, settings: settings, arguments: arguments, context: context)
     }
 

@@ -33,8 +33,10 @@ final class ProgressLine: Sendable {
         draw(Self.text(progress), force: progress.usersDone == progress.usersTotal)
     }
 
+    /// Draws every job update: the coordinator already sends at most ten a second, and a
+    /// second throttle here could drop the last one of a burst.
     func show(_ progress: JobProgress) {
-        draw(Self.text(progress), force: progress.usersDone + progress.usersFailed == progress.usersTotal)
+        draw(Self.text(progress), force: true)
     }
 
     /// Erases the line on a terminal.

@@ -462,7 +462,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         for stream in streams { stream.yield(event) }
     }
 
-    func log(_ text: String) {
+    /// Writes one line to stderr, prefixed with this node's name.
+    public func log(_ text: String) {
         FileHandle.standardError.write(Data("[\(node.name)] \(text)\n".utf8))
     }
 }

@@ -79,6 +79,18 @@ import Testing
         #expect(usageError("--", "extra") == "unexpected argument 'extra'")
     }
 
+    @Test func aNamedPositionalFillsItsOption() throws {
+        let withPositional = CommandSpec(name: "result", abstract: "R.", options: [.value("job", "JOB", help: "Job.")], positional: "job")
+        guard case .run(let parsed) = try ArgumentParser.parse(["job-1"], as: withPositional, toolName: "tool") else {
+            Issue.record("expected run")
+            return
+        }
+        #expect(try parsed.string("job") == "job-1")
+        #expect(throws: UsageError("unexpected argument 'job-2'")) {
+            try ArgumentParser.parse(["job-1", "job-2"], as: withPositional, toolName: "tool")
+        }
+    }
+
     @Test(arguments: ["abc", "1e3", "0x10", " 5", "5.0", "+5", ""])
     func integersArePlainDecimal(_ text: String) throws {
         let parsed = try parse("--users", text)

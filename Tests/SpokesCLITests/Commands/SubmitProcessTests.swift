@@ -117,6 +117,75 @@ struct SubmitProcessTests {
         #expect(reportA["job"] as? String != reportB["job"] as? String)
     }
 
+    @Test func finishedJobsAreStoredAndTheirReportsCanBeReadAgain() async throws {
+        let nodes = try await startNodes(1)
+        defer { nodes.forEach { $0.kill(SIGTERM) } }
+        let run = await submit(to: nodes[0], ["--users", "5", "--paths", "2", "--time-scale", "0", "--seed", "7"])
+        let job = try #require(report(run)["job"] as? String)
+        let list = await CommandRun.spokes(["jobs", "--to", nodes[0].address.description, "--json"] + flags())
+        #expect(list.status == 0, "\(list.standardError)")
+        let jobs = try #require(try list.json()["jobs"] as? [[String: Any]])
+        #expect(jobs.contains { $0["job"] as? String == job && $0["completedUsers"] as? Int == 5 })
+        let again = await CommandRun.spokes(["result", job, "--to", nodes[0].address.description, "--json"] + flags())
+        #expect(again.status == 0, "\(again.standardError)")
+        #expect(try again.json()["job"] as? String == job)
+        #expect(try again.json()["totalPaths"] as? Int == report(run)["totalPaths"] as? Int)
+        let missing = await CommandRun.spokes(["result", "job-none", "--to", nodes[0].address.description] + flags())
+        #expect(missing.status == 1)
+        #expect(missing.standardError.contains("job job-none is not in the job store"))
+    }
+
+    @Test func ctrlCCancelsTheJobOnEveryNodeAndStillReports() async throws {
+        let nodes = try await startNodes(2) { _ in ["--slots", "2"] }
+        defer { nodes.forEach { $0.kill(SIGTERM) } }
+        guard let executable = SpokesExecutableTests.executable else { throw CocoaError(.fileNoSuchFile) }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["submit", "--to", nodes[0].address.description, "--users", "40", "--paths", "1000",
+                             "--time-scale", "1", "--json", "--progress", "--network", TestFiles.smallNetwork] + flags()
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
+        // Once users run on both nodes, interrupt.
+        let reader = err.fileHandleForReading
+        let sawBoth: Bool = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var text = ""
+                while true {
+                    let chunk = reader.availableData
+                    if chunk.isEmpty { return continuation.resume(returning: false) }
+                    text += String(decoding: chunk, as: UTF8.self)
+                    if text.contains("j0 2, j1 2") { return continuation.resume(returning: true) }
+                }
+            }
+        }
+        #expect(sawBoth, "progress showed users running on both nodes")
+        kill(process.processIdentifier, SIGINT)
+        let data: Data = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: out.fileHandleForReading.readDataToEndOfFile()) }
+        }
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 130)
+        let cancelled = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(cancelled["cancelled"] as? Bool == true)
+        #expect((cancelled["conservation"] as? [String: Any])?["holds"] as? Bool == true)
+        // Every node stops running the job's users.
+        var settings = ClusterProcessTests().clientSettings
+        settings.cluster = cluster
+        for node in nodes {
+            let deadline = ContinuousClock.now + .seconds(10)
+            var running = -1
+            while ContinuousClock.now < deadline {
+                running = try await StatusCommand.fetchMembers(from: node.address, settings: settings, timeout: 2).first?.running ?? -1
+                if running == 0 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(running == 0, "\(node.name) still runs \(running) tasks")
+        }
+    }
+
     @Test func badJobParametersAreRefusedBeforeAnythingRuns() async throws {
         let nodes = try await startNodes(1)
         defer { nodes.forEach { $0.kill(SIGTERM) } }

@@ -1,0 +1,61 @@
+import Foundation
+import SpokesBikes
+import SpokesCluster
+
+/// `spokes jobs` and `spokes result JOB`: finished jobs, from a node's job store.
+enum JobsCommand {
+    static let spec = CommandSpec(
+        name: "jobs",
+        abstract: "List the finished jobs stored by a node (its data directory).",
+        options: [NodeClient.toOption, .flag("json", help: "Print the list as JSON.")] + ClusterOptions.connection)
+
+    static let subcommand = Subcommand(spec: spec) { arguments, context in
+        let settings = try ClusterOptions.settings(arguments)
+        let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
+        let jobs = try await NodeClient.withClient(of: target, settings: settings, callTimeout: 10) { client, node in
+            try await JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client).finishedJobs()
+        }
+        if arguments.flag("json") {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            context.standardOutput(String(decoding: try encoder.encode(["jobs": jobs]), as: UTF8.self) + "\n")
+        } else if jobs.isEmpty {
+            context.standardOutput("no finished jobs\n")
+        } else {
+            context.standardOutput(NodeClient.table(
+                ["JOB", "FINISHED", "COORDINATOR", "NETWORK", "USERS", "COMPLETED", "FAILED", "WALL"],
+                jobs.map { [$0.job, $0.finished, $0.coordinator, $0.network, "\($0.users)", "\($0.completedUsers)",
+                            $0.cancelled ? "cancelled" : "\($0.failedUsers)", String(format: "%.1fs", $0.wallTime)] }))
+        }
+        return 0
+    }
+}
+
+enum ResultCommand {
+    static let spec = CommandSpec(
+        name: "result",
+        abstract: "Print a finished job's report again.",
+        usage: ["result JOB [--to HOST:PORT] [--json]"],
+        options: [
+            .value("job", "JOB", help: "The job id, as 'spokes jobs' lists it (also accepted as the first argument)."),
+            NodeClient.toOption, .flag("json", help: "Print the report as JSON."),
+        ] + ClusterOptions.connection,
+        positional: "job")
+
+    static let subcommand = Subcommand(spec: spec) { arguments, context in
+        guard let job = try arguments.string("job") else {
+            throw UsageError("which job? give --job JOB (see 'spokes jobs')")
+        }
+        let settings = try ClusterOptions.settings(arguments)
+        let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
+        let report = try await NodeClient.withClient(of: target, settings: settings, callTimeout: 10) { client, node in
+            try await JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client).report(of: job)
+        }
+        guard let report else {
+            context.standardError("error: job \(job) is not in the job store of the node at \(target); 'spokes jobs --to \(target)' lists what is\n")
+            return 1
+        }
+        context.standardOutput(arguments.flag("json") ? try ReportFormatter.json(report) + "\n" : ReportFormatter.summary(report))
+        return 0
+    }
+}
