@@ -68,7 +68,7 @@ final class Discovery: Sendable {
         let encoded = beacon.flatMap { try? JSONEncoder().encode($0) }.map { Array($0) }
         let decoder = JSONDecoder()
         var nextSend = MonotonicClock.now
-        var buffer = [UInt8](repeating: 0, count: Beacon.maximumSize + 1)
+        var buffer = [UInt8](repeating: 0, count: Beacon.maximumBeaconSize + 1)
         while !stopped.load(ordering: .acquiring) {
             let now = MonotonicClock.now
             if let encoded, now >= nextSend {
@@ -88,7 +88,7 @@ final class Discovery: Sendable {
             guard poll(&poller, 1, Int32(wait * 1000)) > 0 else { continue }
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             guard count > 0 else { continue }
-            guard count <= Beacon.maximumSize,
+            guard count <= Beacon.maximumBeaconSize,
                   let received = try? decoder.decode(Beacon.self, from: Data(buffer[..<count])),
                   received.protocolVersion == WireMessage.protocolVersion, received.cluster == cluster
             else {
