@@ -75,7 +75,7 @@ private func failure(environment: [String: String]) -> String? {
               broadcast: 198.51.100.255
             seeds:
             - 198.51.100.20:7000
-            - 10.0.0.1:1
+            - 198.51.100.1:1
             heartbeat:
               interval: 1
               suspect_after: 2
@@ -100,7 +100,7 @@ private func failure(environment: [String: String]) -> String? {
         expected.discoveryPort = 8000
         expected.discoveryInterval = 1.5
         expected.broadcastAddress = "198.51.100.255"
-        expected.seeds = ["198.51.100.20:7000", "10.0.0.1:1"]
+        expected.seeds = ["198.51.100.20:7000", "198.51.100.1:1"]
         expected.heartbeatInterval = 1
         expected.suspectTimeout = 2
         expected.deadTimeout = 3
@@ -230,7 +230,7 @@ private func failure(environment: [String: String]) -> String? {
     }
 
     @Test func consistentChangesInOneLayerAreAccepted() throws {
-        #expect(try failure(yaml: "heartbeat:\n  interval: 2\n  suspect_after: 5\n  dead_after: 9\ndiscovery:\n  mode: lan\n  broadcast: 10.0.0.255") == nil)
+        #expect(try failure(yaml: "heartbeat:\n  interval: 2\n  suspect_after: 5\n  dead_after: 9\ndiscovery:\n  mode: lan\n  broadcast: 198.51.100.255") == nil)
     }
 
     @Test(arguments: [
