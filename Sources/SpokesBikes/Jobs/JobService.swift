@@ -1,5 +1,6 @@
 import Distributed
 import SpokesCluster
+import SpokesConcurrency
 
 /// Every node's well-known job desk (name `jobs`): clients submit bike jobs here, and
 /// the node that receives a job coordinates it.
@@ -69,6 +70,37 @@ public distributed actor JobService {
     /// the report so far.
     public distributed func cancel(job: String) {
         running[job]?.cancel()
+    }
+
+    /// What a batch of tasks of one kind came to (see ``runBatch(kind:input:count:deadline:retries:)``).
+    public struct BatchReport: Sendable, Codable, Hashable {
+        public var tasks: Int
+        public var succeeded: Int
+        /// Failed attempts, over all tasks.
+        public var retries: Int
+        /// Real seconds from the first task scheduled to the last result.
+        public var wallTime: Double
+        public var tasksPerNode: [String: Int]
+    }
+
+    /// Runs `count` tasks of any registered kind, all with the same input, with this node
+    /// as coordinator: the generic path benchmarks and apps use.
+    public distributed func runBatch(kind: String, input: String, count: Int, deadline: Double, retries: Int) async throws -> BatchReport {
+        guard (1...10_000_000).contains(count) else { throw TaskError.invalidInput(kind: kind, reason: "count \(count)") }
+        let (systems, following) = try node.makeSystems()
+        defer { following.cancel() }
+        let expected = 1 + node.members.count { $0.state == .alive }
+        _ = try? await withTimeout(seconds: 5) { try await systems.waitForSystems(atLeast: expected) }
+        let runner = JobRunner(systems: systems, job: "batch-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))", kind: kind, deadline: deadline, retries: retries)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let outcomes = await runner.run(count: count, input: { _, _ in input })
+        let wall = (clock.now - start).seconds
+        var perNode: [String: Int] = [:]
+        for outcome in outcomes { if let node = outcome.node { perNode[node, default: 0] += 1 } }
+        return BatchReport(
+            tasks: count, succeeded: outcomes.count { $0.output != nil }, retries: outcomes.reduce(0) { $0 + $1.failures.count },
+            wallTime: wall, tasksPerNode: perNode)
     }
 
     /// Ids of the jobs this node coordinates now.
