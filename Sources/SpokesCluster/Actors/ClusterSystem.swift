@@ -181,7 +181,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                 try await withTaskCancellationHandler {
                     try await withCheckedThrowingContinuation { continuation in
                         self.pendingCalls.withLock {
-                            $0[id] = PendingCall(continuation: continuation, connection: ObjectIdentifier(connection), node: recipient.node.name)
+                            $0[id] = PendingCall(continuation: continuation, connection: ObjectIdentifier(connection))
                         }
                         if connection.isClosed {
                             self.fail(callsOn: connection, with: .peerDisconnected(node: recipient.node.name, reason: "connection closed"))
@@ -479,7 +479,6 @@ public enum PeerEvent: Sendable, Equatable {
 private struct PendingCall: Sendable {
     let continuation: CheckedContinuation<WireMessage.Reply.Outcome, any Error>
     let connection: ObjectIdentifier
-    let node: String
 }
 
 /// A registry entry that does not keep its actor alive.

@@ -101,11 +101,6 @@ public actor Systems {
         }
     }
 
-    /// Slots this coordinator holds now, by node.
-    public var inFlight: [String: Int] {
-        Dictionary(entries.map { ($0.node, $0.inFlight) }, uniquingKeysWith: +)
-    }
-
     private func wakeAll() {
         let woken = waiters
         waiters.removeAll()

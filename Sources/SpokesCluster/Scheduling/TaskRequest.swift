@@ -36,14 +36,12 @@ public enum TaskError: Error, Sendable, Hashable, Codable, CustomStringConvertib
     case invalidInput(kind: String, reason: String)
     /// Fault injection (`spokes node --fail-every N`).
     case injectedFailure(node: String, task: Int)
-    case cancelled
 
     public var description: String {
         switch self {
         case .unknownKind(let name): "unknown task kind '\(name)'"
         case .invalidInput(let kind, let reason): "invalid input for \(kind): \(reason)"
         case .injectedFailure(let node, let task): "injected failure on \(node) (every Nth task fails), task \(task)"
-        case .cancelled: "cancelled"
         }
     }
 }

@@ -34,6 +34,9 @@ public final class Connection: Sendable, CustomStringConvertible {
     private let maximumFrameSize: Int
     private let writes: DispatchQueue
     private let state = Mutex(State())
+    /// One encoder for every frame of every connection (JSONEncoder is Sendable and
+    /// keeps no state between calls), instead of one allocated per frame.
+    private static let encoder = JSONEncoder()
     /// Monotonic time of the last message received, as the bits of a Double.
     private let lastReceivedBits = Atomic<UInt64>(MonotonicClock.now.bitPattern)
 
@@ -74,7 +77,7 @@ public final class Connection: Sendable, CustomStringConvertible {
         guard !isClosed else { return }
         let bytes: [UInt8]
         do {
-            bytes = FrameDecoder.frame(try JSONEncoder().encode(message))
+            bytes = FrameDecoder.frame(try Self.encoder.encode(message))
         } catch {
             close(reason: "cannot encode \(message): \(error)")
             return

@@ -96,8 +96,18 @@ struct SchedulingTests {
         let (systems, following) = try nodes[0].makeSystems()
         defer { following.cancel() }
         let held = try await systems.firstAvailableSystem()
-        let waiting = Task { try await systems.firstAvailableSystem().node }
-        await Task.yield()
+        let got = Atomic<Bool>(false)
+        let waiting = Task {
+            let node = try await systems.firstAvailableSystem().node
+            got.store(true, ordering: .releasing)
+            return node
+        }
+        // While the only slot is held, the waiter must not get one (checked over 50 ms).
+        for _ in 0..<10 {
+            try await Task.sleep(for: .milliseconds(5))
+            let early = got.load(ordering: .acquiring)
+            #expect(!early, "got a slot while the only one was held")
+        }
         await systems.release(held)
         #expect(try await withTimeout(seconds: 5) { try await waiting.value } == "w0")
     }
