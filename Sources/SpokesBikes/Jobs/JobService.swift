@@ -10,13 +10,30 @@ public distributed actor JobService {
     public static let wellKnownName = "jobs"
 
     /// Why a submission was refused.
-    public enum Refusal: Error, Sendable, Codable, CustomStringConvertible {
+    public enum Refusal: Error, Sendable, Codable, Equatable, CustomStringConvertible {
         case duplicateJob(String)
+        /// A job parameter over this node's limit (`setting` names the limit in cluster.yaml).
+        case tooLarge(parameter: String, value: Int, limit: Int, setting: String)
 
         public var description: String {
             switch self {
-            case .duplicateJob(let id): "a job with id \(id) is already running here"
+            case .duplicateJob(let id):
+                "a job with id \(id) is already running here"
+            case .tooLarge(let parameter, let value, let limit, let setting):
+                "the job has \(value) \(parameter); this node accepts at most \(limit) (\(setting) in its cluster.yaml)"
             }
+        }
+    }
+
+    /// Refuses a job over this node's limits on users, paths and stations.
+    static func checkLimits(of job: BikeJob, settings: ClusterSettings) throws(Refusal) {
+        let checks = [
+            ("users", job.options.users, settings.maximumUsers, "limits.max_users"),
+            ("paths per user", job.options.paths, settings.maximumPaths, "limits.max_paths"),
+            ("stations", job.network.stations.count, settings.maximumStations, "limits.max_stations"),
+        ]
+        for (parameter, value, limit, setting) in checks where value > limit {
+            throw .tooLarge(parameter: parameter, value: value, limit: limit, setting: setting)
         }
     }
 
@@ -34,6 +51,12 @@ public distributed actor JobService {
     /// `listener` (an actor on the submitting client) about ten times a second.
     public distributed func submit(_ job: BikeJob, listener: JobListener?) async throws -> SimulationReport {
         guard running[job.id] == nil else { throw Refusal.duplicateJob(job.id) }
+        do {
+            try Self.checkLimits(of: job, settings: node.settings)
+        } catch {
+            actorSystem.rejections.count(.jobTooLarge)
+            throw error
+        }
         let node = node
         let work = Task {
             try await job.run(on: node) { progress in

@@ -18,6 +18,7 @@ enum ClusterOptions {
         .value("port", "PORT", help: "TCP port; 0 picks a free one. (default: 0)"),
         .value("slots", "S", help: "Tasks this node runs at once. (default: 4)"),
         .repeated("seed", "HOST:PORT", help: "A node to connect to, in any discovery mode."),
+        .flag("insecure", help: "Without a cluster secret, still listen beyond loopback (an open cluster: anyone who can reach it can join)."),
     ]
 
     /// Settings from the layers, with these flags applied last.
@@ -49,6 +50,7 @@ enum ClusterOptions {
                 }
             }
             if !seeds.isEmpty { settings.seeds = seeds }
+            settings.allowInsecure = arguments.flag("insecure")
         }
         do {
             try settings.validate()

@@ -36,7 +36,11 @@ enum DemoCommand {
         var settings = ClusterSettings()
         settings.cluster = "demo-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
         settings.discoveryPort = UInt16.random(in: 40_000...49_999)
-        let cluster = try await LocalCluster.start(count: count, slots: slots, settings: settings, context: context)
+        // A fresh secret for every demo: its nodes and this client authenticate like a real cluster's.
+        let secretText = ClusterSecret.generateText()
+        settings.secret = try ClusterSecret(secretText, source: "the demo")
+        let cluster = try await LocalCluster.start(
+            count: count, slots: slots, settings: settings, environment: [ClusterSettings.secretVariable: secretText], context: context)
         defer { cluster.stop() }
         context.standardError("demo: \(count) nodes of cluster '\(settings.cluster)' are up: \(cluster.nodes.map { "\($0.name) at \($0.address)" }.joined(separator: ", "))\n")
         let coordinator = cluster.nodes[min(1, cluster.nodes.count - 1)]
@@ -59,8 +63,9 @@ final class LocalCluster: Sendable {
         self.nodes = nodes
     }
 
-    /// Starts `count` nodes and returns once each sees all the others alive (at most 20 s).
-    static func start(count: Int, slots: Int, settings: ClusterSettings, context: CommandContext) async throws -> LocalCluster {
+    /// Starts `count` nodes, with `environment` added to ours, and returns once each sees
+    /// all the others alive (at most 20 s).
+    static func start(count: Int, slots: Int, settings: ClusterSettings, environment: [String: String] = [:], context: CommandContext) async throws -> LocalCluster {
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var started: [Node] = []
         do {
@@ -70,6 +75,7 @@ final class LocalCluster: Sendable {
                 process.executableURL = executable
                 process.arguments = ["node", "--name", name, "--slots", "\(slots)", "--cluster", settings.cluster,
                                      "--discovery-port", "\(settings.discoveryPort)"]
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
                 let out = Pipe()
                 process.standardOutput = out
                 process.standardError = FileHandle.nullDevice

@@ -25,8 +25,8 @@ enum NodeCommand {
     }
 
     static func run(_ settings: ClusterSettings, faults: ScanSystem.Faults = .init(), context: CommandContext) async throws -> Int32 {
-        if let address = try? SocketAddress(parsing: "\(settings.host):0"), !address.isLoopback {
-            context.standardError("warning: listening on \(settings.host), beyond this machine; anyone who can reach it can join (a cluster secret comes with the security work)\n")
+        if settings.secret == nil, settings.allowInsecure, let address = try? SocketAddress(parsing: "\(settings.host):0"), !address.isLoopback {
+            context.standardError("warning: listening on \(settings.host) without a cluster secret: anyone who can reach it can join and run tasks (see SECURITY.md)\n")
         }
         let registry = TaskRegistry()
         registry.register(BikeUserTask())
@@ -42,7 +42,8 @@ enum NodeCommand {
         var faultNote = ""
         if faults.failEvery > 0 { faultNote += ", failing every \(faults.failEvery)th task" }
         if faults.slowMilliseconds > 0 { faultNote += ", \(faults.slowMilliseconds) ms slow" }
-        context.standardError("[\(name)] listening on \(node.system.address), cluster '\(settings.cluster)', \(settings.slots) slots, discovery \(settings.discoveryMode.rawValue)\(faultNote)\n")
+        let security = settings.secret.map { "secret \($0.fingerprint)" } ?? "no secret"
+        context.standardError("[\(name)] listening on \(node.system.address), cluster '\(settings.cluster)', \(security), \(settings.slots) slots, discovery \(settings.discoveryMode.rawValue)\(faultNote)\n")
         let logging = Task {
             for await event in events {
                 context.standardError("[\(name)] \(describe(event))\n")

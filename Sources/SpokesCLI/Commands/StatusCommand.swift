@@ -14,22 +14,37 @@ enum StatusCommand {
         options: [
             NodeClient.toOption,
             .value("timeout", "SECONDS", help: "How long to look for a node and wait for its answer.", default: "3"),
-            .flag("json", help: "Print {\"members\": [...]} as JSON."),
+            .flag("json", help: "Print {\"members\": [...], \"rejected\": {...}} as JSON: the members, and what the node turned away by kind."),
         ] + ClusterOptions.connection)
 
     static let subcommand = Subcommand(spec: spec) { arguments, context in
         let settings = try ClusterOptions.settings(arguments)
         let timeout = try arguments.double("timeout", in: 0.1...600) ?? 3
         let target = try await NodeClient.target(arguments, settings: settings, timeout: timeout)
-        let members = try await fetchMembers(from: target, settings: settings, timeout: timeout)
+        let report = try await fetchReport(from: target, settings: settings, timeout: timeout)
         if arguments.flag("json") {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            context.standardOutput(String(decoding: try encoder.encode(["members": members]), as: UTF8.self) + "\n")
+            context.standardOutput(String(decoding: try encoder.encode(report), as: UTF8.self) + "\n")
         } else {
-            context.standardOutput(table(members))
+            context.standardOutput(table(report.members))
+            let rejected = report.rejected.values.reduce(0, +)
+            if rejected > 0 { context.standardOutput("rejected: \(rejected) inputs turned away (--json shows them by kind)\n") }
         }
         return 0
+    }
+
+    /// What `status --json` prints.
+    struct Report: Codable {
+        var members: [MemberStatus]
+        var rejected: [String: Int]
+    }
+
+    static func fetchReport(from address: SocketAddress, settings: ClusterSettings, timeout: Double) async throws -> Report {
+        try await NodeClient.withClient(of: address, settings: settings, callTimeout: timeout) { client, node in
+            let status = try NodeStatus.resolve(id: ActorID(node: node, name: NodeStatus.wellKnownName), using: client)
+            return Report(members: try await status.members(), rejected: try await status.rejected())
+        }
     }
 
     static func fetchMembers(from address: SocketAddress, settings: ClusterSettings, timeout: Double) async throws -> [MemberStatus] {

@@ -9,20 +9,33 @@ public struct ClusterInvocationDecoder: DistributedTargetInvocationDecoder {
 
     private let call: WireMessage.Call
     private let decoder: JSONDecoder
+    private let limits: JSONShapeLimits
     private var nextArgument = 0
 
     init(call: WireMessage.Call, system: ClusterSystem) {
         self.call = call
         decoder = JSONDecoder()
         decoder.userInfo[.actorSystemKey] = system
+        limits = system.settings.jsonLimits
     }
 
     public mutating func decodeGenericSubstitutions() throws -> [Any.Type] {
         try call.genericSubstitutions.map { name in
-            guard let type = _typeByName(name) else {
-                throw RemoteCallError.serializationFailed("unknown generic type \(name)")
+            guard Self.isPlainMangledName(name), let type = _typeByName(name) else {
+                throw RemoteCallError.serializationFailed("unknown generic type \(name.prefix(200))")
             }
             return type
+        }
+    }
+
+    /// Whether `name` can be handed to the runtime's type lookup. Mangled names may embed
+    /// symbolic references (control bytes followed by relative addresses), which the
+    /// runtime would follow into arbitrary memory: names from a peer may hold only
+    /// letters, digits, `_`, `$` and `.`, and at most 1,024 of them.
+    static func isPlainMangledName(_ name: String) -> Bool {
+        name.utf8.count <= 1024 && !name.isEmpty && name.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$") || byte == UInt8(ascii: ".")
         }
     }
 
@@ -31,8 +44,14 @@ public struct ClusterInvocationDecoder: DistributedTargetInvocationDecoder {
             throw RemoteCallError.serializationFailed("call \(call.target) has too few arguments")
         }
         defer { nextArgument += 1 }
+        let text = Array(call.arguments[nextArgument].utf8)
         do {
-            return try decoder.decode(Argument.self, from: Data(call.arguments[nextArgument].utf8))
+            try limits.check(text)
+        } catch {
+            throw RemoteCallError.serializationFailed("argument \(nextArgument) of \(call.target): \(error)")
+        }
+        do {
+            return try decoder.decode(Argument.self, from: Data(text))
         } catch {
             throw RemoteCallError.serializationFailed("argument \(nextArgument) of \(call.target) is not a \(Argument.self): \(error)")
         }

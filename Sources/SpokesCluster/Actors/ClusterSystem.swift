@@ -38,6 +38,10 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     private let nextCallID = Atomic<UInt64>(1)
     private let loggedRefusals = Mutex<Set<String>>([])
     private let nextActorNumber = Atomic<UInt64>(1)
+    /// Proves and checks handshakes; nil in an open cluster (no secret).
+    private let authentication: HandshakeAuthentication?
+    /// What this node turned away, by kind: shown by `spokes status --json`.
+    public let rejections = RejectionCounters()
     private let peerEvents = Mutex<[UUID: AsyncStream<PeerEvent>.Continuation]>([:])
 
     /// False for a client (`spokes status`, `spokes submit`): it listens only for its own
@@ -46,14 +50,21 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     public let isMember: Bool
     private let heartbeatSequence = Atomic<UInt64>(0)
 
-    /// Starts a node: binds its listener and begins accepting peers.
+    /// Starts a node: binds its listener and begins accepting peers. Without a secret it
+    /// refuses to listen beyond loopback unless `settings.allowInsecure`
+    /// (``SecurityError/insecureAddress(host:)``).
     public init(settings: ClusterSettings, isMember: Bool = true) throws {
         self.isMember = isMember
         var settings = settings
         if settings.nodeName.isEmpty { settings.nodeName = "node-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))" }
         self.settings = settings
+        authentication = settings.secret.map(HandshakeAuthentication.init(secret:))
         node = NodeID(name: settings.nodeName, incarnation: NodeID.nextIncarnation())
-        listener = try Listener(address: SocketAddress(host: settings.host, port: settings.port))
+        let listenAddress = SocketAddress(host: settings.host, port: settings.port)
+        if settings.secret == nil, !settings.allowInsecure, !listenAddress.isLoopback {
+            throw SecurityError.insecureAddress(host: settings.host)
+        }
+        listener = try Listener(address: listenAddress)
         address = listener.address
         listener.start { [weak self] fd, remote in
             guard let self else { Glibc.close(fd); return }
@@ -147,7 +158,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             let decoder = JSONDecoder()
             decoder.userInfo[.actorSystemKey] = self
             do {
-                return try decoder.decode(Res.self, from: Data(text.utf8))
+                let bytes = Array(text.utf8)
+                try settings.jsonLimits.check(bytes)
+                return try decoder.decode(Res.self, from: Data(bytes))
             } catch {
                 throw RemoteCallError.serializationFailed("reply to \(target.identifier) is not a \(Res.self): \(error)")
             }
@@ -220,7 +233,12 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             connection.send(.reply(WireMessage.Reply(id: call.id, outcome: outcome)))
         }
         guard call.recipient.node == node, let actor = registry.withLock({ $0[call.recipient.name]?.actor }) else {
+            rejections.count(.unknownActor)
             reply(.error(type: "ActorNotFound", message: "no actor \(call.recipient) on \(node)"))
+            return
+        }
+        guard ClusterInvocationDecoder.isPlainMangledName(call.target) else {
+            reply(.error(type: "RemoteCallError", message: "the call's target is not a mangled function name"))
             return
         }
         var decoder = ClusterInvocationDecoder(call: call, system: self)
@@ -290,105 +308,207 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         throw RemoteCallError.unreachable(node: node.description, reason: "no connection")
     }
 
-    /// Dials `address`, exchanges handshakes, and registers the connection. Returns the
-    /// peer's handshake. Blocking socket work runs on a dispatch queue, never on the
-    /// cooperative pool.
+    /// Dials `address`, runs the handshake (see ``HandshakeAuthentication``), and
+    /// registers the connection. Returns the peer's handshake. Blocking socket work runs
+    /// on a dispatch queue, never on the cooperative pool.
     @discardableResult
     public func join(_ address: SocketAddress) async throws -> WireMessage.Handshake {
         let timeout = settings.handshakeTimeout
-        let maximumFrameSize = settings.maximumFrameSize
+        let limits = Connection.Limits(settings)
+        let rejections = rejections
         let connection: Connection = try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 do {
                     let fd = try Socket.connect(to: address, timeout: timeout)
-                    continuation.resume(returning: Connection(fd: fd, remoteAddress: address, isOutbound: true, maximumFrameSize: maximumFrameSize))
+                    continuation.resume(returning: Connection(fd: fd, remoteAddress: address, isOutbound: true, limits: limits, rejections: rejections))
                 } catch {
                     continuation.resume(throwing: error)
                 }
             }
         }
-        let welcome = Promise<WireMessage.Handshake, RemoteCallError>()
+        let hello = handshake(nonce: HandshakeAuthentication.makeNonce())
+        let welcomed = Promise<WireMessage.Handshake, RemoteCallError>()
         track(connection)
         connection.start(Connection.Handlers(
             onMessage: { [weak self] connection, message in
                 guard let self else { return }
                 switch message {
-                case .welcome(let handshake):
-                    connection.peer = handshake
-                    // Register before resolving: the caller may call the peer as soon as join returns.
-                    self.register(connection)
-                    welcome.resolve(handshake)
-                case .refused(let refusal):
-                    welcome.reject(.unreachable(node: address.description, reason: "refused: \(refusal.reason)"))
+                case .welcome(let welcome) where connection.peer == nil:
+                    switch self.finishHandshake(connection, hello: hello, welcome: welcome) {
+                    case .success:
+                        // Register before resolving: the caller may call the peer as soon as join returns.
+                        self.register(connection)
+                        welcomed.resolve(welcome.handshake)
+                    case .failure(let error):
+                        welcomed.reject(error)
+                        connection.close(reason: "handshake failed: \(error)")
+                    }
+                case .refused(let refusal) where connection.peer == nil:
+                    welcomed.reject(.unreachable(node: address.description, reason: "refused: \(refusal.reason)"))
                     connection.close(reason: "refused by peer: \(refusal.reason)")
                 default:
-                    self.handle(message, on: connection)
+                    if connection.peer == nil {
+                        self.violation(.messageBeforeHandshake, on: connection, "\(message.kind) before the handshake")
+                    } else {
+                        self.handle(message, on: connection)
+                    }
                 }
             },
             onClose: { [weak self] connection, reason in
-                welcome.reject(.unreachable(node: address.description, reason: reason))
+                welcomed.reject(.unreachable(node: address.description, reason: reason))
                 self?.closed(connection, reason: reason)
             }))
-        connection.send(.hello(handshake))
+        connection.send(.hello(hello))
         do {
-            return try await withTimeout(seconds: timeout) { try await welcome.future.value }
+            return try await withTimeout(seconds: timeout) { try await welcomed.future.value }
         } catch {
             connection.close(reason: "handshake failed: \(error)")
             throw error is TimeoutError ? RemoteCallError.unreachable(node: address.description, reason: "no handshake within \(timeout) s") : error
         }
     }
 
-    private var handshake: WireMessage.Handshake {
+    /// The dialler's side of a welcome: checks the acceptor's proof, sends our own, and
+    /// switches the connection to authenticated frames. Runs on the reader thread.
+    private func finishHandshake(_ connection: Connection, hello: WireMessage.Handshake, welcome: WireMessage.Welcome) -> Result<Void, RemoteCallError> {
+        let peer = welcome.handshake
+        let address = connection.remoteAddress.description
+        if let problem = refusal(of: peer) {
+            rejections.count(.handshakeRefused)
+            return .failure(.unreachable(node: address, reason: problem))
+        }
+        var keys: (fromDialer: HMAC, fromAcceptor: HMAC)?
+        var proof = ""
+        if let authentication {
+            guard authentication.isValidAcceptorProof(welcome.proof, hello: hello, welcome: peer) else {
+                rejections.count(.authenticationFailed)
+                return .failure(.unreachable(node: address, reason: "\(peer.node.name) could not prove it holds this cluster's secret; is the secret the same on both nodes?"))
+            }
+            keys = authentication.sessionKeys(hello: hello, welcome: peer)
+            proof = authentication.dialerProof(hello: hello, welcome: peer)
+        }
+        connection.peer = peer
+        connection.establish(receiveKey: keys?.fromAcceptor)
+        connection.send(.proof(WireMessage.Proof(tag: proof)))
+        connection.authenticateSends(with: keys?.fromDialer)
+        return .success(())
+    }
+
+    /// This node's handshake, with `nonce` (empty for beacons).
+    func handshake(nonce: String = "") -> WireMessage.Handshake {
         WireMessage.Handshake(
             cluster: settings.cluster, node: node, address: isMember ? address.description : "",
-            slots: isMember ? settings.slots : 0)
+            slots: isMember ? settings.slots : 0, authenticated: authentication != nil, nonce: nonce)
     }
 
     private func accept(fd: Int32, remote: SocketAddress) {
-        let connection = Connection(fd: fd, remoteAddress: remote, isOutbound: false, maximumFrameSize: settings.maximumFrameSize)
+        let (open, fromAddress) = openConnections.withLock { connections in
+            (connections.count, connections.values.count { !$0.isOutbound && $0.remoteAddress.host == remote.host })
+        }
+        if open >= settings.maximumConnections || fromAddress >= settings.maximumConnectionsPerAddress {
+            let perAddress = fromAddress >= settings.maximumConnectionsPerAddress
+            rejections.count(perAddress ? .tooManyConnectionsFromAddress : .tooManyConnections)
+            logOnce("turned away a connection from \(remote.host): " + (perAddress
+                ? "\(fromAddress) connections from that address is the limit (limits.max_connections_per_address)"
+                : "\(open) open connections is the limit (limits.max_connections)"))
+            Glibc.close(fd)
+            return
+        }
+        let connection = Connection(fd: fd, remoteAddress: remote, isOutbound: false, limits: Connection.Limits(settings), rejections: rejections)
+        /// The hello and our welcome, between the two: the transcript both proofs cover.
+        let exchanged = Mutex<(hello: WireMessage.Handshake, welcome: WireMessage.Handshake)?>(nil)
         track(connection)
         connection.start(Connection.Handlers(
             onMessage: { [weak self] connection, message in
                 guard let self else { return }
-                if case .hello(let hello) = message {
-                    self.greet(connection, hello: hello)
-                } else if connection.peer == nil {
-                    connection.close(reason: "protocol violation: \(message.kind) before the handshake")
-                } else {
+                if connection.peer != nil {
                     self.handle(message, on: connection)
+                    return
+                }
+                switch (message, exchanged.withLock { $0 }) {
+                case (.hello(let hello), nil):
+                    if let welcome = self.greet(connection, hello: hello) {
+                        exchanged.withLock { $0 = (hello, welcome) }
+                    }
+                case (.proof(let proof), let (hello, welcome)?):
+                    self.admit(connection, hello: hello, welcome: welcome, proof: proof)
+                default:
+                    self.violation(.messageBeforeHandshake, on: connection, "\(message.kind) before the handshake")
                 }
             },
             onClose: { [weak self] connection, reason in self?.closed(connection, reason: reason) }))
         let deadline = settings.handshakeTimeout
-        DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { [weak connection] in
-            if let connection, connection.peer == nil { connection.close(reason: "no handshake within \(deadline) s") }
+        DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { [weak self, weak connection] in
+            guard let connection, connection.peer == nil, !connection.isClosed else { return }
+            self?.rejections.count(.handshakeTimeout)
+            connection.close(reason: "no handshake within \(deadline) s")
         }
     }
 
-    private func greet(_ connection: Connection, hello: WireMessage.Handshake) {
+    /// Answers a hello: `welcome` with our proof, or `refused`. Returns the welcome's handshake.
+    private func greet(_ connection: Connection, hello: WireMessage.Handshake) -> WireMessage.Handshake? {
         if let problem = refusal(of: hello) {
-            // Once per node and reason: a refused node redials every second.
-            let line = "refused \(hello.node) from \(connection.remoteAddress.host): \(problem)"
-            if loggedRefusals.withLock({ $0.insert(line).inserted }) { log(line) }
+            rejections.count(.handshakeRefused)
+            // Once per address and reason: a refused node redials every second.
+            logOnce("refused \(hello.node) from \(connection.remoteAddress.host): \(problem)")
             connection.send(.refused(WireMessage.Refusal(reason: problem)), thenCloseWithReason: "refused: \(problem)")
-            return
+            return nil
         }
+        let welcome = handshake(nonce: HandshakeAuthentication.makeNonce())
+        let proof = authentication?.acceptorProof(hello: hello, welcome: welcome) ?? ""
+        connection.send(.welcome(WireMessage.Welcome(handshake: welcome, proof: proof)))
+        return welcome
+    }
+
+    /// Checks the dialler's proof; if it holds, the connection becomes a peer's.
+    private func admit(_ connection: Connection, hello: WireMessage.Handshake, welcome: WireMessage.Handshake, proof: WireMessage.Proof) {
+        var keys: (fromDialer: HMAC, fromAcceptor: HMAC)?
+        if let authentication {
+            guard authentication.isValidDialerProof(proof.tag, hello: hello, welcome: welcome) else {
+                rejections.count(.authenticationFailed)
+                logOnce("connection from \(connection.remoteAddress.host) failed authentication: its proof does not match this cluster's secret")
+                connection.close(reason: "authentication failed")
+                return
+            }
+            keys = authentication.sessionKeys(hello: hello, welcome: welcome)
+        }
+        connection.establish(receiveKey: keys?.fromDialer)
+        connection.authenticateSends(with: keys?.fromAcceptor)
         connection.peer = hello
-        connection.send(.welcome(handshake))
         register(connection)
     }
 
-    private func refusal(of hello: WireMessage.Handshake) -> String? {
-        if hello.protocolVersion != WireMessage.protocolVersion {
-            return "protocol version \(hello.protocolVersion) is not \(WireMessage.protocolVersion)"
+    /// Why a peer's handshake is not acceptable, or nil.
+    private func refusal(of peer: WireMessage.Handshake) -> String? {
+        if peer.protocolVersion != WireMessage.protocolVersion {
+            return "protocol version \(peer.protocolVersion) is not \(WireMessage.protocolVersion)"
         }
-        if hello.cluster != settings.cluster {
-            return "cluster '\(hello.cluster)' is not '\(settings.cluster)'"
+        if peer.cluster != settings.cluster {
+            return "cluster '\(peer.cluster)' is not '\(settings.cluster)'"
         }
-        if hello.node.name == node.name, hello.node != node {
-            return "node name '\(hello.node.name)' is already taken by this node"
+        if peer.node.name == node.name, peer.node != node {
+            return "node name '\(peer.node.name)' is already taken by this node"
+        }
+        if peer.authenticated, authentication == nil {
+            return "\(peer.node.name) has a cluster secret and \(node.name) has none; give both the same secret"
+        }
+        if !peer.authenticated, authentication != nil {
+            return "this cluster requires its secret (SPOKES_SECRET or secret_file) and \(peer.node.name) has none"
+        }
+        if peer.nonce.utf8.count != 2 * HandshakeAuthentication.nonceSize {
+            return "the handshake's nonce is not \(HandshakeAuthentication.nonceSize) bytes of hex"
         }
         return nil
+    }
+
+    /// Counts `rejection` and closes `connection` for a protocol violation.
+    private func violation(_ rejection: Rejection, on connection: Connection, _ detail: String) {
+        rejections.count(rejection)
+        connection.close(reason: "protocol violation: \(detail)")
+    }
+
+    /// Logs `line` unless it was logged before (peers redial; strangers repeat).
+    private func logOnce(_ line: String) {
+        if loggedRefusals.withLock({ $0.count < 1000 && $0.insert(line).inserted }) { log(line) }
     }
 
     /// Registers a connection whose handshake is done, settling dial races. The losing
@@ -422,10 +542,21 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         if loser !== connection { emit(.connected(peer)) }
     }
 
+    /// A message on an established connection. Runs on the connection's reader thread.
     private func handle(_ message: WireMessage, on connection: Connection) {
         switch message {
         case .call(let call):
-            Task { await self.execute(call, from: connection) }
+            guard connection.callsInFlight.wrappingAdd(1, ordering: .relaxed).newValue <= settings.maximumCallsPerConnection else {
+                connection.callsInFlight.wrappingSubtract(1, ordering: .relaxed)
+                rejections.count(.tooManyCalls)
+                connection.send(.reply(WireMessage.Reply(id: call.id, outcome: .error(
+                    type: "TooManyCalls", message: "\(settings.maximumCallsPerConnection) calls are already running for this connection on \(node.name) (limits.max_calls_per_connection)"))))
+                return
+            }
+            Task {
+                await self.execute(call, from: connection)
+                connection.callsInFlight.wrappingSubtract(1, ordering: .relaxed)
+            }
         case .reply(let reply):
             finish(call: reply.id, with: .success(reply.outcome))
         case .heartbeat(let beat):
@@ -435,8 +566,13 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         case .leave:
             if let peer = connection.peer { emit(.left(peer.node)) }
             connection.close(reason: "peer left")
-        case .hello, .welcome, .refused:
-            connection.close(reason: "protocol violation: \(message.kind) after the handshake")
+        case .hello, .welcome, .proof, .refused:
+            violation(.malformedFrame, on: connection, "\(message.kind) after the handshake")
+        case .unknown(let type):
+            rejections.count(.unknownMessageType)
+            connection.send(.unsupported(WireMessage.Refusal(reason: "\(node.name) does not know message type '\(type)'")))
+        case .unsupported(let refusal):
+            logOnce("\(connection) did not understand a message: \(refusal.reason)")
         }
     }
 
@@ -502,6 +638,9 @@ extension WireMessage {
         switch self {
         case .hello: "hello"
         case .welcome: "welcome"
+        case .proof: "proof"
+        case .unsupported: "unsupported"
+        case .unknown(let type): "unknown type '\(type)'"
         case .refused: "refused"
         case .call: "call"
         case .reply: "reply"

@@ -14,19 +14,28 @@ extension ClusterSettings {
         "heartbeat.interval", "heartbeat.suspect_after", "heartbeat.dead_after",
         "tasks.deadline", "tasks.retries",
         "data_directory",
+        "secret_file",
         "limits.max_frame_bytes", "limits.call_timeout", "limits.handshake_timeout",
+        "limits.max_json_depth", "limits.max_array_length",
+        "limits.max_connections", "limits.max_connections_per_address", "limits.max_calls_per_connection",
+        "limits.max_send_queue_bytes",
+        "limits.max_users", "limits.max_paths", "limits.max_stations",
     ]
 
-    /// Environment variables starting with `SPOKES_` that are taken for later work:
+    /// The variable holding the cluster secret itself (rather than a file's path).
+    public static let secretVariable = "SPOKES_SECRET"
+
+    /// Environment variables starting with `SPOKES_` that are not setting paths:
     /// never reported as misspellings.
-    public static let reservedVariables: Set<String> = ["SPOKES_SECRET"]
+    public static let reservedVariables: Set<String> = [secretVariable]
 
     /// `SPOKES_` + the path upper-cased with `.` as `_`: `node.port` is `SPOKES_NODE_PORT`.
     public static func environmentVariable(for path: String) -> String {
         "SPOKES_" + path.uppercased().replacingOccurrences(of: ".", with: "_")
     }
 
-    /// Defaults, overridden by `file` (if given) and then by `SPOKES_*` variables in `environment`.
+    /// Defaults, overridden by `file` (if given) and then by `SPOKES_*` variables in
+    /// `environment`; then the secret, from `SPOKES_SECRET` or else `secret_file`.
     public static func load(file: String?, environment: [String: String]) throws(ConfigurationError) -> ClusterSettings {
         var settings = ClusterSettings()
         if let file {
@@ -40,7 +49,26 @@ extension ClusterSettings {
             try settings.apply(yaml: yaml, source: file)
         }
         try settings.apply(environment: environment)
+        try settings.loadSecret(environment: environment, relativeTo: file)
         return settings
+    }
+
+    /// Sets ``secret`` from `SPOKES_SECRET`, or else from ``secretFile`` (relative to the
+    /// directory of `configurationFile` when it is a relative path).
+    public mutating func loadSecret(environment: [String: String], relativeTo configurationFile: String? = nil) throws(ConfigurationError) {
+        do throws(SecurityError) {
+            if let text = environment[Self.secretVariable], !text.isEmpty {
+                secret = try ClusterSecret(text, source: Self.secretVariable)
+            } else if !secretFile.isEmpty {
+                var path = NSString(string: secretFile).expandingTildeInPath
+                if !path.hasPrefix("/"), let configurationFile {
+                    path = URL(fileURLWithPath: configurationFile).deletingLastPathComponent().appendingPathComponent(path).path
+                }
+                secret = try ClusterSecret.read(file: path)
+            }
+        } catch {
+            throw .security(error)
+        }
     }
 
     /// Overrides the settings present in `yaml`, a document shaped like `cluster.yaml`;
@@ -63,6 +91,10 @@ extension ClusterSettings {
                 try updated.assign(entry.key, entry.value, layer)
                 assigned[entry.key] = layer.origin(entry.key, entry.value.location)
                 continue
+            }
+            if entry.key == "secret" {
+                throw .invalidValue(layer.origin(entry.key, entry.keyLocation), setting: "secret",
+                                    problem: "cannot be written in cluster.yaml: put the secret in a file only you can read and name it with secret_file, or set SPOKES_SECRET")
             }
             let sectionKeys = Self.keys(in: entry.key)
             guard !sectionKeys.isEmpty else {
@@ -150,9 +182,19 @@ extension ClusterSettings {
         case "tasks.deadline": text = String(taskDeadline)
         case "tasks.retries": text = String(taskRetries)
         case "data_directory": text = dataDirectory
+        case "secret_file": text = secretFile
         case "limits.max_frame_bytes": text = String(maximumFrameSize)
         case "limits.call_timeout": text = String(callTimeout)
         case "limits.handshake_timeout": text = String(handshakeTimeout)
+        case "limits.max_json_depth": text = String(maximumJSONDepth)
+        case "limits.max_array_length": text = String(maximumArrayLength)
+        case "limits.max_connections": text = String(maximumConnections)
+        case "limits.max_connections_per_address": text = String(maximumConnectionsPerAddress)
+        case "limits.max_calls_per_connection": text = String(maximumCallsPerConnection)
+        case "limits.max_send_queue_bytes": text = String(maximumSendQueueBytes)
+        case "limits.max_users": text = String(maximumUsers)
+        case "limits.max_paths": text = String(maximumPaths)
+        case "limits.max_stations": text = String(maximumStations)
         default: return .null(location)
         }
         return .scalar(text, location)
@@ -194,9 +236,19 @@ extension ClusterSettings {
         case "tasks.deadline": taskDeadline = try reader.seconds()
         case "tasks.retries": taskRetries = try reader.integer(in: 0...100)
         case "data_directory": dataDirectory = try reader.name(what: "a directory path")
+        case "secret_file": secretFile = try reader.text()
         case "limits.max_frame_bytes": maximumFrameSize = try reader.integer(in: 1024...1 << 30)
         case "limits.call_timeout": callTimeout = try reader.seconds()
         case "limits.handshake_timeout": handshakeTimeout = try reader.seconds()
+        case "limits.max_json_depth": maximumJSONDepth = try reader.integer(in: 4...512)
+        case "limits.max_array_length": maximumArrayLength = try reader.integer(in: 16...100_000_000)
+        case "limits.max_connections": maximumConnections = try reader.integer(in: 1...1_000_000)
+        case "limits.max_connections_per_address": maximumConnectionsPerAddress = try reader.integer(in: 1...1_000_000)
+        case "limits.max_calls_per_connection": maximumCallsPerConnection = try reader.integer(in: 1...1_000_000)
+        case "limits.max_send_queue_bytes": maximumSendQueueBytes = try reader.integer(in: 1024...1 << 40)
+        case "limits.max_users": maximumUsers = try reader.integer(in: 1...100_000_000)
+        case "limits.max_paths": maximumPaths = try reader.integer(in: 1...100_000_000)
+        case "limits.max_stations": maximumStations = try reader.integer(in: 1...100_000_000)
         default: break
         }
     }

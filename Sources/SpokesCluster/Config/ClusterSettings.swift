@@ -1,7 +1,10 @@
 /// Everything a node needs to know to run. The defaults suit several nodes on one
 /// machine; `cluster.yaml`, `SPOKES_*` environment variables and command-line flags
 /// override them, in that order (see ``ClusterSettings/load(file:environment:)``).
-public struct ClusterSettings: Sendable, Hashable, Codable {
+///
+/// The cluster secret is loaded from `SPOKES_SECRET` or `secret_file`, never from a
+/// flag (other users can read a process's arguments); see SECURITY.md.
+public struct ClusterSettings: Sendable, Hashable {
     /// How nodes find each other besides `seeds`.
     public enum DiscoveryMode: String, Sendable, Hashable, Codable, CaseIterable {
         /// Beacons to the loopback broadcast address: nodes on this machine only.
@@ -48,12 +51,44 @@ public struct ClusterSettings: Sendable, Hashable, Codable {
     /// Where a node keeps its job records. `~` expands to the home directory.
     public var dataDirectory = "~/.spokes"
 
+    /// A file holding the cluster secret (only its owner may read it); empty: none.
+    /// A relative path is relative to the configuration file that names it.
+    public var secretFile = ""
+    /// The secret every member holds, from `SPOKES_SECRET` or ``secretFile``; nil runs
+    /// an open cluster, which may only listen on loopback unless ``allowInsecure``.
+    public var secret: ClusterSecret?
+    /// Lets a node without a secret listen beyond loopback (`--insecure`); never from a file.
+    public var allowInsecure = false
+
     /// Largest frame accepted from a peer, in bytes.
     public var maximumFrameSize = 8 * 1024 * 1024
     /// Seconds a remote call may take before it fails with a timeout.
     public var callTimeout = 30.0
     /// Seconds to establish a connection and exchange handshakes.
     public var handshakeTimeout = 3.0
+    /// Deepest JSON nesting accepted in a frame or argument.
+    public var maximumJSONDepth = 32
+    /// Longest JSON array accepted in a frame or argument.
+    public var maximumArrayLength = 100_000
+    /// Open connections at once, in total.
+    public var maximumConnections = 1024
+    /// Open connections at once from one IP address.
+    public var maximumConnectionsPerAddress = 128
+    /// Calls one connection may have running on this node at once.
+    public var maximumCallsPerConnection = 1024
+    /// Bytes waiting to be sent to one peer before it counts as not reading and is dropped.
+    public var maximumSendQueueBytes = 64 * 1024 * 1024
+    /// Most users in a job submitted to this node.
+    public var maximumUsers = 20_000
+    /// Most paths per user in a job submitted to this node.
+    public var maximumPaths = 1_000
+    /// Most stations in a job's network.
+    public var maximumStations = 5_000
+
+    /// The JSON shape limits of frames and arguments.
+    public var jsonLimits: JSONShapeLimits {
+        JSONShapeLimits(maximumDepth: maximumJSONDepth, maximumArrayLength: maximumArrayLength)
+    }
 
     public init() {}
 }

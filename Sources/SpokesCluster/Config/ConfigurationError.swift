@@ -26,6 +26,8 @@ public enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertib
     /// A value of the wrong type or out of range. `setting` is the YAML path, e.g.
     /// `node.slots`; `problem` completes the sentence, e.g. `must be …, got 'many'`.
     case invalidValue(Origin, setting: String, problem: String)
+    /// The secret cannot be loaded (never shows the secret).
+    case security(SecurityError)
 
     public var description: String {
         switch self {
@@ -46,6 +48,8 @@ public enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertib
             "\(variable) \(problem)"
         case .invalidValue(.settings, let setting, let problem):
             "\(setting) \(problem)"
+        case .security(let error):
+            error.description
         }
     }
 }

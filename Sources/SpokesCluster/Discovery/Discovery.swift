@@ -2,8 +2,9 @@ import Foundation
 import Synchronization
 
 /// Finds peers with UDP beacons. One dedicated thread both sends this node's beacon
-/// every `interval` and receives others'; malformed datagrams and beacons of other
-/// clusters are ignored and counted.
+/// every `interval` and receives others'. Beacons are sealed and checked by a
+/// ``BeaconAuthenticator``: malformed, unauthenticated and replayed datagrams are
+/// rejected and counted in `rejections`; beacons of other clusters are ignored.
 ///
 /// Where beacons go is explicit: `loopback` sends to 127.255.255.255 (every node on
 /// this machine, none elsewhere); `lan` sends only to the broadcast address the user
@@ -14,14 +15,21 @@ final class Discovery: Sendable {
     private let target: SocketAddress
     private let interval: Double
     private let beacon: Beacon?
+    private let secret: ClusterSecret?
+    private let rejections: RejectionCounters
     private let stopped = Atomic<Bool>(false)
     private let ignored = Atomic<Int>(0)
 
-    /// Beacons ignored as malformed, oversized, of another cluster or protocol.
+    /// Valid beacons of another cluster or protocol version, ignored.
     var ignoredBeacons: Int { ignored.load(ordering: .relaxed) }
 
     /// Opens the discovery socket. `beacon` nil only listens (a client looking for a node).
-    init(mode: ClusterSettings.DiscoveryMode, port: UInt16, broadcastAddress: String, interval: Double, beacon: Beacon?) throws(TransportError) {
+    init(settings: ClusterSettings, beacon: Beacon?, rejections: RejectionCounters) throws(TransportError) {
+        let port = settings.discoveryPort
+        let broadcastAddress = settings.broadcastAddress
+        let mode = settings.discoveryMode
+        secret = settings.secret
+        self.rejections = rejections
         switch mode {
         case .loopback:
             target = SocketAddress(host: "127.255.255.255", port: port)
@@ -33,7 +41,7 @@ final class Discovery: Sendable {
         case .off:
             throw .invalidAddress("", reason: "discovery is off")
         }
-        self.interval = interval
+        interval = settings.discoveryInterval
         self.beacon = beacon
         fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .socketFailed(operation: "udp socket for", address: target.description, errno: errno) }
@@ -65,13 +73,13 @@ final class Discovery: Sendable {
     }
 
     private func run(cluster: String, onBeacon: @Sendable (Beacon) -> Void) {
-        let encoded = beacon.flatMap { try? JSONEncoder().encode($0) }.map { Array($0) }
-        let decoder = JSONDecoder()
+        var authenticator = BeaconAuthenticator(secret: secret)
         var nextSend = MonotonicClock.now
         var buffer = [UInt8](repeating: 0, count: Beacon.maximumBeaconSize + 1)
         while !stopped.load(ordering: .acquiring) {
             let now = MonotonicClock.now
-            if let encoded, now >= nextSend {
+            if let beacon, now >= nextSend {
+                let encoded = authenticator.seal(beacon, now: Date().timeIntervalSince1970)
                 var destination = target.sockaddr
                 _ = encoded.withUnsafeBytes { bytes in
                     withUnsafePointer(to: &destination) {
@@ -83,19 +91,16 @@ final class Discovery: Sendable {
                 nextSend = now + interval
             }
             // Wake for the next beacon to send, and at least every 100 ms to notice stop().
-            let wait = min(0.1, max(0.001, encoded == nil ? 0.1 : nextSend - MonotonicClock.now))
+            let wait = min(0.1, max(0.001, beacon == nil ? 0.1 : nextSend - MonotonicClock.now))
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, Int32(wait * 1000)) > 0 else { continue }
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             guard count > 0 else { continue }
-            guard count <= Beacon.maximumBeaconSize,
-                  let received = try? decoder.decode(Beacon.self, from: Data(buffer[..<count])),
-                  received.protocolVersion == WireMessage.protocolVersion, received.cluster == cluster
-            else {
-                ignored.add(1, ordering: .relaxed)
-                continue
+            switch authenticator.open(buffer[..<count], cluster: cluster, now: Date().timeIntervalSince1970) {
+            case .accepted(let received): onBeacon(received)
+            case .ignored: ignored.add(1, ordering: .relaxed)
+            case .rejected(let rejection): rejections.count(rejection)
             }
-            onBeacon(received)
         }
         close(fd)
     }

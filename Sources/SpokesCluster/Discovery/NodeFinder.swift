@@ -21,9 +21,7 @@ public enum NodeFinder {
     /// The address of the first node of `settings.cluster` heard within `timeout` seconds.
     public static func firstNode(settings: ClusterSettings, timeout: Double) async throws -> SocketAddress {
         guard settings.discoveryMode != .off else { throw Failure.discoveryOff }
-        let discovery = try Discovery(
-            mode: settings.discoveryMode, port: settings.discoveryPort, broadcastAddress: settings.broadcastAddress,
-            interval: settings.discoveryInterval, beacon: nil)
+        let discovery = try Discovery(settings: settings, beacon: nil, rejections: RejectionCounters())
         let found = Promise<SocketAddress, Never>()
         discovery.start(cluster: settings.cluster) { beacon in
             if let address = try? SocketAddress(parsing: beacon.address) { found.resolve(address) }

@@ -34,10 +34,7 @@ public final class ClusterNode: Sendable {
         if settings.discoveryMode == .off {
             discovery = nil
         } else {
-            discovery = try Discovery(
-                mode: settings.discoveryMode, port: settings.discoveryPort, broadcastAddress: settings.broadcastAddress,
-                interval: settings.discoveryInterval,
-                beacon: Beacon(cluster: settings.cluster, node: node, address: system.address.description, slots: settings.slots))
+            discovery = try Discovery(settings: settings, beacon: system.handshake(), rejections: system.rejections)
         }
     }
 
@@ -155,7 +152,8 @@ public final class ClusterNode: Sendable {
         membership.withLock { $0.sortedMembers }
     }
 
-    /// Beacons ignored so far (malformed, other cluster, other protocol).
+    /// Valid beacons of other clusters or protocol versions ignored so far (hostile ones
+    /// are counted in `system.rejections`).
     public var ignoredBeacons: Int { discovery?.ignoredBeacons ?? 0 }
 
     /// Membership changes from now on.

@@ -34,6 +34,11 @@ public distributed actor NodeStatus {
         report()
     }
 
+    /// What this node has turned away, by ``Rejection`` raw value (zeros included).
+    public distributed func rejected() -> [String: Int] {
+        actorSystem.rejections.snapshot
+    }
+
     /// Answers with this node's name after `delay` seconds (at most 60): measures round
     /// trips, and gives tests a call that stays in flight.
     public distributed func ping(delay: Double = 0) async throws -> String {

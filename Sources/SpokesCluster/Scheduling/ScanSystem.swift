@@ -62,6 +62,10 @@ public distributed actor ScanSystem {
         } else if count >= slots {
             return .busy
         }
+        guard registry.contains(request.kind) else {
+            actorSystem.rejections.count(.unknownTaskKind)
+            throw TaskError.unknownKind(request.kind)
+        }
         started += 1
         let number = started
         let context = TaskContext(system: actorSystem, job: request.job, task: request.task, attempt: request.attempt)

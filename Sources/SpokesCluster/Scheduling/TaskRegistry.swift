@@ -28,6 +28,9 @@ public final class TaskRegistry: Sendable {
         runners.withLock { $0[Kind.name] = runner }
     }
 
+    /// Whether a kind named `kind` is registered.
+    public func contains(_ kind: String) -> Bool { runners.withLock { $0[kind] != nil } }
+
     /// Names of the registered kinds.
     public var kinds: [String] { runners.withLock { $0.keys.sorted() } }
 

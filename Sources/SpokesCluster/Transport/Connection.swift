@@ -6,10 +6,31 @@ import Synchronization
 /// A dedicated reader thread blocks in `recv` and hands each decoded message to
 /// `onMessage`; writes go through a serial dispatch queue of their own, so a slow peer
 /// delays only its own connection and no cooperative-pool thread ever blocks on a
-/// socket. A frame over the size limit or a message that does not decode is a protocol
-/// violation: this connection closes, and nothing else is affected. `onClose` runs
-/// exactly once, with the reason.
+/// socket. `onClose` runs exactly once, with the reason.
+///
+/// Hostile input closes this connection and nothing else, and is counted in
+/// `rejections`: a frame over the size limit (64 KiB until the handshake is done), a
+/// frame whose tag fails once the session is authenticated (see ``FrameAuthenticator``),
+/// JSON beyond the shape limits, or a message that does not decode. A peer that stops
+/// reading is dropped once `maximumSendQueueBytes` wait for it, so memory stays bounded.
 public final class Connection: Sendable, CustomStringConvertible {
+    /// What a connection accepts, from ``ClusterSettings``.
+    struct Limits: Sendable {
+        var maximumFrameSize: Int
+        var json: JSONShapeLimits
+        var maximumSendQueueBytes: Int
+
+        /// Largest frame before the handshake finishes: handshakes are small, and a
+        /// stranger should not make us buffer megabytes.
+        static let handshakeFrameSize = 64 * 1024
+
+        init(_ settings: ClusterSettings) {
+            maximumFrameSize = settings.maximumFrameSize
+            json = settings.jsonLimits
+            maximumSendQueueBytes = settings.maximumSendQueueBytes
+        }
+    }
+
     public struct Handlers: Sendable {
         public var onMessage: @Sendable (Connection, WireMessage) -> Void
         public var onClose: @Sendable (Connection, String) -> Void
@@ -25,15 +46,23 @@ public final class Connection: Sendable, CustomStringConvertible {
         var closed = false
         var handlers: Handlers?
         var peer: WireMessage.Handshake?
+        /// True once the handshake is done: the full frame size applies.
+        var established = false
+        var sender: FrameAuthenticator?
+        var receiver: FrameAuthenticator?
     }
 
     public let remoteAddress: SocketAddress
     /// True on the side that dialled.
     public let isOutbound: Bool
     private let fd: Int32
-    private let maximumFrameSize: Int
+    private let limits: Limits
+    private let rejections: RejectionCounters
     private let writes: DispatchQueue
     private let state = Mutex(State())
+    private let queuedBytes = Atomic<Int>(0)
+    /// Calls received on this connection and still running here.
+    let callsInFlight = Atomic<Int>(0)
     /// One encoder for every frame of every connection (JSONEncoder is Sendable and
     /// keeps no state between calls), instead of one allocated per frame.
     private static let encoder = JSONEncoder()
@@ -43,11 +72,12 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Monotonic seconds when the last message arrived (or when the connection opened).
     public var lastReceived: Double { Double(bitPattern: lastReceivedBits.load(ordering: .relaxed)) }
 
-    init(fd: Int32, remoteAddress: SocketAddress, isOutbound: Bool, maximumFrameSize: Int) {
+    init(fd: Int32, remoteAddress: SocketAddress, isOutbound: Bool, limits: Limits, rejections: RejectionCounters) {
         self.fd = fd
         self.remoteAddress = remoteAddress
         self.isOutbound = isOutbound
-        self.maximumFrameSize = maximumFrameSize
+        self.limits = limits
+        self.rejections = rejections
         writes = DispatchQueue(label: "spokes.connection.write.\(remoteAddress)")
     }
 
@@ -64,6 +94,22 @@ public final class Connection: Sendable, CustomStringConvertible {
 
     public var isClosed: Bool { state.withLock { $0.closed } }
 
+    /// Marks the handshake done. Frames received from now on must carry tags made with
+    /// `receiveKey` (when there is a secret), and may be as large as the frame limit.
+    /// Call on the reader thread, from `onMessage`, so it applies from the next frame.
+    func establish(receiveKey: HMAC?) {
+        state.withLock { state in
+            state.established = true
+            state.receiver = receiveKey.map(FrameAuthenticator.init(key:))
+        }
+    }
+
+    /// Makes every frame queued after this call carry a tag made with `key`.
+    func authenticateSends(with key: HMAC?) {
+        guard let key else { return }
+        writes.async { [self] in state.withLock { $0.sender = FrameAuthenticator(key: key) } }
+    }
+
     /// Starts reading; messages and the close are reported to `handlers`.
     func start(_ handlers: Handlers) {
         state.withLock { $0.handlers = handlers }
@@ -75,16 +121,27 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Queues `message` for sending; does nothing once closed.
     public func send(_ message: WireMessage) {
         guard !isClosed else { return }
-        let bytes: [UInt8]
+        let payload: [UInt8]
         do {
-            bytes = FrameDecoder.frame(try Self.encoder.encode(message))
+            payload = Array(try Self.encoder.encode(message))
         } catch {
             close(reason: "cannot encode \(message): \(error)")
             return
         }
+        let queued = queuedBytes.wrappingAdd(payload.count, ordering: .relaxed).newValue
+        if queued > limits.maximumSendQueueBytes {
+            rejections.count(.sendQueueFull)
+            close(reason: "the peer is not reading: \(queued) bytes waiting to be sent")
+            return
+        }
         writes.async { [self] in
+            defer { queuedBytes.wrappingSubtract(payload.count, ordering: .relaxed) }
             guard !isClosed else { return }
-            if !Socket.sendAll(fd, bytes) {
+            let sealed = state.withLock { state in
+                if state.sender != nil { return state.sender!.seal(payload) }
+                return payload
+            }
+            if !Socket.sendAll(fd, FrameDecoder.frame(sealed)) {
                 close(reason: "send failed: \(String(cString: strerror(errno)))")
             }
         }
@@ -115,7 +172,7 @@ public final class Connection: Sendable, CustomStringConvertible {
     }
 
     private func readLoop() {
-        var decoder = FrameDecoder(maximumFrameSize: maximumFrameSize)
+        var decoder = FrameDecoder(maximumFrameSize: Limits.handshakeFrameSize)
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         let json = JSONDecoder()
         reading: while true {
@@ -126,25 +183,60 @@ public final class Connection: Sendable, CustomStringConvertible {
                 break
             }
             decoder.feed(buffer[..<count])
-            do {
-                while let frame = try decoder.nextFrame() {
-                    let message: WireMessage
-                    do {
-                        message = try json.decode(WireMessage.self, from: Data(frame))
-                    } catch {
-                        close(reason: "protocol violation: \(Self.describe(error))")
-                        break reading
-                    }
+            while true {
+                let frame: [UInt8]
+                do {
+                    guard let next = try decoder.nextFrame() else { break }
+                    frame = next
+                } catch {
+                    reject(.frameTooLarge, "protocol violation: \(error)")
+                    break reading
+                }
+                switch message(in: frame, decoder: json) {
+                case .failure(let failure):
+                    reject(failure.rejection, failure.reason)
+                    break reading
+                case .success(let message):
                     lastReceivedBits.store(MonotonicClock.now.bitPattern, ordering: .relaxed)
                     guard let handlers = state.withLock({ $0.closed ? nil : $0.handlers }) else { break reading }
                     handlers.onMessage(self, message)
+                    if state.withLock({ $0.established }) { decoder.maximumFrameSize = limits.maximumFrameSize }
                 }
-            } catch {
-                close(reason: "protocol violation: \(error)")
-                break
             }
         }
         writes.async { [fd] in Glibc.close(fd) }
+    }
+
+    private struct ReadFailure: Error {
+        var rejection: Rejection
+        var reason: String
+    }
+
+    /// The message in one frame: its tag checked (once authenticated), its JSON shape
+    /// checked, then decoded.
+    private func message(in frame: [UInt8], decoder: JSONDecoder) -> Result<WireMessage, ReadFailure> {
+        let opened: ArraySlice<UInt8>? = state.withLock { state in
+            if state.receiver != nil { return state.receiver!.open(frame) }
+            return frame[...]
+        }
+        guard let payload = opened else {
+            return .failure(ReadFailure(rejection: .frameAuthenticationFailed, reason: "frame failed authentication: forged, replayed or reordered"))
+        }
+        do {
+            try limits.json.check(payload)
+        } catch {
+            return .failure(ReadFailure(rejection: error.rejection, reason: "protocol violation: \(error)"))
+        }
+        do {
+            return .success(try decoder.decode(WireMessage.self, from: Data(payload)))
+        } catch {
+            return .failure(ReadFailure(rejection: .malformedFrame, reason: "protocol violation: \(Self.describe(error))"))
+        }
+    }
+
+    private func reject(_ rejection: Rejection, _ reason: String) {
+        rejections.count(rejection)
+        close(reason: reason)
     }
 
     private static func describe(_ error: any Error) -> String {

@@ -17,7 +17,8 @@ public struct FrameDecoder: Sendable {
         }
     }
 
-    public let maximumFrameSize: Int
+    /// Frames longer than this are an error; may change between frames (it grows once a handshake is done).
+    public var maximumFrameSize: Int
     private var buffer: [UInt8] = []
     private var start = 0
 

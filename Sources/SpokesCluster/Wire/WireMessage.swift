@@ -3,9 +3,14 @@
 public enum WireMessage: Sendable, Equatable {
     /// First message of the dialling side.
     case hello(Handshake)
-    /// The accepting side's answer when it agrees to talk.
-    case welcome(Handshake)
-    /// The accepting side's answer when it does not (wrong cluster, wrong version).
+    /// The accepting side's answer when it agrees to talk, with its proof that it holds
+    /// the cluster secret.
+    case welcome(Welcome)
+    /// The dialling side's proof that it holds the cluster secret: the last handshake
+    /// message. Every frame after it is authenticated (see ``HandshakeAuthentication``).
+    case proof(Proof)
+    /// The accepting side's answer when it does not agree to talk (wrong cluster,
+    /// version or secret setting).
     case refused(Refusal)
     /// Invoke a distributed function on an actor of the receiving node.
     case call(Call)
@@ -16,9 +21,13 @@ public enum WireMessage: Sendable, Equatable {
     case heartbeatAck(Heartbeat)
     /// The sender is stopping on purpose.
     case leave
+    /// The answer to a message whose type the receiver does not know.
+    case unsupported(Refusal)
+    /// A received message of a type this version does not know; never sent.
+    case unknown(type: String)
 
     /// The wire protocol version; a peer with another version is refused.
-    public static let protocolVersion = 1
+    public static let protocolVersion = 2
 
     public struct Handshake: Sendable, Equatable, Codable {
         public var protocolVersion: Int
@@ -27,14 +36,32 @@ public enum WireMessage: Sendable, Equatable {
         /// Where the sender listens, `host:port`; empty for a client that does not listen.
         public var address: String
         public var slots: Int
+        /// Whether the sender holds a cluster secret; nodes with and without one do not talk.
+        public var authenticated: Bool
+        /// Fresh random hex for each connection (empty in beacons).
+        public var nonce: String
 
-        public init(protocolVersion: Int = WireMessage.protocolVersion, cluster: String, node: NodeID, address: String, slots: Int) {
+        public init(protocolVersion: Int = WireMessage.protocolVersion, cluster: String, node: NodeID, address: String, slots: Int,
+                    authenticated: Bool = false, nonce: String = "") {
             self.protocolVersion = protocolVersion
             self.cluster = cluster
             self.node = node
             self.address = address
             self.slots = slots
+            self.authenticated = authenticated
+            self.nonce = nonce
         }
+    }
+
+    public struct Welcome: Sendable, Equatable, Codable {
+        public var handshake: Handshake
+        /// Hex HMAC proving the acceptor holds the secret; empty without one.
+        public var proof: String
+    }
+
+    public struct Proof: Sendable, Equatable, Codable {
+        /// Hex HMAC proving the dialler holds the secret; empty without one.
+        public var tag: String
     }
 
     public struct Refusal: Sendable, Equatable, Codable {
@@ -72,7 +99,7 @@ public enum WireMessage: Sendable, Equatable {
 
 extension WireMessage: Codable {
     private enum Kind: String, Codable {
-        case hello, welcome, refused, call, reply, heartbeat, heartbeatAck, leave
+        case hello, welcome, proof, refused, call, reply, heartbeat, heartbeatAck, leave, unsupported
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -83,11 +110,14 @@ extension WireMessage: Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let name = try container.decode(String.self, forKey: .type)
         guard let kind = Kind(rawValue: name) else {
-            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "unknown message type '\(name)'")
+            self = .unknown(type: String(name.prefix(64)))
+            return
         }
         switch kind {
         case .hello: self = .hello(try container.decode(Handshake.self, forKey: .body))
-        case .welcome: self = .welcome(try container.decode(Handshake.self, forKey: .body))
+        case .welcome: self = .welcome(try container.decode(Welcome.self, forKey: .body))
+        case .proof: self = .proof(try container.decode(Proof.self, forKey: .body))
+        case .unsupported: self = .unsupported(try container.decode(Refusal.self, forKey: .body))
         case .refused: self = .refused(try container.decode(Refusal.self, forKey: .body))
         case .call: self = .call(try container.decode(Call.self, forKey: .body))
         case .reply: self = .reply(try container.decode(Reply.self, forKey: .body))
@@ -107,7 +137,10 @@ extension WireMessage: Codable {
         case .reply(let body): try container.encode(Kind.reply, forKey: .type); try container.encode(body, forKey: .body)
         case .heartbeat(let body): try container.encode(Kind.heartbeat, forKey: .type); try container.encode(body, forKey: .body)
         case .heartbeatAck(let body): try container.encode(Kind.heartbeatAck, forKey: .type); try container.encode(body, forKey: .body)
+        case .proof(let body): try container.encode(Kind.proof, forKey: .type); try container.encode(body, forKey: .body)
+        case .unsupported(let body): try container.encode(Kind.unsupported, forKey: .type); try container.encode(body, forKey: .body)
         case .leave: try container.encode(Kind.leave, forKey: .type)
+        case .unknown(let type): try container.encode(type, forKey: .type)
         }
     }
 }

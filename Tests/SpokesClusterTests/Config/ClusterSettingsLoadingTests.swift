@@ -53,7 +53,7 @@ private func failure(environment: [String: String]) -> String? {
         #expect(settingLines.count == ClusterSettings.settingPaths.count)
         #expect(settingLines.allSatisfy { $0.contains(" # ") })
         #expect(text.contains("defaults < this file"))
-        #expect(!text.contains("secret_file:"))
+        #expect(text.contains("SECURITY.md"))
     }
 
     @Test func withoutFileOrEnvironmentTheDefaultsApply() throws {
@@ -135,9 +135,13 @@ private func failure(environment: [String: String]) -> String? {
             "SPOKES_CLUSTER", "SPOKES_DATA_DIRECTORY", "SPOKES_DISCOVERY_BROADCAST", "SPOKES_DISCOVERY_INTERVAL",
             "SPOKES_DISCOVERY_MODE", "SPOKES_DISCOVERY_PORT", "SPOKES_HEARTBEAT_DEAD_AFTER", "SPOKES_HEARTBEAT_INTERVAL",
             "SPOKES_HEARTBEAT_SUSPECT_AFTER", "SPOKES_LIMITS_CALL_TIMEOUT", "SPOKES_LIMITS_HANDSHAKE_TIMEOUT",
-            "SPOKES_LIMITS_MAX_FRAME_BYTES", "SPOKES_NODE_HOST", "SPOKES_NODE_NAME", "SPOKES_NODE_PORT", "SPOKES_NODE_SLOTS",
-            "SPOKES_SEEDS", "SPOKES_TASKS_DEADLINE", "SPOKES_TASKS_RETRIES",
+            "SPOKES_LIMITS_MAX_ARRAY_LENGTH", "SPOKES_LIMITS_MAX_CALLS_PER_CONNECTION", "SPOKES_LIMITS_MAX_CONNECTIONS",
+            "SPOKES_LIMITS_MAX_CONNECTIONS_PER_ADDRESS", "SPOKES_LIMITS_MAX_FRAME_BYTES", "SPOKES_LIMITS_MAX_JSON_DEPTH",
+            "SPOKES_LIMITS_MAX_PATHS", "SPOKES_LIMITS_MAX_SEND_QUEUE_BYTES", "SPOKES_LIMITS_MAX_STATIONS", "SPOKES_LIMITS_MAX_USERS",
+            "SPOKES_NODE_HOST", "SPOKES_NODE_NAME", "SPOKES_NODE_PORT", "SPOKES_NODE_SLOTS",
+            "SPOKES_SECRET_FILE", "SPOKES_SEEDS", "SPOKES_TASKS_DEADLINE", "SPOKES_TASKS_RETRIES",
         ])
+        #expect(!environment.keys.contains(ClusterSettings.secretVariable), "the secret itself is not a setting path")
         var settings = ClusterSettings()
         try settings.apply(environment: ["SPOKES_NODE_NAME": "", "SPOKES_CLUSTER": "c", "SPOKES_LIMITS_MAX_FRAME_BYTES": "2048"])
         #expect(settings.cluster == "c" && settings.nodeName == "" && settings.maximumFrameSize == 2048)
@@ -185,7 +189,8 @@ private func failure(environment: [String: String]) -> String? {
         ("heartbeat:\n  suspect: 1", "cluster.yaml:2:3: unknown key 'suspect' in 'heartbeat'. Did you mean 'suspect_after'?"),
         ("limits:\n  max_frame: 1", "cluster.yaml:2:3: unknown key 'max_frame' in 'limits'. Did you mean 'max_frame_bytes'?"),
         ("node:\n  color: red", "cluster.yaml:2:3: unknown key 'color' in 'node'. Known keys: name, host, port, slots."),
-        ("secret_file: s", "cluster.yaml:1:1: unknown key 'secret_file' at the top level. Known keys: cluster, node, discovery, seeds, heartbeat, tasks, data_directory, limits."),
+        ("secret: s", "cluster.yaml:1:1: secret cannot be written in cluster.yaml: put the secret in a file only you can read and name it with secret_file, or set SPOKES_SECRET"),
+        ("colour: red", "cluster.yaml:1:1: unknown key 'colour' at the top level. Known keys: cluster, node, discovery, seeds, heartbeat, tasks, data_directory, secret_file, limits."),
     ])
     func unknownKeysAreNamedWithTheNearestKnownKey(yaml: String, message: String) throws {
         #expect(try failure(yaml: yaml) == message)

@@ -1,0 +1,71 @@
+/// Limits on the shape of JSON text, checked by a single scan before any decoding, so
+/// that a hostile document cannot make the decoder recurse or allocate without bound.
+///
+/// Sans-IO: it tracks only whether it is inside a string and one integer per open
+/// container (at most `maximumDepth` of them), so its own memory is bounded too.
+public struct JSONShapeLimits: Sendable, Hashable {
+    public var maximumDepth: Int
+    public var maximumArrayLength: Int
+
+    public init(maximumDepth: Int, maximumArrayLength: Int) {
+        self.maximumDepth = maximumDepth
+        self.maximumArrayLength = maximumArrayLength
+    }
+
+    public enum Violation: Error, Sendable, Equatable, CustomStringConvertible {
+        case tooDeep(limit: Int)
+        case arrayTooLong(limit: Int)
+
+        public var description: String {
+            switch self {
+            case .tooDeep(let limit): "JSON nested deeper than \(limit) levels"
+            case .arrayTooLong(let limit): "JSON array longer than \(limit) elements"
+            }
+        }
+
+        public var rejection: Rejection {
+            switch self {
+            case .tooDeep: .jsonTooDeep
+            case .arrayTooLong: .arrayTooLong
+            }
+        }
+    }
+
+    /// Throws if `json` nests deeper or holds a longer array than allowed. Malformed JSON
+    /// passes: the decoder reports it better.
+    public func check<Bytes: Collection<UInt8>>(_ json: Bytes) throws(Violation) {
+        var inString = false
+        var escaped = false
+        // Per open container: -1 for an object, else the elements seen so far in an array
+        // (counted at each element's first byte).
+        var open: [Int] = []
+        var expectingElement = false
+        for byte in json {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            let isSpace = byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+            if expectingElement, !isSpace, byte != UInt8(ascii: "]") {
+                expectingElement = false
+                open[open.count - 1] += 1
+                if open[open.count - 1] > maximumArrayLength { throw .arrayTooLong(limit: maximumArrayLength) }
+            }
+            switch byte {
+            case UInt8(ascii: "\""):
+                inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                guard open.count < maximumDepth else { throw .tooDeep(limit: maximumDepth) }
+                open.append(byte == UInt8(ascii: "[") ? 0 : -1)
+                expectingElement = byte == UInt8(ascii: "[")
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                expectingElement = false
+                if !open.isEmpty { open.removeLast() }
+            case UInt8(ascii: ","):
+                expectingElement = open.last.map { $0 >= 0 } ?? false
+            default:
+                break
+            }
+        }
+    }
+}

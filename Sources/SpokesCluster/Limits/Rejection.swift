@@ -1,0 +1,45 @@
+/// Why a node turned away something a peer, a client or a stranger sent. Each is
+/// counted (``RejectionCounters``) and shown by `spokes status --json` under
+/// `rejected`, by its raw value.
+public enum Rejection: String, Sendable, Hashable, Codable, CaseIterable {
+    /// A frame longer than `limits.max_frame_bytes` (or 64 KiB before the handshake).
+    case frameTooLarge = "frame_too_large"
+    /// A frame that is not a message: bad JSON, invalid UTF-8, wrong field types.
+    case malformedFrame = "malformed_frame"
+    /// JSON nested deeper than `limits.max_json_depth`.
+    case jsonTooDeep = "json_too_deep"
+    /// A JSON array longer than `limits.max_array_length`.
+    case arrayTooLong = "array_too_long"
+    /// A connection that did not finish its handshake within `limits.handshake_timeout`.
+    case handshakeTimeout = "handshake_timeout"
+    /// A handshake refused: another cluster, protocol version, or secret setting.
+    case handshakeRefused = "handshake_refused"
+    /// A handshake whose proof shows the peer does not hold the cluster secret.
+    case authenticationFailed = "authentication_failed"
+    /// A frame whose tag is wrong: forged, replayed, reordered or corrupted.
+    case frameAuthenticationFailed = "frame_authentication_failed"
+    /// A message other than `hello` before the handshake finished.
+    case messageBeforeHandshake = "message_before_handshake"
+    /// A connection over `limits.max_connections`.
+    case tooManyConnections = "too_many_connections"
+    /// A connection over `limits.max_connections_per_address` from one address.
+    case tooManyConnectionsFromAddress = "too_many_connections_per_address"
+    /// A call over `limits.max_calls_per_connection` in flight on one connection.
+    case tooManyCalls = "too_many_calls_in_flight"
+    /// A peer that stopped reading while `limits.max_send_queue_bytes` waited for it.
+    case sendQueueFull = "send_queue_full"
+    /// A message type this node does not know.
+    case unknownMessageType = "unknown_message_type"
+    /// A call to an actor this node does not host.
+    case unknownActor = "unknown_actor"
+    /// A task of a kind this node has not registered.
+    case unknownTaskKind = "unknown_task_kind"
+    /// A job over `limits.max_users`, `limits.max_paths` or `limits.max_stations`.
+    case jobTooLarge = "job_too_large"
+    /// A datagram on the discovery port that is not a beacon.
+    case malformedBeacon = "beacon_malformed"
+    /// A beacon without a valid tag for this cluster's secret.
+    case unauthenticatedBeacon = "beacon_unauthenticated"
+    /// A beacon seen before, or stamped outside the replay window.
+    case replayedBeacon = "beacon_replayed"
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+/// The secret every member of a cluster holds. It authenticates beacons, connections
+/// and every frame (see SECURITY.md); it is never sent, logged or printed.
+///
+/// `description` shows only a fingerprint (a hash prefix), so a secret that ends up in
+/// string interpolation by mistake still does not leak; two nodes whose fingerprints
+/// differ do not hold the same secret.
+public struct ClusterSecret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// Shortest secret accepted, in bytes.
+    public static let minimumLength = 16
+
+    private let bytes: [UInt8]
+
+    /// A secret from its text; `source` names where it came from, for errors.
+    /// Surrounding whitespace (such as a file's final newline) is not part of it.
+    public init(_ text: String, source: String) throws(SecurityError) {
+        let trimmed = Array(text.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        guard trimmed.count >= Self.minimumLength else { throw .secretTooShort(source: source, length: trimmed.count) }
+        bytes = trimmed
+    }
+
+    /// Reads the secret from `path`, which only its owner may read (like an SSH key).
+    public static func read(file path: String) throws(SecurityError) -> ClusterSecret {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw .unreadableSecretFile(path: path, reason: String(cString: strerror(errno)))
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .unreadableSecretFile(path: path, reason: "it is not a regular file") }
+        guard info.st_mode & 0o077 == 0 else {
+            throw .secretFileTooOpen(path: path, mode: String(info.st_mode & 0o777, radix: 8))
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .unreadableSecretFile(path: path, reason: "permission denied")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw .unreadableSecretFile(path: path, reason: "it is not UTF-8 text")
+        }
+        return try ClusterSecret(text, source: path)
+    }
+
+    /// Text for a new secret: 32 random bytes from the system's generator, as 64 hex digits.
+    public static func generateText() -> String {
+        randomBytes(32).hex
+    }
+
+    /// Eight hex digits that identify the secret without revealing it.
+    public var fingerprint: String {
+        String(HMAC(key: bytes).authenticationCode(for: Array("spokes fingerprint".utf8)).prefix(4).hex)
+    }
+
+    public var description: String { "ClusterSecret(fingerprint: \(fingerprint))" }
+    public var debugDescription: String { description }
+
+    /// What a derived key is for; each purpose gets its own key, so a tag made for one
+    /// can never pass as a tag for another.
+    enum Purpose: String {
+        case beacon = "spokes/1 beacon"
+        case handshake = "spokes/1 handshake"
+        case dashboard = "spokes/1 dashboard"
+    }
+
+    /// The key for `purpose`: HMAC(secret, purpose).
+    func key(for purpose: Purpose) -> HMAC {
+        HMAC(key: HMAC(key: bytes).authenticationCode(for: Array(purpose.rawValue.utf8)))
+    }
+}
+
+extension Sequence<UInt8> {
+    /// Lower-case hex digits, two per byte.
+    var hex: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in self { text += [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]] }
+        return String(decoding: text, as: UTF8.self)
+    }
+}
+
+/// Fresh random bytes from the system's generator (getrandom on Linux).
+func randomBytes(_ count: Int) -> [UInt8] {
+    var generator = SystemRandomNumberGenerator()
+    return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+}

@@ -1,0 +1,71 @@
+/// The cryptographic half of the connection handshake, sans-IO: proofs that each side
+/// holds the cluster secret, and the session keys that authenticate every later frame.
+///
+/// The exchange (see SECURITY.md):
+/// 1. dialler → `hello` with a fresh nonce;
+/// 2. acceptor → `welcome` with its own fresh nonce and a proof
+///    `HMAC(K, "acceptor" ‖ transcript)`;
+/// 3. dialler checks that proof, then → `proof` with `HMAC(K, "dialler" ‖ transcript)`;
+///    the acceptor checks it before it treats the dialler as a peer.
+///
+/// The transcript holds every field of both handshakes (length-prefixed), so a tampered
+/// hello or welcome fails both proofs; both nonces are in it, so no proof can be replayed
+/// into another connection; the two roles use different labels, so a proof the acceptor
+/// gives a stranger can never pass as a dialler's proof. `K` is the secret's handshake
+/// key; without a secret the fields are exchanged the same way and the proofs are empty.
+struct HandshakeAuthentication: Sendable {
+    private let key: HMAC
+
+    init(secret: ClusterSecret) {
+        key = secret.key(for: .handshake)
+    }
+
+    /// Bytes in a handshake nonce.
+    static let nonceSize = 32
+
+    /// A fresh nonce, as hex.
+    static func makeNonce() -> String { randomBytes(nonceSize).hex }
+
+    func acceptorProof(hello: WireMessage.Handshake, welcome: WireMessage.Handshake) -> String {
+        tag("acceptor", hello, welcome).hex
+    }
+
+    func dialerProof(hello: WireMessage.Handshake, welcome: WireMessage.Handshake) -> String {
+        tag("dialler", hello, welcome).hex
+    }
+
+    func isValidAcceptorProof(_ proof: String, hello: WireMessage.Handshake, welcome: WireMessage.Handshake) -> Bool {
+        constantTimeEquals(Array(proof.utf8), Array(acceptorProof(hello: hello, welcome: welcome).utf8))
+    }
+
+    func isValidDialerProof(_ proof: String, hello: WireMessage.Handshake, welcome: WireMessage.Handshake) -> Bool {
+        constantTimeEquals(Array(proof.utf8), Array(dialerProof(hello: hello, welcome: welcome).utf8))
+    }
+
+    /// The keys of the session's two directions: frames the dialler sends, frames the acceptor sends.
+    func sessionKeys(hello: WireMessage.Handshake, welcome: WireMessage.Handshake) -> (fromDialer: HMAC, fromAcceptor: HMAC) {
+        (HMAC(key: tag("session dialler to acceptor", hello, welcome)),
+         HMAC(key: tag("session acceptor to dialler", hello, welcome)))
+    }
+
+    private func tag(_ label: String, _ hello: WireMessage.Handshake, _ welcome: WireMessage.Handshake) -> [UInt8] {
+        key.authenticationCode { hasher in
+            Self.append(label, to: &hasher)
+            for side in [hello, welcome] {
+                for field in [String(side.protocolVersion), side.cluster, side.node.name, String(side.node.incarnation),
+                              side.address, String(side.slots), side.nonce, side.authenticated ? "secret" : "open"] {
+                    Self.append(field, to: &hasher)
+                }
+            }
+        }
+    }
+
+    /// Appends a field as its 4-byte length then its bytes, so no two different field
+    /// lists hash alike.
+    private static func append(_ field: String, to hasher: inout SHA256) {
+        let bytes = Array(field.utf8)
+        let length = UInt32(bytes.count)
+        hasher.update([UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)])
+        hasher.update(bytes)
+    }
+}
