@@ -1,6 +1,7 @@
 import Foundation
 
-/// Where a command writes, so tests can capture what it prints.
+/// Where a command writes and what environment it reads, so tests can capture what it
+/// prints and give it variables (such as `SPOKES_SECRET`) without changing the process's.
 public struct CommandContext: Sendable {
     /// Writes exactly the given text to standard output (the caller adds newlines).
     public var standardOutput: @Sendable (String) -> Void
@@ -8,15 +9,19 @@ public struct CommandContext: Sendable {
     public var standardError: @Sendable (String) -> Void
     /// Whether standard error is a terminal, where a live progress line makes sense.
     public var standardErrorIsTerminal: Bool
+    /// The environment variables the command sees.
+    public var environment: [String: String]
 
     public init(
         standardOutput: @escaping @Sendable (String) -> Void,
         standardError: @escaping @Sendable (String) -> Void,
-        standardErrorIsTerminal: Bool
+        standardErrorIsTerminal: Bool,
+        environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         self.standardOutput = standardOutput
         self.standardError = standardError
         self.standardErrorIsTerminal = standardErrorIsTerminal
+        self.environment = environment
     }
 
     /// The process's own stdout and stderr, written unbuffered.

@@ -22,7 +22,7 @@ enum ClusterOptions {
     ]
 
     /// Settings from the layers, with these flags applied last.
-    static func settings(_ arguments: ParsedArguments, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ClusterSettings {
+    static func settings(_ arguments: ParsedArguments, environment: [String: String]) throws -> ClusterSettings {
         var settings = try ClusterSettings.load(file: try arguments.string("config"), environment: environment)
         if let cluster = try arguments.string("cluster") { settings.cluster = cluster }
         if let mode = try arguments.string("discovery") {

@@ -10,7 +10,7 @@ enum JobsCommand {
         options: [NodeClient.toOption, .flag("json", help: "Print the list as JSON.")] + ClusterOptions.connection)
 
     static let subcommand = Subcommand(spec: spec) { arguments, context in
-        let settings = try ClusterOptions.settings(arguments)
+        let settings = try ClusterOptions.settings(arguments, environment: context.environment)
         let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
         let jobs = try await NodeClient.withClient(of: target, settings: settings, callTimeout: 10) { client, node in
             try await JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client).finishedJobs()
@@ -46,7 +46,7 @@ enum ResultCommand {
         guard let job = try arguments.string("job") else {
             throw UsageError("which job? give --job JOB (see 'spokes jobs')")
         }
-        let settings = try ClusterOptions.settings(arguments)
+        let settings = try ClusterOptions.settings(arguments, environment: context.environment)
         let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
         let report = try await NodeClient.withClient(of: target, settings: settings, callTimeout: 10) { client, node in
             try await JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client).report(of: job)

@@ -21,7 +21,7 @@ enum NodeCommand {
         let faults = ScanSystem.Faults(
             failEvery: try arguments.integer("fail-every", in: 0...1_000_000) ?? 0,
             slowMilliseconds: try arguments.integer("slow", in: 0...3_600_000) ?? 0)
-        return try await run(ClusterOptions.settings(arguments), faults: faults, context: context)
+        return try await run(ClusterOptions.settings(arguments, environment: context.environment), faults: faults, context: context)
     }
 
     static func run(_ settings: ClusterSettings, faults: ScanSystem.Faults = .init(), context: CommandContext) async throws -> Int32 {

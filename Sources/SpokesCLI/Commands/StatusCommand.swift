@@ -18,7 +18,7 @@ enum StatusCommand {
         ] + ClusterOptions.connection)
 
     static let subcommand = Subcommand(spec: spec) { arguments, context in
-        let settings = try ClusterOptions.settings(arguments)
+        let settings = try ClusterOptions.settings(arguments, environment: context.environment)
         let timeout = try arguments.double("timeout", in: 0.1...600) ?? 3
         let target = try await NodeClient.target(arguments, settings: settings, timeout: timeout)
         let report = try await fetchReport(from: target, settings: settings, timeout: timeout)

@@ -23,7 +23,7 @@ enum SubmitCommand {
         ] + ClusterOptions.connection)
 
     static let subcommand = Subcommand(spec: spec) { arguments, context in
-        let settings = try ClusterOptions.settings(arguments)
+        let settings = try ClusterOptions.settings(arguments, environment: context.environment)
         let job = BikeJob(
             network: try await WorkloadOptions.network(arguments),
             options: try WorkloadOptions.simulationOptions(arguments),

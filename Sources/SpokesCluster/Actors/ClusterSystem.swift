@@ -60,15 +60,20 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         self.settings = settings
         authentication = settings.secret.map(HandshakeAuthentication.init(secret:))
         node = NodeID(name: settings.nodeName, incarnation: NodeID.nextIncarnation())
-        let listenAddress = SocketAddress(host: settings.host, port: settings.port)
-        if settings.secret == nil, !settings.allowInsecure, !listenAddress.isLoopback {
-            throw SecurityError.insecureAddress(host: settings.host)
-        }
-        listener = try Listener(address: listenAddress)
+        try Self.checkListenAddress(settings)
+        listener = try Listener(address: SocketAddress(host: settings.host, port: settings.port))
         address = listener.address
         listener.start { [weak self] fd, remote in
             guard let self else { Glibc.close(fd); return }
             self.accept(fd: fd, remote: remote)
+        }
+    }
+
+    /// Throws ``SecurityError/insecureAddress(host:)`` if `settings` would have a node
+    /// without a secret listen beyond loopback without `allowInsecure`.
+    public static func checkListenAddress(_ settings: ClusterSettings) throws(SecurityError) {
+        if settings.secret == nil, !settings.allowInsecure, !SocketAddress(host: settings.host, port: 0).isLoopback {
+            throw .insecureAddress(host: settings.host)
         }
     }
 
@@ -258,6 +263,10 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         connections.withLock { $0.values.compactMap(\.peer) }.sorted { $0.node.name < $1.node.name }
     }
 
+    /// Connections open now, handshaking or established: what hostile-input tests watch
+    /// return to its baseline.
+    public var openConnectionCount: Int { openConnections.withLock { $0.count } }
+
     /// Calls sent and still waiting for their reply.
     public var pendingCallCount: Int { pendingCalls.withLock { $0.count } }
 
@@ -435,7 +444,13 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                     self.violation(.messageBeforeHandshake, on: connection, "\(message.kind) before the handshake")
                 }
             },
-            onClose: { [weak self] connection, reason in self?.closed(connection, reason: reason) }))
+            onClose: { [weak self] connection, reason in
+                if connection.peer == nil, reason == Connection.peerClosedReason, exchanged.withLock({ $0 }) != nil {
+                    self?.rejections.count(.handshakeAbandoned)
+                    self?.logOnce("\(connection.remoteAddress.host) hung up during the handshake, after our proof: is its secret the same as ours?")
+                }
+                self?.closed(connection, reason: reason)
+            }))
         let deadline = settings.handshakeTimeout
         DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { [weak self, weak connection] in
             guard let connection, connection.peer == nil, !connection.isClosed else { return }

@@ -16,6 +16,9 @@ public enum Rejection: String, Sendable, Hashable, Codable, CaseIterable {
     case handshakeRefused = "handshake_refused"
     /// A handshake whose proof shows the peer does not hold the cluster secret.
     case authenticationFailed = "authentication_failed"
+    /// A dialler that hung up after our welcome without sending its proof: typically a
+    /// node with another secret, which found that our proof does not match its secret.
+    case handshakeAbandoned = "handshake_abandoned"
     /// A frame whose tag is wrong: forged, replayed, reordered or corrupted.
     case frameAuthenticationFailed = "frame_authentication_failed"
     /// A message other than `hello` before the handshake finished.

@@ -94,6 +94,9 @@ public final class Connection: Sendable, CustomStringConvertible {
 
     public var isClosed: Bool { state.withLock { $0.closed } }
 
+    /// The close reason when the peer ends the connection (end of stream).
+    public static let peerClosedReason = "peer closed the connection"
+
     /// Marks the handshake done. Frames received from now on must carry tags made with
     /// `receiveKey` (when there is a secret), and may be as large as the frame limit.
     /// Call on the reader thread, from `onMessage`, so it applies from the next frame.
@@ -179,7 +182,7 @@ public final class Connection: Sendable, CustomStringConvertible {
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else {
-                close(reason: count == 0 ? "peer closed the connection" : "receive failed: \(String(cString: strerror(errno)))")
+                close(reason: count == 0 ? Self.peerClosedReason : "receive failed: \(String(cString: strerror(errno)))")
                 break
             }
             decoder.feed(buffer[..<count])

@@ -13,13 +13,15 @@ struct CommandRun: Sendable {
         await spokes(arguments)
     }
 
-    /// Runs `spokes` with `arguments` in this process, capturing its output.
-    static func spokes(_ arguments: [String]) async -> CommandRun {
+    /// Runs `spokes` with `arguments` in this process, capturing its output; `environment`
+    /// is added to the process's for this run only.
+    static func spokes(_ arguments: [String], environment: [String: String] = [:]) async -> CommandRun {
         let output = Mutex(("", ""))
         let context = CommandContext(
             standardOutput: { text in output.withLock { $0.0 += text } },
             standardError: { text in output.withLock { $0.1 += text } },
-            standardErrorIsTerminal: false)
+            standardErrorIsTerminal: false,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
         let status = await SpokesTool.main(arguments, context: context)
         let (out, err) = output.withLock { $0 }
         return CommandRun(status: status, standardOutput: out, standardError: err)

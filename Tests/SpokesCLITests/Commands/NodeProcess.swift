@@ -15,13 +15,14 @@ final class NodeProcess: @unchecked Sendable {
     /// Where test nodes keep job records: never the user's ~/.spokes.
     static let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-test-data-\(getpid())").path
 
-    init(name: String, flags: [String]) throws {
+    init(name: String, flags: [String], environment: [String: String] = [:]) throws {
         guard let executable = SpokesExecutableTests.executable else { throw CocoaError(.fileNoSuchFile) }
         self.name = name
         process = Process()
         process.executableURL = executable
         process.arguments = ["node", "--name", name] + flags
         process.environment = ProcessInfo.processInfo.environment.merging(["SPOKES_DATA_DIRECTORY": Self.dataDirectory]) { $1 }
+            .merging(environment) { $1 }
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice

@@ -1,0 +1,401 @@
+import Distributed
+import Foundation
+import Testing
+@testable import SpokesCluster
+
+/// Throws hostile input at a live node's TCP and UDP ports, in seeded batches bounded in
+/// count and time. After each batch the node must still answer `status`, an honest
+/// client's calls must still work, its connections must return to the baseline, and the
+/// batch must show up in the right `rejected` counters.
+@Suite(.timeLimit(.minutes(2)), .serialized)
+struct HostileInputTests {
+    static let secret = try! ClusterSecret("hostile-input-test-secret", source: "test")
+
+    /// A started node with a secret, on loopback, with a short handshake deadline.
+    final class Target: Sendable {
+        let node: ClusterNode
+        let client: ClusterSystem
+        let baselineConnections: Int
+        let baselineResidentBytes: Int
+
+        init(configure: (inout ClusterSettings) -> Void = { _ in }) async throws {
+            var settings = ClusterSettings()
+            settings.cluster = "hostile-\(UUID().uuidString.prefix(8))"
+            settings.nodeName = "target"
+            settings.secret = HostileInputTests.secret
+            settings.discoveryPort = UInt16.random(in: 40_000...49_999)
+            settings.handshakeTimeout = 0.5
+            configure(&settings)
+            node = try ClusterNode(settings: settings)
+            node.start()
+            var clientSettings = settings
+            clientSettings.nodeName = "honest-client"
+            clientSettings.discoveryMode = .off
+            client = try ClusterSystem(settings: clientSettings, isMember: false)
+            try await client.join(node.system.address)
+            baselineConnections = node.system.openConnectionCount
+            baselineResidentBytes = Self.residentBytes()
+        }
+
+        /// This process's resident memory, from /proc/self/statm.
+        static func residentBytes() -> Int {
+            let text = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+            let pages = text.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+            return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+        }
+
+        var address: SocketAddress { node.system.address }
+        var rejections: RejectionCounters { node.system.rejections }
+        var cluster: String { node.settings.cluster }
+
+        /// The node answers status and ping over the honest client's connection, and is
+        /// back to its baseline of open connections.
+        func expectHealthy(after batch: String) async throws {
+            let status = try NodeStatus.resolve(id: ActorID(node: node.system.node, name: NodeStatus.wellKnownName), using: client)
+            let members = try await status.members()
+            #expect(members.first?.name == "target", "status after \(batch)")
+            #expect(try await status.ping() == "target", "ping after \(batch)")
+            // Closing is asynchronous (reader threads notice EOF): bounded wait, no event to await.
+            let deadline = MonotonicClock.now + 5
+            while node.system.openConnectionCount > baselineConnections, MonotonicClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(node.system.openConnectionCount == baselineConnections, "connections left open after \(batch)")
+            // Generous (other suites run in this process too), but a node that kept what
+            // hostile peers sent would pass it.
+            let grown = Self.residentBytes() - baselineResidentBytes
+            #expect(grown < 256 << 20, "resident memory grew by \(grown >> 20) MiB after \(batch)")
+        }
+
+        func stop() {
+            client.shutdown()
+            node.stop()
+        }
+    }
+
+    @Test func randomBytesAndBrokenFramesCloseOnlyTheirConnection() async throws {
+        let target = try await Target()
+        defer { target.stop() }
+        var generator = TestGenerator(seed: 1)
+        for _ in 0..<40 {
+            let peer = try await RawPeer.connect(to: target.address)
+            let bytes = (0..<Int.random(in: 1...3000, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            await peer.send(bytes)
+            #expect(await peer.closedByNode(), "random bytes left the connection open")
+            peer.close()
+        }
+        // A truncated frame: the length promises more than ever comes; the handshake deadline ends it.
+        let truncated = try await RawPeer.connect(to: target.address)
+        await truncated.send([0, 0, 0, 100] + Array("{\"type\":".utf8))
+        #expect(await truncated.closedByNode(within: 3))
+        truncated.close()
+        // An oversized frame: refused as soon as its length is read.
+        let oversized = try await RawPeer.connect(to: target.address)
+        await oversized.send([0x7F, 0xFF, 0xFF, 0xFF, 1, 2, 3])
+        #expect(await oversized.closedByNode())
+        oversized.close()
+        #expect(target.rejections[.frameTooLarge] >= 1)
+        #expect(target.rejections[.malformedFrame] + target.rejections[.frameTooLarge] + target.rejections[.handshakeTimeout] >= 30)
+        try await target.expectHealthy(after: "random bytes")
+    }
+
+    @Test func malformedMessagesBeforeTheHandshakeAreCountedByKind() async throws {
+        let target = try await Target()
+        defer { target.stop() }
+        let node = NodeID(name: "x", incarnation: 1)
+        let cases: [(String, [UInt8], Rejection)] = [
+            ("invalid UTF-8", Array(#"{"type":"hello","body":{"cluster":""#.utf8) + [0xFF, 0xFE, 0xC0] + Array(#""}}"#.utf8), .malformedFrame),
+            ("deep nesting", Array(String(repeating: "[", count: 5000).utf8), .jsonTooDeep),
+            ("long array", Array(("[" + String(repeating: "0,", count: 200_000) + "0]").utf8), .frameTooLarge),
+            ("wrong field type", Array(#"{"type":"hello","body":{"protocolVersion":"two"}}"#.utf8), .malformedFrame),
+            ("not an object", Array("42".utf8), .malformedFrame),
+            ("call before the handshake", Array(try JSONEncoder().encode(WireMessage.call(.init(
+                id: 1, recipient: ActorID(node: node, name: "status"), target: "x", genericSubstitutions: [], arguments: [])))), .messageBeforeHandshake),
+            ("heartbeat before the handshake", Array(try JSONEncoder().encode(WireMessage.heartbeat(.init(sequence: 1)))), .messageBeforeHandshake),
+            ("proof before hello", Array(try JSONEncoder().encode(WireMessage.proof(.init(tag: "00")))), .messageBeforeHandshake),
+        ]
+        for (name, payload, rejection) in cases {
+            let before = target.rejections[rejection]
+            let peer = try await RawPeer.connect(to: target.address)
+            await peer.sendFrame(payload)
+            #expect(await peer.closedByNode(), "\(name) left the connection open")
+            peer.close()
+            #expect(target.rejections[rejection] == before + 1, "\(name) counted as \(rejection)")
+        }
+        try await target.expectHealthy(after: "malformed messages")
+    }
+
+    @Test func aPeerWithoutTheSecretIsNeverAdmitted() async throws {
+        let target = try await Target()
+        defer { target.stop() }
+        // No secret at all: refused at hello.
+        let open = try await RawPeer.connect(to: target.address)
+        await open.sendFrame(.hello(.init(cluster: target.cluster, node: NodeID(name: "intruder", incarnation: 1), address: "", slots: 0,
+                                          authenticated: false, nonce: HandshakeAuthentication.makeNonce())))
+        guard case .refused(let refusal)? = await open.readMessage() else {
+            Issue.record("an open peer was not refused")
+            return
+        }
+        #expect(refusal.reason.contains("requires its secret"))
+        open.close()
+        // A wrong secret: welcomed (the node proves itself first) but its proof fails.
+        let wrong = try await RawPeer.connect(to: target.address)
+        let session = await wrong.handshake(cluster: target.cluster, secret: try ClusterSecret("not-the-cluster-secret", source: "test"))
+        #expect(session != nil, "the node should send its welcome")
+        #expect(await wrong.closedByNode())
+        wrong.close()
+        // A peer that takes the node's proof and hangs up, as a node with another secret does.
+        let quitter = try await RawPeer.connect(to: target.address)
+        await quitter.sendFrame(.hello(.init(cluster: target.cluster, node: NodeID(name: "quitter", incarnation: 1), address: "", slots: 0,
+                                             authenticated: true, nonce: HandshakeAuthentication.makeNonce())))
+        guard case .welcome? = await quitter.readMessage() else {
+            Issue.record("no welcome for a hello with the secret flag")
+            return
+        }
+        quitter.close()
+        let deadline = MonotonicClock.now + 3
+        while target.rejections[.handshakeAbandoned] == 0, MonotonicClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(target.rejections[.handshakeAbandoned] == 1)
+        #expect(target.rejections[.authenticationFailed] == 1)
+        #expect(target.rejections[.handshakeRefused] == 1)
+        #expect(target.node.members.isEmpty, "no intruder became a member")
+        try await target.expectHealthy(after: "intruders")
+    }
+
+    @Test func aSilentOrDribblingConnectionIsClosedAtTheHandshakeDeadline() async throws {
+        let target = try await Target()
+        defer { target.stop() }
+        let silent = try await RawPeer.connect(to: target.address)
+        let dribbling = try await RawPeer.connect(to: target.address)
+        let hello = Array(try JSONEncoder().encode(WireMessage.hello(.init(
+            cluster: target.cluster, node: NodeID(name: "slow", incarnation: 1), address: "", slots: 0, authenticated: true,
+            nonce: HandshakeAuthentication.makeNonce()))))
+        let frame = FrameDecoder.frame(hello)
+        // One byte every 50 ms: the whole hello would take far longer than the 0.5 s deadline.
+        for byte in frame.prefix(8) {
+            await dribbling.send([byte])
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(await silent.closedByNode(within: 3))
+        #expect(await dribbling.closedByNode(within: 3))
+        silent.close()
+        dribbling.close()
+        #expect(target.rejections[.handshakeTimeout] == 2)
+        try await target.expectHealthy(after: "slow connections")
+    }
+
+    @Test func forgedReplayedAndUnknownFramesInASession() async throws {
+        let target = try await Target()
+        defer { target.stop() }
+        let status = ActorID(node: target.node.system.node, name: NodeStatus.wellKnownName)
+
+        // A frame with a bad tag ends the session.
+        let forger = try await RawPeer.connect(to: target.address)
+        guard let forging = await forger.handshake(cluster: target.cluster, secret: Self.secret, name: "forger") else {
+            Issue.record("the honest handshake failed")
+            return
+        }
+        var forged = forging.seal(.heartbeat(.init(sequence: 1)))
+        forged[forged.count - 1] ^= 0x55
+        await forger.sendFrame(forged)
+        #expect(await forger.closedByNode())
+        forger.close()
+        #expect(target.rejections[.frameAuthenticationFailed] == 1)
+
+        // The same sealed frame twice: the second is a replay.
+        let replayer = try await RawPeer.connect(to: target.address)
+        guard let replaying = await replayer.handshake(cluster: target.cluster, secret: Self.secret, name: "replayer") else {
+            Issue.record("the honest handshake failed")
+            return
+        }
+        let beat = replaying.seal(.heartbeat(.init(sequence: 9)))
+        await replayer.sendFrame(beat)
+        #expect(await replaying.read() == .heartbeatAck(.init(sequence: 9)))
+        await replayer.sendFrame(beat)
+        #expect(await replayer.closedByNode())
+        replayer.close()
+        #expect(target.rejections[.frameAuthenticationFailed] == 2)
+
+        // Authenticated but unknown: an unknown type, an unknown actor, a garbage target,
+        // an unknown task kind. Each gets an error reply and the session stays open.
+        let member = try await RawPeer.connect(to: target.address)
+        guard let session = await member.handshake(cluster: target.cluster, secret: Self.secret, name: "odd-member") else {
+            Issue.record("the honest handshake failed")
+            return
+        }
+        await session.send(.unknown(type: "teleport"))
+        guard case .unsupported(let refusal)? = await session.read() else {
+            Issue.record("no answer to an unknown message type")
+            return
+        }
+        #expect(refusal.reason.contains("teleport"))
+        await session.send(.call(.init(id: 1, recipient: ActorID(node: target.node.system.node, name: "ghost"), target: "x",
+                                       genericSubstitutions: [], arguments: [])))
+        guard case .reply(let reply)? = await session.read(), case .error(let type, _) = reply.outcome else {
+            Issue.record("no error reply for an unknown actor")
+            return
+        }
+        #expect(type == "ActorNotFound")
+        var generator = TestGenerator(seed: 7)
+        for id in 2..<40 {
+            let length = Int.random(in: 0...80, using: &generator)
+            let junk = String((0..<length).map { _ in Character(UnicodeScalar(UInt8.random(in: 1...127, using: &generator))) })
+            let target = id.isMultiple(of: 2) ? junk : Self.membersTarget.prefix(length) + junk
+            await session.send(.call(.init(id: UInt64(id), recipient: status, target: String(target),
+                                           genericSubstitutions: id.isMultiple(of: 3) ? [junk] : [], arguments: [junk])))
+            guard case .reply(let reply)? = await session.read(), reply.id == UInt64(id), case .error = reply.outcome else {
+                Issue.record("call \(id) with a junk target got no error reply")
+                return
+            }
+        }
+        // The real name is answered, so the mutations above started from a real name.
+        await session.send(.call(.init(id: 100, recipient: status, target: Self.membersTarget, genericSubstitutions: [], arguments: [])))
+        guard case .reply(let good)? = await session.read(), case .value = good.outcome else {
+            Issue.record("\(Self.membersTarget) is not NodeStatus.members() any more: update membersTarget")
+            return
+        }
+        let worker = try ScanSystem.resolve(id: ActorID(node: target.node.system.node, name: ScanSystem.wellKnownName), using: target.client)
+        await #expect(throws: RemoteCallError.self) {
+            _ = try await worker.run(TaskRequest(job: "j", task: 0, attempt: 1, kind: "no.such.kind", input: "0"))
+        }
+        // Nesting hidden inside an argument's JSON text is checked too: an error reply.
+        await session.send(.call(.init(id: 102, recipient: status, target: Self.pingTarget, genericSubstitutions: [], arguments: ["0"])))
+        guard case .reply(let pong)? = await session.read(), case .value = pong.outcome else {
+            Issue.record("\(Self.pingTarget) is not NodeStatus.ping(delay:) any more: update pingTarget")
+            return
+        }
+        let nested = String(repeating: "[", count: 100_000)
+        await session.send(.call(.init(id: 101, recipient: status, target: Self.pingTarget, genericSubstitutions: [], arguments: [nested])))
+        guard case .reply(let deep)? = await session.read(), case .error(_, let deepMessage) = deep.outcome else {
+            Issue.record("no error reply for a deeply nested argument")
+            return
+        }
+        #expect(deepMessage.contains("nested deeper"))
+        #expect(target.rejections[.unknownMessageType] == 1)
+        #expect(target.rejections[.unknownActor] == 1)
+        #expect(target.rejections[.unknownTaskKind] == 1)
+        // A long array in an authenticated frame (under the frame size) ends the session.
+        await member.sendFrame(session.sender.seal(Array(("[" + String(repeating: "0,", count: 200_000) + "0]").utf8)))
+        #expect(await member.closedByNode())
+        #expect(target.rejections[.arrayTooLong] == 1)
+        member.close()
+        try await target.expectHealthy(after: "session attacks")
+    }
+
+    @Test func connectionsAreCappedPerAddressAndCallsPerConnection() async throws {
+        let target = try await Target { settings in
+            settings.maximumConnectionsPerAddress = 3
+            settings.maximumCallsPerConnection = 2
+        }
+        defer { target.stop() }
+        // The honest client already holds one connection from 127.0.0.1: two more fit.
+        var peers: [RawPeer] = []
+        for _ in 0..<2 { peers.append(try await RawPeer.connect(to: target.address)) }
+        let turnedAway = try await RawPeer.connect(to: target.address)
+        #expect(await turnedAway.closedByNode(within: 2))
+        turnedAway.close()
+        #expect(target.rejections[.tooManyConnectionsFromAddress] == 1)
+        for peer in peers { peer.close() }
+        try await target.expectHealthy(after: "connection cap")
+
+        let status = try NodeStatus.resolve(id: ActorID(node: target.node.system.node, name: NodeStatus.wellKnownName), using: target.client)
+        let slow = (0..<2).map { _ in Task { try await status.ping(delay: 1) } }
+        let deadline = MonotonicClock.now + 5
+        while target.client.pendingCallCount < 2, MonotonicClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        await #expect(throws: RemoteCallError.self) { try await status.ping() }
+        #expect(target.rejections[.tooManyCalls] == 1)
+        for call in slow { #expect(try await call.value == "target") }
+        #expect(try await status.ping() == "target")
+    }
+
+    @Test func badReplayedAndStaleBeaconsAreRejectedAndChangeNoMembership() async throws {
+        let target = try await Target()
+        defer { target.stop() }
+        let port = target.node.settings.discoveryPort
+        let listener = try UDPEndpoint(port: port)
+        defer { listener.close() }
+        // A real beacon of the target's, recorded off the air.
+        guard let recorded = await listener.receive(timeout: 3) else {
+            Issue.record("heard no beacon from the target")
+            return
+        }
+        var generator = TestGenerator(seed: 3)
+        var datagrams: [[UInt8]] = []
+        for _ in 0..<100 {
+            datagrams.append((0..<Int.random(in: 0...3000, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        }
+        let ghost = Beacon(cluster: target.cluster, node: NodeID(name: "ghost", incarnation: 1), address: "127.0.0.1:9", slots: 4)
+        for _ in 0..<20 {
+            datagrams.append(BeaconAuthenticator(secret: nil).seal(ghost, now: Date().timeIntervalSince1970))
+            datagrams.append(BeaconAuthenticator(secret: try ClusterSecret("some-other-secret-entirely", source: "x")).seal(ghost, now: Date().timeIntervalSince1970))
+            datagrams.append(BeaconAuthenticator(secret: Self.secret).seal(ghost, now: Date().timeIntervalSince1970 - 3600))
+            datagrams.append(recorded)
+        }
+        let before = target.rejections.snapshot
+        for datagram in datagrams { listener.send(datagram) }
+        // The target reads every datagram on its own thread: wait (bounded) until all are counted.
+        let expected = datagrams.count
+        let deadline = MonotonicClock.now + 5
+        func counted() -> Int {
+            [Rejection.malformedBeacon, .unauthenticatedBeacon, .replayedBeacon].reduce(0) { $0 + target.rejections[$1] - before[$1.rawValue]! }
+        }
+        while counted() < expected, MonotonicClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(counted() == expected)
+        #expect(target.rejections[.replayedBeacon] - before["beacon_replayed"]! == 40, "20 stale and 20 replays")
+        #expect(target.rejections[.unauthenticatedBeacon] - before["beacon_unauthenticated"]! >= 40)
+        #expect(target.node.members.allSatisfy { $0.node.name != "ghost" })
+        try await target.expectHealthy(after: "bad beacons")
+    }
+
+    /// The mangled name of `NodeStatus.members()`, as a member sends it.
+    static let membersTarget = "$s13SpokesCluster10NodeStatusC7membersSayAA06MemberD0VGyYaKFTE"
+    /// The mangled name of `NodeStatus.ping(delay:)`.
+    static let pingTarget = "$s13SpokesCluster10NodeStatusC4ping5delaySSSd_tYaKFTE"
+}
+
+/// A UDP socket on the loopback broadcast address and a discovery port, to hear and
+/// send beacons like a stranger on the same machine. Sends only to 127.255.255.255.
+final class UDPEndpoint: Sendable {
+    let fd: Int32
+    let port: UInt16
+
+    init(port: UInt16) throws {
+        self.port = port
+        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &yes, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var local = SocketAddress(host: "127.255.255.255", port: port).sockaddr
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw TransportError.socketFailed(operation: "bind", address: "\(port)", errno: errno) }
+    }
+
+    /// The next datagram, or nil after `timeout` seconds.
+    func receive(timeout: Double) async -> [UInt8]? {
+        try? await offPool {
+            var poller = pollfd(fd: self.fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, Int32(timeout * 1000)) > 0 else { return nil }
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            let count = buffer.withUnsafeMutableBytes { recv(self.fd, $0.baseAddress, $0.count, 0) }
+            return count > 0 ? Array(buffer[..<count]) : nil
+        }
+    }
+
+    func send(_ datagram: [UInt8]) {
+        var destination = SocketAddress(host: "127.255.255.255", port: port).sockaddr
+        _ = datagram.withUnsafeBytes { bytes in
+            withUnsafePointer(to: &destination) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+    }
+
+    func close() {
+        Glibc.close(fd)
+    }
+}

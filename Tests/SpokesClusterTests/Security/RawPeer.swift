@@ -1,0 +1,144 @@
+import Foundation
+@testable import SpokesCluster
+
+/// A hand-driven TCP peer for hostile-input tests: it sends whatever bytes a test gives
+/// it, and can also run the honest handshake to attack an authenticated session. Every
+/// blocking socket call runs on a dispatch queue, never on the cooperative pool.
+final class RawPeer: Sendable {
+    let fd: Int32
+
+    private init(fd: Int32) {
+        self.fd = fd
+    }
+
+    static func connect(to address: SocketAddress) async throws -> RawPeer {
+        try await offPool { RawPeer(fd: try Socket.connect(to: address, timeout: 2)) }
+    }
+
+    /// Sends `bytes`; false if the node has closed the connection.
+    @discardableResult
+    func send(_ bytes: [UInt8]) async -> Bool {
+        (try? await offPool { Socket.sendAll(self.fd, bytes) }) ?? false
+    }
+
+    @discardableResult
+    func sendFrame(_ payload: [UInt8]) async -> Bool {
+        await send(FrameDecoder.frame(payload))
+    }
+
+    @discardableResult
+    func sendFrame(_ message: WireMessage) async -> Bool {
+        await sendFrame(Array(try! JSONEncoder().encode(message)))
+    }
+
+    /// The next frame's payload, or nil if the connection closes or nothing arrives within `timeout`.
+    func readFrame(timeout: Double = 2) async -> [UInt8]? {
+        try? await offPool {
+            guard let header = self.read(count: 4, timeout: timeout) else { return nil }
+            let length = header.reduce(0) { $0 << 8 | Int($1) }
+            return self.read(count: length, timeout: timeout)
+        }
+    }
+
+    func readMessage(timeout: Double = 2) async -> WireMessage? {
+        guard let frame = await readFrame(timeout: timeout) else { return nil }
+        return try? JSONDecoder().decode(WireMessage.self, from: Data(frame))
+    }
+
+    /// True once the node closes the connection (reads end), false if it stays open for `timeout`.
+    func closedByNode(within timeout: Double = 3) async -> Bool {
+        (try? await offPool {
+            let deadline = MonotonicClock.now + timeout
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while MonotonicClock.now < deadline {
+                self.setReceiveTimeout(max(0.01, deadline - MonotonicClock.now))
+                let count = buffer.withUnsafeMutableBytes { recv(self.fd, $0.baseAddress, $0.count, 0) }
+                if count == 0 { return true }
+                if count < 0, errno == ECONNRESET { return true }
+                if count < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR { return true }
+            }
+            return false
+        }) ?? false
+    }
+
+    func close() {
+        Glibc.close(fd)
+    }
+
+    /// Runs the dialler's side of the handshake. With `secret` nil it sends an empty
+    /// proof; with a wrong secret the node must refuse it. Returns the session's two
+    /// frame authenticators, or nil if the node did not welcome us.
+    func handshake(cluster: String, secret: ClusterSecret?, name: String = "raw") async -> AuthenticatedSession? {
+        let hello = WireMessage.Handshake(cluster: cluster, node: NodeID(name: name, incarnation: 1), address: "", slots: 0,
+                                          authenticated: secret != nil, nonce: HandshakeAuthentication.makeNonce())
+        await sendFrame(.hello(hello))
+        guard case .welcome(let welcome)? = await readMessage() else { return nil }
+        guard let secret else {
+            await sendFrame(.proof(WireMessage.Proof(tag: "")))
+            return nil
+        }
+        let authentication = HandshakeAuthentication(secret: secret)
+        await sendFrame(.proof(WireMessage.Proof(tag: authentication.dialerProof(hello: hello, welcome: welcome.handshake))))
+        let keys = authentication.sessionKeys(hello: hello, welcome: welcome.handshake)
+        return AuthenticatedSession(peer: self, node: welcome.handshake.node,
+                                    sender: FrameAuthenticator(key: keys.fromDialer), receiver: FrameAuthenticator(key: keys.fromAcceptor))
+    }
+
+    private func read(count: Int, timeout: Double) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: max(1, min(count, 65_536)))
+        let deadline = MonotonicClock.now + timeout
+        while bytes.count < count, MonotonicClock.now < deadline {
+            setReceiveTimeout(max(0.01, deadline - MonotonicClock.now))
+            let received = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, min($0.count, count - bytes.count), 0) }
+            if received == 0 { return nil }
+            if received < 0 { if errno == EAGAIN || errno == EINTR || errno == EWOULDBLOCK { continue } else { return nil } }
+            bytes += buffer[..<received]
+        }
+        return bytes.count == count ? bytes : nil
+    }
+
+    private func setReceiveTimeout(_ seconds: Double) {
+        var time = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+    }
+}
+
+/// A raw peer past the handshake: it seals what it sends and opens what it reads, like a
+/// member would, so a test can also break the rules on purpose.
+final class AuthenticatedSession {
+    let peer: RawPeer
+    let node: NodeID
+    var sender: FrameAuthenticator
+    var receiver: FrameAuthenticator
+
+    init(peer: RawPeer, node: NodeID, sender: FrameAuthenticator, receiver: FrameAuthenticator) {
+        self.peer = peer
+        self.node = node
+        self.sender = sender
+        self.receiver = receiver
+    }
+
+    /// The sealed frame of `message`, advancing the send sequence.
+    func seal(_ message: WireMessage) -> [UInt8] {
+        sender.seal(Array(try! JSONEncoder().encode(message)))
+    }
+
+    @discardableResult
+    func send(_ message: WireMessage) async -> Bool {
+        await peer.sendFrame(seal(message))
+    }
+
+    /// The next message from the node, its tag checked; nil on close, timeout or a bad tag.
+    func read(timeout: Double = 2) async -> WireMessage? {
+        guard let frame = await peer.readFrame(timeout: timeout), let payload = receiver.open(frame) else { return nil }
+        return try? JSONDecoder().decode(WireMessage.self, from: Data(payload))
+    }
+}
+
+/// Runs blocking work on a dispatch queue and awaits it.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
+}
