@@ -452,10 +452,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                 self?.closed(connection, reason: reason)
             }))
         let deadline = settings.handshakeTimeout
-        DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { [weak self, weak connection] in
+        DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { [weak connection] in
             guard let connection, connection.peer == nil, !connection.isClosed else { return }
-            self?.rejections.count(.handshakeTimeout)
-            connection.close(reason: "no handshake within \(deadline) s")
+            connection.close(reason: "no handshake within \(deadline) s", rejecting: .handshakeTimeout)
         }
     }
 
@@ -479,9 +478,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         var keys: (fromDialer: HMAC, fromAcceptor: HMAC)?
         if let authentication {
             guard authentication.isValidDialerProof(proof.tag, hello: hello, welcome: welcome) else {
-                rejections.count(.authenticationFailed)
-                logOnce("connection from \(connection.remoteAddress.host) failed authentication: its proof does not match this cluster's secret")
-                connection.close(reason: "authentication failed")
+                connection.close(reason: "authentication failed: its proof does not match this cluster's secret", rejecting: .authenticationFailed)
                 return
             }
             keys = authentication.sessionKeys(hello: hello, welcome: welcome)
@@ -517,13 +514,13 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
 
     /// Counts `rejection` and closes `connection` for a protocol violation.
     private func violation(_ rejection: Rejection, on connection: Connection, _ detail: String) {
-        rejections.count(rejection)
-        connection.close(reason: "protocol violation: \(detail)")
+        connection.close(reason: "protocol violation: \(detail)", rejecting: rejection)
     }
 
-    /// Logs `line` unless it was logged before (peers redial; strangers repeat).
-    private func logOnce(_ line: String) {
-        if loggedRefusals.withLock({ $0.count < 1000 && $0.insert(line).inserted }) { log(line) }
+    /// Logs `line` unless a line with the same `key` was logged before (peers redial;
+    /// strangers repeat). Remembers at most 1,000 keys, then logs no more of them.
+    private func logOnce(_ line: String, key: String? = nil) {
+        if loggedRefusals.withLock({ $0.count < 1000 && $0.insert(key ?? line).inserted }) { log(line) }
     }
 
     /// Registers a connection whose handshake is done, settling dial races. The losing
@@ -598,6 +595,10 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
 
     private func closed(_ connection: Connection, reason: String) {
         openConnections.withLock { $0[ObjectIdentifier(connection)] = nil }
+        if let rejection = connection.rejection {
+            let host = connection.remoteAddress.host
+            logOnce("closed the connection from \(host) (\(rejection.rawValue)): \(reason)", key: "\(host) \(rejection.rawValue)")
+        }
         let node = connection.peer?.node
         let wasRegistered = connections.withLock { connections in
             guard let node, connections[node.name] === connection else { return false }

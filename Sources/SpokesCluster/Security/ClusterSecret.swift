@@ -57,7 +57,6 @@ public struct ClusterSecret: Sendable, Hashable, CustomStringConvertible, Custom
     enum Purpose: String {
         case beacon = "spokes/1 beacon"
         case handshake = "spokes/1 handshake"
-        case dashboard = "spokes/1 dashboard"
     }
 
     /// The key for `purpose`: HMAC(secret, purpose).

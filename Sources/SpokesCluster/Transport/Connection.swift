@@ -50,6 +50,7 @@ public final class Connection: Sendable, CustomStringConvertible {
         var established = false
         var sender: FrameAuthenticator?
         var receiver: FrameAuthenticator?
+        var rejection: Rejection?
     }
 
     public let remoteAddress: SocketAddress
@@ -133,8 +134,7 @@ public final class Connection: Sendable, CustomStringConvertible {
         }
         let queued = queuedBytes.wrappingAdd(payload.count, ordering: .relaxed).newValue
         if queued > limits.maximumSendQueueBytes {
-            rejections.count(.sendQueueFull)
-            close(reason: "the peer is not reading: \(queued) bytes waiting to be sent")
+            close(reason: "the peer is not reading: \(queued) bytes waiting to be sent", rejecting: .sendQueueFull)
             return
         }
         writes.async { [self] in
@@ -159,6 +159,21 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Blocks until every write queued so far has been attempted. Call off the cooperative pool.
     func drainWrites() {
         writes.sync {}
+    }
+
+    /// Why this connection was closed, when it was closed for hostile or broken input.
+    public var rejection: Rejection? { state.withLock { $0.rejection } }
+
+    /// Counts `rejection`, remembers it as the reason for closing, and closes.
+    func close(reason: String, rejecting rejection: Rejection) {
+        let first = state.withLock { state in
+            guard !state.closed else { return false }
+            state.rejection = rejection
+            return true
+        }
+        guard first else { return }
+        rejections.count(rejection)
+        close(reason: reason)
     }
 
     /// Closes the connection (once) and reports `reason` to `onClose`.
@@ -192,12 +207,12 @@ public final class Connection: Sendable, CustomStringConvertible {
                     guard let next = try decoder.nextFrame() else { break }
                     frame = next
                 } catch {
-                    reject(.frameTooLarge, "protocol violation: \(error)")
+                    close(reason: "protocol violation: \(error)", rejecting: .frameTooLarge)
                     break reading
                 }
                 switch message(in: frame, decoder: json) {
                 case .failure(let failure):
-                    reject(failure.rejection, failure.reason)
+                    close(reason: failure.reason, rejecting: failure.rejection)
                     break reading
                 case .success(let message):
                     lastReceivedBits.store(MonotonicClock.now.bitPattern, ordering: .relaxed)
@@ -237,10 +252,6 @@ public final class Connection: Sendable, CustomStringConvertible {
         }
     }
 
-    private func reject(_ rejection: Rejection, _ reason: String) {
-        rejections.count(rejection)
-        close(reason: reason)
-    }
 
     private static func describe(_ error: any Error) -> String {
         switch error {

@@ -290,4 +290,36 @@ private func failure(environment: [String: String]) -> String? {
             try settings.validate()
         }
     }
+
+    /// 1,000 seeded mutations of the shipped cluster.yaml through the whole loader: each
+    /// loads, or fails with a message that names the file and a line:column inside it.
+    @Test func mutatedConfigurationFilesLoadOrFailWithALocation() throws {
+        let original = Array(try String(contentsOfFile: shippedFile, encoding: .utf8).utf8)
+        let alphabet = Array(" \t\n-:#'\"[]{},.0123456789abcxyz_".utf8) + [0xFF, 0x00]
+        var generator = TestGenerator(seed: 66)
+        var loaded = 0
+        for _ in 0..<1_000 {
+            var bytes = original
+            for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                let position = Int.random(in: 0..<bytes.count, using: &generator)
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: bytes.insert(alphabet.randomElement(using: &generator)!, at: position)
+                case 1: bytes.remove(at: position)
+                default: bytes[position] = alphabet.randomElement(using: &generator)!
+                }
+            }
+            let path = try temporaryFile("")
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            do {
+                _ = try ClusterSettings.load(file: path, environment: [:])
+                loaded += 1
+            } catch {
+                let message = error.description
+                let located = message.hasPrefix(path + ":") && message.dropFirst(path.count + 1).prefix { $0 != " " }.contains(":")
+                #expect(located || message.contains("not UTF-8"), "\(message)")
+            }
+        }
+        #expect(loaded > 0 && loaded < 1_000)
+    }
 }
