@@ -90,4 +90,18 @@ struct SecureClusterProcessTests {
         let status = try await waitForStatus(of: node) { Self.rejected($0, .jobTooLarge) > 0 }
         #expect(Self.rejected(status, .jobTooLarge) == 1)
     }
+
+    @Test func aNodeWithoutASecretRefusesToListenBeyondLoopbackUnlessInsecure() async {
+        // Checked before binding: nothing listens on the documentation address.
+        let run = await CommandRun.spokes(["node", "--host", "198.51.100.7"] + flags(), environment: ["SPOKES_SECRET": ""])
+        #expect(run.status == 1)
+        #expect(run.standardError.contains("refusing to listen on 198.51.100.7 without a cluster secret"), "\(run.standardError)")
+        #expect(run.standardError.contains("--insecure"))
+    }
+
+    @Test func aShortSecretIsRefusedWithoutBeingShown() async {
+        let run = await CommandRun.spokes(["status", "--to", "127.0.0.1:1"] + flags(), environment: ["SPOKES_SECRET": "tiny-secret"])
+        #expect(run.status == 1)
+        #expect(run.standardError.contains("11 bytes") && !run.standardError.contains("tiny-secret"), "\(run.standardError)")
+    }
 }
