@@ -308,6 +308,20 @@ struct HostileInputTests {
         #expect(try await status.ping() == "target")
     }
 
+    @Test func connectionsAreCappedInTotal() async throws {
+        let target = try await Target { settings in settings.maximumConnections = 2 }
+        defer { target.stop() }
+        let held = try await RawPeer.connect(to: target.address)
+        defer { held.close() }
+        let deadline = MonotonicClock.now + 3
+        while target.node.system.openConnectionCount < 2, MonotonicClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        let turnedAway = try await RawPeer.connect(to: target.address)
+        #expect(await turnedAway.closedByNode(within: 2))
+        turnedAway.close()
+        #expect(target.rejections[.tooManyConnections] == 1)
+        #expect(target.rejections[.tooManyConnectionsFromAddress] == 0)
+    }
+
     @Test func badReplayedAndStaleBeaconsAreRejectedAndChangeNoMembership() async throws {
         let target = try await Target()
         defer { target.stop() }
