@@ -190,7 +190,7 @@ public final class Connection: Sendable, CustomStringConvertible {
     }
 
     private func readLoop() {
-        var decoder = FrameDecoder(maximumFrameSize: Limits.handshakeFrameSize)
+        var decoder = FrameDecoder(maximumFrameSize: min(Limits.handshakeFrameSize, limits.maximumFrameSize))
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         let json = JSONDecoder()
         reading: while true {
