@@ -12,12 +12,16 @@ enum BenchCommand {
             tasks per second through the scheduler on 1 and 3 nodes; the round trip of one \
             remote no-op task, p50 and p99 of sequential calls; and the wall time of 200 \
             bench.sleep 0.1 s tasks with 4 slots per node on 1, 2 and 4 nodes, with the \
-            efficiency against the ideal 200 x 0.1 / (4 x nodes). Use a release build.
+            efficiency against the ideal 200 x 0.1 / (4 x nodes). Use a release build. \
+            With SPOKES_SECRET set, every cluster runs authenticated (tagged frames).
             """,
         options: [.flag("quick", help: "Smaller runs (about 20 s in all).")])
 
     static let subcommand = Subcommand(spec: spec) { arguments, context in
         let quick = arguments.flag("quick")
+        if context.environment[ClusterSettings.secretVariable].map({ !$0.isEmpty }) == true {
+            context.standardError("bench: clusters run with the secret from SPOKES_SECRET (authenticated frames)\n")
+        }
         let noops = quick ? 2_000 : 20_000
         let roundTrips = quick ? 200 : 1_000
         var lines: [String] = []
@@ -40,15 +44,18 @@ enum BenchCommand {
         return 0
     }
 
-    static func settings() -> ClusterSettings {
+    /// A fresh local cluster's settings, with the secret of `SPOKES_SECRET` if set (the
+    /// nodes inherit the variable).
+    static func settings(_ context: CommandContext) throws -> ClusterSettings {
         var settings = ClusterSettings()
         settings.cluster = "bench-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
         settings.discoveryPort = UInt16.random(in: 40_000...49_999)
+        try settings.loadSecret(environment: context.environment)
         return settings
     }
 
     static func batch(nodes: Int, slots: Int, kind: String, input: String, count: Int, context: CommandContext) async throws -> JobService.BatchReport {
-        let settings = settings()
+        let settings = try settings(context)
         let cluster = try await LocalCluster.start(count: nodes, slots: slots, settings: settings, context: context)
         defer { cluster.stop() }
         return try await NodeClient.withClient(of: cluster.nodes[0].address, settings: settings, callTimeout: 600) { client, node in
@@ -61,7 +68,7 @@ enum BenchCommand {
 
     /// Sequential no-op tasks from a client straight to one node's worker.
     static func roundTrip(count: Int, context: CommandContext) async throws -> (p50: Double, p99: Double) {
-        let settings = settings()
+        let settings = try settings(context)
         let cluster = try await LocalCluster.start(count: 1, slots: 2, settings: settings, context: context)
         defer { cluster.stop() }
         return try await NodeClient.withClient(of: cluster.nodes[0].address, settings: settings, callTimeout: 30) { client, node in
