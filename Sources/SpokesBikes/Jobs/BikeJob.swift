@@ -71,7 +71,7 @@ public struct BikeJob: Sendable, Codable {
             onEvent: { event in
                 tracker.record(event)
                 if case .failed(let user, let attempt, let node, let reason, let willRetry) = event {
-                    system.log("job \(id): user \(user) attempt \(attempt) on \(node) failed: \(reason); \(willRetry ? "retrying here" : Task.isCancelled ? "the job is cancelled" : "giving up")")
+                    system.log("job \(id): user \(user) attempt \(attempt) on \(node) failed: \(reason); \(willRetry ? "retrying on another node" : Task.isCancelled ? "the job is cancelled" : "giving up")")
                 }
             })
 

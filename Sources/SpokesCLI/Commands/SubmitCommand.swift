@@ -10,14 +10,14 @@ enum SubmitCommand {
         discussion: """
             The node at --to (or the first found by discovery) coordinates the job: it hosts \
             the stations and sends one task per user to the first node with a free slot. \
-            Failed tasks are retried on the coordinator; every user is counted once and the \
+            Failed tasks are retried on another node (the coordinator first); every user is counted once and the \
             report checks that no bike was lost. Exit status 0 when every user completed.
             """,
         usage: ["submit [--to HOST:PORT] [--network FILE | --stations N --bikes B --slots S] [--users U] [--paths P] [options]"],
         options: WorkloadOptions.specs + [
             .value("to", "HOST:PORT", help: "The node to coordinate the job (default: find one by discovery)."),
             .value("deadline", "SECONDS", help: "Seconds a user task may run before it is cancelled and retried (default: the node's)."),
-            .value("retries", "N", help: "Retries of a failed user task, on the coordinator (default: the node's)."),
+            .value("retries", "N", help: "Retries of a failed user task, each on another node (default: the node's)."),
             .flag("json", help: "Print one JSON report on stdout instead of the summary."),
             .flag("progress", help: "Show progress on stderr even when it is not a terminal (one line per update)."),
         ] + ClusterOptions.connection)

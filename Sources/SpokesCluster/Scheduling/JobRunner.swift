@@ -2,7 +2,8 @@ import SpokesConcurrency
 
 /// Runs a job's tasks over a coordinator's ``Systems``: each task on the first available
 /// system under a deadline; a failure (thrown error, deadline, lost peer) is retried on
-/// the coordinator's own system, at most `retries` times, keeping every attempt's reason.
+/// the first available system other than the one that failed (local first), at most
+/// `retries` times, keeping every attempt's reason.
 /// A busy answer is not a failure: the task just goes to another system.
 public struct JobRunner: Sendable {
     /// One failed attempt.
@@ -118,10 +119,10 @@ public struct JobRunner: Sendable {
             failures.append(Failure(attempt: attempt, node: commitment.node, reason: reason))
             let willRetry = attempt <= retries && !Task.isCancelled
             onEvent(.failed(task: task, attempt: attempt, node: commitment.node, reason: reason, willRetry: willRetry))
-            guard willRetry, let local = try? await systems.firstAvailableSystem(localOnly: true) else {
+            guard willRetry, let next = try? await systems.firstAvailableSystem(avoiding: commitment.node) else {
                 return Outcome(task: task, output: nil, node: nil, attempts: attempt, failures: failures)
             }
-            commitment = local
+            commitment = next
             attempt += 1
         }
     }

@@ -47,14 +47,19 @@ public actor Systems {
     public func removeSystem(node: String) {
         guard node != entries[0].node else { return }
         entries.removeAll { $0.node == node }
+        // A retry waiting to avoid this node may now take any system.
+        wakeAll()
     }
 
-    /// The first system with a free slot, committed; only the local system when `localOnly`.
-    public func firstAvailableSystem(localOnly: Bool = false) async throws -> Commitment {
+    /// The first system with a free slot, committed, local first. A retry passes the
+    /// node its last attempt failed on as `avoiding`: that node is skipped while any
+    /// other system is known, so a task lost with a dead node restarts on a live one.
+    public func firstAvailableSystem(avoiding: String? = nil) async throws -> Commitment {
         while true {
             try Task.checkCancellation()
             let now = clock.now
-            let candidates = localOnly ? entries.indices.prefix(1) : entries.indices
+            let others = entries.indices.filter { entries[$0].node != avoiding }
+            let candidates = others.isEmpty ? Array(entries.indices) : others
             if let index = candidates.first(where: { entries[$0].inFlight < entries[$0].slots && (entries[$0].busyUntil.map { now >= $0 } ?? true) }) {
                 entries[index].inFlight += 1
                 entries[index].busyUntil = nil
