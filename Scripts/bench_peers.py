@@ -8,6 +8,11 @@ Every process it starts is in a session of its own and is stopped by its PID (th
 whole process group) at the end, also on Ctrl-C or an error.
 
     bench_peers.py dask|ray [--quick]
+    bench_peers.py dask|ray --stage NAME [--quick]   (run by the first: each stage in a process of its own)
+
+Each stage (one cluster) runs in a fresh Python process: Ray's client does not survive
+many connect/shutdown cycles in one process (after a few, it aborts with "Failed to
+connect to GCS within 60 seconds"), and a stage that dies must not take the others with it.
 """
 import json
 import os
@@ -18,6 +23,7 @@ import sys
 import time
 
 QUICK = "--quick" in sys.argv
+STAGE = sys.argv[sys.argv.index("--stage") + 1] if "--stage" in sys.argv else None
 SYSTEM = sys.argv[1]
 STARTED = []  # Popen objects, each the leader of its own process group
 
@@ -41,7 +47,7 @@ def stop_all():
             os.killpg(process.pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 3
     for process in STARTED:
         try:
             process.wait(timeout=max(0.1, deadline - time.monotonic()))
@@ -201,17 +207,40 @@ class Ray:
 SYSTEMS = {"dask": Dask, "ray": Ray}
 
 
-def best_of(runs, measure):
-    return [measure() for _ in range(runs)]
-
-
 def main():
-    system = SYSTEMS[SYSTEM]
-    runs = 1 if QUICK else 3
+    if STAGE is None:
+        stages = ["start", "noop", "scaling-1", "scaling-2"] + ([] if QUICK else ["scaling-4"]) + ["recovery"]
+        for name in stages:
+            try:
+                child = subprocess.run([sys.executable, __file__, SYSTEM, "--stage", name] + (["--quick"] if QUICK else []),
+                                       stdout=subprocess.PIPE, text=True, timeout=900)
+                status = child.returncode
+                output = child.stdout
+            except subprocess.TimeoutExpired as timeout:
+                status, output = "timeout", timeout.stdout or ""
+            lines = [line for line in (output or "").splitlines() if line.startswith("{")]
+            for line in lines:
+                print(line, flush=True)
+            if status != 0:
+                print(f"stage {name} of {SYSTEM} ended with {status}", file=sys.stderr)
+        return
+    stage(SYSTEMS[SYSTEM], 1 if QUICK else 3)
+
+
+def stage(system, runs):
     noops = 2_000 if QUICK else 20_000
     round_trips = 200 if QUICK else 1_000
+    if STAGE == "recovery":
+        recovery(system, runs)
+        return
+    if STAGE.startswith("scaling-"):
+        scaling(system, runs, int(STAGE.split("-")[1]))
+        return
+    if STAGE == "noop":
+        noop_and_round_trip(system, runs, noops, round_trips)
+        return
 
-    # 4. Cold start (and 5. memory, on the idle cluster it leaves), best of `runs`.
+    # "start": 4. cold start (and 5. memory, on the idle cluster it leaves), best of `runs`.
     colds = []
     for run in range(runs):
         cluster = system(workers=2, threads=1)
@@ -226,7 +255,9 @@ def main():
     emit("cold_start", seconds=min(colds), version=version)
     emit("memory", worker_bytes=worker_rss, head_bytes=head_rss)
 
-    # 1. No-op throughput and 2. round trip, on a 2-worker cluster.
+
+def noop_and_round_trip(system, runs, noops, round_trips):
+    """1. No-op throughput and 2. round trip, on a 2-worker cluster."""
     cluster = system(workers=2, threads=1)
     try:
         cluster.map(noop, range(100))
@@ -252,36 +283,37 @@ def main():
     finally:
         cluster.close()
 
-    # 3. Slot-bound scaling: 200 x nap 0.1 s, 4 slots per node.
-    for nodes in ([1, 2] if QUICK else [1, 2, 4]):
-        cluster = system(workers=nodes, threads=4)
-        try:
-            cluster.map(noop, range(10))
-            walls = []
-            for _ in range(runs):
-                start = time.monotonic()
-                cluster.map(nap, [0.1] * 200)
-                walls.append(time.monotonic() - start)
-            ideal = 200 * 0.1 / (4 * nodes)
-            emit("scaling", nodes=nodes, seconds=min(walls), efficiency=ideal / min(walls))
-        finally:
-            cluster.close()
 
-    # 7. Failure recovery: 3 workers x 4 slots, 6 tasks of 3 s; kill the worker
-    # running some, and time until the last of them has started again elsewhere.
+
+def scaling(system, runs, nodes):
+    """3. Slot-bound scaling: 200 x nap 0.1 s, 4 slots per node."""
+    cluster = system(workers=nodes, threads=4)
+    try:
+        cluster.map(noop, range(10))
+        walls = []
+        for _ in range(runs):
+            start = time.monotonic()
+            cluster.map(nap, [0.1] * 200)
+            walls.append(time.monotonic() - start)
+        ideal = 200 * 0.1 / (4 * nodes)
+        emit("scaling", nodes=nodes, seconds=min(walls), efficiency=ideal / min(walls))
+    finally:
+        cluster.close()
+
+
+def recovery(system, runs):
+    """3 workers x 4 slots run 8 tasks of 3 s; after 1 s the last worker is SIGKILLed;
+    recovery is the time until the last task that was lost has started again elsewhere."""
+    import threading
     recoveries = []
     for _ in range(runs):
         cluster = system(workers=3, threads=4)
         try:
-            import threading
             outcome = {}
-            job = threading.Thread(target=lambda: outcome.update(results=cluster.map(stamped_nap, [3.0] * 6)))
+            job = threading.Thread(target=lambda: outcome.update(results=cluster.map(stamped_nap, [3.0] * 8)), daemon=True)
             job.start()
             time.sleep(1.0)
-            victims = cluster.worker_pids()
-            victim = victims[-1] if victims else None
-            if victim is None:
-                break
+            victim = cluster.worker_pids()[-1]
             killed = time.monotonic()
             os.killpg(victim, signal.SIGKILL)
             job.join(timeout=120)
@@ -291,7 +323,7 @@ def main():
         finally:
             cluster.close()
     emit("recovery", seconds=min(recoveries) if recoveries else None,
-         note=None if recoveries else "no task was running on the killed worker")
+         note=None if recoveries else "no task was running on the killed worker, or none finished")
 
 
 if __name__ == "__main__":

@@ -78,6 +78,8 @@ public struct BikeJob: Sendable, Codable {
         var results: [SimulationResult] = []
         var failedUsers: [SimulationReport.FailedUser] = []
         var tasksPerNode: [String: Int] = [:]
+        // A cancelled attempt on another node may still be moving: stop the stations first.
+        ledger.close()
         for outcome in outcomes {
             let progress = ledger.progress(user: outcome.task)
             var ending: SimulationResult.Ending = .failed

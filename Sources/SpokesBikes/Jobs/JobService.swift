@@ -1,6 +1,7 @@
 import Distributed
 import SpokesCluster
 import SpokesConcurrency
+import Synchronization
 
 /// Every node's well-known job desk (name `jobs`): clients submit bike jobs here, and
 /// the node that receives a job coordinates it.
@@ -104,6 +105,9 @@ public distributed actor JobService {
         /// Real seconds from the first task scheduled to the last result.
         public var wallTime: Double
         public var tasksPerNode: [String: Int]
+        /// When each retried attempt started, in ``MonotonicClock`` seconds (comparable
+        /// with the same clock read in another process of this machine).
+        public var retryStarts: [Double]
     }
 
     /// Runs `count` tasks of any registered kind, all with the same input, with this node
@@ -117,13 +121,19 @@ public distributed actor JobService {
         let runner = JobRunner(systems: systems, job: "batch-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))", kind: kind, deadline: deadline, retries: retries)
         let clock = ContinuousClock()
         let start = clock.now
-        let outcomes = await runner.run(count: count, input: { _, _ in input })
+        let retryStarts = Mutex<[Double]>([])
+        let outcomes = await runner.run(count: count, input: { _, _ in input }, onEvent: { event in
+            if case .started(_, let attempt, _) = event, attempt > 1 {
+                let now = MonotonicClock.now
+                retryStarts.withLock { $0.append(now) }
+            }
+        })
         let wall = (clock.now - start).seconds
         var perNode: [String: Int] = [:]
         for outcome in outcomes { if let node = outcome.node { perNode[node, default: 0] += 1 } }
         return BatchReport(
             tasks: count, succeeded: outcomes.count { $0.output != nil }, retries: outcomes.reduce(0) { $0 + $1.failures.count },
-            wallTime: wall, tasksPerNode: perNode)
+            wallTime: wall, tasksPerNode: perNode, retryStarts: retryStarts.withLock { $0 })
     }
 
     /// Ids of the jobs this node coordinates now.

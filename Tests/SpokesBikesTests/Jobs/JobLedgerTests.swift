@@ -19,6 +19,17 @@ import Testing
         #expect(ledger.progress(user: 0).moves == 1)
     }
 
+    @Test func afterCloseNoMoveChangesAStation() throws {
+        let ledger = JobLedger(users: 1)
+        var station = Station(id: "s", name: "S", freeBikes: 2, emptySlots: 0)
+        _ = ledger.beginAttempt(user: 0, attempt: 1)
+        #expect(try take(ledger, &station, attempt: 1, step: 1))
+        ledger.close()
+        #expect(throws: JobLedger.Refusal.jobEnded(user: 0)) { try take(ledger, &station, attempt: 1, step: 2) }
+        #expect(station.freeBikes == 1, "the late move took no bike")
+        #expect(ledger.progress(user: 0).moves == 1)
+    }
+
     @Test func stepsOutOfOrderAreRefused() {
         let ledger = JobLedger(users: 1)
         var station = Station(id: "s", name: "S", freeBikes: 1, emptySlots: 0)

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Reads the JSON lines of `spokes bench --json` and Scripts/bench_peers.py and prints one
+table: a column per system, the ratios Spokes / peer, and each target of issue 7.
+
+    bench_table.py results/*.jsonl
+"""
+import json
+import sys
+
+figures = {}
+versions = {}
+for path in sys.argv[1:]:
+    with open(path) as lines:
+        for line in lines:
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            entry = json.loads(line)
+            key = entry["figure"] + (f"/{int(entry['nodes'])}" if "nodes" in entry else "")
+            figures.setdefault(entry["system"], {})[key] = entry
+            if "version" in entry:
+                versions[entry["system"]] = entry["version"]
+
+systems = [name for name in ("spokes", "dask", "ray") if name in figures]
+peers = [name for name in systems if name != "spokes"]
+
+
+def value(system, key, field, scale=1.0):
+    entry = figures.get(system, {}).get(key)
+    if entry is None or entry.get(field) is None:
+        return None
+    return entry[field] * scale
+
+
+# (label, figure key, field, scale, unit, better: "higher"/"lower", target)
+ROWS = [
+    ("no-op throughput, 2 workers", "noop_throughput", "tasks_per_second", 1, "tasks/s", "higher", ("peer", 2.0)),
+    ("round trip p50", "round_trip", "p50", 1000, "ms", "lower", ("peer", 0.5)),
+    ("round trip p99", "round_trip", "p99", 1000, "ms", "lower", None),
+    ("200 x 0.1 s on 1 node, wall", "scaling/1", "seconds", 1, "s", "lower", None),
+    ("200 x 0.1 s on 2 nodes, wall", "scaling/2", "seconds", 1, "s", "lower", None),
+    ("200 x 0.1 s on 4 nodes, wall", "scaling/4", "seconds", 1, "s", "lower", None),
+    ("efficiency on 1 node", "scaling/1", "efficiency", 100, "%", "higher", None),
+    ("efficiency on 2 nodes", "scaling/2", "efficiency", 100, "%", "higher", None),
+    ("efficiency on 4 nodes", "scaling/4", "efficiency", 100, "%", "higher", ("absolute", 95.0)),
+    ("cold start, 2 nodes to first result", "cold_start", "seconds", 1, "s", "lower", ("peer", 1 / 3)),
+    ("idle worker resident memory", "memory", "worker_bytes", 1 / 1048576, "MiB", "lower", ("peer", 0.25)),
+    ("idle head/scheduler resident memory", "memory", "head_bytes", 1 / 1048576, "MiB", "lower", None),
+    ("recovery after a killed worker", "recovery", "seconds", 1, "s", "lower", ("below", 2.0)),
+    ("bikes Milano, users x 20 paths, 1 process", "bikes_local", "steps_per_second", 1, "steps/s", "higher", None),
+    ("bikes Milano, users x 20 paths, 3 nodes", "bikes_cluster", "steps_per_second", 1, "steps/s", "higher", None),
+    ("bikes at time scale 1, pace vs real time", "bikes_real_time", "pace", 1, "x", "higher", None),
+]
+
+
+def cell(number, unit):
+    if number is None:
+        return "-"
+    if unit in ("tasks/s", "steps/s"):
+        return f"{number:,.0f}"
+    if unit == "%":
+        return f"{number:.1f}%"
+    if unit == "MiB":
+        return f"{number:.1f}"
+    if unit == "ms":
+        return f"{number:.3f}"
+    return f"{number:.3f}"
+
+
+header = ["figure", "unit"] + systems + [f"spokes/{peer}" for peer in peers] + ["target"]
+rows = []
+for label, key, field, scale, unit, better, target in ROWS:
+    numbers = {system: value(system, key, field, scale) for system in systems}
+    row = [label, unit] + [cell(numbers[system], unit) for system in systems]
+    for peer in peers:
+        mine, theirs = numbers.get("spokes"), numbers.get(peer)
+        row.append(f"{mine / theirs:.2f}" if mine is not None and theirs else "-")
+    verdict = ""
+    mine = numbers.get("spokes")
+    if target and mine is not None:
+        kind, goal = target
+        if kind == "absolute":
+            verdict = f">= {goal:g}{unit}: " + ("met" if mine >= goal else "MISSED")
+        elif kind == "below":
+            verdict = f"< {goal:g} {unit}: " + ("met" if mine < goal else "MISSED")
+        else:
+            known = [numbers[peer] for peer in peers if numbers.get(peer)]
+            if known:
+                best = max(known) if better == "higher" else min(known)
+                ratio = mine / best
+                if better == "higher":
+                    verdict = f">= {goal:g}x best peer: {ratio:.2f}x " + ("met" if ratio >= goal else "MISSED")
+                else:
+                    verdict = f"<= {goal:.2f}x best peer: {ratio:.2f}x " + ("met" if ratio <= goal else "MISSED")
+    row.append(verdict)
+    rows.append(row)
+
+widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
+print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+for row in rows:
+    print("| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths)) + " |")
+for system, version in versions.items():
+    print(f"{system}: {version}")
