@@ -36,7 +36,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     private let openConnections = Mutex<[ObjectIdentifier: Connection]>([:])
     private let pendingCalls = Mutex<[UInt64: PendingCall]>([:])
     private let nextCallID = Atomic<UInt64>(1)
-    private let loggedRefusals = Mutex<Set<String>>([])
+    private let loggedLines = Mutex<Set<String>>([])
     private let nextActorNumber = Atomic<UInt64>(1)
     /// Proves and checks handshakes; nil in an open cluster (no secret).
     private let authentication: HandshakeAuthentication?
@@ -520,7 +520,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// Logs `line` unless a line with the same `key` was logged before (peers redial;
     /// strangers repeat). Remembers at most 1,000 keys, then logs no more of them.
     private func logOnce(_ line: String, key: String? = nil) {
-        if loggedRefusals.withLock({ $0.count < 1000 && $0.insert(key ?? line).inserted }) { log(line) }
+        if loggedLines.withLock({ $0.count < 1000 && $0.insert(key ?? line).inserted }) { log(line) }
     }
 
     /// Registers a connection whose handshake is done, settling dial races. The losing

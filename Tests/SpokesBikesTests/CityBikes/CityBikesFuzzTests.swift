@@ -10,7 +10,7 @@ import Testing
         let sample = Array(try Data(contentsOf: URL(fileURLWithPath: TestData.milanoPath)))
         let lines = sample.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).count
         let alphabet = Array(" \n{}[]\",:.-0123456789enulltrfas\\".utf8) + [0xFF, 0xC3, 0x00]
-        var generator = MutationGenerator(state: 4231)
+        var generator = SeededGenerator(seed: 4231)
         var decoded = 0
         for _ in 0..<300 {
             var bytes = sample
@@ -41,17 +41,5 @@ import Testing
             }
         }
         #expect(decoded > 0 && decoded < 300)
-    }
-}
-
-/// SplitMix64 for repeatable mutations.
-private struct MutationGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

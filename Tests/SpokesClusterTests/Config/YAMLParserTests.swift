@@ -26,18 +26,6 @@ private func failure(_ text: String) -> String? {
     }
 }
 
-/// SplitMix64: a seeded generator so that the random-input test is repeatable.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite struct YAMLParserTests {
     @Test func nestedMappingsKeepKeyOrder() throws {
         let text = """
@@ -188,7 +176,7 @@ private struct SeededGenerator: RandomNumberGenerator {
               interval: 0.2
             """.unicodeScalars)
         let alphabet = Array(" \t\n\r-:#'\"\\[]{},&*!|>?%@`~.ax0".unicodeScalars)
-        var generator = SeededGenerator(state: 2026)
+        var generator = TestGenerator(seed: 2026)
         var parsed = 0
         for _ in 0..<2_000 {
             var text = original

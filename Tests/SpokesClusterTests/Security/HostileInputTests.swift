@@ -192,10 +192,7 @@ struct HostileInputTests {
 
         // A frame with a bad tag ends the session.
         let forger = try await RawPeer.connect(to: target.address)
-        guard let forging = await forger.handshake(cluster: target.cluster, secret: Self.secret, name: "forger") else {
-            Issue.record("the honest handshake failed")
-            return
-        }
+        let forging = try #require(await forger.handshake(cluster: target.cluster, secret: Self.secret, name: "forger"), "the honest handshake failed")
         var forged = forging.seal(.heartbeat(.init(sequence: 1)))
         forged[forged.count - 1] ^= 0x55
         await forger.sendFrame(forged)
@@ -205,10 +202,7 @@ struct HostileInputTests {
 
         // The same sealed frame twice: the second is a replay.
         let replayer = try await RawPeer.connect(to: target.address)
-        guard let replaying = await replayer.handshake(cluster: target.cluster, secret: Self.secret, name: "replayer") else {
-            Issue.record("the honest handshake failed")
-            return
-        }
+        let replaying = try #require(await replayer.handshake(cluster: target.cluster, secret: Self.secret, name: "replayer"), "the honest handshake failed")
         let beat = replaying.seal(.heartbeat(.init(sequence: 9)))
         await replayer.sendFrame(beat)
         #expect(await replaying.read() == .heartbeatAck(.init(sequence: 9)))
@@ -220,10 +214,7 @@ struct HostileInputTests {
         // Authenticated but unknown: an unknown type, an unknown actor, a garbage target,
         // an unknown task kind. Each gets an error reply and the session stays open.
         let member = try await RawPeer.connect(to: target.address)
-        guard let session = await member.handshake(cluster: target.cluster, secret: Self.secret, name: "odd-member") else {
-            Issue.record("the honest handshake failed")
-            return
-        }
+        let session = try #require(await member.handshake(cluster: target.cluster, secret: Self.secret, name: "odd-member"), "the honest handshake failed")
         await session.send(.unknown(type: "teleport"))
         guard case .unsupported(let refusal)? = await session.read() else {
             Issue.record("no answer to an unknown message type")
