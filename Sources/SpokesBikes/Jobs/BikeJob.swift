@@ -77,16 +77,19 @@ public struct BikeJob: Sendable, Codable {
 
         var results: [SimulationResult] = []
         var failedUsers: [SimulationReport.FailedUser] = []
+        var retriedUsers: [SimulationReport.FailedUser] = []
         var tasksPerNode: [String: Int] = [:]
         // A cancelled attempt on another node may still be moving: stop the stations first.
         ledger.close()
         for outcome in outcomes {
             let progress = ledger.progress(user: outcome.task)
             var ending: SimulationResult.Ending = .failed
+            let reasons = outcome.failures.map { "attempt \($0.attempt) on \($0.node): \($0.reason)" }
             if let output = outcome.output {
                 ending = (try? JSONDecoder().decode(SimulationResult.self, from: Data(output.utf8)))?.ending ?? .finishedPaths
+                if !reasons.isEmpty { retriedUsers.append(.init(user: outcome.task, reasons: reasons)) }
             } else {
-                failedUsers.append(.init(user: outcome.task, reasons: outcome.failures.map { "attempt \($0.attempt) on \($0.node): \($0.reason)" }))
+                failedUsers.append(.init(user: outcome.task, reasons: reasons))
             }
             if Task.isCancelled, outcome.output == nil { ending = .cancelled }
             var result = SimulationResult(user: outcome.task, progress: progress, ending: ending, moveTime: options.timing.moveTime)
@@ -103,6 +106,7 @@ public struct BikeJob: Sendable, Codable {
         report.job = id
         report.retries = outcomes.reduce(0) { $0 + $1.failures.count }
         report.failedUsers = failedUsers
+        report.retriedUsers = retriedUsers
         report.tasksPerNode = tasksPerNode
         return report
     }

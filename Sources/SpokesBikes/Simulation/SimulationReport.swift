@@ -60,7 +60,11 @@ public struct SimulationReport: Sendable, Hashable, Codable {
     public var bikesBefore: Int
     public var bikesAfter: Int
     public var conservation: ConservationCheck
+    /// Every station at the end of the run.
     public var stations: [StationState]
+    /// Every station as the run found it, in the same order as ``stations`` (absent from
+    /// reports stored by versions before the dashboard).
+    public var stationsBefore: [StationState]?
     /// One per user, ordered by user number.
     public var results: [SimulationResult]
 
@@ -77,6 +81,9 @@ public struct SimulationReport: Sendable, Hashable, Codable {
     /// Failed attempts that were retried or gave up, over all users.
     public var retries: Int?
     public var failedUsers: [FailedUser]?
+    /// Users that completed after one or more failed attempts, with each failed
+    /// attempt's reason (the users of ``failedUsers`` are not repeated here).
+    public var retriedUsers: [FailedUser]?
     /// Node name -> users whose result it produced.
     public var tasksPerNode: [String: Int]?
 
@@ -114,5 +121,6 @@ public struct SimulationReport: Sendable, Hashable, Codable {
         bikesBefore = conservation.bikesBefore
         bikesAfter = conservation.bikesAfter
         stations = finalStations.map(StationState.init)
+        stationsBefore = network.stations.map(StationState.init)
     }
 }

@@ -1,0 +1,204 @@
+/// Everything the dashboard page shows at one moment: the body of `GET /api/snapshot`
+/// and of every `snapshot` event on `GET /api/events`.
+///
+/// Times (`time`, and a task's `start` and `end`) are seconds on the serving node's
+/// monotonic clock. Task spans from other nodes are moved onto that clock when they
+/// are gathered (their clock offset is measured on each poll), so one timeline can
+/// show every node without the machines' clocks agreeing.
+///
+/// The JSON keys are what the page's script reads: add keys, never rename them.
+public struct DashboardSnapshot: Sendable, Hashable, Codable {
+    /// The node serving the dashboard.
+    public var node: String
+    public var cluster: String
+    /// Now, on the serving node's monotonic clock.
+    public var time: Double
+    /// The serving node first, then every member it knows, by name.
+    public var members: [MemberView]
+    /// Running jobs first (newest first), then recently finished ones (newest first).
+    public var jobs: [JobView]
+    /// Task attempts that ran on any node in the last ``DashboardSnapshot/timelineSeconds``,
+    /// and those running now.
+    public var tasks: [TaskSpanView]
+
+    /// How far back the task stream reaches.
+    public static let timelineSeconds = 60.0
+
+    public init(node: String, cluster: String, time: Double, members: [MemberView], jobs: [JobView], tasks: [TaskSpanView]) {
+        self.node = node
+        self.cluster = cluster
+        self.time = time
+        self.members = members
+        self.jobs = jobs
+        self.tasks = tasks
+    }
+}
+
+/// One member of the cluster, as the dashboard's table shows it.
+public struct MemberView: Sendable, Hashable, Codable {
+    public var name: String
+    /// `host:port` of its cluster port.
+    public var address: String
+    /// `alive`, `suspect`, `dead`, `left` or `joining`.
+    public var state: String
+    /// True for the node serving the dashboard.
+    public var isServing: Bool
+    public var slots: Int
+    /// Task attempts running there now; nil when the node could not be asked.
+    public var running: Int?
+    /// Task attempts that ended with a result there since it started.
+    public var completed: Int?
+    /// Task attempts that failed there since it started.
+    public var failed: Int?
+    /// Smoothed heartbeat round trip from the serving node, in milliseconds (nil for
+    /// the serving node itself, and before the first heartbeat is answered).
+    public var roundTripMilliseconds: Double?
+    /// Seconds it has been up; nil when it could not be asked.
+    public var uptime: Double?
+
+    public init(
+        name: String, address: String, state: String, isServing: Bool, slots: Int, running: Int? = nil,
+        completed: Int? = nil, failed: Int? = nil, roundTripMilliseconds: Double? = nil, uptime: Double? = nil
+    ) {
+        self.name = name
+        self.address = address
+        self.state = state
+        self.isServing = isServing
+        self.slots = slots
+        self.running = running
+        self.completed = completed
+        self.failed = failed
+        self.roundTripMilliseconds = roundTripMilliseconds
+        self.uptime = uptime
+    }
+}
+
+/// One job, running or recently finished, wherever it is coordinated.
+public struct JobView: Sendable, Hashable, Codable {
+    /// What a node's share of a job came to.
+    public struct NodeShare: Sendable, Hashable, Codable {
+        /// Tasks whose result this node produced.
+        public var done: Int
+        /// Tasks running there now.
+        public var running: Int
+
+        public init(done: Int, running: Int) {
+            self.done = done
+            self.running = running
+        }
+    }
+
+    public var id: String
+    /// `bikes.user` for a bike simulation; another task kind for a batch of tasks.
+    public var kind: String
+    /// A line for people, e.g. `BikeMi: 300 users x 10 paths`.
+    public var title: String
+    /// The node that coordinates it.
+    public var coordinator: String
+    /// `running`, `finished`, `cancelled` or `failed` (finished with failed tasks).
+    public var state: String
+    /// Tasks in the job (users, for a bike job).
+    public var total: Int
+    /// Tasks with an accepted result.
+    public var done: Int
+    /// Tasks whose every attempt failed.
+    public var failed: Int
+    /// Failed attempts so far (each was retried or ended its task).
+    public var retries: Int
+    /// Real seconds since it started (until it ended, once it has).
+    public var elapsed: Double
+    /// Tasks done per real second.
+    public var rate: Double
+    /// Seconds until the last task is likely done; nil before the first is, or once ended.
+    public var estimatedRemaining: Double?
+    /// Node name -> its share.
+    public var perNode: [String: NodeShare]
+    /// For a bike job: bikes at each station now (or at the end), in the order of
+    /// `GET /api/jobs/{id}/stations`; nil for other jobs, or when the coordinator could not be asked.
+    public var stationBikes: [Int]?
+
+    public init(
+        id: String, kind: String, title: String, coordinator: String, state: String, total: Int, done: Int, failed: Int,
+        retries: Int, elapsed: Double, rate: Double, estimatedRemaining: Double?, perNode: [String: NodeShare],
+        stationBikes: [Int]? = nil
+    ) {
+        self.id = id
+        self.kind = kind
+        self.title = title
+        self.coordinator = coordinator
+        self.state = state
+        self.total = total
+        self.done = done
+        self.failed = failed
+        self.retries = retries
+        self.elapsed = elapsed
+        self.rate = rate
+        self.estimatedRemaining = estimatedRemaining
+        self.perNode = perNode
+        self.stationBikes = stationBikes
+    }
+}
+
+/// One attempt of one task on one slot of one node: a bar of the task stream.
+public struct TaskSpanView: Sendable, Hashable, Codable {
+    public var node: String
+    /// The slot (0-based) of that node it ran in: a row of the task stream.
+    public var slot: Int
+    public var job: String
+    public var task: Int
+    /// 1 for the first try; more for retries.
+    public var attempt: Int
+    /// When it started, on the serving node's clock (see ``DashboardSnapshot``).
+    public var start: Double
+    /// When it ended; nil while it runs.
+    public var end: Double?
+    /// `running`, `succeeded`, `failed` or `cancelled`.
+    public var outcome: String
+
+    public init(node: String, slot: Int, job: String, task: Int, attempt: Int, start: Double, end: Double?, outcome: String) {
+        self.node = node
+        self.slot = slot
+        self.job = job
+        self.task = task
+        self.attempt = attempt
+        self.start = start
+        self.end = end
+        self.outcome = outcome
+    }
+}
+
+/// Where a bike job's stations are and how many docks each has: the body of
+/// `GET /api/jobs/{id}/stations`. The page draws the map from it once, then colours
+/// the stations from each snapshot's ``JobView/stationBikes``.
+public struct StationsView: Sendable, Hashable, Codable {
+    public struct Place: Sendable, Hashable, Codable {
+        public var id: String
+        public var name: String
+        public var latitude: Double
+        public var longitude: Double
+        /// Docks, with or without a bike.
+        public var capacity: Int
+        /// Bikes there when the job started.
+        public var bikesAtStart: Int
+
+        public init(id: String, name: String, latitude: Double, longitude: Double, capacity: Int, bikesAtStart: Int) {
+            self.id = id
+            self.name = name
+            self.latitude = latitude
+            self.longitude = longitude
+            self.capacity = capacity
+            self.bikesAtStart = bikesAtStart
+        }
+    }
+
+    public var job: String
+    /// The network's name, e.g. `BikeMi`.
+    public var network: String
+    public var stations: [Place]
+
+    public init(job: String, network: String, stations: [Place]) {
+        self.job = job
+        self.network = network
+        self.stations = stations
+    }
+}
