@@ -21,6 +21,11 @@ public struct BikeJob: Sendable, Codable {
         self.retries = retries
     }
 
+    /// A line for people: `BikeMi: 300 users x 10 paths`.
+    public var title: String {
+        "\(network.name): \(options.users) users x \(options.paths) paths"
+    }
+
     /// A fresh job id, e.g. `job-1a2b3c4d`.
     public static func newID() -> String {
         "job-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
@@ -52,6 +57,8 @@ public struct BikeJob: Sendable, Codable {
         defer { following.cancel() }
 
         let tracker = ProgressTracker(job: id, users: options.users, onProgress: onProgress)
+        let board = node.jobBoard.track(job: id, kind: BikeUserTask.name, title: title, total: options.users)
+        defer { board.end(cancelled: Task.isCancelled) }
         let base = BikeUserTask.Input(
             job: id, coordinator: system.node, stationCount: stations.count, goalIndex: goalIndex, user: 0,
             paths: options.paths, seed: options.seed, timing: options.timing, maxMoves: options.maxMovesPerUser,
@@ -70,6 +77,7 @@ public struct BikeJob: Sendable, Codable {
             accept: { user, attempt, _ in ledger.accept(user: user, attempt: attempt) != nil },
             onEvent: { event in
                 tracker.record(event)
+                board.record(event)
                 if case .failed(let user, let attempt, let node, let reason, let willRetry) = event {
                     system.log("job \(id): user \(user) attempt \(attempt) on \(node) failed: \(reason); \(willRetry ? "retrying on another node" : Task.isCancelled ? "the job is cancelled" : "giving up")")
                 }

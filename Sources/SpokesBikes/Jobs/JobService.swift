@@ -40,7 +40,11 @@ public distributed actor JobService {
 
     private let node: ClusterNode
     private let store: JobStore
-    private var running: [String: Task<SimulationReport, any Error>] = [:]
+    /// The jobs coordinated here now: what each runs, and the task running it.
+    private var running: [String: (job: BikeJob, work: Task<SimulationReport, any Error>)] = [:]
+    /// The last reports finished here, newest first, so the dashboard need not read the store.
+    private var recentReports: [SimulationReport] = []
+    private static let recentReportCount = 10
 
     public init(actorSystem: ClusterSystem, node: ClusterNode) {
         self.actorSystem = actorSystem
@@ -65,13 +69,15 @@ public distributed actor JobService {
                 Task { try? await listener.progress(progress) }
             }
         }
-        running[job.id] = work
+        running[job.id] = (job, work)
         defer { running[job.id] = nil }
         let report = try await withTaskCancellationHandler {
             try await work.value
         } onCancel: {
             work.cancel()
         }
+        recentReports.insert(report, at: 0)
+        recentReports = Array(recentReports.prefix(Self.recentReportCount))
         do {
             try store.append(report, coordinator: actorSystem.node.name)
         } catch {
@@ -87,13 +93,38 @@ public distributed actor JobService {
 
     /// A finished job's report, from this node's data directory.
     public distributed func report(of job: String) throws -> SimulationReport? {
-        try store.report(of: job)
+        try recentReports.first { $0.job == job } ?? store.report(of: job)
+    }
+
+    /// The stations of a bike job coordinated here, as they were when it started (in
+    /// network order); nil when this node knows no such job.
+    public distributed func stationsAtStart(of job: String) throws -> [SimulationReport.StationState]? {
+        if let running = running[job]?.job { return running.network.stations.map(SimulationReport.StationState.init) }
+        return try report(of: job)?.stationsBefore
+    }
+
+    /// Bikes at each station of a bike job coordinated here: now while it runs, at its end
+    /// once it has finished; nil when this node knows no such job.
+    public distributed func stationBikes(of job: String) async throws -> [Int]? {
+        if let running = running[job]?.job {
+            var bikes: [Int] = []
+            bikes.reserveCapacity(running.network.stations.count)
+            for index in running.network.stations.indices {
+                let id = ActorID(node: actorSystem.node, name: JobStation.name(job: job, index: index))
+                guard let station = try? JobStation.resolve(id: id, using: actorSystem) else {
+                    return running.network.stations.map(\.freeBikes)
+                }
+                bikes.append(try await station.snapshot().freeBikes)
+            }
+            return bikes
+        }
+        return try report(of: job)?.stations.map(\.freeBikes)
     }
 
     /// Cancels a running job: its users stop at their next move, and `submit` returns
     /// the report so far.
     public distributed func cancel(job: String) {
-        running[job]?.cancel()
+        running[job]?.work.cancel()
     }
 
     /// What a batch of tasks of one kind came to (see ``runBatch(kind:input:count:deadline:retries:)``).
@@ -118,11 +149,15 @@ public distributed actor JobService {
         defer { following.cancel() }
         let expected = 1 + node.members.count { $0.state == .alive }
         _ = try? await withTimeout(seconds: 5) { try await systems.waitForSystems(atLeast: expected) }
-        let runner = JobRunner(systems: systems, job: "batch-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))", kind: kind, deadline: deadline, retries: retries)
+        let job = "batch-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+        let runner = JobRunner(systems: systems, job: job, kind: kind, deadline: deadline, retries: retries)
+        let board = node.jobBoard.track(job: job, kind: kind, title: "\(count) x \(kind)", total: count)
+        defer { board.end(cancelled: Task.isCancelled) }
         let clock = ContinuousClock()
         let start = clock.now
         let retryStarts = Mutex<[Double]>([])
         let outcomes = await runner.run(count: count, input: { _, _ in input }, onEvent: { event in
+            board.record(event)
             if case .started(_, let attempt, _) = event, attempt > 1 {
                 let now = MonotonicClock.now
                 retryStarts.withLock { $0.append(now) }

@@ -275,8 +275,20 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     public func sendHeartbeats() {
         let sequence = heartbeatSequence.wrappingAdd(1, ordering: .relaxed).oldValue
         for connection in connections.withLock({ Array($0.values) }) {
+            connection.roundTrip.withLock { $0.sent(sequence: sequence, at: MonotonicClock.now) }
             connection.send(.heartbeat(WireMessage.Heartbeat(sequence: sequence)))
         }
+    }
+
+    /// The smoothed heartbeat round trip to each connected peer, in seconds, by node
+    /// name (peers that have not answered a heartbeat yet are absent).
+    public var heartbeatRoundTrips: [String: Double] {
+        let open = connections.withLock { Array($0.values) }
+        var trips: [String: Double] = [:]
+        for connection in open {
+            if let name = connection.peer?.node.name, let trip = connection.roundTrip.withLock({ $0.smoothed }) { trips[name] = trip }
+        }
+        return trips
     }
 
     /// When each connected peer was last heard from (monotonic seconds).
@@ -573,8 +585,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             finish(call: reply.id, with: .success(reply.outcome))
         case .heartbeat(let beat):
             connection.send(.heartbeatAck(beat))
-        case .heartbeatAck:
-            break
+        case .heartbeatAck(let beat):
+            let now = MonotonicClock.now
+            connection.roundTrip.withLock { _ = $0.acknowledged(sequence: beat.sequence, at: now) }
         case .leave:
             if let peer = connection.peer { emit(.left(peer.node)) }
             connection.close(reason: "peer left")

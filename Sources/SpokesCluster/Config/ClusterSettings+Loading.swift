@@ -15,6 +15,7 @@ extension ClusterSettings {
         "tasks.deadline", "tasks.retries",
         "data_directory",
         "secret_file",
+        "dashboard.port", "dashboard.host",
         "limits.max_frame_bytes", "limits.call_timeout", "limits.handshake_timeout",
         "limits.max_json_depth", "limits.max_array_length",
         "limits.max_connections", "limits.max_connections_per_address", "limits.max_calls_per_connection",
@@ -183,6 +184,8 @@ extension ClusterSettings {
         case "tasks.retries": text = String(taskRetries)
         case "data_directory": text = dataDirectory
         case "secret_file": text = secretFile
+        case "dashboard.port": text = dashboardPort.map(String.init) ?? "off"
+        case "dashboard.host": text = dashboardHost
         case "limits.max_frame_bytes": text = String(maximumFrameSize)
         case "limits.call_timeout": text = String(callTimeout)
         case "limits.handshake_timeout": text = String(handshakeTimeout)
@@ -237,6 +240,8 @@ extension ClusterSettings {
         case "tasks.retries": taskRetries = try reader.integer(in: 0...100)
         case "data_directory": dataDirectory = try reader.name(what: "a directory path")
         case "secret_file": secretFile = try reader.text()
+        case "dashboard.port": dashboardPort = try reader.optionalPort()
+        case "dashboard.host": dashboardHost = try reader.ipv4()
         case "limits.max_frame_bytes": maximumFrameSize = try reader.integer(in: 1024...1 << 30)
         case "limits.call_timeout": callTimeout = try reader.seconds()
         case "limits.handshake_timeout": handshakeTimeout = try reader.seconds()
@@ -283,6 +288,15 @@ extension ClusterSettings {
 
         func port(from lowest: Int) throws(ConfigurationError) -> UInt16 {
             UInt16(try integer(in: lowest...65_535))
+        }
+
+        /// A port from 0 to 65535, or `off` (nil).
+        func optionalPort() throws(ConfigurationError) -> UInt16? {
+            if case .scalar(let text, _) = value, text == "off" { return nil }
+            guard case .scalar(let text, _) = value, let number = Int(text), (0...65_535).contains(number) else {
+                throw invalid("must be off or a TCP port from 0 to 65535 (0 picks a free one), got \(Self.describe(value))")
+            }
+            return UInt16(number)
         }
 
         func seconds() throws(ConfigurationError) -> Double {

@@ -60,6 +60,13 @@ public struct ClusterSettings: Sendable, Hashable {
     /// Lets a node without a secret listen beyond loopback (`--insecure`); never from a file.
     public var allowInsecure = false
 
+    /// TCP port of the node's web dashboard; nil (the default, `off`) serves none, 0
+    /// picks a free port.
+    public var dashboardPort: UInt16?
+    /// Address the dashboard listens on. Loopback unless the user asks: beyond loopback
+    /// it needs a cluster secret (or `--insecure`), like the node itself.
+    public var dashboardHost = "127.0.0.1"
+
     /// Largest frame accepted from a peer, in bytes.
     public var maximumFrameSize = 8 * 1024 * 1024
     /// Seconds a remote call may take before it fails with a timeout.

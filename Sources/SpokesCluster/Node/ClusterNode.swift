@@ -11,6 +11,10 @@ public final class ClusterNode: Sendable {
     public let registry: TaskRegistry
     /// Running and completed task counts of this node's worker.
     public let counters = TaskCounters()
+    /// The attempts this node's worker ran lately: the dashboard's task stream.
+    public let timeline = TaskTimeline()
+    /// The jobs this node coordinates: what the dashboard shows of them.
+    public let jobBoard: JobBoard
     private let faults: ScanSystem.Faults
     private let hostedWorker = Mutex<ScanSystem?>(nil)
 
@@ -30,6 +34,7 @@ public final class ClusterNode: Sendable {
         self.faults = faults
         system = try ClusterSystem(settings: settings)
         let node = system.node
+        jobBoard = JobBoard(coordinator: node.name)
         membership = Mutex(Membership(local: node, suspectTimeout: settings.suspectTimeout, deadTimeout: settings.deadTimeout))
         if settings.discoveryMode == .off {
             discovery = nil
@@ -41,12 +46,13 @@ public final class ClusterNode: Sendable {
     /// Starts discovery, heartbeats and the status actor.
     public func start() {
         let hosted = ClusterSystem.withWellKnownName(NodeStatus.wellKnownName) {
-            NodeStatus(actorSystem: system) { [weak self] in self?.statusReport() ?? [] }
+            NodeStatus(actorSystem: system, report: { [weak self] in self?.statusReport() ?? [] },
+                       observe: { [weak self] after in self?.observation(tasksAfter: after) })
         }
         status.withLock { $0 = hosted }
         let counters = counters
         let worker = ClusterSystem.withWellKnownName(ScanSystem.wellKnownName) {
-            ScanSystem(actorSystem: system, slots: settings.slots, registry: registry, faults: faults, counters: counters)
+            ScanSystem(actorSystem: system, slots: settings.slots, registry: registry, faults: faults, counters: counters, timeline: timeline)
         }
         hostedWorker.withLock { $0 = worker }
         reportTaskCounts { (counters.running, counters.completed) }
@@ -198,6 +204,17 @@ public final class ClusterNode: Sendable {
         let line = "cannot join \(address): \(error)"
         let isNew = loggedDialFailures.withLock { $0.insert(line).inserted }
         if isNew { system.log(line) }
+    }
+
+    /// This node's counts, the attempts its worker ended after sequence `after` (and those
+    /// running), the jobs it coordinates and its heartbeat round trips.
+    public func observation(tasksAfter after: UInt64) -> NodeObservation {
+        let (spans, last) = timeline.spans(after: after)
+        let now = MonotonicClock.now
+        return NodeObservation(
+            node: system.node.name, now: now, uptime: now - started, slots: settings.slots,
+            running: counters.running, succeeded: counters.succeeded, failed: counters.failed,
+            tasks: spans, lastTaskSequence: last, jobs: jobBoard.records, roundTrips: system.heartbeatRoundTrips)
     }
 
     private func statusReport() -> [MemberStatus] {

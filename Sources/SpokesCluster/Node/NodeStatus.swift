@@ -23,15 +23,28 @@ public distributed actor NodeStatus {
     public static let wellKnownName = "status"
 
     private let report: @Sendable () -> [MemberStatus]
+    private let observation: @Sendable (UInt64) -> NodeObservation?
 
-    public init(actorSystem: ClusterSystem, report: @escaping @Sendable () -> [MemberStatus]) {
+    public init(
+        actorSystem: ClusterSystem, report: @escaping @Sendable () -> [MemberStatus],
+        observe: @escaping @Sendable (UInt64) -> NodeObservation? = { _ in nil }
+    ) {
         self.actorSystem = actorSystem
         self.report = report
+        observation = observe
     }
 
     /// This node first, then every member it knows, by name.
     public distributed func members() -> [MemberStatus] {
         report()
+    }
+
+    /// What the dashboard polls: this node's counts, the task attempts its worker ended
+    /// after sequence `tasksAfter` (pass back the last answer's `lastTaskSequence`; 0 at
+    /// first) and those running, its jobs and its heartbeat round trips.
+    public distributed func observe(tasksAfter: UInt64) throws -> NodeObservation {
+        guard let observation = observation(tasksAfter) else { throw RemoteCallError.actorNotFound("\(id.node.name) is stopping") }
+        return observation
     }
 
     /// What this node has turned away, by ``Rejection`` raw value (zeros included).

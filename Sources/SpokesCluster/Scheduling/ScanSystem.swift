@@ -28,19 +28,21 @@ public distributed actor ScanSystem {
     private let registry: TaskRegistry
     private let faults: Faults
     private let counters: TaskCounters
+    private let timeline: TaskTimeline?
     private var reserved = 0
     private var running: [String: Task<String, any Error>] = [:]
     private var started = 0
 
     public init(
         actorSystem: ClusterSystem, slots: Int, registry: TaskRegistry, faults: Faults = Faults(),
-        counters: TaskCounters = TaskCounters()
+        counters: TaskCounters = TaskCounters(), timeline: TaskTimeline? = nil
     ) {
         self.actorSystem = actorSystem
         self.slots = slots
         self.registry = registry
         self.faults = faults
         self.counters = counters
+        self.timeline = timeline
     }
 
     /// Tasks running or reserved now.
@@ -81,15 +83,25 @@ public distributed actor ScanSystem {
         }
         running[request.key] = work
         counters.started()
+        let ticket = timeline?.begin(job: request.job, task: request.task, attempt: request.attempt)
+        var outcome = TaskTimeline.Outcome.failed
         defer {
             running[request.key] = nil
-            counters.finished()
+            counters.finished(succeeded: outcome == .succeeded)
+            if let ticket { timeline?.end(ticket, outcome: outcome) }
         }
-        return .done(output: try await withTaskCancellationHandler {
-            try await work.value
-        } onCancel: {
-            work.cancel()
-        })
+        do {
+            let output = try await withTaskCancellationHandler {
+                try await work.value
+            } onCancel: {
+                work.cancel()
+            }
+            outcome = .succeeded
+            return .done(output: output)
+        } catch {
+            outcome = error is CancellationError || work.isCancelled ? .cancelled : .failed
+            throw error
+        }
     }
 
     /// Cancels a running attempt (after its deadline passed on the coordinator).
@@ -98,20 +110,30 @@ public distributed actor ScanSystem {
     }
 }
 
-/// A worker's running and completed task counts, readable from any thread (for `status`).
+/// A worker's task counts, readable from any thread (for `status` and the dashboard).
 public final class TaskCounters: Sendable {
     private let active = Atomic<Int>(0)
-    private let done = Atomic<Int>(0)
+    private let succeededCount = Atomic<Int>(0)
+    private let failedCount = Atomic<Int>(0)
 
     public init() {}
 
     public var running: Int { active.load(ordering: .relaxed) }
-    public var completed: Int { done.load(ordering: .relaxed) }
+    /// Attempts that ended with a result.
+    public var succeeded: Int { succeededCount.load(ordering: .relaxed) }
+    /// Attempts that ended with an error or were cancelled.
+    public var failed: Int { failedCount.load(ordering: .relaxed) }
+    /// Attempts that ended, either way.
+    public var completed: Int { succeeded + failed }
 
     func started() { active.add(1, ordering: .relaxed) }
 
-    func finished() {
+    func finished(succeeded: Bool) {
         active.subtract(1, ordering: .relaxed)
-        done.add(1, ordering: .relaxed)
+        if succeeded {
+            succeededCount.add(1, ordering: .relaxed)
+        } else {
+            failedCount.add(1, ordering: .relaxed)
+        }
     }
 }

@@ -64,6 +64,8 @@ public final class Connection: Sendable, CustomStringConvertible {
     private let queuedBytes = Atomic<Int>(0)
     /// Calls received on this connection and still running here.
     let callsInFlight = Atomic<Int>(0)
+    /// Heartbeats sent on this connection and their acknowledgements.
+    let roundTrip = Mutex(RoundTripEstimator())
     /// One encoder for every frame of every connection (JSONEncoder is Sendable and
     /// keeps no state between calls), instead of one allocated per frame.
     private static let encoder = JSONEncoder()

@@ -84,6 +84,9 @@ private func failure(environment: [String: String]) -> String? {
               deadline: 60
               retries: 0
             data_directory: /var/spokes
+            dashboard:
+              port: 8787
+              host: 0.0.0.0
             limits:
               max_frame_bytes: 1024
               call_timeout: 5
@@ -107,6 +110,8 @@ private func failure(environment: [String: String]) -> String? {
         expected.taskDeadline = 60
         expected.taskRetries = 0
         expected.dataDirectory = "/var/spokes"
+        expected.dashboardPort = 8787
+        expected.dashboardHost = "0.0.0.0"
         expected.maximumFrameSize = 1024
         expected.callTimeout = 5
         expected.handshakeTimeout = 0.5
@@ -132,7 +137,7 @@ private func failure(environment: [String: String]) -> String? {
             environment[ClusterSettings.environmentVariable(for: path)] = "x"
         }
         #expect(environment.keys.sorted() == [
-            "SPOKES_CLUSTER", "SPOKES_DATA_DIRECTORY", "SPOKES_DISCOVERY_BROADCAST", "SPOKES_DISCOVERY_INTERVAL",
+            "SPOKES_CLUSTER", "SPOKES_DASHBOARD_HOST", "SPOKES_DASHBOARD_PORT", "SPOKES_DATA_DIRECTORY", "SPOKES_DISCOVERY_BROADCAST", "SPOKES_DISCOVERY_INTERVAL",
             "SPOKES_DISCOVERY_MODE", "SPOKES_DISCOVERY_PORT", "SPOKES_HEARTBEAT_DEAD_AFTER", "SPOKES_HEARTBEAT_INTERVAL",
             "SPOKES_HEARTBEAT_SUSPECT_AFTER", "SPOKES_LIMITS_CALL_TIMEOUT", "SPOKES_LIMITS_HANDSHAKE_TIMEOUT",
             "SPOKES_LIMITS_MAX_ARRAY_LENGTH", "SPOKES_LIMITS_MAX_CALLS_PER_CONNECTION", "SPOKES_LIMITS_MAX_CONNECTIONS",
@@ -145,6 +150,19 @@ private func failure(environment: [String: String]) -> String? {
         var settings = ClusterSettings()
         try settings.apply(environment: ["SPOKES_NODE_NAME": "", "SPOKES_CLUSTER": "c", "SPOKES_LIMITS_MAX_FRAME_BYTES": "2048"])
         #expect(settings.cluster == "c" && settings.nodeName == "" && settings.maximumFrameSize == 2048)
+    }
+
+    @Test func theDashboardIsOffUnlessAPortIsGiven() throws {
+        #expect(ClusterSettings().dashboardPort == nil)
+        #expect(ClusterSettings().dashboardHost == "127.0.0.1")
+        #expect(try ClusterSettings.load(file: nil, environment: ["SPOKES_DASHBOARD_PORT": "0"]).dashboardPort == 0)
+        #expect(try ClusterSettings.load(file: nil, environment: ["SPOKES_DASHBOARD_PORT": "off"]).dashboardPort == nil)
+        let message = failure(environment: ["SPOKES_DASHBOARD_PORT": "on"])
+        #expect(message?.contains("SPOKES_DASHBOARD_PORT") == true)
+        #expect(message?.contains("must be off or a TCP port") == true)
+        var settings = ClusterSettings()
+        settings.dashboardPort = 9000
+        try settings.validate()
     }
 
     @Test func laterLayersKeepWhatTheyDoNotSet() throws {
@@ -190,7 +208,7 @@ private func failure(environment: [String: String]) -> String? {
         ("limits:\n  max_frame: 1", "cluster.yaml:2:3: unknown key 'max_frame' in 'limits'. Did you mean 'max_frame_bytes'?"),
         ("node:\n  color: red", "cluster.yaml:2:3: unknown key 'color' in 'node'. Known keys: name, host, port, slots."),
         ("secret: s", "cluster.yaml:1:1: secret cannot be written in cluster.yaml: put the secret in a file only you can read and name it with secret_file, or set SPOKES_SECRET"),
-        ("colour: red", "cluster.yaml:1:1: unknown key 'colour' at the top level. Known keys: cluster, node, discovery, seeds, heartbeat, tasks, data_directory, secret_file, limits."),
+        ("colour: red", "cluster.yaml:1:1: unknown key 'colour' at the top level. Known keys: cluster, node, discovery, seeds, heartbeat, tasks, data_directory, secret_file, dashboard, limits."),
     ])
     func unknownKeysAreNamedWithTheNearestKnownKey(yaml: String, message: String) throws {
         #expect(try failure(yaml: yaml) == message)

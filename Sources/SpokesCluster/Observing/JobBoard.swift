@@ -1,0 +1,117 @@
+import Synchronization
+
+/// The jobs a node coordinates, as they run, and the last few it finished: what the
+/// dashboard shows of jobs. Coordinators feed it the same ``JobRunner/Event``s that
+/// drive their progress displays.
+///
+/// Invariant: per job, `done + failed <= total`, and each node's `running` never goes
+/// below zero. At most `keepFinished` ended jobs are kept, newest first.
+public final class JobBoard: Sendable {
+    /// How a job stands.
+    public enum State: String, Sendable, Hashable, Codable {
+        case running
+        /// Every task has a result.
+        case finished
+        /// Stopped on request before every task ran.
+        case cancelled
+        /// Ended with tasks whose every attempt failed.
+        case failed
+    }
+
+    /// One node's part in a job.
+    public struct Share: Sendable, Hashable, Codable {
+        /// Tasks whose result this node produced.
+        public var done = 0
+        /// Attempts running there now.
+        public var running = 0
+    }
+
+    /// One job as the board sees it.
+    public struct Record: Sendable, Hashable, Codable {
+        public var id: String
+        /// The task kind it runs (`bikes.user` for a bike simulation).
+        public var kind: String
+        /// A line for people, e.g. `BikeMi: 300 users x 10 paths`.
+        public var title: String
+        public var coordinator: String
+        public var total: Int
+        public var done = 0
+        public var failed = 0
+        public var retries = 0
+        /// Monotonic seconds on the coordinator.
+        public var startedAt: Double
+        public var endedAt: Double?
+        public var state = State.running
+        public var perNode: [String: Share] = [:]
+    }
+
+    /// Feeds one job's events to the board.
+    public struct Tracker: Sendable {
+        let board: JobBoard
+        public let job: String
+
+        public func record(_ event: JobRunner.Event) { board.record(event, job: job) }
+
+        /// The job ended (cancelled: stopped on request).
+        public func end(cancelled: Bool) { board.end(job: job, cancelled: cancelled) }
+    }
+
+    private struct Contents {
+        var running: [String: Record] = [:]
+        var ended: [Record] = []
+    }
+
+    public let coordinator: String
+    public let keepFinished: Int
+    private let state = Mutex(Contents())
+
+    public init(coordinator: String, keepFinished: Int = 20) {
+        self.coordinator = coordinator
+        self.keepFinished = max(0, keepFinished)
+    }
+
+    /// Puts a new job on the board.
+    public func track(job: String, kind: String, title: String, total: Int, at time: Double = MonotonicClock.now) -> Tracker {
+        state.withLock {
+            $0.running[job] = Record(id: job, kind: kind, title: title, coordinator: coordinator, total: total, startedAt: time)
+        }
+        return Tracker(board: self, job: job)
+    }
+
+    func record(_ event: JobRunner.Event, job: String) {
+        state.withLock { state in
+            guard var record = state.running[job] else { return }
+            switch event {
+            case .started(_, _, let node):
+                record.perNode[node, default: Share()].running += 1
+            case .finished(_, let node):
+                record.perNode[node, default: Share()].running = max(0, record.perNode[node, default: Share()].running - 1)
+                record.perNode[node, default: Share()].done += 1
+                record.done = min(record.total - record.failed, record.done + 1)
+            case .failed(_, _, let node, _, let willRetry):
+                record.perNode[node, default: Share()].running = max(0, record.perNode[node, default: Share()].running - 1)
+                record.retries += 1
+                if !willRetry { record.failed = min(record.total - record.done, record.failed + 1) }
+            }
+            state.running[job] = record
+        }
+    }
+
+    func end(job: String, cancelled: Bool, at time: Double = MonotonicClock.now) {
+        state.withLock { state in
+            guard var record = state.running.removeValue(forKey: job) else { return }
+            record.endedAt = time
+            for node in record.perNode.keys { record.perNode[node]?.running = 0 }
+            record.state = cancelled ? .cancelled : record.failed > 0 ? .failed : .finished
+            state.ended.insert(record, at: 0)
+            if state.ended.count > keepFinished { state.ended.removeLast(state.ended.count - keepFinished) }
+        }
+    }
+
+    /// Running jobs (newest first), then ended ones (newest first).
+    public var records: [Record] {
+        state.withLock { state in
+            state.running.values.sorted { $0.startedAt > $1.startedAt } + state.ended
+        }
+    }
+}

@@ -1,0 +1,41 @@
+/// What one node tells the dashboard about itself: its counts, the task attempts it ran
+/// since the caller last asked, the jobs it coordinates, and its heartbeat round trips.
+/// ``NodeStatus/observe(tasksAfter:)`` returns it.
+public struct NodeObservation: Sendable, Hashable, Codable {
+    public var node: String
+    /// Now, on that node's monotonic clock: the reference for its task times.
+    public var now: Double
+    public var uptime: Double
+    public var slots: Int
+    /// Attempts running on its worker now.
+    public var running: Int
+    /// Attempts that ended with a result.
+    public var succeeded: Int
+    /// Attempts that ended with an error or were cancelled.
+    public var failed: Int
+    /// Attempts that ended after the sequence the caller gave, then the running ones.
+    public var tasks: [TaskTimeline.Span]
+    /// The caller passes this back next time.
+    public var lastTaskSequence: UInt64
+    /// Jobs it coordinates: running, then recently ended.
+    public var jobs: [JobBoard.Record]
+    /// Its smoothed heartbeat round trip to each connected peer, in seconds, by name.
+    public var roundTrips: [String: Double]
+
+    public init(
+        node: String, now: Double, uptime: Double, slots: Int, running: Int, succeeded: Int, failed: Int,
+        tasks: [TaskTimeline.Span], lastTaskSequence: UInt64, jobs: [JobBoard.Record], roundTrips: [String: Double]
+    ) {
+        self.node = node
+        self.now = now
+        self.uptime = uptime
+        self.slots = slots
+        self.running = running
+        self.succeeded = succeeded
+        self.failed = failed
+        self.tasks = tasks
+        self.lastTaskSequence = lastTaskSequence
+        self.jobs = jobs
+        self.roundTrips = roundTrips
+    }
+}

@@ -1,0 +1,57 @@
+import Testing
+@testable import SpokesCluster
+
+@Suite struct JobBoardTests {
+    @Test func eventsMoveTheCountsAndEachNodesShare() throws {
+        let board = JobBoard(coordinator: "a")
+        let tracker = board.track(job: "j", kind: "k", title: "t", total: 3, at: 1)
+        tracker.record(.started(task: 0, attempt: 1, node: "a"))
+        tracker.record(.started(task: 1, attempt: 1, node: "b"))
+        tracker.record(.started(task: 2, attempt: 1, node: "b"))
+        tracker.record(.finished(task: 0, node: "a"))
+        tracker.record(.failed(task: 1, attempt: 1, node: "b", reason: "lost", willRetry: true))
+        let record = try #require(board.records.first)
+        #expect(record.state == .running)
+        #expect(record.done == 1 && record.failed == 0 && record.retries == 1)
+        #expect(record.perNode["a"] == JobBoard.Share(done: 1, running: 0))
+        #expect(record.perNode["b"] == JobBoard.Share(done: 0, running: 1))
+        #expect(record.coordinator == "a" && record.startedAt == 1)
+    }
+
+    @Test func aJobEndsFinishedFailedOrCancelled() throws {
+        let board = JobBoard(coordinator: "a")
+        let finished = board.track(job: "ok", kind: "k", title: "t", total: 1, at: 1)
+        finished.record(.started(task: 0, attempt: 1, node: "a"))
+        finished.record(.finished(task: 0, node: "a"))
+        finished.end(cancelled: false)
+        let failed = board.track(job: "bad", kind: "k", title: "t", total: 1, at: 2)
+        failed.record(.started(task: 0, attempt: 1, node: "b"))
+        failed.record(.failed(task: 0, attempt: 1, node: "b", reason: "x", willRetry: false))
+        failed.end(cancelled: false)
+        let stopped = board.track(job: "stop", kind: "k", title: "t", total: 5, at: 3)
+        stopped.record(.started(task: 0, attempt: 1, node: "a"))
+        stopped.end(cancelled: true)
+        stopped.end(cancelled: false)
+        let states = Dictionary(uniqueKeysWithValues: board.records.map { ($0.id, $0.state) })
+        #expect(states == ["ok": .finished, "bad": .failed, "stop": .cancelled])
+        #expect(board.records.map(\.id) == ["stop", "bad", "ok"], "newest first")
+        #expect(board.records.allSatisfy { $0.endedAt != nil && $0.perNode.values.allSatisfy { $0.running == 0 } })
+    }
+
+    @Test func runningJobsComeFirstAndOnlySoManyEndedAreKept() {
+        let board = JobBoard(coordinator: "a", keepFinished: 2)
+        for number in 0..<5 { board.track(job: "old\(number)", kind: "k", title: "t", total: 1, at: Double(number)).end(cancelled: false) }
+        _ = board.track(job: "live", kind: "k", title: "t", total: 1, at: 0)
+        #expect(board.records.map(\.id) == ["live", "old4", "old3"])
+    }
+
+    @Test func countsNeverPassTheTotalWhateverEventsArrive() throws {
+        let board = JobBoard(coordinator: "a")
+        let tracker = board.track(job: "j", kind: "k", title: "t", total: 2, at: 0)
+        for _ in 0..<5 { tracker.record(.finished(task: 0, node: "a")) }
+        for _ in 0..<5 { tracker.record(.failed(task: 1, attempt: 1, node: "a", reason: "x", willRetry: false)) }
+        let record = try #require(board.records.first)
+        #expect(record.done + record.failed <= record.total)
+        #expect(record.perNode["a"]?.running == 0)
+    }
+}
