@@ -96,11 +96,22 @@ public distributed actor JobService {
         try recentReports.first { $0.job == job } ?? store.report(of: job)
     }
 
-    /// The stations of a bike job coordinated here, as they were when it started (in
-    /// network order); nil when this node knows no such job.
-    public distributed func stationsAtStart(of job: String) throws -> [SimulationReport.StationState]? {
-        if let running = running[job]?.job { return running.network.stations.map(SimulationReport.StationState.init) }
-        return try report(of: job)?.stationsBefore
+    /// A bike job's network as it was when the job started.
+    public struct NetworkAtStart: Sendable, Hashable, Codable {
+        /// The network's name, e.g. `BikeMi`.
+        public var name: String
+        /// Every station, in network order.
+        public var stations: [SimulationReport.StationState]
+    }
+
+    /// The network of a bike job coordinated here, as it was when the job started; nil
+    /// when this node knows no such job (or only an old report without it).
+    public distributed func networkAtStart(of job: String) throws -> NetworkAtStart? {
+        if let running = running[job]?.job {
+            return NetworkAtStart(name: running.network.name, stations: running.network.stations.map(SimulationReport.StationState.init))
+        }
+        guard let report = try report(of: job), let stations = report.stationsBefore else { return nil }
+        return NetworkAtStart(name: report.network.name, stations: stations)
     }
 
     /// Bikes at each station of a bike job coordinated here: now while it runs, at its end

@@ -1,0 +1,164 @@
+import SpokesBikes
+import SpokesCluster
+import SpokesConcurrency
+
+/// Gathers what the dashboard shows from every member of the cluster: each node's
+/// ``NodeObservation`` (through its well-known ``NodeStatus``), and for bike jobs the
+/// stations' bikes from the coordinator's ``JobService``.
+///
+/// One gathering serves every viewer: ``snapshot(maxAge:)`` returns the last snapshot
+/// while it is younger than `maxAge`, and concurrent callers share one poll. Each call to
+/// another node is bounded by `callTimeout`, so a frozen member slows a snapshot by at
+/// most that much and shows up without counts.
+public actor ClusterObserver {
+    public let node: ClusterNode
+    public let callTimeout: Double
+    private var timeline = ClusterTimeline()
+    /// The last observation of each node, kept while a poll of it fails.
+    private var observations: [String: NodeObservation] = [:]
+    private var answered: Set<String> = []
+    /// Station bikes of ended jobs never change: asked once.
+    private var finalBikes: [String: [Int]] = [:]
+    private var places: [String: StationsView] = [:]
+    private var latest: (snapshot: DashboardSnapshot, at: Double)?
+    private var gathering: Task<DashboardSnapshot, Never>?
+
+    public init(node: ClusterNode, callTimeout: Double = 1) {
+        self.node = node
+        self.callTimeout = callTimeout
+    }
+
+    /// The cluster now, gathered at most `maxAge` seconds ago.
+    public func snapshot(maxAge: Double = 0.25) async -> DashboardSnapshot {
+        if let latest, MonotonicClock.now - latest.at <= maxAge { return latest.snapshot }
+        if let gathering { return await gathering.value }
+        let task = Task { await self.gather() }
+        gathering = task
+        let snapshot = await task.value
+        gathering = nil
+        latest = (snapshot, MonotonicClock.now)
+        return snapshot
+    }
+
+    /// Where a bike job's stations are, from its coordinator; nil when no member knows the job.
+    public func stations(of job: String) async -> StationsView? {
+        if let known = places[job] { return known }
+        for service in await jobServices(for: job) {
+            let timeout = callTimeout
+            guard let network = try? await withTimeout(seconds: timeout, operation: { try await service.networkAtStart(of: job) }) else {
+                continue
+            }
+            let view = StationsView(
+                job: job, network: network.name,
+                stations: network.stations.map {
+                    StationsView.Place(id: $0.id, name: $0.name, latitude: $0.latitude, longitude: $0.longitude,
+                                       capacity: $0.freeBikes + $0.emptySlots, bikesAtStart: $0.freeBikes)
+                })
+            places[job] = view
+            return view
+        }
+        return nil
+    }
+
+    /// A finished bike job's report, from its coordinator (or any member that stored it).
+    public func report(of job: String) async -> SimulationReport? {
+        for service in await jobServices(for: job) {
+            if let report = try? await withTimeout(seconds: max(callTimeout, 5), operation: { try await service.report(of: job) }) {
+                return report
+            }
+        }
+        return nil
+    }
+
+    // MARK: - Gathering
+
+    private func gather() async -> DashboardSnapshot {
+        let system = node.system
+        let members = node.members
+        let asked = members.filter { $0.state == .alive || $0.state == .suspect }
+        let timeout = callTimeout
+        var polls: [(name: String, after: UInt64, sentAt: Double, answer: NodeObservation?, receivedAt: Double)] = []
+        let selfAfter = timeline.lastSequence(of: system.node.name)
+        let selfSent = MonotonicClock.now
+        polls.append((system.node.name, selfAfter, selfSent, node.observation(tasksAfter: selfAfter), MonotonicClock.now))
+        await withTaskGroup(of: (String, UInt64, Double, NodeObservation?, Double).self) { group in
+            for member in asked {
+                let after = timeline.lastSequence(of: member.node.name)
+                let id = ActorID(node: member.node, name: NodeStatus.wellKnownName)
+                group.addTask {
+                    let sent = MonotonicClock.now
+                    let answer = try? await withTimeout(seconds: timeout) {
+                        try await NodeStatus.resolve(id: id, using: system).observe(tasksAfter: after)
+                    }
+                    return (member.node.name, after, sent, answer, MonotonicClock.now)
+                }
+            }
+            for await poll in group { polls.append(poll) }
+        }
+        answered = []
+        for poll in polls {
+            guard let answer = poll.answer else { continue }
+            timeline.absorb(answer, askedAfter: poll.after, sentAt: poll.sentAt, receivedAt: poll.receivedAt)
+            observations[poll.name] = answer
+            answered.insert(poll.name)
+        }
+        let known = Set([system.node.name] + members.filter { $0.state != .left && $0.state != .dead }.map(\.node.name))
+        for name in observations.keys where !known.contains(name) {
+            observations[name] = nil
+            timeline.forget(name)
+        }
+
+        let now = MonotonicClock.now
+        let trips = system.heartbeatRoundTrips
+        let me = observations[system.node.name]
+        var views = [MemberView(
+            name: system.node.name, address: system.address.description, state: Member.State.alive.rawValue, isServing: true,
+            slots: node.settings.slots, running: me?.running, completed: me?.succeeded, failed: me?.failed, uptime: me?.uptime)]
+        for member in members {
+            let observed = answered.contains(member.node.name) ? observations[member.node.name] : nil
+            views.append(MemberView(
+                name: member.node.name, address: member.address, state: member.state.rawValue, isServing: false,
+                slots: member.slots, running: observed?.running, completed: observed?.succeeded, failed: observed?.failed,
+                roundTripMilliseconds: trips[member.node.name].map { $0 * 1000 }, uptime: observed?.uptime))
+        }
+        return DashboardSnapshot(
+            node: system.node.name, cluster: node.settings.cluster, time: now, members: views,
+            jobs: await jobViews(), tasks: timeline.spans(now: now))
+    }
+
+    /// Every coordinator's jobs, running first; bike jobs with their stations' bikes.
+    private func jobViews() async -> [JobView] {
+        var running: [(start: Double, view: JobView)] = []
+        var ended: [(end: Double, view: JobView)] = []
+        for (name, observation) in observations {
+            let offset = timeline.offset(of: name) ?? 0
+            for record in observation.jobs {
+                let bikes = record.kind == BikeUserTask.name ? await stationBikes(of: record) : nil
+                let view = JobView(record, coordinatorNow: observation.now, stationBikes: bikes)
+                if record.state == .running {
+                    running.append((record.startedAt + offset, view))
+                } else {
+                    ended.append(((record.endedAt ?? record.startedAt) + offset, view))
+                }
+            }
+        }
+        return running.sorted { $0.start > $1.start }.map(\.view) + ended.sorted { $0.end > $1.end }.map(\.view)
+    }
+
+    private func stationBikes(of record: JobBoard.Record) async -> [Int]? {
+        if let known = finalBikes[record.id] { return known }
+        guard let service = await jobServices(for: record.id).first else { return nil }
+        let bikes = try? await withTimeout(seconds: callTimeout) { try await service.stationBikes(of: record.id) }
+        if record.state != .running, let bikes { finalBikes[record.id] = bikes }
+        return bikes
+    }
+
+    /// The job desks to ask about `job`: its coordinator's when known, else every member's.
+    private func jobServices(for job: String) async -> [JobService] {
+        let system = node.system
+        let coordinator = observations.values.first { $0.jobs.contains { $0.id == job } }?.node
+        var ids = [system.node] + node.members.filter { $0.state == .alive }.map(\.node)
+        if let coordinator { ids = ids.filter { $0.name == coordinator } }
+        return ids.compactMap { try? JobService.resolve(id: ActorID(node: $0, name: JobService.wellKnownName), using: system) }
+    }
+}

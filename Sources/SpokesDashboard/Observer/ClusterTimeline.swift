@@ -1,0 +1,100 @@
+import SpokesCluster
+
+/// The task stream of a whole cluster, put together from each node's
+/// ``NodeObservation``s on one clock: the serving node's. Sans-IO: observations and
+/// times go in, spans come out.
+///
+/// Each node reports times on its own monotonic clock. When an observation arrives, the
+/// node's `now` is taken to be the midpoint of the poll (sent + received) / 2 on the
+/// serving node's clock; the offset from the poll with the shortest round trip seen is
+/// kept, since a short poll bounds the error best (at most half its round trip).
+///
+/// Invariants: a node's ended spans are kept once each (by sequence), only as far back
+/// as ``DashboardSnapshot/timelineSeconds`` and at most ``maximumSpans`` in all; a node
+/// whose sequence or uptime goes back has restarted, and its old spans are dropped.
+public struct ClusterTimeline: Sendable {
+    private struct NodeTrack: Sendable {
+        var offset: Double
+        var bestRoundTrip: Double
+        var measuredAt: Double
+        var lastSequence: UInt64 = 0
+        var uptime = 0.0
+        var ended: [TaskSpanView] = []
+        var running: [TaskSpanView] = []
+    }
+
+    /// Most ended spans kept per node.
+    public let maximumSpans: Int
+    /// An offset measured with a longer round trip replaces the kept one after this many
+    /// seconds, so a drifting clock is followed.
+    public static let offsetLifetime = 30.0
+    private var tracks: [String: NodeTrack] = [:]
+
+    public init(maximumSpans: Int = 5_000) {
+        self.maximumSpans = maximumSpans
+    }
+
+    /// The sequence to ask `node` for next (0 at first).
+    public func lastSequence(of node: String) -> UInt64 {
+        tracks[node]?.lastSequence ?? 0
+    }
+
+    /// The offset that turns `node`'s clock into the serving node's, once known.
+    public func offset(of node: String) -> Double? {
+        tracks[node]?.offset
+    }
+
+    /// Takes in what `observation.node` said to a poll sent at `sentAt` and answered at
+    /// `receivedAt` (serving node's clock). `askedAfter` is the sequence the poll asked for.
+    public mutating func absorb(_ observation: NodeObservation, askedAfter: UInt64, sentAt: Double, receivedAt: Double) {
+        let name = observation.node
+        let roundTrip = max(0, receivedAt - sentAt)
+        let offset = (sentAt + receivedAt) / 2 - observation.now
+        var track = tracks[name] ?? NodeTrack(offset: offset, bestRoundTrip: roundTrip, measuredAt: receivedAt)
+        if observation.lastTaskSequence < askedAfter || observation.uptime < track.uptime {
+            // The node restarted: its sequence began again, and so did its clock.
+            track = NodeTrack(offset: offset, bestRoundTrip: roundTrip, measuredAt: receivedAt)
+        } else if roundTrip <= track.bestRoundTrip || receivedAt - track.measuredAt > Self.offsetLifetime {
+            track.offset = offset
+            track.bestRoundTrip = roundTrip
+            track.measuredAt = receivedAt
+        }
+        let onServingClock = track.offset
+        var running: [TaskSpanView] = []
+        for span in observation.tasks {
+            let view = TaskSpanView(
+                node: name, slot: span.slot, job: span.job, task: span.task, attempt: span.attempt,
+                start: span.start + onServingClock, end: span.end.map { $0 + onServingClock }, outcome: span.outcome.rawValue)
+            if span.outcome == .running {
+                running.append(view)
+            } else if span.sequence > track.lastSequence {
+                track.ended.append(view)
+            }
+        }
+        track.running = running
+        track.lastSequence = observation.lastTaskSequence
+        track.uptime = observation.uptime
+        if track.ended.count > maximumSpans { track.ended.removeFirst(track.ended.count - maximumSpans) }
+        tracks[name] = track
+    }
+
+    /// Forgets a node that left the cluster.
+    public mutating func forget(_ node: String) {
+        tracks[node] = nil
+    }
+
+    /// The nodes heard from, by name.
+    public var nodes: [String] { tracks.keys.sorted() }
+
+    /// Every span that ended within the last ``DashboardSnapshot/timelineSeconds`` before
+    /// `now`, and every running one, ordered by start. Drops older spans for good.
+    public mutating func spans(now: Double) -> [TaskSpanView] {
+        let horizon = now - DashboardSnapshot.timelineSeconds
+        var all: [TaskSpanView] = []
+        for name in tracks.keys {
+            tracks[name]!.ended.removeAll { ($0.end ?? now) < horizon }
+            all += tracks[name]!.ended + tracks[name]!.running
+        }
+        return all.sorted { ($0.start, $0.node, $0.slot) < ($1.start, $1.node, $1.slot) }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import SpokesBikes
+import SpokesCluster
+import SpokesConcurrency
+
+/// In-process nodes on loopback, as `spokes node` runs them (a worker that runs bike
+/// users, a job desk), with a discovery port and cluster name of the test's own.
+struct TestCluster {
+    let nodes: [ClusterNode]
+    let services: [JobService]
+
+    static func start(_ count: Int, slots: Int = 4, secret: ClusterSecret? = nil) async throws -> TestCluster {
+        let port = UInt16.random(in: 40_000...49_000)
+        let cluster = "dash-\(UUID().uuidString.prefix(8))"
+        var nodes: [ClusterNode] = []
+        var services: [JobService] = []
+        for index in 0..<count {
+            var settings = ClusterSettings()
+            settings.cluster = cluster
+            settings.nodeName = "d\(index)"
+            settings.slots = slots
+            settings.discoveryPort = port
+            settings.discoveryInterval = 0.05
+            settings.secret = secret
+            settings.dataDirectory = NSTemporaryDirectory() + "spokes-dashboard-tests-\(cluster)"
+            let registry = TaskRegistry()
+            registry.register(BikeUserTask())
+            let node = try ClusterNode(settings: settings, registry: registry)
+            node.start()
+            nodes.append(node)
+            services.append(ClusterSystem.withWellKnownName(JobService.wellKnownName) { JobService(actorSystem: node.system, node: node) })
+        }
+        for node in nodes {
+            let events = node.membershipEvents()
+            if node.members.count(where: { $0.state == .alive }) < count - 1 {
+                try await withTimeout(seconds: 10) {
+                    for await _ in events where node.members.count(where: { $0.state == .alive }) == count - 1 { return }
+                }
+            }
+        }
+        return TestCluster(nodes: nodes, services: services)
+    }
+
+    func stop() {
+        nodes.forEach { $0.stop() }
+        try? FileManager.default.removeItem(atPath: (nodes[0].settings.dataDirectory as NSString).expandingTildeInPath)
+    }
+
+    /// A small contended network: the first six Milano stations.
+    static func network() throws -> Network {
+        var network = try BundledNetworks.milano
+        network.stations = Array(network.stations.prefix(6))
+        return network
+    }
+}
