@@ -19,6 +19,8 @@ enum ClusterOptions {
         .value("slots", "S", help: "Tasks this node runs at once. (default: 4)"),
         .repeated("seed", "HOST:PORT", help: "A node to connect to, in any discovery mode."),
         .flag("insecure", help: "Without a cluster secret, still listen beyond loopback (an open cluster: anyone who can reach it can join)."),
+        .value("dashboard", "PORT", help: "Serve the web dashboard on this TCP port (0 picks a free one; off: none). (default: off)"),
+        .value("dashboard-host", "HOST", help: "Address the dashboard listens on. (default: 127.0.0.1)"),
     ]
 
     /// Settings from the layers, with these flags applied last.
@@ -50,6 +52,13 @@ enum ClusterOptions {
                 }
             }
             if !seeds.isEmpty { settings.seeds = seeds }
+            if let dashboard = try arguments.string("dashboard") {
+                guard dashboard == "off" || UInt16(dashboard) != nil else {
+                    throw UsageError("--dashboard must be a TCP port from 0 to 65535 (0 picks a free one) or off, got '\(dashboard)'")
+                }
+                settings.dashboardPort = UInt16(dashboard)
+            }
+            if let host = try arguments.string("dashboard-host") { settings.dashboardHost = host }
             settings.allowInsecure = arguments.flag("insecure")
         }
         do {

@@ -57,6 +57,19 @@ public struct ClusterSecret: Sendable, Hashable, CustomStringConvertible, Custom
     enum Purpose: String {
         case beacon = "spokes/1 beacon"
         case handshake = "spokes/1 handshake"
+        case dashboard = "spokes/1 dashboard"
+    }
+
+    /// The token that opens every node's dashboard in this cluster: 32 hex digits derived
+    /// from the secret for the dashboard alone, so it reveals nothing of the secret and
+    /// proves nothing to a node's cluster port.
+    public var dashboardToken: String {
+        String(HMAC(key: bytes).authenticationCode(for: Array(Purpose.dashboard.rawValue.utf8)).prefix(16).hex)
+    }
+
+    /// Whether `token` is this cluster's dashboard token (compared in constant time).
+    public func isDashboardToken(_ token: String) -> Bool {
+        constantTimeEquals(Array(token.utf8), Array(dashboardToken.utf8))
     }
 
     /// The key for `purpose`: HMAC(secret, purpose).

@@ -29,6 +29,18 @@ import Testing
         #expect(try ClusterSecret(Self.text, source: "a").fingerprint != ClusterSecret(Self.text + "!", source: "b").fingerprint)
     }
 
+    @Test func theDashboardTokenIsTheSecretsHMACForTheDashboardAndNothingElse() throws {
+        let secret = try ClusterSecret(Self.text, source: "test")
+        // Python: hmac.new(b"s3cret-that-is-long-enough", b"spokes/1 dashboard", sha256).hexdigest()[:32]
+        #expect(secret.dashboardToken == "f417bfd3fd25d80ddeb4393dc025b9c9")
+        #expect(secret.isDashboardToken("f417bfd3fd25d80ddeb4393dc025b9c9"))
+        #expect(!secret.isDashboardToken("f417bfd3fd25d80ddeb4393dc025b9c8"))
+        #expect(!secret.isDashboardToken("f417bfd3fd25d80ddeb4393dc025b9c"))
+        #expect(!secret.isDashboardToken(""))
+        #expect(!secret.dashboardToken.contains(secret.fingerprint), "the token is derived for its own purpose")
+        #expect(try ClusterSecret(Self.text + "!", source: "b").dashboardToken != secret.dashboardToken)
+    }
+
     @Test func refusesAShortSecretWithoutQuotingIt() {
         do {
             _ = try ClusterSecret("hunter2", source: "SPOKES_SECRET")

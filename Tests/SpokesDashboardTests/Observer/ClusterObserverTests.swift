@@ -20,7 +20,9 @@ struct ClusterObserverTests {
         let seen = try await withTimeout(seconds: 10) {
             while true {
                 let snapshot = await observer.snapshot(maxAge: 0)
-                if let view = snapshot.jobs.first(where: { $0.id == job.id }), view.state == "running", view.stationBikes != nil {
+                // Under load a poll may miss its 1 s bound; the next one answers.
+                if let view = snapshot.jobs.first(where: { $0.id == job.id }), view.state == "running", view.stationBikes != nil,
+                   snapshot.members.allSatisfy({ $0.running != nil }) {
                     return (snapshot, view)
                 }
                 try await Task.sleep(for: .milliseconds(20))
@@ -29,7 +31,7 @@ struct ClusterObserverTests {
         #expect(seen.0.node == "d0")
         #expect(seen.0.members.map(\.name) == ["d0", "d1", "d2"])
         #expect(seen.0.members.filter(\.isServing).map(\.name) == ["d0"])
-        #expect(seen.0.members.allSatisfy { $0.state == "alive" && $0.slots == 2 && $0.running != nil })
+        #expect(seen.0.members.allSatisfy { $0.state == "alive" && $0.slots == 2 })
         #expect(seen.1.coordinator == "d1")
         #expect(seen.1.kind == BikeUserTask.name)
         #expect(seen.1.title == "\(job.network.name): 24 users x 4 paths")
