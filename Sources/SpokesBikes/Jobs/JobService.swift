@@ -140,12 +140,16 @@ public distributed actor JobService {
 
     /// What a batch of tasks of one kind came to (see ``runBatch(kind:input:count:deadline:retries:)``).
     public struct BatchReport: Sendable, Codable, Hashable {
+        /// The batch's job id, as its task attempts carry it (see ``TaskTimeline``).
+        public var job: String
         public var tasks: Int
         public var succeeded: Int
         /// Failed attempts, over all tasks.
         public var retries: Int
         /// Real seconds from the first task scheduled to the last result.
         public var wallTime: Double
+        /// When the first task was scheduled, in ``MonotonicClock`` seconds.
+        public var startedAt: Double
         public var tasksPerNode: [String: Int]
         /// When each retried attempt started, in ``MonotonicClock`` seconds (comparable
         /// with the same clock read in another process of this machine).
@@ -166,6 +170,7 @@ public distributed actor JobService {
         defer { board.end(cancelled: Task.isCancelled) }
         let clock = ContinuousClock()
         let start = clock.now
+        let startedAt = MonotonicClock.now
         let retryStarts = Mutex<[Double]>([])
         let outcomes = await runner.run(count: count, input: { _, _ in input }, onEvent: { event in
             board.record(event)
@@ -178,8 +183,8 @@ public distributed actor JobService {
         var perNode: [String: Int] = [:]
         for outcome in outcomes { if let node = outcome.node { perNode[node, default: 0] += 1 } }
         return BatchReport(
-            tasks: count, succeeded: outcomes.count { $0.output != nil }, retries: outcomes.reduce(0) { $0 + $1.failures.count },
-            wallTime: wall, tasksPerNode: perNode, retryStarts: retryStarts.withLock { $0 })
+            job: job, tasks: count, succeeded: outcomes.count { $0.output != nil }, retries: outcomes.reduce(0) { $0 + $1.failures.count },
+            wallTime: wall, startedAt: startedAt, tasksPerNode: perNode, retryStarts: retryStarts.withLock { $0 })
     }
 
     /// Ids of the jobs this node coordinates now.

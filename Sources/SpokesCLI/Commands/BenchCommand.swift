@@ -24,7 +24,13 @@ enum BenchCommand {
         options: [
             .flag("quick", help: "Smaller runs, once each (about a minute in all)."),
             .flag("json", help: "Print one JSON object per figure on stdout (for Scripts/bench)."),
+            .flag("profile", help: "After each scaling figure, show where the time went (from every worker's task timeline)."),
+            .value("only", "GROUPS", help: "Measure only these, comma-separated: \(groups.joined(separator: ", ")).",
+                   default: groups.joined(separator: ",")),
         ])
+
+    /// The groups of figures `--only` selects from, in the order they run.
+    static let groups = ["start", "throughput", "latency", "scaling", "recovery", "bikes"]
 
     /// One measured figure, as `Scripts/bench` reads it.
     struct Figure: Encodable {
@@ -55,7 +61,7 @@ enum BenchCommand {
         if context.environment[ClusterSettings.secretVariable].map({ !$0.isEmpty }) == true {
             context.standardError("bench: clusters run with the secret from SPOKES_SECRET (authenticated frames)\n")
         }
-        let bench = Bench(runs: quick ? 1 : 3, quick: quick, context: context)
+        let bench = Bench(runs: quick ? 1 : 3, quick: quick, profile: arguments.flag("profile"), context: context)
         var figures: [Figure] = []
         func report(_ figure: Figure) {
             figures.append(figure)
@@ -66,12 +72,17 @@ enum BenchCommand {
                 context.standardOutput(String(decoding: (try? encoder.encode(figure)) ?? Data(), as: UTF8.self) + "\n")
             }
         }
-        try await bench.coldStartAndMemory(report)
-        try await bench.noopThroughput(report)
-        try await bench.roundTrip(report)
-        try await bench.scaling(report)
-        try await bench.recovery(report)
-        try await bench.bikes(report)
+        let only = (try arguments.string("only") ?? groups.joined(separator: ",")).split(separator: ",").map(String.init)
+        if let unknown = only.first(where: { !groups.contains($0) }) {
+            throw UsageError("--only: unknown group '\(unknown)'; the groups are \(groups.joined(separator: ", "))")
+        }
+        let measurements: [String: (Bench) -> (@escaping Bench.Report) async throws -> Void] = [
+            "start": Bench.coldStartAndMemory, "throughput": Bench.noopThroughput, "latency": Bench.roundTrip,
+            "scaling": Bench.scaling, "recovery": Bench.recovery, "bikes": Bench.bikes,
+        ]
+        for group in groups where only.contains(group) {
+            try await measurements[group]!(bench)(report)
+        }
         if !json { context.standardOutput(figures.map(\.text).joined(separator: "\n") + "\n") }
         return 0
     }
@@ -81,6 +92,7 @@ enum BenchCommand {
 struct Bench {
     let runs: Int
     let quick: Bool
+    var profile = false
     let context: CommandContext
 
     typealias Report = (BenchCommand.Figure) -> Void
@@ -181,16 +193,32 @@ struct Bench {
     func scaling(_ report: Report) async throws {
         for nodes in quick ? [1, 2] : [1, 2, 4] {
             let best = try await withCluster(nodes: nodes, slots: 4) { cluster, settings in
-                var best = Double.infinity
+                var best: JobService.BatchReport?
                 for _ in 0..<runs {
-                    best = min(best, try await runBatch(on: cluster, settings: settings, kind: SleepTask.name, input: "0.1", count: 200).wallTime)
+                    let batch = try await runBatch(on: cluster, settings: settings, kind: SleepTask.name, input: "0.1", count: 200)
+                    if batch.wallTime < best?.wallTime ?? .infinity { best = batch }
                 }
-                return best
+                if profile, let best, let profiled = try await schedulingProfile(of: best, on: cluster, settings: settings, nominal: 0.1) {
+                    context.standardError("profile, \(nodes) node(s): \(profiled.text)\n")
+                }
+                return best?.wallTime ?? .infinity
             }
             let ideal = 200 * 0.1 / Double(4 * nodes)
             report(.init(figure: "scaling", values: ["nodes": Double(nodes), "seconds": best, "efficiency": ideal / best],
                          text: String(format: "200 x sleep 0.1 s, %d node(s) x 4 slots: %.2f s (ideal %.2f s, efficiency %.1f%%)", nodes, best, ideal, 100 * ideal / best)))
         }
+    }
+
+    /// Where `batch`'s time went, from the task timeline of every node of `cluster`.
+    func schedulingProfile(of batch: JobService.BatchReport, on cluster: LocalCluster, settings: ClusterSettings, nominal: Double) async throws -> SchedulingProfile? {
+        var spans: [(node: String, span: TaskTimeline.Span)] = []
+        for member in cluster.nodes {
+            let observation = try await NodeClient.withClient(of: member.address, settings: settings, callTimeout: 10) { client, node in
+                try await NodeStatus.resolve(id: ActorID(node: node, name: NodeStatus.wellKnownName), using: client).observe(tasksAfter: 0)
+            }
+            spans += observation.tasks.filter { $0.job == batch.job }.map { (member.name, $0) }
+        }
+        return SchedulingProfile(spans: spans, start: batch.startedAt, wall: batch.wallTime, nominal: nominal)
     }
 
     /// 7: 3 nodes x 4 slots run 8 tasks of 3 s; a node running some is SIGKILLed after

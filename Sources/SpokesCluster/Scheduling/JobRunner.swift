@@ -89,10 +89,7 @@ public struct JobRunner: Sendable {
                 let request = TaskRequest(job: job, task: task, attempt: attempt, kind: kind, input: try await input(task, attempt))
                 onEvent(.started(task: task, attempt: attempt, node: commitment.node))
                 let system = commitment.system
-                // A queued task waits at most until a task ahead of it ends, which is
-                // within that task's deadline: it gets that much longer.
-                let allowed = commitment.isQueued ? 2 * deadline : deadline
-                let result = try await withTimeout(seconds: allowed) { try await system.run(request) }
+                let result = try await withTimeout(seconds: deadline) { try await system.run(request) }
                 switch result {
                 case .busy:
                     await systems.releaseBusy(commitment)

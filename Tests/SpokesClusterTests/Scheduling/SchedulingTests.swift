@@ -95,80 +95,21 @@ struct SchedulingTests {
         defer { nodes.forEach { $0.stop() } }
         let (systems, following) = try nodes[0].makeSystems()
         defer { following.cancel() }
-        // One slot and one queue place: both held.
         let held = try await systems.firstAvailableSystem()
-        let queued = try await systems.firstAvailableSystem()
-        #expect(!held.isQueued && queued.isQueued)
         let got = Atomic<Bool>(false)
         let waiting = Task {
             let node = try await systems.firstAvailableSystem().node
             got.store(true, ordering: .releasing)
             return node
         }
-        // While the slot and the queue place are held, the waiter must not get one (checked over 50 ms).
+        // While the only slot is held, the waiter must not get one (checked over 50 ms).
         for _ in 0..<10 {
             try await Task.sleep(for: .milliseconds(5))
             let early = got.load(ordering: .acquiring)
-            #expect(!early, "got a place while every one was held")
+            #expect(!early, "got a slot while the only one was held")
         }
-        await systems.release(queued)
+        await systems.release(held)
         #expect(try await withTimeout(seconds: 5) { try await waiting.value } == "w0")
-    }
-
-    @Test func everySlotIsHandedOutBeforeAnyQueuePlace() async throws {
-        let nodes = try await startCluster(2, slots: 2)
-        defer { nodes.forEach { $0.stop() } }
-        let (systems, following) = try await coordinator(nodes[0], expecting: 2)
-        defer { following.cancel() }
-        var taken: [(String, Bool)] = []
-        for _ in 0..<6 {
-            let commitment = try await systems.firstAvailableSystem()
-            taken.append((commitment.node, commitment.isQueued))
-        }
-        #expect(taken.map(\.0) == ["w0", "w0", "w1", "w1", "w0", "w1"], "local slots, remote slots, then one queue place each")
-        #expect(taken.map(\.1) == [false, false, false, false, true, true])
-    }
-
-    @Test func aFullWorkerQueuesInArrivalOrderAndAnswersBusyBeyondItsQueue() async throws {
-        let nodes = try await startCluster(1, slots: 1)
-        defer { nodes.forEach { $0.stop() } }
-        let worker = try #require(nodes[0].worker)
-        func probe(_ task: Int, _ seconds: Double) -> TaskRequest {
-            TaskRequest(job: "q", task: task, attempt: 1, kind: ProbeTask.name, input: "\(seconds)")
-        }
-        let first = Task { try await worker.run(probe(0, 0.3)) }
-        while gauge.ran["w0", default: 0] < 1 { try await Task.sleep(for: .milliseconds(2)) }
-        let second = Task { try await worker.run(probe(1, 0.01)) }
-        while try await worker.queued < 1 { try await Task.sleep(for: .milliseconds(2)) }
-        #expect(try await worker.run(probe(2, 0.01)) == .busy, "one running and one queued: the third is turned away")
-        #expect(gauge.ran["w0"] == 1, "the queued task waits for the slot")
-        _ = try await first.value
-        #expect(try await second.value == .done(output: #""w0""#))
-        #expect(gauge.most["w0"] == 1, "never more than the one slot at once")
-        let (count, queued) = (try await worker.count, try await worker.queued)
-        #expect(count == 0 && queued == 0)
-    }
-
-    @Test func aCancelledQueuedTaskLeavesTheQueueWithoutRunning() async throws {
-        let nodes = try await startCluster(1, slots: 1)
-        defer { nodes.forEach { $0.stop() } }
-        let worker = try #require(nodes[0].worker)
-        let first = Task { try await worker.run(TaskRequest(job: "c", task: 0, attempt: 1, kind: ProbeTask.name, input: "0.3")) }
-        while gauge.ran["w0", default: 0] < 1 { try await Task.sleep(for: .milliseconds(2)) }
-        let waiting = Task { try await worker.run(TaskRequest(job: "c", task: 1, attempt: 1, kind: ProbeTask.name, input: "0.01")) }
-        while try await worker.queued < 1 { try await Task.sleep(for: .milliseconds(2)) }
-        waiting.cancel()
-        await #expect(throws: CancellationError.self) { try await waiting.value }
-        #expect(try await worker.queued == 0)
-        // A coordinator whose deadline passed cancels by key: a queued attempt goes too.
-        let timedOut = Task { try await worker.run(TaskRequest(job: "c", task: 2, attempt: 1, kind: ProbeTask.name, input: "0.01")) }
-        while try await worker.queued < 1 { try await Task.sleep(for: .milliseconds(2)) }
-        try await worker.cancel("c/2/1")
-        await #expect(throws: CancellationError.self) { try await timedOut.value }
-        #expect(try await worker.queued == 0)
-        _ = try await first.value
-        #expect(gauge.ran["w0"] == 1, "the cancelled task never ran")
-        #expect(try await worker.count == 0)
     }
 
     @Test func failingTasksAreRetriedLocallyWithTheirReasonsKept() async throws {
