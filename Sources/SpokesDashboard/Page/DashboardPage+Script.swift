@@ -35,7 +35,7 @@ extension DashboardPage {
           const POLL_MS = 1000;
           const UNAUTHORISED_POLL_MS = 3000;
           const STREAM_SILENCE_MS = 4000;
-          const STREAM_RETRY_MS = 30000;
+          const STREAM_RETRY_MS = 15000;
           const MAX_EXTRAPOLATION_S = 2;
 
           const $ = (id) => document.getElementById(id);
@@ -301,10 +301,15 @@ extension DashboardPage {
           }
 
           // An open stream that says nothing (a buffering proxy, a stalled node): poll instead.
+          // While the browser is reconnecting the stream, leave it to the browser.
           function armSilence() {
             clearTimeout(connection.silenceTimer);
             connection.silenceTimer = setTimeout(() => {
               if (connection.mode !== 'stream') return;
+              if (connection.source && connection.source.readyState !== EventSource.OPEN) {
+                armSilence();
+                return;
+              }
               closeStream();
               startPolling();
             }, STREAM_SILENCE_MS);

@@ -48,8 +48,8 @@ extension JobReportPage {
         th { font-weight: 600; color: var(--muted); font-size: 13px; }
         table.summary th { width: 170px; color: var(--ink); font-size: 15px; }
         td.number, th.number { text-align: right; }
-        .good { color: var(--ok); font-weight: 600; }
-        .bad { color: var(--bad); font-weight: 600; }
+        .ok-text { color: var(--ok); font-weight: 600; }
+        .bad-text { color: var(--bad); font-weight: 600; }
         .note { color: var(--muted); font-size: 13px; margin: 8px 0 0; }
         .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 20px; }
         figure { margin: 0; }
@@ -74,14 +74,19 @@ extension JobReportPage {
           font-size: 13px; }
         .legend svg { display: inline-block; vertical-align: middle; }
         .legend .key { display: inline-flex; align-items: center; gap: 5px; }
+        table.changes { max-width: 760px; margin-bottom: 4px; }
+        table.users td:first-child, table.users th:first-child { width: 90px; }
+        section h3 { margin-top: 18px; }
         .reasons { margin: 0; padding-left: 18px; }
         .reasons li { overflow-wrap: anywhere; }
         footer { color: var(--muted); font-size: 12px; text-align: center; margin-top: 8px; }
-        @media (max-width: 760px) { .pair { grid-template-columns: 1fr; } main { padding: 16px 12px; } }
+        @media screen and (max-width: 760px) { .pair { grid-template-columns: 1fr; } main { padding: 16px 12px; } }
         @media print {
           @page { size: A4; margin: 12mm; }
           body { background: #fff; font-size: 11pt; }
           main { max-width: none; padding: 0; }
+          .figures { grid-template-columns: repeat(5, 1fr); }
+          .figure .value { font-size: 18px; }
           section, .figure { break-inside: avoid; border-color: #d1d5db; }
           section.long { break-inside: auto; }
           tr { break-inside: avoid; }

@@ -116,9 +116,9 @@ public enum JobReportPage {
 
     private static func figures(_ report: SimulationReport) -> String {
         let averageWait = report.users > 0 ? report.totalWaitingTime / Double(report.users) : 0
-        let percent = report.users > 0 ? Double(report.completedUsers) / Double(report.users) * 100 : 100
+        let percent = report.users > 0 ? report.completedUsers * 100 / report.users : 100
         var tiles = [
-            figure("Users completed", "\(report.completedUsers) / \(report.users)", String(format: "%.0f%%", percent)),
+            figure("Users completed", "\(report.completedUsers) / \(report.users)", "\(percent)%"),
             figure("Paths ridden", "\(report.totalPaths)", "\(report.users) users x \(report.pathsPerUser) paths"),
             figure("Waiting time", seconds(report.totalWaitingTime), "\(seconds(averageWait)) per user"),
             figure("Wall time", seconds(report.wallTime), "\(seconds(report.nominalDuration)) nominal"),
@@ -168,7 +168,7 @@ public enum JobReportPage {
         let conservation = report.conservation
         var bikes = "\(conservation.bikesBefore) before, \(conservation.bikesAfter) after"
         if conservation.bikesInUse > 0 { bikes += ", \(conservation.bikesInUse) still ridden" }
-        bikes += conservation.holds ? ": <span class=\"good\">conserved</span>" : ": <span class=\"bad\">NOT CONSERVED</span>"
+        bikes += conservation.holds ? ": <span class=\"ok-text\">conserved</span>" : ": <span class=\"bad-text\">NOT CONSERVED</span>"
         rows.append(("Bikes", bikes))
         let empty = report.stations.count { $0.freeBikes == 0 }
         let full = report.stations.count { $0.emptySlots == 0 }
@@ -322,7 +322,7 @@ public enum JobReportPage {
         budget -= shown.count
         var html = ""
         if !shown.isEmpty {
-            html += "<table id=\"\(id)\"><thead><tr><th>User</th><th>Reasons, attempt by attempt</th></tr></thead><tbody>\n"
+            html += "<table class=\"users\" id=\"\(id)\"><thead><tr><th>User</th><th>Reasons, attempt by attempt</th></tr></thead><tbody>\n"
             for user in shown {
                 let reasons = user.reasons.isEmpty ? "<li>no reason recorded</li>" : user.reasons.map { "<li>\(HTML.escape($0))</li>" }.joined()
                 html += "<tr><td>\(user.user)</td><td><ul class=\"reasons\">\(reasons)</ul></td></tr>\n"

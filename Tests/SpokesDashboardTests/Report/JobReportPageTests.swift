@@ -63,7 +63,7 @@ import SpokesCluster
         #expect(html.contains("<th scope=\"row\">Paths ridden</th><td>\(report.totalPaths)</td>"))
         #expect(html.contains("(failed takes \(report.failedTakes), failed leaves \(report.failedLeaves))"))
         #expect(html.contains("60 users x 5 paths · seed 42 · move time 0.10 s · time scale 0 · 1 at once"))
-        #expect(html.contains("\(report.bikesBefore) before, \(report.bikesAfter) after: <span class=\"good\">conserved</span>"))
+        #expect(html.contains("\(report.bikesBefore) before, \(report.bikesAfter) after: <span class=\"ok-text\">conserved</span>"))
         #expect(html.contains("<th scope=\"row\">Retries</th><td>3</td>"))
         #expect(html.contains("<strong>Bikes conserved</strong>"))
     }
@@ -138,7 +138,7 @@ import SpokesCluster
         #expect(html.contains("<section class=\"verdict bad\" id=\"conservation\" role=\"alert\">"))
         #expect(html.contains("<strong>Bikes NOT conserved</strong>"))
         #expect(html.contains("1 bike missing"))
-        #expect(html.contains("<span class=\"bad\">NOT CONSERVED</span>"))
+        #expect(html.contains("<span class=\"bad-text\">NOT CONSERVED</span>"))
         #expect(!html.contains("<strong>Bikes conserved</strong>"))
     }
 
