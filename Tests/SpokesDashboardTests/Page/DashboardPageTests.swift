@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+@testable import SpokesDashboard
+
+@Suite struct DashboardPageTests {
+    /// Every key of `value` encoded as JSON, at any depth; the keys of dictionaries named in
+    /// `dictionaries` (such as `perNode`, keyed by node name) are data, not schema.
+    func keys(of value: some Encodable, dictionaries: Set<String> = ["perNode"]) throws -> Set<String> {
+        var found: Set<String> = []
+        func walk(_ json: Any, isDictionary: Bool) {
+            if let object = json as? [String: Any] {
+                for (key, child) in object {
+                    if !isDictionary { found.insert(key) }
+                    walk(child, isDictionary: !isDictionary && dictionaries.contains(key))
+                }
+            } else if let array = json as? [Any] {
+                array.forEach { walk($0, isDictionary: false) }
+            }
+        }
+        walk(try JSONSerialization.jsonObject(with: JSONEncoder().encode(value)), isDictionary: false)
+        return found
+    }
+
+    /// True when the script reads `.key` (not merely a longer name starting with it).
+    func scriptReads(_ key: String) -> Bool {
+        let script = DashboardPage.javascript
+        var searchFrom = script.startIndex
+        while let range = script.range(of: "." + key, range: searchFrom..<script.endIndex) {
+            let next = script[range.upperBound...].first
+            if next.map({ !($0.isLetter || $0.isNumber || $0 == "_") }) ?? true { return true }
+            searchFrom = range.upperBound
+        }
+        return false
+    }
+
+    /// A snapshot with every optional set, so every key is encoded.
+    static let fullSnapshot = DashboardSnapshot(
+        node: "a", cluster: "c", time: 12.5,
+        members: [MemberView(
+            name: "a", address: "127.0.0.1:1", state: "alive", isServing: true, slots: 4, running: 1, completed: 2, failed: 0,
+            roundTripMilliseconds: 0.25, uptime: 30)],
+        jobs: [JobView(
+            id: "job-1", kind: "bikes.user", title: "t", coordinator: "a", state: "running", total: 10, done: 3, failed: 0,
+            retries: 1, elapsed: 2, rate: 1.5, estimatedRemaining: 4.7, perNode: ["a": .init(done: 3, running: 1)], stationBikes: [1, 2])],
+        tasks: [TaskSpanView(node: "a", slot: 0, job: "job-1", task: 3, attempt: 1, start: 11, end: 12, outcome: "succeeded")])
+
+    @Test func htmlLoadsExactlyTheStylesheetAndTheScript() {
+        let html = DashboardPage.html
+        #expect(html.contains("<link rel=\"stylesheet\" href=\"/static/dashboard.css\">"))
+        #expect(html.contains("<script src=\"/static/dashboard.js\" defer></script>"))
+        #expect(html.components(separatedBy: "<script").count == 2)
+        #expect(html.components(separatedBy: "<link rel=\"stylesheet\"").count == 2)
+    }
+
+    @Test func htmlHasNoInlineScriptOrStyle() throws {
+        let html = DashboardPage.html.lowercased()
+        #expect(!html.contains("<style"))
+        #expect(!html.contains(" style="))
+        #expect(!html.contains("javascript:"))
+        #expect(html.firstMatch(of: try Regex(#"\son[a-z]+\s*="#)) == nil)
+        let scripts = html.matches(of: try Regex(#"<script[^>]*>([\s\S]*?)</script>"#))
+        #expect(scripts.count == 1)
+        #expect(scripts.allSatisfy { ($0.output[1].substring ?? "").isEmpty })
+    }
+
+    @Test func htmlHasTheHooksBrowserTestsUse() {
+        let html = DashboardPage.html
+        #expect(html.contains("id=\"task-stream\""))
+        #expect(html.contains("id=\"station-map\""))
+        #expect(html.contains("<div id=\"connection\" data-state=\"reconnecting\""))
+    }
+
+    @Test func nothingIsFetchedFromOutside() {
+        for text in [DashboardPage.html, DashboardPage.css, DashboardPage.javascript] {
+            for scheme in ["http://", "https://"] {
+                let addresses = text.components(separatedBy: scheme).dropFirst()
+                #expect(addresses.allSatisfy { $0.hasPrefix("www.w3.org/2000/svg") }, "\(addresses.first?.prefix(40) ?? "")")
+            }
+        }
+        #expect(!DashboardPage.css.contains("@import"))
+        #expect(!DashboardPage.css.contains("@font-face"))
+        #expect(!DashboardPage.css.contains("url("))
+    }
+
+    @Test func scriptReadsEverySnapshotKey() throws {
+        let snapshotKeys = try keys(of: Self.fullSnapshot)
+        #expect(snapshotKeys.isSuperset(of: ["roundTripMilliseconds", "estimatedRemaining", "stationBikes", "outcome", "perNode"]))
+        #expect(!snapshotKeys.contains("a"), "node names in perNode are data, not keys")
+        for key in snapshotKeys.sorted() {
+            #expect(scriptReads(key), "the script does not read .\(key)")
+        }
+    }
+
+    @Test func scriptReadsTheStationKeysTheMapNeeds() throws {
+        let view = StationsView(job: "job-1", network: "BikeMi", stations: [
+            .init(id: "s", name: "Duomo", latitude: 45.46, longitude: 9.19, capacity: 30, bikesAtStart: 2),
+        ])
+        // Stations come in the order of the job's stationBikes: the map has no use for their ids.
+        for key in try keys(of: view).subtracting(["id"]).sorted() {
+            #expect(scriptReads(key), "the script does not read .\(key)")
+        }
+    }
+
+    @Test func scriptUsesTheAPIAndTheHooks() {
+        let script = DashboardPage.javascript
+        for needle in [
+            "fetchJSON('/api/snapshot')", "new EventSource('/api/events')", "addEventListener('snapshot'",
+            "'/api/jobs/' + encodeURIComponent(id) + '/stations'", "'/jobs/' + encodeURIComponent(job.id) + '/report.html'",
+            "setAttribute('data-member'", "'data-state'", "setAttribute('data-job'", "$('task-stream')", "$('station-map')",
+            "class: 'station'", "$('connection')", "'live'", "'reconnecting'", "'polling'", "response.status === 401",
+        ] {
+            #expect(script.contains(needle), "\(needle)")
+        }
+    }
+
+    @Test func scriptNeverTurnsDataIntoMarkup() {
+        let script = DashboardPage.javascript
+        for forbidden in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"] {
+            #expect(!script.contains(forbidden), "\(forbidden)")
+        }
+    }
+
+    @Test func scriptSharesTheReportsPalettesAndGeometry() {
+        let script = DashboardPage.javascript
+        #expect(script.contains("const FILL_STOPS = \(FillColorScale.javascriptStops);"))
+        #expect(script.contains("const NO_DOCKS_COLOR = '\(FillColorScale.noDocks.hex)';"))
+        #expect(script.contains("const NODE_COLORS = \(NodePalette.javascriptArray);"))
+        #expect(script.contains("const TIMELINE_SECONDS = \(DashboardSnapshot.timelineSeconds);"))
+        #expect(script.contains("const MIN_LONGITUDE_SCALE = \(MapProjection.minimumLongitudeScale);"))
+        #expect(script.contains("Math.min(6, 2 + Math.sqrt(Math.max(0, capacity || 0)) * 0.5)"))
+        #expect(StationMapSVG.radius(capacity: 16) == min(6, 2 + 16.0.squareRoot() * 0.5))
+        #expect(!script.contains("__"))
+    }
+}
