@@ -110,8 +110,7 @@ struct Bench {
     func withCluster<T: Sendable>(nodes: Int, slots: Int, _ body: (LocalCluster, ClusterSettings) async throws -> T) async throws -> T {
         let settings = try settings()
         let cluster = try await LocalCluster.start(count: nodes, slots: slots, settings: settings, context: context)
-        defer { cluster.stop() }
-        return try await body(cluster, settings)
+        return try await cluster.whileRunning { try await body($0, settings) }
     }
 
     func runBatch(on cluster: LocalCluster, settings: ClusterSettings, kind: String, input: String, count: Int, retries: Int = 0) async throws -> JobService.BatchReport {

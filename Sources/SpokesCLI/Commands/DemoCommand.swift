@@ -12,7 +12,8 @@ enum DemoCommand {
             Starts --nodes 'spokes node' processes on loopback (a cluster name and discovery \
             port of their own, so a cluster you run is not disturbed), waits until they see \
             each other, submits the job to the second node, prints the report, and stops the \
-            nodes it started.
+            nodes it started. With --dashboard the first node serves the web dashboard: the \
+            demo prints its address, and after the job keeps the cluster up until Ctrl-C.
             """,
         options: WorkloadOptions.specs(users: 300, timeScale: "0.25") + [
             .value("nodes", "N", help: "Nodes to start.", default: "3"),
@@ -21,6 +22,8 @@ enum DemoCommand {
             .value("retries", "N", help: "Retries of a failed user task.", default: "3"),
             .flag("json", help: "Print one JSON report on stdout instead of the summary."),
             .flag("progress", help: "Show progress on stderr even when it is not a terminal (one line per update)."),
+            .flag("dashboard", help: "Serve the web dashboard on the first node and keep the cluster up after the job, until Ctrl-C."),
+            .value("dashboard-port", "PORT", help: "The dashboard's port (0 picks a free one; a busy 8787 falls back to a free one).", default: "8787"),
         ])
 
     static let subcommand = Subcommand(spec: spec) { arguments, context in
@@ -39,13 +42,33 @@ enum DemoCommand {
         // A fresh secret for every demo: its nodes and this client authenticate like a real cluster's.
         let secretText = ClusterSecret.generateText()
         settings.secret = try ClusterSecret(secretText, source: "the demo")
+        let watch = arguments.flag("dashboard")
+        var dashboardPort = try arguments.integer("dashboard-port", in: 0...65_535) ?? 8787
+        if watch, dashboardPort != 0, !LocalCluster.isFree(port: UInt16(dashboardPort)) {
+            context.standardError("demo: port \(dashboardPort) is taken; the dashboard gets a free port instead\n")
+            dashboardPort = 0
+        }
         let cluster = try await LocalCluster.start(
-            count: count, slots: slots, settings: settings, environment: [ClusterSettings.secretVariable: secretText], context: context)
-        defer { cluster.stop() }
-        context.standardError("demo: \(count) nodes of cluster '\(settings.cluster)' are up: \(cluster.nodes.map { "\($0.name) at \($0.address)" }.joined(separator: ", "))\n")
-        let coordinator = cluster.nodes[min(1, cluster.nodes.count - 1)]
-        context.standardError("demo: submitting \(job.options.users) users x \(job.options.paths) paths on \(job.network.name) to \(coordinator.name)\n")
-        return try await SubmitCommand.run(job, at: coordinator.address, settings: settings, arguments: arguments, context: context)
+            count: count, slots: slots, settings: settings, environment: [ClusterSettings.secretVariable: secretText], context: context,
+            extraArguments: { index in watch && index == 0 ? ["--dashboard", "\(dashboardPort)"] : [] })
+        return try await cluster.whileRunning { cluster in
+            context.standardError("demo: \(count) nodes of cluster '\(settings.cluster)' are up: \(cluster.nodes.map { "\($0.name) at \($0.address)" }.joined(separator: ", "))\n")
+            if let dashboard = cluster.nodes.first?.dashboard {
+                context.standardError("demo: watch it at \(dashboard)\n")
+            }
+            let coordinator = cluster.nodes[min(1, cluster.nodes.count - 1)]
+            context.standardError("demo: submitting \(job.options.users) users x \(job.options.paths) paths on \(job.network.name) to \(coordinator.name)\n")
+            let status = try await SubmitCommand.run(job, at: coordinator.address, settings: settings, arguments: arguments, context: context)
+            if watch, status != 130, let dashboard = cluster.nodes.first?.dashboard {
+                context.standardError("demo: the job is done; the cluster and its dashboard (\(dashboard)) stay up until you press Ctrl-C\n")
+                let interrupted = Promise<Void, Never>()
+                let handler = InterruptHandler(signals: [SIGINT, SIGTERM]) { interrupted.resolve(()) }
+                await interrupted.future.value
+                handler.stop()
+                context.standardError("demo: stopping the cluster\n")
+            }
+            return status
+        }
     }
 }
 
@@ -55,6 +78,8 @@ final class LocalCluster: Sendable {
         let name: String
         let address: SocketAddress
         let pid: Int32
+        /// The address of its dashboard (with its token), when it serves one.
+        var dashboard: String?
     }
 
     let nodes: [Node]
@@ -65,7 +90,10 @@ final class LocalCluster: Sendable {
 
     /// Starts `count` nodes, with `environment` added to ours, and returns once each sees
     /// all the others alive (at most 20 s).
-    static func start(count: Int, slots: Int, settings: ClusterSettings, environment: [String: String] = [:], context: CommandContext) async throws -> LocalCluster {
+    static func start(
+        count: Int, slots: Int, settings: ClusterSettings, environment: [String: String] = [:], context: CommandContext,
+        extraArguments: (Int) -> [String] = { _ in [] }
+    ) async throws -> LocalCluster {
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var started: [Node] = []
         do {
@@ -74,7 +102,7 @@ final class LocalCluster: Sendable {
                 let process = Process()
                 process.executableURL = executable
                 process.arguments = ["node", "--name", name, "--slots", "\(slots)", "--cluster", settings.cluster,
-                                     "--discovery-port", "\(settings.discoveryPort)"]
+                                     "--discovery-port", "\(settings.discoveryPort)"] + extraArguments(index - 1)
                 process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
                 let out = Pipe()
                 process.standardOutput = out
@@ -82,22 +110,23 @@ final class LocalCluster: Sendable {
                 try process.run()
                 let pid = process.processIdentifier
                 started.append(Node(name: name, address: SocketAddress(host: "127.0.0.1", port: 0), pid: pid))
-                let address = try await readyAddress(out.fileHandleForReading, pid: pid, timeout: 20)
-                started[started.count - 1] = Node(name: name, address: address, pid: pid)
+                let (address, dashboard) = try await readyLine(out.fileHandleForReading, pid: pid, timeout: 20)
+                started[started.count - 1] = Node(name: name, address: address, pid: pid, dashboard: dashboard)
             }
             let cluster = LocalCluster(nodes: started)
             try await cluster.waitUntilConverged(settings: settings, timeout: 20)
             return cluster
         } catch {
-            LocalCluster(nodes: started).stop()
+            await LocalCluster(nodes: started).stop()
             throw error
         }
     }
 
-    /// Reads a node's first stdout line, `ready name=... address=...`, off the cooperative pool.
-    private static func readyAddress(_ handle: FileHandle, pid: Int32, timeout: Double) async throws -> SocketAddress {
+    /// Reads a node's first stdout line, `ready name=... address=... [dashboard=...]`, off
+    /// the cooperative pool.
+    private static func readyLine(_ handle: FileHandle, pid: Int32, timeout: Double) async throws -> (SocketAddress, String?) {
         let line = Promise<String, Never>()
-        DispatchQueue.global().async {
+        startBlocking("spokes.demo.ready") {
             var text = ""
             while !text.contains("\n") {
                 let chunk = handle.availableData
@@ -112,10 +141,28 @@ final class LocalCluster: Sendable {
         } catch {
             throw DemoError.nodeDidNotStart(pid: pid, detail: "no ready line within \(timeout) s")
         }
-        guard let field = text.split(whereSeparator: \.isWhitespace).first(where: { $0.hasPrefix("address=") }) else {
+        let fields = text.split(whereSeparator: \.isWhitespace)
+        guard let field = fields.first(where: { $0.hasPrefix("address=") }) else {
             throw DemoError.nodeDidNotStart(pid: pid, detail: text.isEmpty ? "it exited" : "it printed '\(text)'")
         }
-        return try SocketAddress(parsing: String(field.dropFirst("address=".count)))
+        let dashboard = fields.first { $0.hasPrefix("dashboard=") }.map { String($0.dropFirst("dashboard=".count)) }
+        return (try SocketAddress(parsing: String(field.dropFirst("address=".count))), dashboard)
+    }
+
+    /// Whether nothing listens on TCP `port` of 127.0.0.1 now (a moment later it may differ).
+    static func isFree(port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
     }
 
     private func waitUntilConverged(settings: ClusterSettings, timeout: Double) async throws {
@@ -129,20 +176,36 @@ final class LocalCluster: Sendable {
         throw DemoError.didNotConverge(nodes: nodes.count, seconds: timeout)
     }
 
-    /// SIGTERM to every node (they announce leave), then SIGKILL to any still running after 5 s.
-    func stop() {
+    /// SIGTERM to every node (they announce leave), then SIGKILL to any still running
+    /// after 5 s; returns once every node has exited.
+    func stop() async {
         for node in nodes { kill(node.pid, SIGTERM) }
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = ContinuousClock.now + .seconds(5)
         for node in nodes {
             var status: Int32 = 0
             while waitpid(node.pid, &status, WNOHANG) == 0 {
-                if Date() > deadline {
+                if ContinuousClock.now > deadline {
                     kill(node.pid, SIGKILL)
-                    waitpid(node.pid, &status, 0)
+                    _ = await runBlocking("spokes.demo.reap") { () -> Int32 in
+                        var status: Int32 = 0
+                        return waitpid(node.pid, &status, 0)
+                    }
                     break
                 }
-                usleep(10_000)
+                try? await Task.sleep(for: .milliseconds(10))
             }
+        }
+    }
+
+    /// Runs `body` with the cluster, then stops it, whether `body` returns or throws.
+    func whileRunning<T: Sendable>(_ body: (LocalCluster) async throws -> T) async throws -> T {
+        do {
+            let result = try await body(self)
+            await stop()
+            return result
+        } catch {
+            await stop()
+            throw error
         }
     }
 }

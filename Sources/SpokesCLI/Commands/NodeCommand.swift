@@ -1,6 +1,8 @@
 import Foundation
 import SpokesBikes
 import SpokesCluster
+import SpokesConcurrency
+import SpokesDashboard
 
 /// `spokes node`: runs a node in the foreground until SIGINT or SIGTERM.
 enum NodeCommand {
@@ -9,7 +11,8 @@ enum NodeCommand {
         abstract: "Run a cluster node in the foreground.",
         discussion: """
             Listens for peers and tasks, finds other nodes by discovery and --seed, and \
-            prints one line to stdout once it listens: 'ready name=<name> address=<host>:<port>'. \
+            prints one line to stdout once it listens: 'ready name=<name> address=<host>:<port>' \
+            (and 'dashboard=<url>' when it serves the web dashboard, see --dashboard). \
             Logs go to stderr. SIGINT or SIGTERM announces leave to the peers and exits 0.
             """,
         options: ClusterOptions.node + [
@@ -38,12 +41,24 @@ enum NodeCommand {
         node.start()
         let jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) { JobService(actorSystem: node.system, node: node) }
         let name = node.system.node.name
-        context.standardOutput("ready name=\(name) address=\(node.system.address)\n")
+        var dashboard: Dashboard?
+        if settings.dashboardPort != nil {
+            do {
+                dashboard = try Dashboard(node: node)
+            } catch {
+                await node.stop()
+                throw error
+            }
+            dashboard?.start()
+            node.dashboard = dashboard.map { "http://\($0.server.address)/" }
+        }
+        context.standardOutput("ready name=\(name) address=\(node.system.address)\(dashboard.map { " dashboard=\($0.url)" } ?? "")\n")
         var faultNote = ""
         if faults.failEvery > 0 { faultNote += ", failing every \(faults.failEvery)th task" }
         if faults.slowMilliseconds > 0 { faultNote += ", \(faults.slowMilliseconds) ms slow" }
         let security = settings.secret.map { "secret \($0.fingerprint)" } ?? "no secret"
         context.standardError("[\(name)] listening on \(node.system.address), cluster '\(settings.cluster)', \(security), \(settings.slots) slots, discovery \(settings.discoveryMode.rawValue)\(faultNote)\n")
+        if let dashboard { context.standardError("[\(name)] dashboard at \(dashboard.url)\n") }
         let logging = Task {
             for await event in events {
                 context.standardError("[\(name)] \(describe(event))\n")
@@ -51,6 +66,7 @@ enum NodeCommand {
         }
         await stopped.future.value
         context.standardError("[\(name)] stopping: telling peers we leave\n")
+        dashboard?.stop()
         await node.stop()
         logging.cancel()
         withExtendedLifetime(jobs) {}
@@ -66,4 +82,3 @@ enum NodeCommand {
     }
 }
 
-import SpokesConcurrency

@@ -9,7 +9,8 @@ enum StatusCommand {
         abstract: "Show the members of a cluster, as a node sees them.",
         discussion: """
             Asks the node at --to, or without it the first node of the cluster heard by \
-            discovery on this machine, for its members: itself first, then every node it knows.
+            discovery on this machine, for its members: itself first, then every node it knows; \
+            and where that node serves its dashboard, with the token when you hold the secret.
             """,
         options: [
             NodeClient.toOption,
@@ -28,6 +29,10 @@ enum StatusCommand {
             context.standardOutput(String(decoding: try encoder.encode(report), as: UTF8.self) + "\n")
         } else {
             context.standardOutput(table(report.members))
+            if let me = report.members.first, let dashboard = me.dashboard {
+                let token = settings.secret.map { "?token=\($0.dashboardToken)" } ?? ""
+                context.standardOutput("dashboard of \(me.name): \(dashboard)\(token)\n")
+            }
             let rejected = report.rejected.values.reduce(0, +)
             if rejected > 0 { context.standardOutput("rejected: \(rejected) inputs turned away (--json shows them by kind)\n") }
         }

@@ -88,7 +88,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     public func shutdown(flushingFor seconds: Double) async {
         let open = leaveAll()
         let flushed = Promise<Void, Never>()
-        DispatchQueue.global().async {
+        startBlocking("spokes.shutdown") {
             for connection in open { connection.drainWrites() }
             flushed.resolve(())
         }
@@ -337,15 +337,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         let timeout = settings.handshakeTimeout
         let limits = Connection.Limits(settings)
         let rejections = rejections
-        let connection: Connection = try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                do {
-                    let fd = try Socket.connect(to: address, timeout: timeout)
-                    continuation.resume(returning: Connection(fd: fd, remoteAddress: address, isOutbound: true, limits: limits, rejections: rejections))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
+        let connection = try await runBlocking("spokes.connect") {
+            let fd = try Socket.connect(to: address, timeout: timeout)
+            return Connection(fd: fd, remoteAddress: address, isOutbound: true, limits: limits, rejections: rejections)
         }
         let hello = handshake(nonce: HandshakeAuthentication.makeNonce())
         let welcomed = Promise<WireMessage.Handshake, RemoteCallError>()

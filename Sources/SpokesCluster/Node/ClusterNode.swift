@@ -15,6 +15,13 @@ public final class ClusterNode: Sendable {
     public let timeline = TaskTimeline()
     /// The jobs this node coordinates: what the dashboard shows of them.
     public let jobBoard: JobBoard
+    private let dashboardAddress = Mutex<String?>(nil)
+
+    /// Where this node serves its dashboard (`http://host:port/`, no token), for `status`.
+    public var dashboard: String? {
+        get { dashboardAddress.withLock { $0 } }
+        set { dashboardAddress.withLock { $0 = newValue } }
+    }
     private let faults: ScanSystem.Faults
     private let hostedWorker = Mutex<ScanSystem?>(nil)
 
@@ -222,12 +229,12 @@ public final class ClusterNode: Sendable {
         let me = MemberStatus(
             name: system.node.name, address: system.address.description, state: Member.State.alive.rawValue,
             incarnation: String(system.node.incarnation, radix: 16), slots: settings.slots,
-            running: counts.running, completed: counts.completed, uptime: MonotonicClock.now - started)
+            running: counts.running, completed: counts.completed, uptime: MonotonicClock.now - started, dashboard: dashboard)
         return [me] + members.map { member in
             MemberStatus(
                 name: member.node.name, address: member.address, state: member.state.rawValue,
                 incarnation: String(member.node.incarnation, radix: 16), slots: member.slots,
-                running: nil, completed: nil, uptime: nil)
+                running: nil, completed: nil, uptime: nil, dashboard: nil)
         }
     }
 }

@@ -13,6 +13,9 @@ public struct MemberStatus: Sendable, Hashable, Codable {
     public var completed: Int?
     /// Seconds the answering node has been up (known for itself).
     public var uptime: Double?
+    /// Where the answering node serves its dashboard, `http://host:port/` without the
+    /// token (known for itself, when it serves one).
+    public var dashboard: String?
 }
 
 /// Every node's well-known status actor (name `status`): what `spokes status` asks.

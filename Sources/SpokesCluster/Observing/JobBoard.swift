@@ -22,7 +22,7 @@ public final class JobBoard: Sendable {
     public struct Share: Sendable, Hashable, Codable {
         /// Tasks whose result this node produced.
         public var done = 0
-        /// Attempts running there now.
+        /// Attempts sent there and not answered yet: running, or queued for a slot.
         public var running = 0
     }
 

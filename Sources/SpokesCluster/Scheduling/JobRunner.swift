@@ -60,7 +60,11 @@ public struct JobRunner: Sendable {
         var outcomes: [Outcome] = []
         await withTaskGroup(of: Outcome.self) { group in
             for task in 0..<count {
-                guard let commitment = try? await systems.firstAvailableSystem() else { break }
+                // Queue places only while a whole round (a task per slot) is still to be
+                // sent after this one: a last task waiting in one worker's queue while
+                // another's slots stand empty would add a round to the job.
+                let queueing = count - task - 1 >= (await systems.totalSlots)
+                guard let commitment = try? await systems.firstAvailableSystem(queueing: queueing) else { break }
                 group.addTask {
                     await runTask(task, on: commitment, input: input, accept: accept, onEvent: onEvent)
                 }
@@ -89,11 +93,14 @@ public struct JobRunner: Sendable {
                 let request = TaskRequest(job: job, task: task, attempt: attempt, kind: kind, input: try await input(task, attempt))
                 onEvent(.started(task: task, attempt: attempt, node: commitment.node))
                 let system = commitment.system
-                let result = try await withTimeout(seconds: deadline) { try await system.run(request) }
+                // A queued task waits at most until a task ahead of it ends, which is
+                // within that task's deadline: it gets that much longer.
+                let allowed = commitment.isQueued ? 2 * deadline : deadline
+                let result = try await withTimeout(seconds: allowed) { try await system.run(request) }
                 switch result {
                 case .busy:
                     await systems.releaseBusy(commitment)
-                    guard let next = try? await systems.firstAvailableSystem() else {
+                    guard let next = try? await systems.firstAvailableSystem(queueing: false) else {
                         return Outcome(task: task, output: nil, node: nil, attempts: attempt, failures: failures + [Failure(attempt: attempt, node: commitment.node, reason: "cancelled")])
                     }
                     commitment = next
@@ -119,7 +126,7 @@ public struct JobRunner: Sendable {
             failures.append(Failure(attempt: attempt, node: commitment.node, reason: reason))
             let willRetry = attempt <= retries && !Task.isCancelled
             onEvent(.failed(task: task, attempt: attempt, node: commitment.node, reason: reason, willRetry: willRetry))
-            guard willRetry, let next = try? await systems.firstAvailableSystem(avoiding: commitment.node) else {
+            guard willRetry, let next = try? await systems.firstAvailableSystem(avoiding: commitment.node, queueing: false) else {
                 return Outcome(task: task, output: nil, node: nil, attempts: attempt, failures: failures)
             }
             commitment = next

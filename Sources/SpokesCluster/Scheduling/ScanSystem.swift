@@ -4,10 +4,18 @@ import Synchronization
 /// A node's worker, in the SkyNet book's vocabulary: it runs tasks, at most `slots` at
 /// a time. Every node hosts one under the well-known name `worker`.
 ///
-/// The worker enforces its own limit, because several coordinators may send to it:
-/// when all slots are taken, ``run(_:)`` answers ``TaskResult/busy``, which is not a
-/// failure. `commit()` reserves a slot ahead of `run(_:)` (the book's two-step); the
-/// scheduler skips it and lets `run(_:)` take the slot itself, saving a round trip.
+/// Besides its slots a worker keeps a short queue (``queueLength(slots:)`` places): an
+/// attempt that arrives while every slot is taken waits there, in arrival order, and
+/// takes the first slot that frees. A coordinator sends a worker its next task before
+/// the current one ends, so a slot never idles for a round trip (Dask's workers keep
+/// such a queue for the same reason). A freed slot passes straight to the oldest queued
+/// attempt, so a newcomer cannot overtake it.
+///
+/// The worker enforces its own limits, because several coordinators may send to it:
+/// when every slot and queue place is taken, ``run(_:)`` answers ``TaskResult/busy``,
+/// which is not a failure. `commit()` reserves a slot ahead of `run(_:)` (the book's
+/// two-step); the scheduler skips it and lets `run(_:)` take the slot itself, saving a
+/// round trip.
 public distributed actor ScanSystem {
     public typealias ActorSystem = ClusterSystem
 
@@ -30,8 +38,19 @@ public distributed actor ScanSystem {
     private let counters: TaskCounters
     private let timeline: TaskTimeline?
     private var reserved = 0
+    /// Slots held by running attempts (a slot passed to a queued attempt stays held).
+    private var occupied = 0
     private var running: [String: Task<String, any Error>] = [:]
+    /// Attempts waiting for a slot, oldest first; resumed with true when given one.
+    private var queue: [(key: String, resume: CheckedContinuation<Bool, Never>)] = []
     private var started = 0
+
+    /// Places in the queue of a worker with `slots` slots: a tenth of them, at least one
+    /// (as Dask saturates a worker at 1.1 x its threads). Coordinators compute it from the
+    /// slots a member announces, so both sides agree without asking.
+    public static func queueLength(slots: Int) -> Int {
+        max(1, (slots + 9) / 10)
+    }
 
     public init(
         actorSystem: ClusterSystem, slots: Int, registry: TaskRegistry, faults: Faults = Faults(),
@@ -47,7 +66,12 @@ public distributed actor ScanSystem {
 
     /// Tasks running or reserved now.
     public distributed var count: Int {
-        running.count + reserved
+        occupied + reserved
+    }
+
+    /// Tasks waiting in the queue now.
+    public distributed var queued: Int {
+        queue.count
     }
 
     /// Reserves a slot for a coming `run(_:)`; false when the worker is full.
@@ -57,17 +81,25 @@ public distributed actor ScanSystem {
         return true
     }
 
-    /// Runs a task in a free (or reserved) slot, or answers `.busy`.
+    /// Runs a task in a free (or reserved) slot, waits for one in the queue, or answers
+    /// `.busy` when the queue is full too.
     public distributed func run(_ request: TaskRequest) async throws -> TaskResult {
-        if reserved > 0 {
-            reserved -= 1
-        } else if count >= slots {
-            return .busy
-        }
         guard registry.contains(request.kind) else {
+            if reserved > 0 { reserved -= 1 }
             actorSystem.rejections.count(.unknownTaskKind)
             throw TaskError.unknownKind(request.kind)
         }
+        if reserved > 0 {
+            reserved -= 1
+            occupied += 1
+        } else if occupied < slots {
+            occupied += 1
+        } else if queue.count < Self.queueLength(slots: slots) {
+            guard await waitForSlot(request.key) else { throw CancellationError() }
+        } else {
+            return .busy
+        }
+        defer { releaseSlot() }
         started += 1
         let number = started
         let context = TaskContext(system: actorSystem, job: request.job, task: request.task, attempt: request.attempt)
@@ -104,9 +136,34 @@ public distributed actor ScanSystem {
         }
     }
 
-    /// Cancels a running attempt (after its deadline passed on the coordinator).
+    /// Cancels an attempt, running or queued (after its deadline passed on the coordinator).
     public distributed func cancel(_ key: String) {
         running[key]?.cancel()
+        leaveQueue(key)
+    }
+
+    /// Waits in the queue until a slot is passed on (true), or the attempt is cancelled (false).
+    private func waitForSlot(_ key: String) async -> Bool {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { queue.append((key, $0)) }
+        } onCancel: {
+            // Runs after the append: the actor is busy until this call suspends.
+            Task { await self.leaveQueue(key) }
+        }
+    }
+
+    private func leaveQueue(_ key: String) {
+        guard let index = queue.firstIndex(where: { $0.key == key }) else { return }
+        queue.remove(at: index).resume.resume(returning: false)
+    }
+
+    /// Passes a freed slot to the oldest queued attempt, or frees it.
+    private func releaseSlot() {
+        if queue.isEmpty {
+            occupied -= 1
+        } else {
+            queue.removeFirst().resume.resume(returning: true)
+        }
     }
 }
 

@@ -1,16 +1,21 @@
 /// A coordinator's view of every worker it may use, its own first: the book's `Systems`.
 ///
-/// `firstAvailableSystem()` returns the first system with a free slot and commits it
-/// (counts the slot as taken by this coordinator). When none is free it waits, without
-/// polling, until a slot is released, a system joins, or a busy system's short
-/// cool-down ends. A worker that answered busy (another coordinator filled it) is
-/// skipped for `busyCooldown` seconds.
+/// `firstAvailableSystem()` returns the first system with room and commits it (counts
+/// the place as taken by this coordinator). A system has room for its slots plus its
+/// queue (``ScanSystem/queueLength(slots:)``): every slot first, then, on every system,
+/// the queue places, so a worker always has its next task waiting when one ends. When
+/// there is no room it waits, without polling, until a place is released, a system
+/// joins, or a busy system's short cool-down ends. A worker that answered busy (another
+/// coordinator filled it) is skipped for `busyCooldown` seconds.
 public actor Systems {
     /// A slot this coordinator holds on one system, until ``Systems/release(_:)``.
     public struct Commitment: Sendable {
         public let node: String
         public let system: ScanSystem
         public let isLocal: Bool
+        /// Taken beyond the system's slots: the task may wait in the worker's queue
+        /// (at most until one of the tasks ahead of it ends).
+        public let isQueued: Bool
     }
 
     private struct Entry {
@@ -31,6 +36,9 @@ public actor Systems {
         entries = [Entry(node: node, system: system, slots: slots)]
         self.busyCooldown = busyCooldown
     }
+
+    /// Slots of every system known now.
+    public var totalSlots: Int { entries.reduce(0) { $0 + $1.slots } }
 
     /// Names of the systems, the local one first.
     public var nodes: [String] { entries.map(\.node) }
@@ -54,16 +62,19 @@ public actor Systems {
     /// The first system with a free slot, committed, local first. A retry passes the
     /// node its last attempt failed on as `avoiding`: that node is skipped while any
     /// other system is known, so a task lost with a dead node restarts on a live one.
-    public func firstAvailableSystem(avoiding: String? = nil) async throws -> Commitment {
+    public func firstAvailableSystem(avoiding: String? = nil, queueing: Bool = true) async throws -> Commitment {
         while true {
             try Task.checkCancellation()
             let now = clock.now
             let others = entries.indices.filter { entries[$0].node != avoiding }
             let candidates = others.isEmpty ? Array(entries.indices) : others
-            if let index = candidates.first(where: { entries[$0].inFlight < entries[$0].slots && (entries[$0].busyUntil.map { now >= $0 } ?? true) }) {
+            let open = candidates.filter { entries[$0].busyUntil.map { now >= $0 } ?? true }
+            if let index = open.first(where: { entries[$0].inFlight < entries[$0].slots })
+                ?? open.first(where: { queueing && entries[$0].inFlight < entries[$0].slots + ScanSystem.queueLength(slots: entries[$0].slots) }) {
+                let queued = entries[index].inFlight >= entries[index].slots
                 entries[index].inFlight += 1
                 entries[index].busyUntil = nil
-                return Commitment(node: entries[index].node, system: entries[index].system, isLocal: index == 0)
+                return Commitment(node: entries[index].node, system: entries[index].system, isLocal: index == 0, isQueued: queued)
             }
             await withTaskCancellationHandler {
                 await withCheckedContinuation { waiters.append($0) }

@@ -87,14 +87,15 @@ public struct ClusterTimeline: Sendable {
     public var nodes: [String] { tracks.keys.sorted() }
 
     /// Every span that ended within the last ``DashboardSnapshot/timelineSeconds`` before
-    /// `now`, and every running one, ordered by start. Drops older spans for good.
-    public mutating func spans(now: Double) -> [TaskSpanView] {
+    /// `now`, and every running one, ordered by start: the newest `limit` of them, so a
+    /// page is never sent more bars than it can draw. Drops older spans for good.
+    public mutating func spans(now: Double, limit: Int = 3_000) -> [TaskSpanView] {
         let horizon = now - DashboardSnapshot.timelineSeconds
         var all: [TaskSpanView] = []
         for name in tracks.keys {
             tracks[name]!.ended.removeAll { ($0.end ?? now) < horizon }
             all += tracks[name]!.ended + tracks[name]!.running
         }
-        return all.sorted { ($0.start, $0.node, $0.slot) < ($1.start, $1.node, $1.slot) }
+        return Array(all.sorted { ($0.start, $0.node, $0.slot) < ($1.start, $1.node, $1.slot) }.suffix(max(0, limit)))
     }
 }

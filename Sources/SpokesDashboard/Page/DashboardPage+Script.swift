@@ -628,7 +628,7 @@ extension DashboardPage {
               setText(c.state, job.state);
               c.state.className = 'badge badge-' + jobState;
               setText(c.coordinator, 'coordinated by ' + job.coordinator);
-              c.report.hidden = FINISHED_STATES.indexOf(job.state) < 0;
+              c.report.hidden = FINISHED_STATES.indexOf(job.state) < 0 || job.kind !== 'bikes.user';
               c.mapLink.hidden = !isBikeJob(job) || job.id === shownOnMap;
               const total = Math.max(0, job.total || 0);
               const done = Math.max(0, job.done || 0);

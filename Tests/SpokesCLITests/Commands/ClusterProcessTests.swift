@@ -1,3 +1,4 @@
+import SpokesConcurrency
 import Foundation
 import Testing
 @testable import SpokesCLI
@@ -40,7 +41,7 @@ struct ClusterProcessTests {
     }
 
     @Test func threeNodesConvergeAKilledOneDiesAndARestartedOneRejoins() async throws {
-        let nodes = try (0..<3).map { try NodeProcess(name: "p\($0)", flags: flags) }
+        let nodes = try await NodeProcess.start(3) { try await NodeProcess(name: "p\($0)", flags: flags) }
         try await waitUntil(nodes[0], "3 alive members") { $0.count == 3 && $0.allSatisfy { $0.state == "alive" } }
         let oldIncarnation = try #require(try await members(of: nodes[2]).first?.incarnation)
 
@@ -71,18 +72,18 @@ struct ClusterProcessTests {
         let deadAfter = try await waitUntil(nodes[0], "p2 dead") { members in members.contains { $0.name == "p2" && $0.state == "dead" } }
         #expect(deadAfter < 5, "dead \(deadAfter) s after SIGKILL")
 
-        let restarted = try NodeProcess(name: "p2", flags: flags)
+        let restarted = try await NodeProcess(name: "p2", flags: flags)
         try await waitUntil(nodes[0], "p2 alive again") { members in
             members.contains { $0.name == "p2" && $0.state == "alive" && $0.incarnation != oldIncarnation }
         }
         for node in nodes + [restarted] where node.name != "p2" || node === restarted {
             node.kill(SIGTERM)
-            #expect(node.waitForExit() == 0, "\(node.name) exits 0 on SIGTERM")
+            #expect(await node.waitForExit() == 0, "\(node.name) exits 0 on SIGTERM")
         }
     }
 
     @Test func aFrozenNodeTurnsSuspectThenDeadByHeartbeatTimeout() async throws {
-        let nodes = try (0..<2).map { try NodeProcess(name: "f\($0)", flags: flags) }
+        let nodes = try await NodeProcess.start(2) { try await NodeProcess(name: "f\($0)", flags: flags) }
         try await waitUntil(nodes[0], "f1 alive") { $0.contains { $0.name == "f1" && $0.state == "alive" } }
         // SIGSTOP keeps f1's sockets open: only the missing heartbeats can tell.
         nodes[1].kill(SIGSTOP)
@@ -94,7 +95,7 @@ struct ClusterProcessTests {
     }
 
     @Test func aConnectionThatNeverSaysHelloIsClosedAtTheHandshakeDeadline() async throws {
-        let node = try NodeProcess(name: "mute", flags: flags)
+        let node = try await NodeProcess(name: "mute", flags: flags)
         defer { node.kill(SIGTERM) }
         let fd = try Socket.connect(to: node.address, timeout: 2)
         defer { close(fd) }
@@ -103,12 +104,10 @@ struct ClusterProcessTests {
         let clock = ContinuousClock()
         let start = clock.now
         // Blocks until the node hangs up (0) or the 10 s receive timeout (-1), on a
-        // dispatch thread rather than the cooperative pool.
-        let received = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var byte: UInt8 = 0
-                continuation.resume(returning: recv(fd, &byte, 1, 0))
-            }
+        // thread of its own rather than the cooperative pool.
+        let received = await runBlocking("test.recv") {
+            var byte: UInt8 = 0
+            return recv(fd, &byte, 1, 0)
         }
         #expect(received == 0, "the node closed the silent connection")
         #expect(clock.now - start < .seconds(8))
@@ -116,7 +115,7 @@ struct ClusterProcessTests {
     }
 
     @Test func statusFindsANodeByDiscoveryAndPrintsJSON() async throws {
-        let node = try NodeProcess(name: "solo", flags: flags)
+        let node = try await NodeProcess(name: "solo", flags: flags)
         defer { node.kill(SIGTERM) }
         let run = await CommandRun.spokes(["status", "--json"] + flags)
         #expect(run.status == 0, "stderr: \(run.standardError)")
@@ -126,7 +125,7 @@ struct ClusterProcessTests {
     }
 
     @Test func aClientOfAnotherClusterIsRefusedWithAClearMessage() async throws {
-        let node = try NodeProcess(name: "guarded", flags: flags)
+        let node = try await NodeProcess(name: "guarded", flags: flags)
         defer { node.kill(SIGTERM) }
         let run = await CommandRun.spokes(["status", "--to", node.address.description, "--cluster", "intruders"])
         #expect(run.status == 1)

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import SpokesCluster
+import SpokesConcurrency
 
 /// A `spokes node` child process for a test: started, waited for until its ready line,
 /// and always stopped by its PID.
@@ -15,7 +16,7 @@ final class NodeProcess: @unchecked Sendable {
     /// Where test nodes keep job records: never the user's ~/.spokes.
     static let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-test-data-\(getpid())").path
 
-    init(name: String, flags: [String], environment: [String: String] = [:]) throws {
+    init(name: String, flags: [String], environment: [String: String] = [:]) async throws {
         guard let executable = SpokesExecutableTests.executable else { throw CocoaError(.fileNoSuchFile) }
         self.name = name
         process = Process()
@@ -34,17 +35,29 @@ final class NodeProcess: @unchecked Sendable {
             if !ready.load(ordering: .acquiring) { Glibc.kill(pid, SIGKILL) }
         }
         defer { ready.store(true, ordering: .releasing) }
-        var text = ""
-        while !text.contains("\n") {
-            let chunk = out.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { throw CocoaError(.fileReadUnknown, userInfo: [NSDebugDescriptionErrorKey: "\(name) exited before it was ready"]) }
-            text += String(decoding: chunk, as: UTF8.self)
+        let reader = out.fileHandleForReading
+        let text = await runBlocking("test.node-ready") {
+            var text = ""
+            while !text.contains("\n") {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            return text
         }
+        guard text.contains("\n") else { throw CocoaError(.fileReadUnknown, userInfo: [NSDebugDescriptionErrorKey: "\(name) exited before it was ready"]) }
         guard let line = text.split(separator: "\n").first, line.hasPrefix("ready "),
               let field = line.split(separator: " ").first(where: { $0.hasPrefix("address=") }) else {
             throw CocoaError(.fileReadCorruptFile, userInfo: [NSDebugDescriptionErrorKey: "unexpected first line: \(text)"])
         }
         address = try SocketAddress(parsing: String(field.dropFirst("address=".count)))
+    }
+
+    /// `count` nodes made by `make`, one after the other.
+    static func start(_ count: Int, _ make: (Int) async throws -> NodeProcess) async throws -> [NodeProcess] {
+        var nodes: [NodeProcess] = []
+        for index in 0..<count { nodes.append(try await make(index)) }
+        return nodes
     }
 
     var pid: Int32 { process.processIdentifier }
@@ -54,9 +67,9 @@ final class NodeProcess: @unchecked Sendable {
     }
 
     /// Waits (at most 10 s) for the process to exit and returns its status.
-    func waitForExit() -> Int32? {
+    func waitForExit() async -> Int32? {
         let deadline = Date().addingTimeInterval(10)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
+        while process.isRunning, Date() < deadline { try? await Task.sleep(for: .milliseconds(10)) }
         return process.isRunning ? nil : process.terminationStatus
     }
 

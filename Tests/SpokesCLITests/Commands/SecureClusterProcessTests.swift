@@ -39,13 +39,13 @@ struct SecureClusterProcessTests {
     }
 
     @Test func aNodeWithAnotherSecretIsNeverAdmittedAndAWrongSubmitRunsNothing() async throws {
-        let nodes = try (0..<3).map { try NodeProcess(name: "s\($0)", flags: flags(), environment: secret) }
+        let nodes = try await NodeProcess.start(3) { try await NodeProcess(name: "s\($0)", flags: flags(), environment: secret) }
         defer { nodes.forEach { $0.kill(SIGTERM) } }
         let three = try await waitForStatus(of: nodes[0]) { Self.aliveNames($0) == ["s0", "s1", "s2"] }
         #expect(Self.aliveNames(three) == ["s0", "s1", "s2"])
 
         // The intruder hears the cluster's beacons and dials s0 directly, with the wrong secret.
-        let intruder = try NodeProcess(name: "intruder", flags: flags(["--seed", nodes[0].address.description]), environment: wrongSecret)
+        let intruder = try await NodeProcess(name: "intruder", flags: flags(["--seed", nodes[0].address.description]), environment: wrongSecret)
         defer { intruder.kill(SIGTERM) }
         let tried = try await waitForStatus(of: nodes[0]) {
             Self.rejected($0, .handshakeAbandoned) > 0 && Self.rejected($0, .unauthenticatedBeacon) > 0
@@ -80,7 +80,7 @@ struct SecureClusterProcessTests {
     }
 
     @Test func aJobOverTheNodesLimitsIsRefusedWithTheSettingToChange() async throws {
-        let node = try NodeProcess(name: "limited", flags: flags(), environment: secret.merging(["SPOKES_LIMITS_MAX_USERS": "5"]) { $1 })
+        let node = try await NodeProcess(name: "limited", flags: flags(), environment: secret.merging(["SPOKES_LIMITS_MAX_USERS": "5"]) { $1 })
         defer { node.kill(SIGTERM) }
         let run = await CommandRun.spokes(
             ["submit", "--to", node.address.description, "--network", TestFiles.smallNetwork, "--users", "6", "--paths", "1", "--time-scale", "0"] + flags(),

@@ -1,4 +1,5 @@
 import Foundation
+import SpokesConcurrency
 import Testing
 
 /// Runs the built `spokes` binary as a user would, to check what only a real process
@@ -21,7 +22,7 @@ import Testing
         var standardError: String
     }
 
-    func spokes(_ arguments: [String]) throws -> Outcome {
+    func spokes(_ arguments: [String]) async throws -> Outcome {
         let executable = try #require(Self.executable, "the spokes binary was not found beside the test bundle")
         let process = Process()
         process.executableURL = executable
@@ -31,35 +32,36 @@ import Testing
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        async let outData = runBlocking("test.stdout") { out.fileHandleForReading.readDataToEndOfFile() }
+        async let errData = runBlocking("test.stderr") { err.fileHandleForReading.readDataToEndOfFile() }
+        let (outText, errText) = await (outData, errData)
+        await runBlocking("test.wait") { process.waitUntilExit() }
         return Outcome(
             status: process.terminationStatus,
-            standardOutput: String(decoding: outData, as: UTF8.self),
-            standardError: String(decoding: errData, as: UTF8.self))
+            standardOutput: String(decoding: outText, as: UTF8.self),
+            standardError: String(decoding: errText, as: UTF8.self))
     }
 
-    @Test func simulateSucceedsWithJSONOnStdoutOnly() throws {
-        let outcome = try spokes(["simulate", "--users", "5", "--paths", "2", "--time-scale", "0", "--json"])
+    @Test func simulateSucceedsWithJSONOnStdoutOnly() async throws {
+        let outcome = try await spokes(["simulate", "--users", "5", "--paths", "2", "--time-scale", "0", "--json"])
         #expect(outcome.status == 0, "stderr: \(outcome.standardError)")
         #expect(outcome.standardOutput.hasPrefix("{"))
         #expect(outcome.standardError.isEmpty, "no progress line when stderr is not a terminal")
     }
 
-    @Test func usageErrorExitsTwo() throws {
-        let outcome = try spokes(["simulate", "--users", "0"])
+    @Test func usageErrorExitsTwo() async throws {
+        let outcome = try await spokes(["simulate", "--users", "0"])
         #expect(outcome.status == 2)
         #expect(outcome.standardError.contains("--users"))
     }
 
-    @Test func runtimeErrorExitsOne() throws {
-        let outcome = try spokes(["simulate", "--network", "Madrid.json"])
+    @Test func runtimeErrorExitsOne() async throws {
+        let outcome = try await spokes(["simulate", "--network", "Madrid.json"])
         #expect(outcome.status == 1)
         #expect(outcome.standardError.contains("file not found: Madrid.json"))
     }
 
-    @Test func interruptStopsTheRunAndStillReports() throws {
+    @Test func interruptStopsTheRunAndStillReports() async throws {
         let executable = try #require(Self.executable)
         let process = Process()
         process.executableURL = executable
@@ -73,15 +75,20 @@ import Testing
         // A watchdog, so a hung process fails the test instead of hanging it.
         DispatchQueue.global().asyncAfter(deadline: .now() + 30) { if process.isRunning { process.terminate() } }
         // The first progress line is drawn once the Ctrl-C handler is installed.
-        var errors = ""
-        while !errors.contains("users 0/50") {
-            let chunk = err.fileHandleForReading.availableData
-            try #require(!chunk.isEmpty, "spokes ended before printing progress: \(errors)")
-            errors += String(decoding: chunk, as: UTF8.self)
+        let reader = err.fileHandleForReading
+        let errors = await runBlocking("test.progress") {
+            var errors = ""
+            while !errors.contains("users 0/50") {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                errors += String(decoding: chunk, as: UTF8.self)
+            }
+            return errors
         }
+        try #require(errors.contains("users 0/50"), "spokes ended before printing progress: \(errors)")
         kill(process.processIdentifier, SIGINT)
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let data = await runBlocking("test.output") { out.fileHandleForReading.readDataToEndOfFile() }
+        await runBlocking("test.wait") { process.waitUntilExit() }
         #expect(process.terminationStatus == 130, "expected exit 130 after Ctrl-C")
         let report = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(report["cancelled"] as? Bool == true)

@@ -1,3 +1,4 @@
+import SpokesConcurrency
 import Foundation
 import Testing
 @testable import SpokesCLI
@@ -11,7 +12,7 @@ struct SubmitProcessTests {
     func flags(_ extra: [String] = []) -> [String] { ["--cluster", cluster, "--discovery-port", discoveryPort] + extra }
 
     func startNodes(_ count: Int, extra: (Int) -> [String] = { _ in [] }) async throws -> [NodeProcess] {
-        let nodes = try (0..<count).map { try NodeProcess(name: "j\($0)", flags: flags(extra($0))) }
+        let nodes = try await NodeProcess.start(count) { try await NodeProcess(name: "j\($0)", flags: flags(extra($0))) }
         let probe = ClusterProcessTests()
         for node in nodes {
             var settings = probe.clientSettings
@@ -150,23 +151,19 @@ struct SubmitProcessTests {
         DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
         // Once users run on both nodes, interrupt.
         let reader = err.fileHandleForReading
-        let sawBoth: Bool = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var text = ""
-                while true {
-                    let chunk = reader.availableData
-                    if chunk.isEmpty { return continuation.resume(returning: false) }
-                    text += String(decoding: chunk, as: UTF8.self)
-                    if text.contains("j0 2, j1 2") { return continuation.resume(returning: true) }
-                }
+        let sawBoth = await runBlocking("test.progress") {
+            var text = ""
+            while true {
+                let chunk = reader.availableData
+                if chunk.isEmpty { return false }
+                text += String(decoding: chunk, as: UTF8.self)
+                if text.contains("j0 3, j1 3") { return true }
             }
         }
-        #expect(sawBoth, "progress showed users running on both nodes")
+        #expect(sawBoth, "progress showed users on both nodes, each with its 2 slots and 1 queue place taken")
         kill(process.processIdentifier, SIGINT)
-        let data: Data = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: out.fileHandleForReading.readDataToEndOfFile()) }
-        }
-        process.waitUntilExit()
+        let data = await runBlocking("test.output") { out.fileHandleForReading.readDataToEndOfFile() }
+        await runBlocking("test.wait") { process.waitUntilExit() }
         #expect(process.terminationStatus == 130)
         let cancelled = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(cancelled["cancelled"] as? Bool == true)

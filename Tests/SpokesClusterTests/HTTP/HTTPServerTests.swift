@@ -378,9 +378,12 @@ struct HTTPServerTests {
             try await Task.sleep(for: .milliseconds(1))
         }
         #expect(sent < 5000, "the stream never pushed back: \(sent) events sent")
-        #expect(sent * 8192 > stream.maxQueuedBytes, "the socket took events before the stream pushed back (\(sent) sent)")
         try await streams.awaitTermination()
         #expect([.queueFull, .writeFailed].contains(stream.termination), "ended by \(String(describing: stream.termination))")
+        if stream.termination == .queueFull {
+            // (Under load the write timeout may end it first, with fewer events sent.)
+            #expect(sent * 8192 > stream.maxQueuedBytes, "the socket took events before the stream pushed back (\(sent) sent)")
+        }
         let refusals = server.refusals
         #expect(refusals["stream_queue_full", default: 0] + refusals["write_timeout", default: 0] == 1, "\(refusals)")
         try await shutDown(server)

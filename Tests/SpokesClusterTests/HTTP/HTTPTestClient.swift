@@ -1,3 +1,4 @@
+import SpokesConcurrency
 import Foundation
 import Synchronization
 @testable import SpokesCluster
@@ -152,13 +153,7 @@ final class HTTPTestClient: Sendable {
     }
 }
 
-/// Runs blocking work on a new thread and awaits it. Not `DispatchQueue.global()`: on
-/// Linux it runs only about as many blocked items at once as there are cores, so tests
-/// running in parallel would wait on each other's reads.
+/// Runs blocking work on a thread of its own (see ``runBlocking(_:_:)``).
 func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try body() }) }
-        thread.name = "spokes.test.http-client"
-        thread.start()
-    }
+    try await runBlocking("spokes.test.http-client", body)
 }

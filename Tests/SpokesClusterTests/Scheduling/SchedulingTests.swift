@@ -95,21 +95,122 @@ struct SchedulingTests {
         defer { nodes.forEach { $0.stop() } }
         let (systems, following) = try nodes[0].makeSystems()
         defer { following.cancel() }
+        // One slot and one queue place: both held.
         let held = try await systems.firstAvailableSystem()
+        let queued = try await systems.firstAvailableSystem()
+        #expect(!held.isQueued && queued.isQueued)
         let got = Atomic<Bool>(false)
         let waiting = Task {
             let node = try await systems.firstAvailableSystem().node
             got.store(true, ordering: .releasing)
             return node
         }
-        // While the only slot is held, the waiter must not get one (checked over 50 ms).
+        // While the slot and the queue place are held, the waiter must not get one (checked over 50 ms).
         for _ in 0..<10 {
             try await Task.sleep(for: .milliseconds(5))
             let early = got.load(ordering: .acquiring)
-            #expect(!early, "got a slot while the only one was held")
+            #expect(!early, "got a place while every one was held")
         }
-        await systems.release(held)
+        await systems.release(queued)
         #expect(try await withTimeout(seconds: 5) { try await waiting.value } == "w0")
+    }
+
+    @Test func everySlotIsHandedOutBeforeAnyQueuePlace() async throws {
+        let nodes = try await startCluster(2, slots: 2)
+        defer { nodes.forEach { $0.stop() } }
+        let (systems, following) = try await coordinator(nodes[0], expecting: 2)
+        defer { following.cancel() }
+        var taken: [(String, Bool)] = []
+        for _ in 0..<6 {
+            let commitment = try await systems.firstAvailableSystem()
+            taken.append((commitment.node, commitment.isQueued))
+        }
+        #expect(taken.map(\.0) == ["w0", "w0", "w1", "w1", "w0", "w1"], "local slots, remote slots, then one queue place each")
+        #expect(taken.map(\.1) == [false, false, false, false, true, true])
+    }
+
+    @Test func withoutQueueingOnlyFreeSlotsAreHandedOut() async throws {
+        let nodes = try await startCluster(1, slots: 2)
+        defer { nodes.forEach { $0.stop() } }
+        let (systems, following) = try nodes[0].makeSystems()
+        defer { following.cancel() }
+        #expect(await systems.totalSlots == 2)
+        for _ in 0..<2 { #expect(try await !systems.firstAvailableSystem(queueing: false).isQueued) }
+        let got = Atomic<Bool>(false)
+        let waiting = Task {
+            let commitment = try await systems.firstAvailableSystem(queueing: false)
+            got.store(true, ordering: .releasing)
+            return commitment
+        }
+        let queued = try await systems.firstAvailableSystem(queueing: true)
+        #expect(queued.isQueued, "the queue place is free for a caller that queues")
+        await systems.release(queued)
+        // The waiter that does not queue still waits while both slots are held (checked over 30 ms).
+        try await Task.sleep(for: .milliseconds(30))
+        let early = got.load(ordering: .acquiring)
+        #expect(!early, "a caller that does not queue was given a queue place")
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+    }
+
+    /// Waits (at most 10 s) until `condition` holds, checking every 2 ms.
+    func waitUntil(_ what: String, _ condition: @escaping @Sendable () async throws -> Bool) async throws {
+        do {
+            try await withTimeout(seconds: 10) {
+                while try await !condition() { try await Task.sleep(for: .milliseconds(2)) }
+            }
+        } catch is TimeoutError {
+            Issue.record("not \(what) within 10 s")
+            throw TimeoutError(seconds: 10)
+        }
+    }
+
+    func probe(_ job: String, _ task: Int, seconds: Double) -> TaskRequest {
+        TaskRequest(job: job, task: task, attempt: 1, kind: ProbeTask.name, input: "\(seconds)")
+    }
+
+    @Test func aFullWorkerQueuesInArrivalOrderAndAnswersBusyBeyondItsQueue() async throws {
+        let nodes = try await startCluster(1, slots: 1)
+        defer { nodes.forEach { $0.stop() } }
+        let worker = try #require(nodes[0].worker)
+        let gauge = gauge
+        // The first task holds the only slot until it is cancelled.
+        let first = Task { try await worker.run(probe("q", 0, seconds: 60)) }
+        try await waitUntil("running the first task") { gauge.ran["w0", default: 0] == 1 }
+        let second = Task { try await worker.run(probe("q", 1, seconds: 0.01)) }
+        try await waitUntil("queueing the second task") { try await worker.queued == 1 }
+        #expect(try await worker.run(probe("q", 2, seconds: 0.01)) == .busy, "one running and one queued: the third is turned away")
+        #expect(gauge.ran["w0"] == 1, "the queued task waits for the slot")
+        try await worker.cancel("q/0/1")
+        await #expect(throws: CancellationError.self) { try await first.value }
+        #expect(try await second.value == .done(output: #""w0""#), "the freed slot passed to the queued task")
+        #expect(gauge.most["w0"] == 1, "never more than the one slot at once")
+        let (count, queued) = (try await worker.count, try await worker.queued)
+        #expect(count == 0 && queued == 0)
+    }
+
+    @Test func aCancelledQueuedTaskLeavesTheQueueWithoutRunning() async throws {
+        let nodes = try await startCluster(1, slots: 1)
+        defer { nodes.forEach { $0.stop() } }
+        let worker = try #require(nodes[0].worker)
+        let gauge = gauge
+        let first = Task { try await worker.run(probe("c", 0, seconds: 60)) }
+        try await waitUntil("running the first task") { gauge.ran["w0", default: 0] == 1 }
+        let waiting = Task { try await worker.run(probe("c", 1, seconds: 0.01)) }
+        try await waitUntil("queueing the second task") { try await worker.queued == 1 }
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(try await worker.queued == 0)
+        // A coordinator whose deadline passed cancels by key: a queued attempt goes too.
+        let timedOut = Task { try await worker.run(probe("c", 2, seconds: 0.01)) }
+        try await waitUntil("queueing the third task") { try await worker.queued == 1 }
+        try await worker.cancel("c/2/1")
+        await #expect(throws: CancellationError.self) { try await timedOut.value }
+        #expect(try await worker.queued == 0)
+        first.cancel()
+        _ = await first.result
+        #expect(gauge.ran["w0"] == 1, "neither cancelled task ran")
+        #expect(try await worker.count == 0)
     }
 
     @Test func failingTasksAreRetriedLocallyWithTheirReasonsKept() async throws {

@@ -1,3 +1,4 @@
+import SpokesConcurrency
 import Foundation
 @testable import SpokesCluster
 
@@ -136,9 +137,7 @@ final class AuthenticatedSession {
     }
 }
 
-/// Runs blocking work on a dispatch queue and awaits it.
+/// Runs blocking work on a thread of its own and awaits it (see ``runBlocking(_:_:)``).
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-    }
+    try await runBlocking("spokes.test.raw-peer", body)
 }

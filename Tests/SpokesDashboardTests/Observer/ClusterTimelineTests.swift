@@ -78,6 +78,13 @@ import Testing
         #expect(timeline.spans(now: 10).map(\.task) == Array(41...50))
     }
 
+    @Test func aSnapshotCarriesOnlyTheNewestSpansUpToTheLimit() {
+        var timeline = ClusterTimeline()
+        let spans = (1...50).map { span($0, start: Double($0) / 10, end: Double($0) / 10 + 0.05, sequence: UInt64($0)) }
+        timeline.absorb(observation("b", now: 10, last: 50, spans), askedAfter: 0, sentAt: 10, receivedAt: 10)
+        #expect(timeline.spans(now: 10, limit: 5).map(\.task) == [46, 47, 48, 49, 50])
+    }
+
     @Test func aForgottenNodeLeavesTheStream() {
         var timeline = ClusterTimeline()
         timeline.absorb(observation("b", now: 10, last: 1, [span(0, start: 1, end: 2, sequence: 1)]), askedAfter: 0, sentAt: 10, receivedAt: 10)
