@@ -22,11 +22,13 @@ enum DemoCommand {
             .value("retries", "N", help: "Retries of a failed user task.", default: "3"),
             .flag("json", help: "Print one JSON report on stdout instead of the summary."),
             .flag("progress", help: "Show progress on stderr even when it is not a terminal (one line per update)."),
+            ReportOutput.htmlOption,
             .flag("dashboard", help: "Serve the web dashboard on the first node and keep the cluster up after the job, until Ctrl-C."),
             .value("dashboard-port", "PORT", help: "The dashboard's port (0 picks a free one; a busy 8787 falls back to a free one).", default: "8787"),
         ])
 
     static let subcommand = Subcommand(spec: spec) { arguments, context in
+        _ = try ReportOutput.htmlPath(arguments)
         let count = try arguments.integer("nodes", in: 1...16) ?? 3
         let slots = try arguments.integer("node-slots", in: 1...1_000) ?? 4
         let job = BikeJob(

@@ -35,10 +35,10 @@ enum ResultCommand {
     static let spec = CommandSpec(
         name: "result",
         abstract: "Print a finished job's report again.",
-        usage: ["result JOB [--to HOST:PORT] [--json]"],
+        usage: ["result JOB [--to HOST:PORT] [--json] [--html FILE]"],
         options: [
             .value("job", "JOB", help: "The job id, as 'spokes jobs' lists it (also accepted as the first argument)."),
-            NodeClient.toOption, .flag("json", help: "Print the report as JSON."),
+            NodeClient.toOption, .flag("json", help: "Print the report as JSON."), ReportOutput.htmlOption,
         ] + ClusterOptions.connection,
         positional: "job")
 
@@ -47,6 +47,7 @@ enum ResultCommand {
             throw UsageError("which job? give --job JOB (see 'spokes jobs')")
         }
         let settings = try ClusterOptions.settings(arguments, environment: context.environment)
+        _ = try ReportOutput.htmlPath(arguments)
         let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
         let report = try await NodeClient.withClient(of: target, settings: settings, callTimeout: 10) { client, node in
             try await JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client).report(of: job)
@@ -55,7 +56,6 @@ enum ResultCommand {
             context.standardError("error: job \(job) is not in the job store of the node at \(target); 'spokes jobs --to \(target)' lists what is\n")
             return 1
         }
-        context.standardOutput(arguments.flag("json") ? try ReportFormatter.json(report) + "\n" : ReportFormatter.summary(report))
-        return 0
+        return try ReportOutput.emit(report, arguments: arguments, context: context) ? 0 : 1
     }
 }

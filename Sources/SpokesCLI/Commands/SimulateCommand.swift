@@ -19,6 +19,7 @@ public enum SimulateCommand {
             .value("workers", "N", help: "Users simulated at once (default: all); with 1, a seed reproduces a run exactly."),
             .flag("json", help: "Print one JSON report on stdout instead of the summary."),
             .flag("progress", help: "Show progress on stderr even when it is not a terminal (one line per update)."),
+            ReportOutput.htmlOption,
         ])
 
     public static let subcommand = Subcommand(spec: spec) { arguments, context in
@@ -28,6 +29,7 @@ public enum SimulateCommand {
     /// Parses the workload, runs it, and prints the report. Returns the exit status:
     /// 0, or 130 when interrupted.
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> Int32 {
+        _ = try ReportOutput.htmlPath(arguments)
         let network = try await WorkloadOptions.network(arguments)
         var options = try WorkloadOptions.simulationOptions(arguments)
         options.workers = try arguments.integer("workers", in: 1...SimulationOptions.maximumUsers)
@@ -43,15 +45,11 @@ public enum SimulateCommand {
         interrupt.stop()
         progress.finish()
 
-        if arguments.flag("json") {
-            context.standardOutput(try ReportFormatter.json(report) + "\n")
-        } else {
-            context.standardOutput(ReportFormatter.summary(report))
-        }
+        let written = try ReportOutput.emit(report, arguments: arguments, context: context)
         if report.cancelled {
             context.standardError("interrupted: the report above covers the users that finished\n")
             return 130
         }
-        return report.conservation.holds ? 0 : 1
+        return report.conservation.holds && written ? 0 : 1
     }
 }

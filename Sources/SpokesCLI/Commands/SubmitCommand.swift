@@ -20,10 +20,12 @@ enum SubmitCommand {
             .value("retries", "N", help: "Retries of a failed user task, each on another node (default: the node's)."),
             .flag("json", help: "Print one JSON report on stdout instead of the summary."),
             .flag("progress", help: "Show progress on stderr even when it is not a terminal (one line per update)."),
+            ReportOutput.htmlOption,
         ] + ClusterOptions.connection)
 
     static let subcommand = Subcommand(spec: spec) { arguments, context in
         let settings = try ClusterOptions.settings(arguments, environment: context.environment)
+        _ = try ReportOutput.htmlPath(arguments)
         let job = BikeJob(
             network: try await WorkloadOptions.network(arguments),
             options: try WorkloadOptions.simulationOptions(arguments),
@@ -41,12 +43,8 @@ enum SubmitCommand {
             write: context.standardError)
         let report = try await JobClient.submit(job, to: target, settings: settings) { progress.show($0) }
         progress.finish()
-        if arguments.flag("json") {
-            context.standardOutput(try ReportFormatter.json(report) + "\n")
-        } else {
-            context.standardOutput(ReportFormatter.summary(report))
-        }
+        let written = try ReportOutput.emit(report, arguments: arguments, context: context)
         if report.cancelled { return 130 }
-        return report.completedUsers == report.users && report.conservation.holds ? 0 : 1
+        return report.completedUsers == report.users && report.conservation.holds && written ? 0 : 1
     }
 }

@@ -132,6 +132,22 @@ struct ClusterProcessTests {
         #expect(run.standardError.contains("refused: cluster 'intruders' is not '\(cluster)'"), "\(run.standardError)")
     }
 
+    @Test func aNodeWithADashboardServesItAndStatusSaysWhere() async throws {
+        let node = try await NodeProcess(name: "watched", flags: flags + ["--dashboard", "0"])
+        defer { node.kill(SIGTERM) }
+        let address = try #require(node.dashboard, "the ready line names the dashboard")
+        #expect(address.hasPrefix("http://127.0.0.1:") && address.hasSuffix("/"), "\(address)")
+        let port = try #require(UInt16(address.dropFirst("http://127.0.0.1:".count).dropLast()))
+        // An open cluster: no token; the page and the API answer on loopback.
+        let members = try await runBlocking("test.dashboard") { () throws -> Data in
+            try Data(contentsOf: URL(string: "http://127.0.0.1:\(port)/api/members")!)
+        }
+        let body = try #require(try JSONSerialization.jsonObject(with: members) as? [String: Any])
+        #expect(body["node"] as? String == "watched")
+        let run = await CommandRun.spokes(["status", "--to", node.address.description] + flags)
+        #expect(run.standardOutput.contains("dashboard of watched: \(address)"), "\(run.standardOutput)")
+    }
+
     @Test func nodeFlagsAreChecked() async {
         let lan = await CommandRun.spokes(["node", "--discovery", "lan"])
         #expect(lan.status == 2)
@@ -139,5 +155,8 @@ struct ClusterProcessTests {
         let seed = await CommandRun.spokes(["node", "--seed", "nowhere"])
         #expect(seed.status == 2)
         #expect(seed.standardError.contains("--seed nowhere"))
+        let dashboard = await CommandRun.spokes(["node", "--dashboard", "on"])
+        #expect(dashboard.status == 2)
+        #expect(dashboard.standardError.contains("--dashboard must be a TCP port"))
     }
 }

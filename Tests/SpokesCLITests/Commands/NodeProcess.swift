@@ -10,6 +10,8 @@ final class NodeProcess: @unchecked Sendable {
     // is thread-safe for the calls used (terminate, isRunning, processIdentifier).
     let name: String
     let address: SocketAddress
+    /// The `dashboard=` address of its ready line, when it serves one.
+    let dashboard: String?
     private let process: Process
 
     /// Starts `spokes node --name NAME` with `flags` and waits (at most 20 s) for its ready line.
@@ -51,6 +53,7 @@ final class NodeProcess: @unchecked Sendable {
             throw CocoaError(.fileReadCorruptFile, userInfo: [NSDebugDescriptionErrorKey: "unexpected first line: \(text)"])
         }
         address = try SocketAddress(parsing: String(field.dropFirst("address=".count)))
+        dashboard = line.split(separator: " ").first { $0.hasPrefix("dashboard=") }.map { String($0.dropFirst("dashboard=".count)) }
     }
 
     /// `count` nodes made by `make`, one after the other.

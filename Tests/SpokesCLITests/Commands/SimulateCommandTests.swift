@@ -12,6 +12,28 @@ import Testing
         #expect(run.standardOutput.contains("4903 before, 4903 after: conserved"))
     }
 
+    @Test func htmlWritesOneSelfContainedPageBesideTheSummary() async throws {
+        let page = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-simulate-\(UUID().uuidString).html").path
+        defer { try? FileManager.default.removeItem(atPath: page) }
+        let run = await CommandRun.spokes("simulate", "--users", "20", "--paths", "3", "--time-scale", "0", "--seed", "1", "--html", page)
+        #expect(run.status == 0, "stderr: \(run.standardError)")
+        #expect(run.standardOutput.contains("Users completed  20 of 20"))
+        #expect(run.standardError.contains("report written to \(page)"))
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(html.contains("BikeMi"))
+        #expect(html.components(separatedBy: "<svg").count > 3, "histograms and maps are drawn")
+        let addresses = html.replacingOccurrences(of: "xmlns=\"http://www.w3.org/2000/svg\"", with: "")
+        #expect(!html.contains("<script"), "nothing to run")
+        #expect(!addresses.contains("http://") && !addresses.contains("https://"), "nothing to fetch (beyond the SVG namespace name)")
+    }
+
+    @Test func htmlIntoAFolderThatDoesNotExistIsRefusedBeforeAnythingRuns() async {
+        let run = await CommandRun.spokes("simulate", "--users", "20", "--time-scale", "1", "--html", "/nonexistent-spokes/report.html")
+        #expect(run.status == 2)
+        #expect(run.standardError.contains("--html /nonexistent-spokes/report.html: the folder /nonexistent-spokes does not exist"))
+        #expect(run.standardOutput.isEmpty, "nothing ran")
+    }
+
     @Test func jsonReportHasTheDocumentedKeys() async throws {
         let run = await CommandRun.spokes("simulate", "--users", "12", "--paths", "4", "--time-scale", "0", "--json")
         #expect(run.status == 0, "stderr: \(run.standardError)")

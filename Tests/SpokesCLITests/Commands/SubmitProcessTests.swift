@@ -131,6 +131,15 @@ struct SubmitProcessTests {
         #expect(again.status == 0, "\(again.standardError)")
         #expect(try again.json()["job"] as? String == job)
         #expect(try again.json()["totalPaths"] as? Int == report(run)["totalPaths"] as? Int)
+        let page = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-result-\(UUID().uuidString).html").path
+        defer { try? FileManager.default.removeItem(atPath: page) }
+        let html = await CommandRun.spokes(["result", job, "--to", nodes[0].address.description, "--html", page] + flags())
+        #expect(html.status == 0, "\(html.standardError)")
+        #expect(html.standardOutput.contains("Users completed  5 of 5"), "the summary is still printed")
+        let written = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(written.hasPrefix("<!doctype html>") || written.hasPrefix("<!DOCTYPE html>"))
+        #expect(written.contains(job))
+        #expect(!written.contains("<script"), "the report needs no script")
         let missing = await CommandRun.spokes(["result", "job-none", "--to", nodes[0].address.description] + flags())
         #expect(missing.status == 1)
         #expect(missing.standardError.contains("job job-none is not in the job store"))

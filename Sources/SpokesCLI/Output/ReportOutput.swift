@@ -1,0 +1,44 @@
+import Foundation
+import SpokesBikes
+import SpokesDashboard
+
+/// How `simulate`, `submit`, `demo` and `result` hand a report to the user: the summary or
+/// `--json` on stdout, and with `--html FILE` one self-contained page (see ``JobReportPage``).
+enum ReportOutput {
+    static let htmlOption = OptionSpec.value(
+        "html", "FILE",
+        help: "Also write the report as one self-contained HTML page to FILE: summary, per-node split, waiting and paths per user, station maps before and after, retries and failures.")
+
+    /// The `--html` file, checked before any work is done: its folder must exist, so a long
+    /// job never ends with nowhere to put its page.
+    static func htmlPath(_ arguments: ParsedArguments) throws -> String? {
+        guard let path = try arguments.string("html") else { return nil }
+        let folder = (path as NSString).deletingLastPathComponent
+        var isFolder: ObjCBool = false
+        guard !path.isEmpty, !path.hasSuffix("/"),
+              FileManager.default.fileExists(atPath: folder.isEmpty ? "." : folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw UsageError("--html \(path): the folder \(path.hasSuffix("/") || path.isEmpty ? path : folder) does not exist; give a file path in an existing folder")
+        }
+        return path
+    }
+
+    /// Prints `report` (summary, or JSON with `--json`) and writes the `--html` page if
+    /// asked. Returns false when the page could not be written; the error is printed and
+    /// the report itself is still on stdout.
+    static func emit(_ report: SimulationReport, arguments: ParsedArguments, context: CommandContext) throws -> Bool {
+        if arguments.flag("json") {
+            context.standardOutput(try ReportFormatter.json(report) + "\n")
+        } else {
+            context.standardOutput(ReportFormatter.summary(report))
+        }
+        guard let path = try htmlPath(arguments) else { return true }
+        do {
+            try Data(JobReportPage.html(report, generatedAt: Date()).utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            context.standardError("report written to \(path)\n")
+            return true
+        } catch {
+            context.standardError("error: cannot write the HTML report to \(path): \(error.localizedDescription)\n")
+            return false
+        }
+    }
+}

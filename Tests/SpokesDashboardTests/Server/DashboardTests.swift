@@ -1,0 +1,70 @@
+import Foundation
+import SpokesBikes
+import SpokesCluster
+import Testing
+@testable import SpokesDashboard
+
+/// A node's dashboard served on loopback, asked over real connections.
+@Suite(.timeLimit(.minutes(1)))
+struct DashboardTests {
+    @Test func aBrowserWithTheTokenGetsThePageAndLiveSnapshots() async throws {
+        let secret = try ClusterSecret("s3cret-that-is-long-enough", source: "test")
+        let cluster = try await TestCluster.start(2, secret: secret)
+        defer { cluster.stop() }
+        let dashboard = try Dashboard(node: cluster.nodes[0])
+        dashboard.start()
+        defer { dashboard.stop() }
+        let port = dashboard.server.address.port
+        #expect(dashboard.url == "http://127.0.0.1:\(port)/?token=\(secret.dashboardToken)")
+
+        let first = try await LoopbackHTTP.get(port: port, "/?token=\(secret.dashboardToken)")
+        #expect(first.status == 303)
+        let cookie = try #require(first.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        let page = try await LoopbackHTTP.get(port: port, "/", headers: ["Cookie": cookie])
+        #expect(page.status == 200)
+        #expect(page.body.contains("/static/dashboard.js"))
+
+        let (head, event) = try await LoopbackHTTP.firstEvent(port: port, "/api/events", headers: ["Cookie": cookie])
+        #expect(head.status == 200)
+        #expect(head.header("Content-Type") == "text/event-stream")
+        #expect(event.hasPrefix("event: snapshot\ndata: {"))
+        let json = try #require(event.split(separator: "\n").first { $0.hasPrefix("data: ") }?.dropFirst("data: ".count))
+        let snapshot = try JSONDecoder().decode(DashboardSnapshot.self, from: Data(json.utf8))
+        #expect(snapshot.members.map(\.name) == ["d0", "d1"])
+
+        let refused = try await LoopbackHTTP.get(port: port, "/api/snapshot")
+        #expect(refused.status == 401)
+    }
+
+    @Test func withoutASecretItRefusesToListenBeyondLoopbackAndNamesTheFix() async throws {
+        var settings = ClusterSettings()
+        settings.cluster = "dash-\(UUID().uuidString.prefix(8))"
+        settings.discoveryMode = .off
+        settings.dashboardHost = "0.0.0.0"
+        settings.dashboardPort = 0
+        let node = try ClusterNode(settings: settings)
+        defer { node.stop() }
+        #expect(throws: DashboardError.insecureAddress(host: "0.0.0.0")) { try Dashboard(node: node) }
+        #expect(DashboardError.insecureAddress(host: "0.0.0.0").description.contains("secret"))
+    }
+
+    @Test func aTakenPortIsAClearError() async throws {
+        let cluster = try await TestCluster.start(1)
+        defer { cluster.stop() }
+        let first = try Dashboard(node: cluster.nodes[0])
+        defer { first.stop() }
+        var settings = ClusterSettings()
+        settings.cluster = "dash-\(UUID().uuidString.prefix(8))"
+        settings.discoveryMode = .off
+        settings.dashboardPort = first.server.address.port
+        let node = try ClusterNode(settings: settings)
+        defer { node.stop() }
+        do {
+            _ = try Dashboard(node: node)
+            Issue.record("two dashboards bound one port")
+        } catch {
+            #expect(error.description.contains("cannot serve the dashboard on 127.0.0.1:\(first.server.address.port)"))
+            #expect(error.description.contains("--dashboard PORT"))
+        }
+    }
+}
