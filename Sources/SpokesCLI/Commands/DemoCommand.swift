@@ -13,7 +13,8 @@ enum DemoCommand {
             port of their own, so a cluster you run is not disturbed), waits until they see \
             each other, submits the job to the second node, prints the report, and stops the \
             nodes it started. With --dashboard the first node serves the web dashboard: the \
-            demo prints its address, and after the job keeps the cluster up until Ctrl-C.
+            demo prints its address, runs the users in real time (unless --time-scale is given) \
+            so there is time to watch, and after the job keeps the cluster up until Ctrl-C.
             """,
         options: WorkloadOptions.specs(users: 300, timeScale: "0.25") + [
             .value("nodes", "N", help: "Nodes to start.", default: "3"),
@@ -31,9 +32,14 @@ enum DemoCommand {
         _ = try ReportOutput.htmlPath(arguments)
         let count = try arguments.integer("nodes", in: 1...16) ?? 3
         let slots = try arguments.integer("node-slots", in: 1...1_000) ?? 4
+        var options = try WorkloadOptions.simulationOptions(arguments)
+        if arguments.flag("dashboard"), !arguments.isSet("time-scale") {
+            // Slow enough to watch: the users ride in real time (about a minute).
+            options.timing.timeScale = 1
+        }
         let job = BikeJob(
             network: try await WorkloadOptions.network(arguments),
-            options: try WorkloadOptions.simulationOptions(arguments),
+            options: options,
             deadline: try arguments.double("deadline", in: 0.001...86_400),
             retries: try arguments.integer("retries", in: 0...100))
         try job.options.validate(for: job.network)
