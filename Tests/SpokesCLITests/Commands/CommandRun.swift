@@ -1,4 +1,5 @@
 import Foundation
+import SpokesConcurrency
 import Synchronization
 @testable import SpokesCLI
 
@@ -42,4 +43,18 @@ func temporaryFile(_ text: String, name: String = "network.json") throws -> Stri
     let url = directory.appendingPathComponent(name)
     try Data(text.utf8).write(to: url)
     return url.path
+}
+
+/// What a child process writes to `handle` until the text contains `marker` or the pipe
+/// ends, read on a thread of its own (never the cooperative pool).
+func readOutput(of handle: FileHandle, until marker: String) async -> String {
+    await runBlocking("test.read-output") {
+        var text = ""
+        while !text.contains(marker) {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        return text
+    }
 }

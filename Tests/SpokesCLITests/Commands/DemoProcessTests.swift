@@ -21,15 +21,7 @@ struct DemoProcessTests {
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         DispatchQueue.global().asyncAfter(deadline: .now() + 90) { if process.isRunning { process.terminate() } }
         let reader = err.fileHandleForReading
-        let log = await runBlocking("test.demo") {
-            var text = ""
-            while !text.contains("stay up until you press Ctrl-C") {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }
-                text += String(decoding: chunk, as: UTF8.self)
-            }
-            return text
-        }
+        let log = await readOutput(of: reader, until: "stay up until you press Ctrl-C")
         try #require(log.contains("stay up until you press Ctrl-C"), "the demo did not wait with its dashboard up: \(log)")
         let address = try #require(log.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("http://127.0.0.1:") }.map(String.init), "\(log)")
         let url = try #require(URL(string: address))

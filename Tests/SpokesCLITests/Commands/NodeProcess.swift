@@ -37,16 +37,7 @@ final class NodeProcess: @unchecked Sendable {
             if !ready.load(ordering: .acquiring) { Glibc.kill(pid, SIGKILL) }
         }
         defer { ready.store(true, ordering: .releasing) }
-        let reader = out.fileHandleForReading
-        let text = await runBlocking("test.node-ready") {
-            var text = ""
-            while !text.contains("\n") {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }
-                text += String(decoding: chunk, as: UTF8.self)
-            }
-            return text
-        }
+        let text = await readOutput(of: out.fileHandleForReading, until: "\n")
         guard text.contains("\n") else { throw CocoaError(.fileReadUnknown, userInfo: [NSDebugDescriptionErrorKey: "\(name) exited before it was ready"]) }
         guard let line = text.split(separator: "\n").first, line.hasPrefix("ready "),
               let field = line.split(separator: " ").first(where: { $0.hasPrefix("address=") }) else {

@@ -75,16 +75,7 @@ import Testing
         // A watchdog, so a hung process fails the test instead of hanging it.
         DispatchQueue.global().asyncAfter(deadline: .now() + 30) { if process.isRunning { process.terminate() } }
         // The first progress line is drawn once the Ctrl-C handler is installed.
-        let reader = err.fileHandleForReading
-        let errors = await runBlocking("test.progress") {
-            var errors = ""
-            while !errors.contains("users 0/50") {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }
-                errors += String(decoding: chunk, as: UTF8.self)
-            }
-            return errors
-        }
+        let errors = await readOutput(of: err.fileHandleForReading, until: "users 0/50")
         try #require(errors.contains("users 0/50"), "spokes ended before printing progress: \(errors)")
         kill(process.processIdentifier, SIGINT)
         let data = await runBlocking("test.output") { out.fileHandleForReading.readDataToEndOfFile() }

@@ -159,16 +159,7 @@ struct SubmitProcessTests {
         try process.run()
         DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
         // Once users run on both nodes, interrupt.
-        let reader = err.fileHandleForReading
-        let sawBoth = await runBlocking("test.progress") {
-            var text = ""
-            while true {
-                let chunk = reader.availableData
-                if chunk.isEmpty { return false }
-                text += String(decoding: chunk, as: UTF8.self)
-                if text.contains("j0 3, j1 3") { return true }
-            }
-        }
+        let sawBoth = await readOutput(of: err.fileHandleForReading, until: "j0 3, j1 3").contains("j0 3, j1 3")
         #expect(sawBoth, "progress showed users on both nodes, each with its 2 slots and 1 queue place taken")
         kill(process.processIdentifier, SIGINT)
         let data = await runBlocking("test.output") { out.fileHandleForReading.readDataToEndOfFile() }
