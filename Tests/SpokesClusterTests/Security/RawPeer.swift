@@ -131,9 +131,15 @@ final class AuthenticatedSession {
     }
 
     /// The next message from the node, its tag checked; nil on close, timeout or a bad tag.
+    /// The node's own heartbeats (every 0.2 s on every connection) are read and passed
+    /// over, so they never stand in for the answer a test waits for.
     func read(timeout: Double = 2) async -> WireMessage? {
-        guard let frame = await peer.readFrame(timeout: timeout), let payload = receiver.open(frame) else { return nil }
-        return try? JSONDecoder().decode(WireMessage.self, from: Data(payload))
+        while true {
+            guard let frame = await peer.readFrame(timeout: timeout), let payload = receiver.open(frame) else { return nil }
+            let message = try? JSONDecoder().decode(WireMessage.self, from: Data(payload))
+            if case .heartbeat? = message { continue }
+            return message
+        }
     }
 }
 
