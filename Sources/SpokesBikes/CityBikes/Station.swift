@@ -66,7 +66,7 @@ extension Station: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(String.self, forKey: .id)
-        name = try container.decode(String.self, forKey: .name)
+        name = Self.unescapingLiteralEscapes(try container.decode(String.self, forKey: .name))
         latitude = try container.decode(Double.self, forKey: .latitude)
         longitude = try container.decode(Double.self, forKey: .longitude)
         let bikes = try container.decodeIfPresent(Int.self, forKey: .freeBikes)
@@ -81,6 +81,27 @@ extension Station: Codable {
         freeBikes = bikes ?? 0
         emptySlots = slots ?? 0
         hadNullCounts = bikes == nil || slots == nil
+    }
+
+    /// Some CityBikes snapshots escape twice, so a name holds the six characters `\u0027`
+    /// where it means `'` (Milano's "Medaglie D\u0027Oro"). Such sequences become the
+    /// character they name; anything else is left as it is.
+    static func unescapingLiteralEscapes(_ text: String) -> String {
+        guard text.contains("\\u") else { return text }
+        var result = ""
+        var rest = Substring(text)
+        while let range = rest.range(of: "\\u") {
+            result += rest[..<range.lowerBound]
+            let digits = rest[range.upperBound...].prefix(4)
+            if digits.count == 4, let value = UInt32(digits, radix: 16), let scalar = Unicode.Scalar(value) {
+                result.unicodeScalars.append(scalar)
+                rest = rest[range.upperBound...].dropFirst(4)
+            } else {
+                result += rest[range]
+                rest = rest[range.upperBound...]
+            }
+        }
+        return result + rest
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -51,4 +51,14 @@ import Testing
         #expect(text.contains("\"free_bikes\":4"))
         #expect(text.contains("\"empty_slots\":6"))
     }
+
+    @Test func twiceEscapedNamesReadAsTheyMean() throws {
+        #expect(Station.unescapingLiteralEscapes(#"Medaglie D\u0027Oro 1"#) == "Medaglie D'Oro 1")
+        #expect(Station.unescapingLiteralEscapes(#"a\u00e8b\u0027"#) == "a\u{e8}b'")
+        #expect(Station.unescapingLiteralEscapes(#"not \u12 an escape \uZZZZ"#) == #"not \u12 an escape \uZZZZ"#)
+        #expect(Station.unescapingLiteralEscapes("plain") == "plain")
+        let milano = try BundledNetworks.milano
+        #expect(milano.stations.contains { $0.name == "Medaglie D'Oro 1" })
+        #expect(!milano.stations.contains { $0.name.contains(#"\u"#) })
+    }
 }
