@@ -17,7 +17,7 @@ public actor ClusterObserver {
     /// The last observation of each node, kept while a poll of it fails.
     private var observations: [String: NodeObservation] = [:]
     private var answered: Set<String> = []
-    /// Station bikes of ended jobs never change: asked once.
+    /// Station bikes of ended jobs never change: asked once (kept while a board lists the job).
     private var finalBikes: [String: [Int]] = [:]
     private var places: [String: StationsView] = [:]
     private var latest: (snapshot: DashboardSnapshot, at: Double)?
@@ -107,6 +107,10 @@ public actor ClusterObserver {
             observations[name] = nil
             timeline.forget(name)
         }
+        // Station places and final counts are kept only for jobs some board still lists.
+        let listed = Set(observations.values.flatMap { $0.jobs.map(\.id) })
+        places = places.filter { listed.contains($0.key) }
+        finalBikes = finalBikes.filter { listed.contains($0.key) }
 
         let now = MonotonicClock.now
         let trips = system.heartbeatRoundTrips
