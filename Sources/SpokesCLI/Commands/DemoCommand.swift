@@ -109,7 +109,7 @@ final class LocalCluster: Sendable {
                 let name = "demo-\(index)"
                 let process = Process()
                 process.executableURL = executable
-                process.arguments = ["node", "--name", name, "--slots", "\(slots)", "--cluster", settings.cluster,
+                process.arguments = ["node", "--name", name, "--slots", "\(slots)", "--stop-with-parent", "--cluster", settings.cluster,
                                      "--discovery-port", "\(settings.discoveryPort)"] + extraArguments(index - 1)
                 process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
                 let out = Pipe()

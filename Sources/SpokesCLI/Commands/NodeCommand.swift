@@ -18,16 +18,18 @@ enum NodeCommand {
         options: ClusterOptions.node + [
             .value("fail-every", "N", help: "Fault injection: every Nth task on this node fails.", default: "0"),
             .value("slow", "MS", help: "Fault injection: each task on this node waits MS milliseconds first.", default: "0"),
+            .flag("stop-with-parent", help: "Stop (saying goodbye) when the process that started this node is gone; demo and bench use it."),
         ] + ClusterOptions.connection)
 
     static let subcommand = Subcommand(spec: spec) { arguments, context in
         let faults = ScanSystem.Faults(
             failEvery: try arguments.integer("fail-every", in: 0...1_000_000) ?? 0,
             slowMilliseconds: try arguments.integer("slow", in: 0...3_600_000) ?? 0)
-        return try await run(ClusterOptions.settings(arguments, environment: context.environment), faults: faults, context: context)
+        return try await run(ClusterOptions.settings(arguments, environment: context.environment), faults: faults,
+                             stopWithParent: arguments.flag("stop-with-parent"), context: context)
     }
 
-    static func run(_ settings: ClusterSettings, faults: ScanSystem.Faults = .init(), context: CommandContext) async throws -> Int32 {
+    static func run(_ settings: ClusterSettings, faults: ScanSystem.Faults = .init(), stopWithParent: Bool = false, context: CommandContext) async throws -> Int32 {
         if settings.secret == nil, settings.allowInsecure, let address = try? SocketAddress(parsing: "\(settings.host):0"), !address.isLoopback {
             context.standardError("warning: listening on \(settings.host) without a cluster secret: anyone who can reach it can join and run tasks (see SECURITY.md)\n")
         }
@@ -37,6 +39,20 @@ enum NodeCommand {
         let stopped = Promise<Void, Never>()
         let signals = InterruptHandler(signals: [SIGINT, SIGTERM]) { stopped.resolve(()) }
         defer { signals.stop() }
+        // A node a demo or a benchmark started must not outlive it, even when it was
+        // killed: once the parent is gone the node is adopted, and its parent changes.
+        let orphanWatch = Task {
+            guard stopWithParent else { return }
+            let parent = getppid()
+            while !Task.isCancelled, getppid() == parent {
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+            if !Task.isCancelled {
+                context.standardError("[\(node.system.node.name)] the process that started this node is gone\n")
+                stopped.resolve(())
+            }
+        }
+        defer { orphanWatch.cancel() }
         let events = node.membershipEvents()
         node.start()
         let jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) { JobService(actorSystem: node.system, node: node) }

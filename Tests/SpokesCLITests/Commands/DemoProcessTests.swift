@@ -18,7 +18,7 @@ struct DemoProcessTests {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        defer { if process.isRunning { kill(process.processIdentifier, SIGINT) } }
         DispatchQueue.global().asyncAfter(deadline: .now() + 90) { if process.isRunning { process.terminate() } }
         let reader = err.fileHandleForReading
         let log = await readOutput(of: reader, until: "stay up until you press Ctrl-C")
@@ -47,5 +47,40 @@ struct DemoProcessTests {
         #expect(rest.contains("demo: stopping the cluster"))
         let report = await runBlocking("test.out") { String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
         #expect(report.contains("Users completed  20 of 20"))
+    }
+
+    @Test func theNodesOfAKilledDemoStopByThemselves() async throws {
+        let executable = try #require(SpokesExecutableTests.executable)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["demo", "--nodes", "2", "--users", "50", "--paths", "100", "--time-scale", "1"]
+        let err = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = err
+        try process.run()
+        let log = await readOutput(of: err.fileHandleForReading, until: "demo: submitting")
+        let cluster = try #require(log.split(separator: "'").dropFirst().first.map(String.init), "\(log)")
+        #expect(!nodeProcesses(of: cluster).isEmpty, "the demo's nodes run")
+        // SIGKILL: the demo cannot stop its nodes; they must notice and stop themselves.
+        kill(process.processIdentifier, SIGKILL)
+        await runBlocking("test.wait") { process.waitUntilExit() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !nodeProcesses(of: cluster).isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let left = nodeProcesses(of: cluster)
+        #expect(left.isEmpty, "nodes of cluster \(cluster) still run 10 s after their demo was killed: \(left)")
+        for pid in left { kill(pid, SIGKILL) }
+    }
+
+    /// PIDs of `spokes node` processes of `cluster`, from /proc.
+    func nodeProcesses(of cluster: String) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry in
+            guard let pid = Int32(entry),
+                  let command = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { return nil }
+            let arguments = command.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return arguments.contains("node") && arguments.contains(cluster) ? pid : nil
+        }
     }
 }
