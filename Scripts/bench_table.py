@@ -2,6 +2,11 @@
 """Reads the JSON lines of `spokes bench --json` and Scripts/bench_peers.py and prints one
 table: a column per system, the ratios Spokes / peer, and each target of issue 7.
 
+The "python" column is the bike workload's Python port run in one process under asyncio,
+with no cluster: the one-process counterpart of Spokes' own one-process figures, and the
+same code the Dask and Ray rows run as tasks. Notes under the table give each bike
+figure's users per system and why a figure is missing.
+
     bench_table.py results/*.jsonl
 """
 import json
@@ -21,7 +26,7 @@ for path in sys.argv[1:]:
             if "version" in entry:
                 versions[entry["system"]] = entry["version"]
 
-systems = [name for name in ("spokes", "dask", "ray") if name in figures]
+systems = [name for name in ("spokes", "dask", "ray", "python") if name in figures]
 peers = [name for name in systems if name != "spokes"]
 
 
@@ -48,8 +53,8 @@ ROWS = [
     ("idle head/scheduler resident memory", "memory", "head_bytes", 1 / 1048576, "MiB", "lower", None),
     ("recovery after a killed worker", "recovery", "seconds", 1, "s", "lower", ("below", 2.0)),
     ("bikes Milano, users x 20 paths, 1 process", "bikes_local", "steps_per_second", 1, "steps/s", "higher", None),
-    ("bikes Milano, users x 20 paths, 3 nodes", "bikes_cluster", "steps_per_second", 1, "steps/s", "higher", None),
-    ("bikes at time scale 1, pace vs real time", "bikes_real_time", "pace", 1, "x", "higher", None),
+    ("bikes Milano, users x 20 paths, 3 workers", "bikes_cluster", "steps_per_second", 1, "steps/s", "higher", None),
+    ("bikes time scale 1, 1 process, pace", "bikes_real_time", "pace", 1, "x", "higher", None),
 ]
 
 
@@ -102,3 +107,19 @@ for row in rows:
     print("| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths)) + " |")
 for system, version in versions.items():
     print(f"{system}: {version}")
+bike_users = []
+for key, what in (("bikes_local", "1 process"), ("bikes_cluster", "3 workers"), ("bikes_real_time", "time scale 1")):
+    counts = [f"{system} {int(figures[system][key]['users']):,}" for system in systems
+              if key in figures.get(system, {}) and figures[system][key].get("users") is not None]
+    if counts:
+        bike_users.append(f"{what}: " + ", ".join(counts))
+if bike_users:
+    print("bike users per run (the figures are per user-step, so they compare across counts): " + "; ".join(bike_users))
+for system in systems:
+    for key, entry in figures[system].items():
+        for field in ("error", "note"):
+            if entry.get(field):
+                print(f"{system} {key}: {entry[field]}")
+    samples = figures[system].get("recovery", {}).get("samples")
+    if samples and len(samples) > 1:
+        print(f"{system} recovery, every run: " + ", ".join(f"{sample:.3f} s" for sample in samples))
