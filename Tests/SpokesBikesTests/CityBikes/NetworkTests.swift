@@ -26,9 +26,10 @@ import Testing
         #expect(duomo.longitude == 9.18879747390747)
     }
 
-    @Test func keepsBackslashEscapesThatTheSourceDoubleEscaped() throws {
+    @Test func namesTheSourceEscapedTwiceReadAsTheyMean() throws {
+        // The file holds "Medaglie D\\u0027Oro 2": the escape itself escaped.
         let network = try BundledNetworks.milano
-        #expect(network.stations[65].name == #"Medaglie D\u0027Oro 2"#)
+        #expect(network.stations[65].name == "Medaglie D'Oro 2")
         #expect(network.stations[65].emptySlots == 0)
     }
 
