@@ -56,9 +56,9 @@ public struct BikeJob: Sendable, Codable {
         let (systems, following) = try node.makeSystems()
         defer { following.cancel() }
 
-        let tracker = ProgressTracker(job: id, users: options.users, onProgress: onProgress)
         let board = node.jobBoard.track(job: id, kind: BikeUserTask.name, title: title, total: options.users)
         defer { board.end(cancelled: Task.isCancelled) }
+        let tracker = ProgressTracker(board: board, onProgress: onProgress)
         let base = BikeUserTask.Input(
             job: id, coordinator: system.node, stationCount: stations.count, goalIndex: goalIndex, user: 0,
             paths: options.paths, seed: options.seed, timing: options.timing, maxMoves: options.maxMovesPerUser,
@@ -77,7 +77,6 @@ public struct BikeJob: Sendable, Codable {
             accept: { user, attempt, _ in ledger.accept(user: user, attempt: attempt) != nil },
             onEvent: { event in
                 tracker.record(event)
-                board.record(event)
                 if case .failed(let user, let attempt, let node, let reason, let willRetry) = event {
                     system.log("job \(id): user \(user) attempt \(attempt) on \(node) failed: \(reason); \(willRetry ? "retrying on another node" : Task.isCancelled ? "the job is cancelled" : "giving up")")
                 }
@@ -122,56 +121,42 @@ public struct BikeJob: Sendable, Codable {
 
 /// Turns job events into progress snapshots: at most ten a second, and always the
 /// latest state within a tenth of a second (a suppressed update is sent when the
-/// interval ends), so a display never shows a stale count.
+/// interval ends), so a display never shows a stale count. The counts are the job's
+/// record on the coordinator's ``JobBoard``, which the dashboard shows too.
 private final class ProgressTracker: Sendable {
     private struct State {
-        var done = 0
-        var failed = 0
-        var retries = 0
-        var running: [String: Int] = [:]
         var lastSent: ContinuousClock.Instant?
         var trailingScheduled = false
     }
 
-    private let job: String
-    private let users: Int
+    private let board: JobBoard.Tracker
     private let onProgress: @Sendable (JobProgress) -> Void
     private let state = Mutex(State())
     private let clock = ContinuousClock()
     private let start: ContinuousClock.Instant
     private static let interval = Duration.milliseconds(100)
 
-    init(job: String, users: Int, onProgress: @escaping @Sendable (JobProgress) -> Void) {
-        self.job = job
-        self.users = users
+    init(board: JobBoard.Tracker, onProgress: @escaping @Sendable (JobProgress) -> Void) {
+        self.board = board
         self.onProgress = onProgress
         start = clock.now
     }
 
     func record(_ event: JobRunner.Event) {
-        state.withLock { state in
-            switch event {
-            case .started(_, _, let node):
-                state.running[node, default: 0] += 1
-            case .finished(_, let node):
-                state.running[node, default: 0] -= 1
-                state.done += 1
-            case .failed(_, _, let node, _, let willRetry):
-                state.running[node, default: 0] -= 1
-                state.retries += 1
-                if !willRetry { state.failed += 1 }
-            }
-        }
+        board.record(event)
         publish()
     }
 
     private func publish() {
         let now = clock.now
         let (snapshot, scheduleTrailing): (JobProgress?, Bool) = state.withLock { state in
-            let last = state.done + state.failed == users
+            // Read under this lock (the board's lock nests inside it, never the other
+            // way), so a snapshot sent later never holds older counts.
+            guard let record = board.current else { return (nil, false) }
+            let last = record.done + record.failed == record.total
             if last || state.lastSent.map({ now - $0 >= Self.interval }) ?? true {
                 state.lastSent = now
-                return (progress(of: state, now: now), false)
+                return (progress(of: record, now: now), false)
             }
             guard !state.trailingScheduled else { return (nil, false) }
             state.trailingScheduled = true
@@ -187,9 +172,10 @@ private final class ProgressTracker: Sendable {
         }
     }
 
-    private func progress(of state: State, now: ContinuousClock.Instant) -> JobProgress {
+    private func progress(of record: JobBoard.Record, now: ContinuousClock.Instant) -> JobProgress {
         JobProgress(
-            job: job, usersDone: state.done, usersTotal: users, usersFailed: state.failed, retries: state.retries,
-            elapsed: (now - start).seconds, runningPerNode: state.running.filter { $0.value > 0 })
+            job: record.id, usersDone: record.done, usersTotal: record.total, usersFailed: record.failed, retries: record.retries,
+            elapsed: (now - start).seconds,
+            runningPerNode: record.perNode.filter { $0.value.running > 0 }.mapValues(\.running))
     }
 }

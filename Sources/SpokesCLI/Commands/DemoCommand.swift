@@ -52,7 +52,7 @@ enum DemoCommand {
         settings.secret = try ClusterSecret(secretText, source: "the demo")
         let watch = arguments.flag("dashboard")
         var dashboardPort = try arguments.integer("dashboard-port", in: 0...65_535) ?? 8787
-        if watch, dashboardPort != 0, !LocalCluster.isFree(port: UInt16(dashboardPort)) {
+        if watch, dashboardPort != 0, !SocketAddress(host: "127.0.0.1", port: UInt16(dashboardPort)).isFreeToListen {
             context.standardError("demo: port \(dashboardPort) is taken; the dashboard gets a free port instead\n")
             dashboardPort = 0
         }
@@ -155,22 +155,6 @@ final class LocalCluster: Sendable {
         }
         let dashboard = fields.first { $0.hasPrefix("dashboard=") }.map { String($0.dropFirst("dashboard=".count)) }
         return (try SocketAddress(parsing: String(field.dropFirst("address=".count))), dashboard)
-    }
-
-    /// Whether nothing listens on TCP `port` of 127.0.0.1 now (a moment later it may differ).
-    static func isFree(port: UInt16) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
     }
 
     private func waitUntilConverged(settings: ClusterSettings, timeout: Double) async throws {

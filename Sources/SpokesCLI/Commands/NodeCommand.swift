@@ -41,8 +41,7 @@ enum NodeCommand {
         defer { signals.stop() }
         // A node a demo or a benchmark started must not outlive it, even when it was
         // killed: once the parent is gone the node is adopted, and its parent changes.
-        let orphanWatch = Task {
-            guard stopWithParent else { return }
+        let orphanWatch: Task<Void, Never>? = !stopWithParent ? nil : Task {
             let parent = getppid()
             while !Task.isCancelled, getppid() == parent {
                 try? await Task.sleep(for: .milliseconds(500))
@@ -52,7 +51,7 @@ enum NodeCommand {
                 stopped.resolve(())
             }
         }
-        defer { orphanWatch.cancel() }
+        defer { orphanWatch?.cancel() }
         let events = node.membershipEvents()
         node.start()
         let jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) { JobService(actorSystem: node.system, node: node) }

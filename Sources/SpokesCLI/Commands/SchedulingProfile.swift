@@ -7,7 +7,7 @@ import SpokesCluster
 /// long after the last task the result was in. `spokes bench --profile` prints it for
 /// the scaling figure; every process of one machine shares the monotonic clock, so the
 /// nodes' times compare directly.
-struct SchedulingProfile: Sendable, Equatable {
+struct SchedulingProfile: Sendable {
     /// Seconds from scheduling the first task to its start.
     var lead: Double
     /// Seconds from the last task's end to the batch's result.
@@ -18,10 +18,6 @@ struct SchedulingProfile: Sendable, Equatable {
     var gap: (p50: Double, p90: Double, max: Double, perSlot: Double)
     /// Most tasks one slot ran.
     var rounds: Int
-
-    static func == (a: SchedulingProfile, b: SchedulingProfile) -> Bool {
-        a.lead == b.lead && a.tail == b.tail && a.overrun == b.overrun && a.gap == b.gap && a.rounds == b.rounds
-    }
 
     /// The profile of the spans of one batch that began at `start` (monotonic seconds) and
     /// took `wall` seconds, each task nominally `nominal` seconds; nil without spans.

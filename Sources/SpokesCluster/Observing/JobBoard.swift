@@ -52,6 +52,9 @@ public final class JobBoard: Sendable {
 
         public func record(_ event: JobRunner.Event) { board.record(event, job: job) }
 
+        /// The job's record now (running or ended).
+        public var current: Record? { board.record(of: job) }
+
         /// The job ended (cancelled: stopped on request).
         public func end(cancelled: Bool) { board.end(job: job, cancelled: cancelled) }
     }
@@ -106,6 +109,11 @@ public final class JobBoard: Sendable {
             state.ended.insert(record, at: 0)
             if state.ended.count > keepFinished { state.ended.removeLast(state.ended.count - keepFinished) }
         }
+    }
+
+    /// The record of `job`, running or among the ended ones kept.
+    public func record(of job: String) -> Record? {
+        state.withLock { $0.running[job] ?? $0.ended.first { $0.id == job } }
     }
 
     /// Running jobs (newest first), then ended ones (newest first).

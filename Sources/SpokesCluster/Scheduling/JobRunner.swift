@@ -60,11 +60,7 @@ public struct JobRunner: Sendable {
         var outcomes: [Outcome] = []
         await withTaskGroup(of: Outcome.self) { group in
             for task in 0..<count {
-                // Queue places only while a whole round (a task per slot) is still to be
-                // sent after this one: a last task waiting in one worker's queue while
-                // another's slots stand empty would add a round to the job.
-                let queueing = count - task - 1 >= (await systems.totalSlots)
-                guard let commitment = try? await systems.firstAvailableSystem(queueing: queueing) else { break }
+                guard let commitment = try? await systems.firstAvailableSystem(stillToSend: count - task - 1) else { break }
                 group.addTask {
                     await runTask(task, on: commitment, input: input, accept: accept, onEvent: onEvent)
                 }
@@ -100,7 +96,7 @@ public struct JobRunner: Sendable {
                 switch result {
                 case .busy:
                     await systems.releaseBusy(commitment)
-                    guard let next = try? await systems.firstAvailableSystem(queueing: false) else {
+                    guard let next = try? await systems.firstAvailableSystem(stillToSend: 0) else {
                         return Outcome(task: task, output: nil, node: nil, attempts: attempt, failures: failures + [Failure(attempt: attempt, node: commitment.node, reason: "cancelled")])
                     }
                     commitment = next
@@ -126,7 +122,7 @@ public struct JobRunner: Sendable {
             failures.append(Failure(attempt: attempt, node: commitment.node, reason: reason))
             let willRetry = attempt <= retries && !Task.isCancelled
             onEvent(.failed(task: task, attempt: attempt, node: commitment.node, reason: reason, willRetry: willRetry))
-            guard willRetry, let next = try? await systems.firstAvailableSystem(avoiding: commitment.node, queueing: false) else {
+            guard willRetry, let next = try? await systems.firstAvailableSystem(avoiding: commitment.node, stillToSend: 0) else {
                 return Outcome(task: task, output: nil, node: nil, attempts: attempt, failures: failures)
             }
             commitment = next

@@ -59,12 +59,18 @@ public actor Systems {
         wakeAll()
     }
 
-    /// The first system with a free slot, committed, local first. A retry passes the
-    /// node its last attempt failed on as `avoiding`: that node is skipped while any
-    /// other system is known, so a task lost with a dead node restarts on a live one.
-    public func firstAvailableSystem(avoiding: String? = nil, queueing: Bool = true) async throws -> Commitment {
+    /// The first system with room, committed, local first. A retry passes the node its
+    /// last attempt failed on as `avoiding`: that node is skipped while any other system
+    /// is known, so a task lost with a dead node restarts on a live one.
+    ///
+    /// `stillToSend` is how many tasks the caller will ask for after this one. Queue
+    /// places are handed out only while that is a whole round or more (a task per slot
+    /// of every system): near the end a task waiting in one worker's queue while another
+    /// worker's slots stand empty would add a round to the job. Retries pass 0.
+    public func firstAvailableSystem(avoiding: String? = nil, stillToSend: Int = .max) async throws -> Commitment {
         while true {
             try Task.checkCancellation()
+            let queueing = stillToSend >= totalSlots
             let now = clock.now
             let others = entries.indices.filter { entries[$0].node != avoiding }
             let candidates = others.isEmpty ? Array(entries.indices) : others

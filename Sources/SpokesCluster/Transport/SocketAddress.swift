@@ -53,4 +53,11 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible, Codabl
         self.init(host: String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
                   port: UInt16(bigEndian: address.sin_port))
     }
+
+    /// Whether a TCP listener could bind this address now (a moment later it may differ).
+    public var isFreeToListen: Bool {
+        guard let (fd, _) = try? Socket.listen(on: self, backlog: 1) else { return false }
+        close(fd)
+        return true
+    }
 }

@@ -8,7 +8,6 @@ import SpokesCluster
 /// cluster's state comes from ``ClusterObserver``, which asks every member.
 public final class Dashboard: Sendable {
     public let server: HTTPServer
-    public let observer: ClusterObserver
     /// The address to open: `http://host:port/`, with `?token=...` when the cluster has a secret.
     public let url: String
 
@@ -26,7 +25,6 @@ public final class Dashboard: Sendable {
         } catch {
             throw .cannotListen(address: "\(settings.dashboardHost):\(port)", reason: "\(error)")
         }
-        self.observer = observer
         url = "http://\(server.address)/" + (settings.secret.map { "?token=\($0.dashboardToken)" } ?? "")
     }
 

@@ -53,10 +53,9 @@ public struct DashboardAccess: Sendable {
 
     /// The request's path and query without the `token` item.
     static func withoutToken(_ request: HTTPRequest) -> String {
-        let rest = request.target.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
-        let kept = rest.split(separator: "&").filter { !$0.hasPrefix("token=") && $0 != "token" }
-        let path = request.target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/"
-        return kept.isEmpty ? path : path + "?" + kept.joined(separator: "&")
+        let parts = request.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let kept = parts.dropFirst().first?.split(separator: "&").filter { !$0.hasPrefix("token=") && $0 != "token" } ?? []
+        return kept.isEmpty ? String(parts[0]) : parts[0] + "?" + kept.joined(separator: "&")
     }
 
     /// `127.0.0.1:8787`, `[::1]:8787`, `localhost:8787` (port optional).

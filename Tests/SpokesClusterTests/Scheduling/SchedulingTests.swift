@@ -129,21 +129,21 @@ struct SchedulingTests {
         #expect(taken.map(\.1) == [false, false, false, false, true, true])
     }
 
-    @Test func withoutQueueingOnlyFreeSlotsAreHandedOut() async throws {
+    @Test func withLessThanARoundStillToSendOnlyFreeSlotsAreHandedOut() async throws {
         let nodes = try await startCluster(1, slots: 2)
         defer { nodes.forEach { $0.stop() } }
         let (systems, following) = try nodes[0].makeSystems()
         defer { following.cancel() }
         #expect(await systems.totalSlots == 2)
-        for _ in 0..<2 { #expect(try await !systems.firstAvailableSystem(queueing: false).isQueued) }
+        for _ in 0..<2 { #expect(try await !systems.firstAvailableSystem(stillToSend: 0).isQueued) }
         let got = Atomic<Bool>(false)
         let waiting = Task {
-            let commitment = try await systems.firstAvailableSystem(queueing: false)
+            let commitment = try await systems.firstAvailableSystem(stillToSend: 0)
             got.store(true, ordering: .releasing)
             return commitment
         }
-        let queued = try await systems.firstAvailableSystem(queueing: true)
-        #expect(queued.isQueued, "the queue place is free for a caller that queues")
+        let queued = try await systems.firstAvailableSystem(stillToSend: 2)
+        #expect(queued.isQueued, "with a whole round still to send, the queue place is free")
         await systems.release(queued)
         // The waiter that does not queue still waits while both slots are held (checked over 30 ms).
         try await Task.sleep(for: .milliseconds(30))
