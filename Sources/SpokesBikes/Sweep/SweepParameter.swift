@@ -50,7 +50,7 @@ public enum SweepParameter: String, Sendable, Hashable, Codable, CaseIterable, C
         case .users: "200"
         case .paths: "10"
         case .goal: nil
-        case .moveTime: "0.1"
+        case .moveTime: MoveTiming().moveTime.formatted
         case .timeScale: "0"
         case .seed: nil
         }

@@ -41,8 +41,8 @@ public struct SweepPlan: Sendable, Hashable {
     /// limits, or a value `SimulationOptions.validate` refuses for the network (such as a
     /// goal that is not one of its stations).
     public init(
-        network: SweepNetwork, users: [Int], paths: [Int], goals: [String?] = [nil], moveTimes: [Double] = [0.1],
-        timeScales: [Double] = [0], seeds: [UInt64], maxMoves: Int = 1_000_000, includeResults: Bool = false
+        network: SweepNetwork, users: [Int], paths: [Int], goals: [String?] = [nil], moveTimes: [Double] = [MoveTiming().moveTime],
+        timeScales: [Double] = [0], seeds: [UInt64], maxMoves: Int = SweepSetting.defaultMaxMoves, includeResults: Bool = false
     ) throws(SweepPlanError) {
         let lengths = [users.count, paths.count, goals.count, moveTimes.count, timeScales.count, seeds.count]
         for (parameter, length) in zip(SweepParameter.allCases, lengths) where length == 0 {
@@ -80,7 +80,7 @@ public struct SweepPlan: Sendable, Hashable {
     /// .seed: "1-32"]`. A parameter not given takes its ``SweepParameter/defaultList``
     /// (no goal when `goal` is not given); the seeds must be given.
     public init(
-        network: SweepNetwork, lists: [SweepParameter: String], maxMoves: Int = 1_000_000, includeResults: Bool = false
+        network: SweepNetwork, lists: [SweepParameter: String], maxMoves: Int = SweepSetting.defaultMaxMoves, includeResults: Bool = false
     ) throws(SweepPlanError) {
         func list(_ parameter: SweepParameter) throws(SweepPlanError) -> String {
             guard let text = lists[parameter] ?? parameter.defaultList else { throw .missing(parameter) }
