@@ -4,15 +4,6 @@ import Testing
 @Suite struct SweepPlanTests {
     static let network = SweepNetwork.synthetic(stations: 4, bikes: 3, emptySlots: 3)
 
-    func message(_ body: () throws(SweepPlanError) -> Any) -> String? {
-        do {
-            _ = try body()
-            return nil
-        } catch {
-            return error.description
-        }
-    }
-
     @Test func everyCombinationIsOneRunWithTheSeedInnermost() throws {
         let plan = try SweepPlan(
             network: Self.network,
@@ -62,7 +53,7 @@ import Testing
         #expect(plan.moveTimes == [0.1] && plan.timeScales == [0], "sweep runs are CPU work: flat out unless asked")
         #expect(plan.seeds == [1, 2, 3] && plan.runCount == 3 && plan.varied.isEmpty)
         #expect(plan.network.stations.count == 318)
-        #expect(message { () throws(SweepPlanError) in try SweepPlan(network: Self.network, lists: [.users: "5"]) }
+        #expect(sweepPlanErrorMessage { () throws(SweepPlanError) in try SweepPlan(network: Self.network, lists: [.users: "5"]) }
             == "--seeds is required (for example --seeds 1-32)")
     }
 
@@ -79,43 +70,43 @@ import Testing
 
     @Test func refusesMoreRunsThanTheMaximum() throws {
         #expect(try SweepPlan(network: Self.network, lists: [.users: "1-10", .seed: "1-10000"]).runCount == SweepPlan.maximumRuns)
-        #expect(message { () throws(SweepPlanError) in try SweepPlan(network: Self.network, lists: [.users: "1-11", .seed: "1-10000"]) }
+        #expect(sweepPlanErrorMessage { () throws(SweepPlanError) in try SweepPlan(network: Self.network, lists: [.users: "1-11", .seed: "1-10000"]) }
             == "the sweep has 110000 runs; at most 100000 are allowed")
         let many = Array(0..<UInt64(100_000))
-        #expect(message { () throws(SweepPlanError) in
+        #expect(sweepPlanErrorMessage { () throws(SweepPlanError) in
             try SweepPlan(network: Self.network, users: Array(1...100_000), paths: Array(1...100_000), seeds: many)
         } == "the sweep has 1000000000000000 runs; at most 100000 are allowed")
     }
 
     @Test func refusesWhatASimulationWouldRefuse() {
-        #expect(message { () throws(SweepPlanError) in try SweepPlan(network: Self.network, lists: [.goal: "station-2,nowhere", .seed: "1"]) }
+        #expect(sweepPlanErrorMessage { () throws(SweepPlanError) in try SweepPlan(network: Self.network, lists: [.goal: "station-2,nowhere", .seed: "1"]) }
             == "goal station 'nowhere' is not in network 'synthetic' (give a station id from the network file)")
-        #expect(message { () throws(SweepPlanError) in
+        #expect(sweepPlanErrorMessage { () throws(SweepPlanError) in
             try SweepPlan(network: .synthetic(stations: 3, bikes: 0, emptySlots: 5), lists: [.seed: "1"])
         } == "network 'synthetic' has no free bikes at any station: no user could ever ride")
-        #expect(message { () throws(SweepPlanError) in try SweepPlan(network: Self.network, lists: [.seed: "1"], maxMoves: 0) }
+        #expect(sweepPlanErrorMessage { () throws(SweepPlanError) in try SweepPlan(network: Self.network, lists: [.seed: "1"], maxMoves: 0) }
             == "max moves per user is 0; expected at least 1")
-        #expect(message { () throws(SweepPlanError) in try SweepPlan(network: Self.network, users: [5], paths: [0], seeds: [1]) }
+        #expect(sweepPlanErrorMessage { () throws(SweepPlanError) in try SweepPlan(network: Self.network, users: [5], paths: [0], seeds: [1]) }
             == "--paths: '0' is out of range; expected 1 to 1000000")
-        #expect(message { () throws(SweepPlanError) in try SweepPlan(network: Self.network, users: [5], paths: [1], moveTimes: [-1], seeds: [1]) }
+        #expect(sweepPlanErrorMessage { () throws(SweepPlanError) in try SweepPlan(network: Self.network, users: [5], paths: [1], moveTimes: [-1], seeds: [1]) }
             == "move time is -1.0; expected a number from 0 to 86400 seconds")
-        #expect(message { () throws(SweepPlanError) in try SweepPlan(network: Self.network, users: [5], paths: [1], seeds: [.max]) }
+        #expect(sweepPlanErrorMessage { () throws(SweepPlanError) in try SweepPlan(network: Self.network, users: [5], paths: [1], seeds: [.max]) }
             == "--seeds: '18446744073709551615' is out of range; expected at most 9223372036854775807")
     }
 
     @Test func refusesEmptyAndRepeatedValuesGivenDirectly() {
-        #expect(message { () throws(SweepPlanError) in try SweepPlan(network: Self.network, users: [], paths: [1], seeds: [1]) }
+        #expect(sweepPlanErrorMessage { () throws(SweepPlanError) in try SweepPlan(network: Self.network, users: [], paths: [1], seeds: [1]) }
             == "--users: no values given")
-        #expect(message { () throws(SweepPlanError) in try SweepPlan(network: Self.network, users: [1], paths: [1], goals: [nil, nil], seeds: [1]) }
+        #expect(sweepPlanErrorMessage { () throws(SweepPlanError) in try SweepPlan(network: Self.network, users: [1], paths: [1], goals: [nil, nil], seeds: [1]) }
             == "--goal: no goal is listed more than once")
-        #expect(message { () throws(SweepPlanError) in try SweepPlan(network: Self.network, users: [1], paths: [1], seeds: [4, 4]) }
+        #expect(sweepPlanErrorMessage { () throws(SweepPlanError) in try SweepPlan(network: Self.network, users: [1], paths: [1], seeds: [4, 4]) }
             == "--seeds: 4 is listed more than once")
     }
 
     @Test func listErrorsComeThroughWithTheirFlag() {
-        #expect(message { () throws(SweepPlanError) in try SweepPlan(network: Self.network, lists: [.seed: "7-3"]) }
+        #expect(sweepPlanErrorMessage { () throws(SweepPlanError) in try SweepPlan(network: Self.network, lists: [.seed: "7-3"]) }
             == "--seeds: '7-3' is a descending range")
-        #expect(message { () throws(SweepPlanError) in try SweepPlan(network: Self.network, lists: [.timeScale: "0,x", .seed: "1"]) }
+        #expect(sweepPlanErrorMessage { () throws(SweepPlanError) in try SweepPlan(network: Self.network, lists: [.timeScale: "0,x", .seed: "1"]) }
             == "--time-scale: 'x' is not a number")
     }
 }

@@ -76,6 +76,13 @@ import Testing
         let ten = try #require(waiting.range(of: ">10</text>")), forty = try #require(waiting.range(of: ">40</text>"))
         #expect(ten.lowerBound < forty.lowerBound)
         #expect(byUsers.contains("<span class=\"key\">"), "a legend for the lines")
+        // Each line runs left to right through its groups.
+        let lines = byUsers.matches(of: /<polyline class="line" points="([^"]*)"/).map { String($0.output.1) }
+        #expect(lines.count == 4 * 2)
+        for line in lines {
+            let xs = line.split(separator: " ").compactMap { Double($0.split(separator: ",")[0]) }
+            #expect(xs.count == 3 && xs == xs.sorted(), "\(line)")
+        }
     }
 
     @Test func tooltipsCarryTheGroupsStatistics() async throws {
