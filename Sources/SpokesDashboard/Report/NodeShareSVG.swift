@@ -5,6 +5,8 @@ import Foundation
 struct NodeShareSVG {
     /// Node name -> users whose result it produced.
     let shares: [String: Int]
+    /// What is counted, plural: `users`, or `runs` for a sweep.
+    var countName = "users"
 
     static let width = 720.0
     private static let rowHeight = 26.0, labelWidth = 160.0, valueWidth = 120.0
@@ -27,7 +29,7 @@ struct NodeShareSVG {
             let length = largest > 0 ? Double(max(0, row.value)) / Double(largest) * barSpace : 0
             let percent = total > 0 ? Double(max(0, row.value)) / Double(total) * 100 : 0
             let name = HTML.escape(row.key)
-            svg += "<g class=\"node-row\" data-node=\"\(name)\"><title>\(name): \(row.value) users</title>"
+            svg += "<g class=\"node-row\" data-node=\"\(name)\"><title>\(name): \(row.value) \(countName)</title>"
             svg += "<text class=\"label\" x=\"\(HTML.number(Self.labelWidth - 10))\" y=\"\(HTML.number(y + 16))\" "
             svg += "text-anchor=\"end\">\(name)</text>"
             svg += "<rect class=\"track\" x=\"\(HTML.number(Self.labelWidth))\" y=\"\(HTML.number(y + 4))\" "
