@@ -51,7 +51,7 @@ enum ClusterOptions {
                     throw UsageError("--seed \(seed): \(error)")
                 }
             }
-            if !seeds.isEmpty { settings.seeds = seeds }
+            if !seeds.isEmpty { settings.peers = seeds }
             if let dashboard = try arguments.string("dashboard") {
                 guard dashboard == "off" || UInt16(dashboard) != nil else {
                     throw UsageError("--dashboard must be a TCP port from 0 to 65535 (0 picks a free one) or off, got '\(dashboard)'")

@@ -83,7 +83,7 @@ public final class ClusterNode: Sendable {
             }
         }
         let interval = settings.heartbeatInterval
-        let seeds = settings.seeds
+        let seeds = settings.peers
         let ticking = Task { [weak self] in
             while !Task.isCancelled {
                 guard let self else { return }
