@@ -76,7 +76,8 @@ public enum ArgumentParser {
         }
         let rows = spec.options.map { option -> (String, String) in
             var help = option.help
-            if let defaultValue = option.defaultValue { help += " (default: \(defaultValue))" }
+            let notes = [option.range, option.defaultValue.map { "default: \($0)" }].compactMap { $0 }
+            if !notes.isEmpty { help += " (\(notes.joined(separator: "; ")))" }
             return (option.synopsis, help)
         } + [("-h, --help", "Show help information.")]
         text += "\nOPTIONS:\n" + table(rows)

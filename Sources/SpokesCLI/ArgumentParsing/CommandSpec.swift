@@ -12,6 +12,15 @@ public struct CommandSpec: Sendable {
     /// nil: positional arguments are refused.
     public let positional: String?
 
+    /// A command whose options are typed ``Option`` declarations (or specs).
+    public init(
+        name: String, abstract: String, discussion: String? = nil, usage: [String] = [], options: [any OptionDeclaration],
+        positional: (any OptionDeclaration)? = nil
+    ) {
+        self.init(name: name, abstract: abstract, discussion: discussion, usage: usage, options: options.map(\.spec), positional: positional?.spec.name)
+    }
+
+    /// A command whose options are string-named specs.
     public init(
         name: String, abstract: String, discussion: String? = nil, usage: [String] = [], options: [OptionSpec],
         positional: String? = nil

@@ -19,7 +19,15 @@ extension ClusterSettings {
     /// Defaults, overridden by `file` (if given) and then by `SPOKES_*` variables in
     /// `environment`; then the secret, from `SPOKES_SECRET` or else `secret_file`.
     public static func load(file: String?, environment: [String: String]) throws(ConfigurationError) -> ClusterSettings {
+        try loadLayers(file: file, environment: environment).settings
+    }
+
+    /// Like ``load(file:environment:)``, and also the paths of the settings that the file
+    /// or the environment set (e.g. `cluster`), so a caller can tell a chosen value from
+    /// a default.
+    public static func loadLayers(file: String?, environment: [String: String]) throws(ConfigurationError) -> (settings: ClusterSettings, explicit: Set<String>) {
         var settings = ClusterSettings()
+        var explicit: Set<String> = []
         if let file {
             let text = try readFile(file)
             let yaml: YAMLValue
@@ -28,11 +36,11 @@ extension ClusterSettings {
             } catch {
                 throw .yaml(error)
             }
-            try settings.apply(yaml: yaml, source: file)
+            explicit.formUnion(try settings.apply(yaml: yaml, source: file))
         }
-        try settings.apply(environment: environment)
+        explicit.formUnion(try settings.apply(environment: environment))
         try settings.loadSecret(environment: environment, relativeTo: file)
-        return settings
+        return (settings, explicit)
     }
 
     /// Sets ``secret`` from `SPOKES_SECRET`, or else from ``secretFile`` (relative to the
@@ -56,13 +64,15 @@ extension ClusterSettings {
     /// Overrides the settings present in `yaml`, a document shaped like `cluster.yaml`;
     /// `source` names the file in errors. Rejects unknown keys and, on error, leaves
     /// `self` unchanged.
-    public mutating func apply(yaml: YAMLValue, source: String) throws(ConfigurationError) {
+    /// Returns the paths it set.
+    @discardableResult
+    public mutating func apply(yaml: YAMLValue, source: String) throws(ConfigurationError) -> Set<String> {
         let layer = SettingOrigin.file(source)
         var updated = self
         var assigned: [String: ConfigurationError.Origin] = [:]
         let entries: [YAMLValue.Entry]
         switch yaml {
-        case .null: return
+        case .null: return []
         case .mapping(let topLevel, _): entries = topLevel
         default:
             throw .invalidValue(layer.origin("", yaml.location), setting: "the document",
@@ -104,14 +114,16 @@ extension ClusterSettings {
         }
         try updated.checkRelations(assigned: assigned)
         self = updated
+        return Set(assigned.keys)
     }
 
     /// Overrides the settings whose `SPOKES_*` variable is in `environment`. A list
     /// (`SPOKES_PEERS`) is comma-separated. Other variables are ignored, except a renamed
     /// one (`SPOKES_SEEDS`), which is refused naming its new name, and a `SPOKES_*` name
     /// within two edits of a setting's variable, which is taken for a misspelling and
-    /// rejected. On error, leaves `self` unchanged.
-    public mutating func apply(environment: [String: String]) throws(ConfigurationError) {
+    /// rejected. On error, leaves `self` unchanged. Returns the paths it set.
+    @discardableResult
+    public mutating func apply(environment: [String: String]) throws(ConfigurationError) -> Set<String> {
         let known = Self.table.map(\.environmentVariable)
         for name in environment.keys.sorted() where name.hasPrefix("SPOKES_") && !known.contains(name) && !Self.reservedVariables.contains(name) {
             if let (old, new) = Self.renamedSettings.first(where: { Self.environmentVariable(for: $0.key) == name }) {
@@ -137,18 +149,30 @@ extension ClusterSettings {
         }
         try updated.checkRelations(assigned: assigned)
         self = updated
+        return Set(assigned.keys)
     }
 
-    /// Sets the setting at `path` from a command-line flag's `values` (one, or several
-    /// for a list); errors name `flag` (e.g. `--slots`). On error, leaves `self` unchanged.
-    public mutating func apply(flag: String, values: [String], to path: String) throws(ConfigurationError) {
-        guard let setting = Self.setting(path) else { preconditionFailure("no setting \(path)") }
-        let location = Setting.noLocation
-        let value: YAMLValue = setting.isList ? .sequence(values.map { .scalar($0, location) }, location) : .scalar(values.last ?? "", location)
+    /// Sets settings from command-line flags: each entry's `values` (one, or several for
+    /// a list) go to the setting at `path`, read exactly as the file and the environment
+    /// are, with errors naming `flag` (e.g. `--slots`). Relations between settings are
+    /// checked once all are set. On error, leaves `self` unchanged.
+    public mutating func apply(flags: [(flag: String, path: String, values: [String])]) throws(ConfigurationError) {
         var updated = self
-        try setting.assign(value, to: &updated, origin: .flag(flag))
-        try updated.checkRelations(assigned: [path: .flag(flag)])
+        var assigned: [String: ConfigurationError.Origin] = [:]
+        for (flag, path, values) in flags {
+            guard let setting = Self.setting(path) else { preconditionFailure("no setting \(path)") }
+            let location = Setting.noLocation
+            let value: YAMLValue = setting.isList ? .sequence(values.map { .scalar($0, location) }, location) : .scalar(values.last ?? "", location)
+            try setting.assign(value, to: &updated, origin: .flag(flag))
+            assigned[path] = .flag(flag)
+        }
+        try updated.checkRelations(assigned: assigned)
         self = updated
+    }
+
+    /// Sets one setting from a command-line flag; see ``apply(flags:)``.
+    public mutating func apply(flag: String, values: [String], to path: String) throws(ConfigurationError) {
+        try apply(flags: [(flag, path, values)])
     }
 
     /// Checks every setting's range and the relations between them, for settings

@@ -63,6 +63,10 @@ public struct ClusterSettings: Sendable, Hashable {
     public var secret: ClusterSecret?
     /// Lets a node without a secret listen beyond loopback (`--insecure`); never from a file.
     public var allowInsecure = false
+    /// For a client only (never a member): join the node it dials whatever its cluster,
+    /// as when the user names a node's address but no cluster. The secret, where there is
+    /// one, still decides who gets in. Never from a file.
+    public var joinsAnyCluster = false
 
     /// TCP port of the node's web dashboard; nil (the default, `off`) serves none, 0
     /// picks a free port.
