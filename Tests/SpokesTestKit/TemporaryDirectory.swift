@@ -54,3 +54,25 @@ public func withTemporaryDirectory<T>(
     defer { directory.remove() }
     return try await body(directory.path)
 }
+
+/// Runs `body` with the path of a fresh temporary file named `name` holding `text`;
+/// its folder is removed afterwards, whether `body` returns or throws.
+public func withTemporaryFile<T>(_ text: String, named name: String = "file.txt", _ body: (String) throws -> T) throws -> T {
+    try withTemporaryDirectory { folder in
+        let path = (folder as NSString).appendingPathComponent(name)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return try body(path)
+    }
+}
+
+/// Runs `body` with the path of a fresh temporary file named `name` holding `text`;
+/// its folder is removed afterwards, whether `body` returns or throws.
+public func withTemporaryFile<T>(
+    _ text: String, named name: String = "file.txt", isolation: isolated (any Actor)? = #isolation, _ body: (String) async throws -> T
+) async throws -> T {
+    try await withTemporaryDirectory { folder in
+        let path = (folder as NSString).appendingPathComponent(name)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return try await body(path)
+    }
+}

@@ -40,6 +40,7 @@ public enum ArgumentParser {
             let name = String(body.prefix { $0 != "=" })
             let inlineValue = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
             guard let option = spec.option(named: name) else {
+                if let message = spec.retiredOptions[name] { throw UsageError("--\(name): \(message)") }
                 throw UsageError("unknown option '--\(name)'\(suggestion(for: name, in: spec))")
             }
             if option.isFlag {
