@@ -2,11 +2,11 @@
 //
 // Spokes: a zero-dependency Swift worker cluster.
 // Toolchain only: this manifest declares no package dependencies, and must not.
+// Linux only for now (tried: Swift 6.3.1 on Debian 12); see README, "Systems".
 import PackageDescription
 
 let package = Package(
     name: "Spokes",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "SpokesConcurrency", targets: ["SpokesConcurrency"]),
         .library(name: "SpokesCluster", targets: ["SpokesCluster"]),

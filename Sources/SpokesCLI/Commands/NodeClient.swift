@@ -82,9 +82,10 @@ enum NodeClient {
     static func table(_ header: [String], _ rows: [[String]]) -> String {
         let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
         return ([header] + rows).map { row in
-            row.enumerated().map { column, cell in
+            let line = row.enumerated().map { column, cell in
                 column == row.count - 1 ? cell : cell.padding(toLength: widths[column] + 2, withPad: " ", startingAt: 0)
             }.joined()
+            return String(line.reversed().drop { $0 == " " }.reversed())
         }.joined(separator: "\n") + "\n"
     }
 }

@@ -513,10 +513,10 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         }
         let them = peer.address.isEmpty ? "this client" : peer.node.name
         if peer.authenticated, authentication == nil {
-            return "\(them) has a cluster secret and \(node.name) of cluster '\(settings.cluster)' has none; give both the same secret, or neither"
+            return "\(them) has a cluster secret and node \(node.name) of cluster '\(settings.cluster)' has none; give both the same secret, or neither"
         }
         if !peer.authenticated, authentication != nil {
-            return "\(node.name) of cluster '\(settings.cluster)' requires the cluster's secret (SPOKES_SECRET or secret_file) and \(them) has none"
+            return "cluster '\(settings.cluster)' (node \(node.name)) requires its secret (SPOKES_SECRET or secret_file) and \(them) has none"
         }
         if peer.nonce.utf8.count != 2 * HandshakeAuthentication.nonceSize {
             return "the handshake's nonce is not \(HandshakeAuthentication.nonceSize) bytes of hex"

@@ -1,11 +1,11 @@
 import Foundation
 
-/// Wall-clock times as ISO 8601 in UTC (`2026-03-04T22:58:46Z`), computed without a
+/// Wall-clock times as ISO 8601 in UTC (`2026-03-04T22:58:46Z`, to the nearest millisecond), computed without a
 /// formatter: no locale, no shared state, the same on every system.
 public enum UTCTime {
     /// `date` as `2026-03-04T22:58:46Z`, or with `milliseconds` `2026-03-04T22:58:46.123Z`.
     public static func iso8601(_ date: Date, milliseconds: Bool = false) -> String {
-        let total = Int64((date.timeIntervalSince1970 * 1_000).rounded(.down))
+        let total = Int64((date.timeIntervalSince1970 * 1_000).rounded())
         let (quotient, remainder) = total.quotientAndRemainder(dividingBy: 86_400_000)
         let (day, inDay) = remainder < 0 ? (quotient - 1, remainder + 86_400_000) : (quotient, remainder)
         // Days since 1970-01-01 to a civil date: Howard Hinnant's civil_from_days.

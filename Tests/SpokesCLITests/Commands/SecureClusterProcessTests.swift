@@ -71,7 +71,7 @@ struct SecureClusterProcessTests {
         let unauthenticated = await status(of: nodes[0], environment: ["SPOKES_SECRET": ""])
         #expect(unauthenticated.status == 1)
         #expect(unauthenticated.standardError.contains(
-            "the node at \(nodes[0].address) refused this client: s0 of cluster '\(cluster)' requires the cluster's secret (SPOKES_SECRET or secret_file) and this client has none"),
+            "the node at \(nodes[0].address) refused this client: cluster '\(cluster)' (node s0) requires its secret (SPOKES_SECRET or secret_file) and this client has none"),
             "\(unauthenticated.standardError)")
         let otherSecret = await status(of: nodes[0], environment: wrongSecret)
         #expect(otherSecret.status == 1)
