@@ -32,7 +32,7 @@ struct SettingFlag: OptionDeclaration {
 enum ClusterOptions {
     static let config = Option.string("config", "FILE", help: "A cluster.yaml file (see cluster.yaml in the repository for every setting).")
     static let cluster = SettingFlag("cluster", "NAME", setting: "cluster",
-                                     help: "The cluster to join; nodes of other clusters are refused. With --to and no cluster given, the node's own.")
+                                     help: "The cluster to join; nodes of other clusters are refused. A client given --to and no cluster joins that node's.")
     static let discovery = SettingFlag("discovery", "MODE", setting: "discovery.mode",
                                        help: "How nodes are found: loopback (this machine), lan (needs --broadcast) or off.")
     static let discoveryPort = SettingFlag("discovery-port", "PORT", setting: "discovery.port", help: "UDP port of the beacons.")

@@ -414,6 +414,7 @@ private func failure(environment: [String: String]) -> String? {
         var generator = TestGenerator(seed: 66)
         var loaded = 0
         let folder = try TemporaryDirectory()
+        defer { folder.remove() }
         for _ in 0..<1_000 {
             await Task.yield()
             var bytes = original
