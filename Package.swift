@@ -2,11 +2,11 @@
 //
 // Spokes: a zero-dependency Swift worker cluster.
 // Toolchain only: this manifest declares no package dependencies, and must not.
+// Linux only for now (tried: Swift 6.3.1 on Debian 12); see README, "Systems".
 import PackageDescription
 
 let package = Package(
     name: "Spokes",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "SpokesConcurrency", targets: ["SpokesConcurrency"]),
         .library(name: "SpokesCluster", targets: ["SpokesCluster"]),
@@ -22,11 +22,13 @@ let package = Package(
         .target(name: "SpokesDashboard", dependencies: ["SpokesBikes", "SpokesCluster", "SpokesConcurrency"]),
         .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency"]),
         .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
-        .testTarget(name: "SpokesConcurrencyTests", dependencies: ["SpokesConcurrency"]),
-        .testTarget(name: "SpokesClusterTests", dependencies: ["SpokesCluster", "SpokesConcurrency"]),
-        .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes", "SpokesCluster", "SpokesConcurrency"]),
-        .testTarget(name: "SpokesDashboardTests", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency"]),
-        .testTarget(name: "SpokesCLITests", dependencies: ["SpokesCLI", "SpokesCluster"]),
+        // What every test target shares (temporary folders that are always removed).
+        .target(name: "SpokesTestKit", path: "Tests/SpokesTestKit"),
+        .testTarget(name: "SpokesConcurrencyTests", dependencies: ["SpokesConcurrency", "SpokesTestKit"]),
+        .testTarget(name: "SpokesClusterTests", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesTestKit"]),
+        .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit"]),
+        .testTarget(name: "SpokesDashboardTests", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit"]),
+        .testTarget(name: "SpokesCLITests", dependencies: ["SpokesCLI", "SpokesCluster", "SpokesTestKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -28,7 +28,7 @@ public struct BikeJob: Sendable, Codable {
 
     /// A fresh job id, e.g. `job-1a2b3c4d`.
     public static func newID() -> String {
-        "job-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        JobIdentifier.make("job")
     }
 
     /// Runs the job with `node` as coordinator: hosts the stations, sends one

@@ -164,7 +164,7 @@ public distributed actor JobService {
         defer { following.cancel() }
         let expected = 1 + node.members.count { $0.state == .alive }
         _ = try? await withTimeout(seconds: 5) { try await systems.waitForSystems(atLeast: expected) }
-        let job = "batch-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+        let job = JobIdentifier.make("batch")
         let runner = JobRunner(systems: systems, job: job, kind: kind, deadline: deadline, retries: retries)
         let board = node.jobBoard.track(job: job, kind: kind, title: "\(count) x \(kind)", total: count)
         defer { board.end(cancelled: Task.isCancelled) }

@@ -1,3 +1,6 @@
+import Foundation
+import SpokesCluster
+
 /// Everything a finished (or cancelled) simulation has to say, in the shape of
 /// `spokes simulate --json`.
 ///
@@ -56,6 +59,9 @@ public struct SimulationReport: Sendable, Hashable, Codable {
     public var nominalDuration: Double
     /// Real seconds the run took.
     public var wallTime: Double
+    /// When the run ended, ISO 8601 in UTC (`2026-03-04T22:58:46Z`); absent from reports
+    /// stored by versions before it.
+    public var finishedAt: String?
 
     public var bikesBefore: Int
     public var bikesAfter: Int
@@ -116,6 +122,7 @@ public struct SimulationReport: Sendable, Hashable, Codable {
         totalWaitingTime = Double(failedTakes + failedLeaves) * options.timing.moveTime
         nominalDuration = Double(sorted.map(\.moves).max() ?? 0) * options.timing.moveTime
         self.wallTime = wallTime
+        finishedAt = UTCTime.iso8601(Date())
         conservation = ConservationCheck(
             before: network.stations, after: finalStations, bikesInUse: sorted.count { $0.holdsBike })
         bikesBefore = conservation.bikesBefore

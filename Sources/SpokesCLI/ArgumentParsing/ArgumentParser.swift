@@ -40,6 +40,7 @@ public enum ArgumentParser {
             let name = String(body.prefix { $0 != "=" })
             let inlineValue = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
             guard let option = spec.option(named: name) else {
+                if let message = spec.retiredOptions[name] { throw UsageError("--\(name): \(message)") }
                 throw UsageError("unknown option '--\(name)'\(suggestion(for: name, in: spec))")
             }
             if option.isFlag {
@@ -76,7 +77,8 @@ public enum ArgumentParser {
         }
         let rows = spec.options.map { option -> (String, String) in
             var help = option.help
-            if let defaultValue = option.defaultValue { help += " (default: \(defaultValue))" }
+            let notes = [option.range, option.defaultValue.map { "default: \($0)" }].compactMap { $0 }
+            if !notes.isEmpty { help += " (\(notes.joined(separator: "; ")))" }
             return (option.synopsis, help)
         } + [("-h, --help", "Show help information.")]
         text += "\nOPTIONS:\n" + table(rows)

@@ -11,7 +11,19 @@ public struct CommandSpec: Sendable {
     /// The value option a single positional argument fills (`result JOB` means `--job JOB`);
     /// nil: positional arguments are refused.
     public let positional: String?
+    /// Options this command no longer has, by name, with what to say instead
+    /// (`seed` on `node`: use --peer HOST:PORT).
+    public private(set) var retiredOptions: [String: String] = [:]
 
+    /// A command whose options are typed ``Option`` declarations (or specs).
+    public init(
+        name: String, abstract: String, discussion: String? = nil, usage: [String] = [], options: [any OptionDeclaration],
+        positional: (any OptionDeclaration)? = nil
+    ) {
+        self.init(name: name, abstract: abstract, discussion: discussion, usage: usage, options: options.map(\.spec), positional: positional?.spec.name)
+    }
+
+    /// A command whose options are string-named specs.
     public init(
         name: String, abstract: String, discussion: String? = nil, usage: [String] = [], options: [OptionSpec],
         positional: String? = nil
@@ -22,6 +34,13 @@ public struct CommandSpec: Sendable {
         self.usage = usage
         self.options = options
         self.positional = positional
+    }
+
+    /// The same command, refusing `--name` with `message` (e.g. what it is called now).
+    public func retiring(_ name: String, _ message: String) -> CommandSpec {
+        var copy = self
+        copy.retiredOptions[name] = message
+        return copy
     }
 
     func option(named name: String) -> OptionSpec? {

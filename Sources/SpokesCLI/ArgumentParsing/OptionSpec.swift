@@ -1,4 +1,7 @@
-/// One option of a command: `--name VALUE` (also `--name=VALUE`) or a boolean `--name` flag.
+/// One option of a command, as help shows it: `--name VALUE` (also `--name=VALUE`) or a
+/// boolean `--name` flag. Declare options as typed ``Option`` values, which carry their
+/// spec and read their value; the string-named factories and readers below remain for
+/// commands not yet moved to them.
 public struct OptionSpec: Sendable, Hashable {
     /// The name without dashes: `users` for `--users`.
     public let name: String
@@ -7,8 +10,19 @@ public struct OptionSpec: Sendable, Hashable {
     public let help: String
     /// The value used when the option is not given, shown in help as "(default: ...)".
     public let defaultValue: String?
-    /// Whether the option may be given more than once (`--seed a --seed b`).
+    /// Whether the option may be given more than once (`--peer a --peer b`).
     public let isRepeatable: Bool
+    /// The values accepted, in words (`1 to 100`), shown in help; nil when the help says it all.
+    public let range: String?
+
+    public init(name: String, valueName: String?, help: String, defaultValue: String?, isRepeatable: Bool = false, range: String? = nil) {
+        self.name = name
+        self.valueName = valueName
+        self.help = help
+        self.defaultValue = defaultValue
+        self.isRepeatable = isRepeatable
+        self.range = range
+    }
 
     /// An option that takes a value.
     public static func value(_ name: String, _ valueName: String, help: String, default defaultValue: String? = nil) -> OptionSpec {

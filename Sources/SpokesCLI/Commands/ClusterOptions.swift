@@ -1,70 +1,88 @@
 import Foundation
 import SpokesCluster
 
+/// A flag that sets one of the cluster's settings (see ``ClusterSettings/table``). Its
+/// help, range and default come from the settings table, and its value goes through the
+/// setting's own reader, so a flag, cluster.yaml and a `SPOKES_*` variable accept exactly
+/// the same values and their errors read alike (naming the flag, exit 2).
+struct SettingFlag: OptionDeclaration {
+    let spec: OptionSpec
+    /// The setting's YAML path, e.g. `node.slots`.
+    let path: String
+
+    /// `--name VALUE` for the setting at `path`; `help` replaces the table's doc line.
+    init(_ name: String, _ valueName: String, setting path: String, help: String? = nil) {
+        guard let setting = ClusterSettings.setting(path) else { preconditionFailure("no setting \(path)") }
+        self.path = path
+        let doc = help ?? (setting.doc.prefix(1).uppercased() + setting.doc.dropFirst() + ".")
+        let defaultText = setting.isList ? nil : setting.defaultText
+        spec = OptionSpec(name: name, valueName: valueName, help: doc, defaultValue: defaultText == "\"\"" ? nil : defaultText,
+                          isRepeatable: setting.isList, range: setting.range)
+    }
+
+    /// What was given for this flag (every value of a list), or nil when it was not given.
+    func given(in arguments: ParsedArguments) -> (flag: String, path: String, values: [String])? {
+        let values = spec.isRepeatable ? arguments.repeated[spec.name] ?? [] : arguments.values[spec.name].map { [$0] } ?? []
+        return values.isEmpty ? nil : ("--" + spec.name, path, values)
+    }
+}
+
 /// The flags every cluster command shares, and how they become ``ClusterSettings``:
 /// defaults, then the `--config` file, then `SPOKES_*` variables, then these flags.
 enum ClusterOptions {
-    static let connection: [OptionSpec] = [
-        .value("config", "FILE", help: "A cluster.yaml file."),
-        .value("cluster", "NAME", help: "The cluster to join; nodes of other clusters are refused. (default: spokes)"),
-        .value("discovery", "MODE", help: "loopback (this machine), lan (needs --broadcast) or off. (default: loopback)"),
-        .value("discovery-port", "PORT", help: "UDP port of the beacons. (default: 7946)"),
-        .value("broadcast", "ADDR", help: "Broadcast address for lan discovery, e.g. your LAN's."),
-    ]
+    static let config = Option.string("config", "FILE", help: "A cluster.yaml file (see cluster.yaml in the repository for every setting).")
+    static let cluster = SettingFlag("cluster", "NAME", setting: "cluster",
+                                     help: "The cluster to join; nodes of other clusters are refused. A client given --to and no cluster joins that node's.")
+    static let discovery = SettingFlag("discovery", "MODE", setting: "discovery.mode",
+                                       help: "How nodes are found: loopback (this machine), lan (needs --broadcast) or off.")
+    static let discoveryPort = SettingFlag("discovery-port", "PORT", setting: "discovery.port", help: "UDP port of the beacons.")
+    static let broadcast = SettingFlag("broadcast", "ADDR", setting: "discovery.broadcast", help: "Broadcast address for lan discovery, e.g. your LAN's.")
 
-    static let node: [OptionSpec] = [
-        .value("name", "NAME", help: "This node's name, unique in the cluster (default: node-<random>)."),
-        .value("host", "HOST", help: "Address to listen on. (default: 127.0.0.1)"),
-        .value("port", "PORT", help: "TCP port; 0 picks a free one. (default: 0)"),
-        .value("slots", "S", help: "Tasks this node runs at once. (default: 4)"),
-        .repeated("seed", "HOST:PORT", help: "A node to connect to, in any discovery mode."),
-        .flag("insecure", help: "Without a cluster secret, still listen beyond loopback (an open cluster: anyone who can reach it can join)."),
-        .value("dashboard", "PORT", help: "Serve the web dashboard on this TCP port (0 picks a free one; off: none). (default: off)"),
-        .value("dashboard-host", "HOST", help: "Address the dashboard listens on. (default: 127.0.0.1)"),
-    ]
+    /// The flags of every command that talks to a cluster.
+    static let connectionOptions: [any OptionDeclaration] = [config, cluster, discovery, discoveryPort, broadcast]
+    /// The same, as specs (for commands that list string-named specs).
+    static var connection: [OptionSpec] { connectionOptions.map(\.spec) }
 
-    /// Settings from the layers, with these flags applied last.
+    static let name = SettingFlag("name", "NAME", setting: "node.name", help: "This node's name, unique in the cluster (default: node-<random>).")
+    static let host = SettingFlag("host", "HOST", setting: "node.host", help: "IPv4 address to listen on; loopback keeps the node on this machine.")
+    static let port = SettingFlag("port", "PORT", setting: "node.port", help: "TCP port to listen on; 0 picks a free one.")
+    static let slots = SettingFlag("slots", "S", setting: "node.slots", help: "Tasks this node runs at once (see README, 'Sizing a cluster').")
+    static let peer = SettingFlag("peer", "HOST:PORT", setting: "peers", help: "A node to connect to, in any discovery mode; repeat for several.")
+    static let insecure = Option.flag("insecure", help: "Without a cluster secret, still listen beyond loopback (an open cluster: anyone who can reach it can join).")
+    static let dashboard = SettingFlag("dashboard", "PORT", setting: "dashboard.port",
+                                       help: "Serve the web dashboard on this TCP port; 0 picks a free one; off serves none.")
+    static let dashboardHost = SettingFlag("dashboard-host", "HOST", setting: "dashboard.host", help: "Address the dashboard listens on.")
+    static let dataDirectory = SettingFlag("data-directory", "DIR", setting: "data_directory",
+                                           help: "Where the node keeps its job records; ~ is $HOME.")
+
+    /// The flags of `spokes node`.
+    static let nodeOptions: [any OptionDeclaration] = [name, host, port, slots, peer, insecure, dashboard, dashboardHost, dataDirectory]
+
+    /// Every setting flag, in the order they apply.
+    private static let settingFlags = [cluster, discovery, discoveryPort, broadcast, name, host, port, slots, peer, dashboard, dashboardHost, dataDirectory]
+
+    /// Settings from the layers, with the command's own flags applied last. A client
+    /// that names a node (`--to`) but no cluster (no `--cluster`, no `cluster:` in the
+    /// file, no `SPOKES_CLUSTER`) joins that node's cluster.
     static func settings(_ arguments: ParsedArguments, environment: [String: String]) throws -> ClusterSettings {
-        var settings = try ClusterSettings.load(file: try arguments.string("config"), environment: environment)
-        if let cluster = try arguments.string("cluster") { settings.cluster = cluster }
-        if let mode = try arguments.string("discovery") {
-            guard let parsed = ClusterSettings.DiscoveryMode(rawValue: mode) else {
-                throw UsageError("--discovery must be loopback, lan or off, got '\(mode)'")
-            }
-            settings.discoveryMode = parsed
-        }
-        if let port = try arguments.integer("discovery-port", in: 1...65_535) { settings.discoveryPort = UInt16(port) }
-        if let broadcast = try arguments.string("broadcast") { settings.broadcastAddress = broadcast }
-        if settings.discoveryMode == .lan, settings.broadcastAddress.isEmpty {
+        let file = try arguments.value(config).map { HomeDirectory.expand($0, environment: environment) }
+        var (settings, explicit) = try ClusterSettings.loadLayers(file: file, environment: environment)
+        let given = settingFlags.filter { arguments.spec.option(named: $0.spec.name) != nil }.compactMap { $0.given(in: arguments) }
+        let mode = given.last { $0.path == "discovery.mode" }?.values.last ?? settings.discoveryMode.rawValue
+        if mode == ClusterSettings.DiscoveryMode.lan.rawValue, settings.broadcastAddress.isEmpty, !given.contains(where: { $0.path == "discovery.broadcast" }) {
             throw UsageError("--discovery lan needs --broadcast ADDR (the LAN's broadcast address): Spokes never guesses where to send")
         }
-        if arguments.spec.options.contains(where: { $0.name == "name" }) {
-            if let name = try arguments.string("name") { settings.nodeName = name }
-            if let host = try arguments.string("host") { settings.host = host }
-            if let port = try arguments.integer("port", in: 0...65_535) { settings.port = UInt16(port) }
-            if let slots = try arguments.integer("slots", in: 1...10_000) { settings.slots = slots }
-            let seeds = arguments.strings("seed")
-            for seed in seeds {
-                do {
-                    _ = try SocketAddress(parsing: seed)
-                } catch {
-                    throw UsageError("--seed \(seed): \(error)")
-                }
-            }
-            if !seeds.isEmpty { settings.seeds = seeds }
-            if let dashboard = try arguments.string("dashboard") {
-                guard dashboard == "off" || UInt16(dashboard) != nil else {
-                    throw UsageError("--dashboard must be a TCP port from 0 to 65535 (0 picks a free one) or off, got '\(dashboard)'")
-                }
-                settings.dashboardPort = UInt16(dashboard)
-            }
-            if let host = try arguments.string("dashboard-host") { settings.dashboardHost = host }
-            settings.allowInsecure = arguments.flag("insecure")
-        }
-        do {
-            try settings.validate()
+        do throws(ConfigurationError) {
+            try settings.apply(flags: given)
         } catch {
-            throw UsageError("\(error)")
+            throw UsageError(error.description)
+        }
+        explicit.formUnion(given.map(\.path))
+        if arguments.spec.option(named: insecure.spec.name) != nil {
+            settings.allowInsecure = try arguments.value(insecure)
+        }
+        if arguments.spec.option(named: NodeClient.to.spec.name) != nil, arguments.isSet(NodeClient.to), !explicit.contains("cluster") {
+            settings.joinsAnyCluster = true
         }
         return settings
     }

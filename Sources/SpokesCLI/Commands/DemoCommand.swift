@@ -5,6 +5,17 @@ import SpokesConcurrency
 
 /// `spokes demo`: a whole cluster on this machine, one job on it, and everything stopped.
 enum DemoCommand {
+    static let workload = WorkloadOptions(users: 300, timeScale: 0.25)
+    static let nodes = Option.integer("nodes", "N", in: 1...16, default: 3, help: "Nodes to start.")
+    static let nodeSlots = Option.integer("node-slots", "S", in: 1...1_000, default: 4, help: "Task slots per node.")
+    static let json = Option.flag("json", help: "Print one JSON report on stdout instead of the summary.")
+    static let progress = Option.flag("progress", help: "Show progress on stderr even when it is not a terminal (one line per update).")
+    static let dashboard = Option.flag("dashboard", help: "Serve the web dashboard on the first node and keep the cluster up after the job, until Ctrl-C.")
+    static let dashboardPort = Option.integer("dashboard-port", "PORT", in: 0...65_535, default: 8787,
+                                              help: "The dashboard's port; 0 picks a free one, and a busy one falls back to a free one.")
+    static let dataDirectory = Option.string("data-directory", "DIR", help: "Where the demo's nodes keep their job records.",
+                                             defaultText: "the data directory's demo folder, ~/.spokes/demo")
+
     static let spec = CommandSpec(
         name: "demo",
         abstract: "Start a local cluster, run the Milano simulation on it, show the split per node, stop the cluster.",
@@ -12,37 +23,33 @@ enum DemoCommand {
             Starts --nodes 'spokes node' processes on loopback (a cluster name and discovery \
             port of their own, so a cluster you run is not disturbed), waits until they see \
             each other, submits the job to the second node, prints the report, and stops the \
-            nodes it started. With --dashboard the first node serves the web dashboard: the \
-            demo prints its address, runs the users in real time (unless --time-scale is given) \
-            so there is time to watch, and after the job keeps the cluster up until Ctrl-C.
+            nodes it started. Their job records go to a folder of their own (--data-directory), \
+            where 'spokes result JOB --data-directory DIR' finds them after the demo. With \
+            --dashboard the first node serves the web dashboard: the demo prints its address, \
+            runs the users in real time (unless --time-scale is given) so there is time to \
+            watch, and after the job keeps the cluster up until Ctrl-C.
             """,
-        options: WorkloadOptions.specs(users: 300, timeScale: "0.25") + [
-            .value("nodes", "N", help: "Nodes to start.", default: "3"),
-            .value("node-slots", "S", help: "Task slots per node.", default: "4"),
-            .value("deadline", "SECONDS", help: "Seconds a user task may run before it is retried.", default: "30"),
-            .value("retries", "N", help: "Retries of a failed user task.", default: "3"),
-            .flag("json", help: "Print one JSON report on stdout instead of the summary."),
-            .flag("progress", help: "Show progress on stderr even when it is not a terminal (one line per update)."),
-            ReportOutput.htmlOption,
-            .flag("dashboard", help: "Serve the web dashboard on the first node and keep the cluster up after the job, until Ctrl-C."),
-            .value("dashboard-port", "PORT", help: "The dashboard's port (0 picks a free one; a busy 8787 falls back to a free one).", default: "8787"),
-        ])
+        options: workload.all + [nodes, nodeSlots, JobOptions.deadline, JobOptions.retries, json, progress, ReportOutput.htmlOption,
+                                 dashboard, dashboardPort, dataDirectory])
 
     static let subcommand = Subcommand(spec: spec) { arguments, context in
         _ = try ReportOutput.htmlPath(arguments)
-        let count = try arguments.integer("nodes", in: 1...16) ?? 3
-        let slots = try arguments.integer("node-slots", in: 1...1_000) ?? 4
-        var options = try WorkloadOptions.simulationOptions(arguments)
-        if arguments.flag("dashboard"), !arguments.isSet("time-scale") {
+        let count = try arguments.value(nodes)
+        let slots = try arguments.value(nodeSlots)
+        var options = try workload.simulationOptions(arguments)
+        let watch = try arguments.value(dashboard)
+        if watch, !arguments.isSet(workload.timeScale) {
             // Slow enough to watch: the users ride in real time (about a minute).
             options.timing.timeScale = 1
         }
         let job = BikeJob(
-            network: try await WorkloadOptions.network(arguments),
+            network: try await workload.network(arguments),
             options: options,
-            deadline: try arguments.double("deadline", in: 0.001...86_400),
-            retries: try arguments.integer("retries", in: 0...100))
+            deadline: try arguments.value(JobOptions.deadline),
+            retries: try arguments.value(JobOptions.retries))
         try job.options.validate(for: job.network)
+        let records = HomeDirectory.expand(
+            try arguments.value(dataDirectory) ?? defaultDataDirectory(environment: context.environment), environment: context.environment)
 
         var settings = ClusterSettings()
         settings.cluster = "demo-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
@@ -50,15 +57,14 @@ enum DemoCommand {
         // A fresh secret for every demo: its nodes and this client authenticate like a real cluster's.
         let secretText = ClusterSecret.generateText()
         settings.secret = try ClusterSecret(secretText, source: "the demo")
-        let watch = arguments.flag("dashboard")
-        var dashboardPort = try arguments.integer("dashboard-port", in: 0...65_535) ?? 8787
-        if watch, dashboardPort != 0, !SocketAddress(host: "127.0.0.1", port: UInt16(dashboardPort)).isFreeToListen {
-            context.standardError("demo: port \(dashboardPort) is taken; the dashboard gets a free port instead\n")
-            dashboardPort = 0
+        var port = try arguments.value(dashboardPort)
+        if watch, port != 0, !SocketAddress(host: "127.0.0.1", port: UInt16(port)).isFreeToListen {
+            context.standardError("demo: port \(port) is taken; the dashboard gets a free port instead\n")
+            port = 0
         }
         let cluster = try await LocalCluster.start(
             count: count, slots: slots, settings: settings, environment: [ClusterSettings.secretVariable: secretText], context: context,
-            extraArguments: { index in watch && index == 0 ? ["--dashboard", "\(dashboardPort)"] : [] })
+            extraArguments: { index in ["--data-directory", records] + (watch && index == 0 ? ["--dashboard", "\(port)"] : []) })
         return try await cluster.whileRunning { cluster in
             context.standardError("demo: \(count) nodes of cluster '\(settings.cluster)' are up: \(cluster.nodes.map { "\($0.name) at \($0.address)" }.joined(separator: ", "))\n")
             if let dashboard = cluster.nodes.first?.dashboard {
@@ -67,6 +73,7 @@ enum DemoCommand {
             let coordinator = cluster.nodes[min(1, cluster.nodes.count - 1)]
             context.standardError("demo: submitting \(job.options.users) users x \(job.options.paths) paths on \(job.network.name) to \(coordinator.name)\n")
             let status = try await SubmitCommand.run(job, at: coordinator.address, settings: settings, arguments: arguments, context: context)
+            context.standardError("demo: job records are in \(records); after the demo, 'spokes result \(job.id) --data-directory \(records)' prints this report again\n")
             if watch, status != 130, let dashboard = cluster.nodes.first?.dashboard {
                 context.standardError("demo: the job is done; the cluster and its dashboard (\(dashboard)) stay up until you press Ctrl-C\n")
                 let interrupted = Promise<Void, Never>()
@@ -77,6 +84,14 @@ enum DemoCommand {
             }
             return status
         }
+    }
+
+    /// The `demo` folder of the data directory `SPOKES_DATA_DIRECTORY` names, or of the
+    /// default one: the demo's records never mix with a real node's.
+    static func defaultDataDirectory(environment: [String: String]) -> String {
+        let base = environment[ClusterSettings.setting("data_directory")?.environmentVariable ?? ""].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ClusterSettings().dataDirectory
+        return (base as NSString).appendingPathComponent("demo")
     }
 }
 

@@ -35,10 +35,10 @@ enum ResultCommand {
     static let spec = CommandSpec(
         name: "result",
         abstract: "Print a finished job's report again.",
-        usage: ["result JOB [--to HOST:PORT] [--json] [--html FILE]"],
+        usage: ["result JOB [--to HOST:PORT | --data-directory DIR] [--json] [--html FILE]"],
         options: [
             .value("job", "JOB", help: "The job id, as 'spokes jobs' lists it (also accepted as the first argument)."),
-            NodeClient.toOption, .flag("json", help: "Print the report as JSON."), ReportOutput.htmlOption,
+            NodeClient.toOption, .flag("json", help: "Print the report as JSON."), ReportOutput.htmlOption, ResultFromFolder.option.spec,
         ] + ClusterOptions.connection,
         positional: "job")
 
@@ -46,6 +46,7 @@ enum ResultCommand {
         guard let job = try arguments.string("job") else {
             throw UsageError("which job? give --job JOB (see 'spokes jobs')")
         }
+        if let status = try ResultFromFolder.emit(job: job, arguments: arguments, context: context) { return status }
         let settings = try ClusterOptions.settings(arguments, environment: context.environment)
         _ = try ReportOutput.htmlPath(arguments)
         let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)

@@ -4,41 +4,49 @@ import SpokesCluster
 import SpokesConcurrency
 import SpokesDashboard
 
-/// `spokes node`: runs a node in the foreground until SIGINT or SIGTERM.
+/// `spokes node`: runs a node in the foreground until SIGINT, SIGTERM or `spokes stop`.
 enum NodeCommand {
+    static let failEvery = Option.integer("fail-every", "N", in: 0...1_000_000, default: 0,
+                                          help: "Fault injection: every Nth task on this node fails; 0: none.")
+    static let slow = Option.integer("slow", "MS", in: 0...3_600_000, default: 0,
+                                     help: "Fault injection: each task on this node waits MS milliseconds first.")
+    static let stopWithParent = Option.flag("stop-with-parent",
+                                            help: "Stop (saying goodbye) when the process that started this node is gone; demo and bench use it.")
+
     static let spec = CommandSpec(
         name: "node",
         abstract: "Run a cluster node in the foreground.",
         discussion: """
-            Listens for peers and tasks, finds other nodes by discovery and --seed, and \
+            Listens for peers and tasks, finds other nodes by discovery and --peer, and \
             prints one line to stdout once it listens: 'ready name=<name> address=<host>:<port>' \
             (and 'dashboard=<url>' when it serves the web dashboard, see --dashboard). \
-            Logs go to stderr. SIGINT or SIGTERM announces leave to the peers and exits 0.
+            Logs go to stderr, one line each: an ISO-8601 UTC time, a level, the node's name \
+            and the message. SIGINT, SIGTERM or 'spokes stop --to HOST:PORT' announces leave \
+            to the peers and exits 0.
             """,
-        options: ClusterOptions.node + [
-            .value("fail-every", "N", help: "Fault injection: every Nth task on this node fails.", default: "0"),
-            .value("slow", "MS", help: "Fault injection: each task on this node waits MS milliseconds first.", default: "0"),
-            .flag("stop-with-parent", help: "Stop (saying goodbye) when the process that started this node is gone; demo and bench use it."),
-        ] + ClusterOptions.connection)
+        options: ClusterOptions.nodeOptions + [failEvery, slow, stopWithParent] + ClusterOptions.connectionOptions)
+        .retiring("seed", "on node this is now --peer HOST:PORT (a node to connect to); --seed is only the random seed of submit, demo and simulate. Use --peer HOST:PORT")
 
     static let subcommand = Subcommand(spec: spec) { arguments, context in
-        let faults = ScanSystem.Faults(
-            failEvery: try arguments.integer("fail-every", in: 0...1_000_000) ?? 0,
-            slowMilliseconds: try arguments.integer("slow", in: 0...3_600_000) ?? 0)
+        let faults = ScanSystem.Faults(failEvery: try arguments.value(failEvery), slowMilliseconds: try arguments.value(slow))
         return try await run(ClusterOptions.settings(arguments, environment: context.environment), faults: faults,
-                             stopWithParent: arguments.flag("stop-with-parent"), context: context)
+                             stopWithParent: try arguments.value(stopWithParent), context: context)
     }
 
     static func run(_ settings: ClusterSettings, faults: ScanSystem.Faults = .init(), stopWithParent: Bool = false, context: CommandContext) async throws -> Int32 {
-        if settings.secret == nil, settings.allowInsecure, let address = try? SocketAddress(parsing: "\(settings.host):0"), !address.isLoopback {
-            context.standardError("warning: listening on \(settings.host) without a cluster secret: anyone who can reach it can join and run tasks (see SECURITY.md)\n")
-        }
+        var settings = settings
+        settings.dataDirectory = HomeDirectory.expand(settings.dataDirectory, environment: context.environment)
         let registry = TaskRegistry()
         registry.register(BikeUserTask())
-        let node = try ClusterNode(settings: settings, registry: registry, faults: faults)
+        let node = try ClusterNode(settings: settings, registry: registry, faults: faults, logger: .lines(context.standardError))
+        let log = node.system
+        if settings.secret == nil, settings.allowInsecure, let address = try? SocketAddress(parsing: "\(settings.host):0"), !address.isLoopback {
+            log.log("listening on \(settings.host) without a cluster secret: anyone who can reach it can join and run tasks (see SECURITY.md)", level: .warning)
+        }
         let stopped = Promise<Void, Never>()
         let signals = InterruptHandler(signals: [SIGINT, SIGTERM]) { stopped.resolve(()) }
         defer { signals.stop() }
+        node.onStopRequest { stopped.resolve(()) }
         // A node a demo or a benchmark started must not outlive it, even when it was
         // killed: once the parent is gone the node is adopted, and its parent changes.
         let orphanWatch: Task<Void, Never>? = !stopWithParent ? nil : Task {
@@ -47,7 +55,7 @@ enum NodeCommand {
                 try? await Task.sleep(for: .milliseconds(500))
             }
             if !Task.isCancelled {
-                context.standardError("[\(node.system.node.name)] the process that started this node is gone\n")
+                log.log("the process that started this node is gone")
                 stopped.resolve(())
             }
         }
@@ -72,15 +80,15 @@ enum NodeCommand {
         if faults.failEvery > 0 { faultNote += ", failing every \(faults.failEvery)th task" }
         if faults.slowMilliseconds > 0 { faultNote += ", \(faults.slowMilliseconds) ms slow" }
         let security = settings.secret.map { "secret \($0.fingerprint)" } ?? "no secret"
-        context.standardError("[\(name)] listening on \(node.system.address), cluster '\(settings.cluster)', \(security), \(settings.slots) slots, discovery \(settings.discoveryMode.rawValue)\(faultNote)\n")
-        if let dashboard { context.standardError("[\(name)] dashboard at \(dashboard.url)\n") }
+        log.log("listening on \(node.system.address), cluster '\(settings.cluster)', \(security), \(settings.slots) slots, discovery \(settings.discoveryMode.rawValue), job records in \(settings.dataDirectory)\(faultNote)")
+        if let dashboard { log.log("dashboard at \(dashboard.url)") }
         let logging = Task {
             for await event in events {
-                context.standardError("[\(name)] \(describe(event))\n")
+                log.log(describe(event))
             }
         }
         await stopped.future.value
-        context.standardError("[\(name)] stopping: telling peers we leave\n")
+        log.log("stopping: telling peers we leave")
         dashboard?.stop()
         await node.stop()
         logging.cancel()
@@ -96,4 +104,3 @@ enum NodeCommand {
         }
     }
 }
-

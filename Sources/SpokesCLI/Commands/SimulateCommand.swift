@@ -3,6 +3,12 @@ import SpokesBikes
 
 /// `spokes simulate`: the bike-share simulation in this process.
 public enum SimulateCommand {
+    static let workload = WorkloadOptions()
+    static let workers = Option.integer("workers", "N", in: 1...SimulationOptions.maximumUsers,
+                                        help: "Users simulated at once; with 1, a seed reproduces a run exactly.", defaultText: "all")
+    static let json = Option.flag("json", help: "Print one JSON report on stdout instead of the summary.")
+    static let progress = Option.flag("progress", help: "Show progress on stderr even when it is not a terminal (one line per update).")
+
     public static let spec = CommandSpec(
         name: "simulate",
         abstract: "Run the bike-share simulation in this process.",
@@ -15,12 +21,7 @@ public enum SimulateCommand {
             "simulate [--network FILE] [--users U] [--paths P] [options]",
             "simulate --stations N --bikes B --slots S [--users U] [--paths P] [options]",
         ],
-        options: WorkloadOptions.specs + [
-            .value("workers", "N", help: "Users simulated at once (default: all); with 1, a seed reproduces a run exactly."),
-            .flag("json", help: "Print one JSON report on stdout instead of the summary."),
-            .flag("progress", help: "Show progress on stderr even when it is not a terminal (one line per update)."),
-            ReportOutput.htmlOption,
-        ])
+        options: workload.all + [workers, json, progress, ReportOutput.htmlOption])
 
     public static let subcommand = Subcommand(spec: spec) { arguments, context in
         try await run(arguments, context: context)
@@ -30,13 +31,13 @@ public enum SimulateCommand {
     /// 0, or 130 when interrupted.
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> Int32 {
         _ = try ReportOutput.htmlPath(arguments)
-        let network = try await WorkloadOptions.network(arguments)
-        var options = try WorkloadOptions.simulationOptions(arguments)
-        options.workers = try arguments.integer("workers", in: 1...SimulationOptions.maximumUsers)
+        let network = try await workload.network(arguments)
+        var options = try workload.simulationOptions(arguments)
+        options.workers = try arguments.value(workers)
         let simulation = try Simulation(network: network, options: options)
 
         let progress = ProgressLine(
-            mode: arguments.flag("progress") ? .lines : context.standardErrorIsTerminal && !arguments.flag("json") ? .redraw : .off,
+            mode: try arguments.value(progress) ? .lines : context.standardErrorIsTerminal && !(try arguments.value(json)) ? .redraw : .off,
             write: context.standardError)
         let running = Task { await simulation.run { progress.show($0) } }
         let interrupt = InterruptHandler { running.cancel() }

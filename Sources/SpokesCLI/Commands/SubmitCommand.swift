@@ -16,8 +16,7 @@ enum SubmitCommand {
         usage: ["submit [--to HOST:PORT] [--network FILE | --stations N --bikes B --slots S] [--users U] [--paths P] [options]"],
         options: WorkloadOptions.specs + [
             .value("to", "HOST:PORT", help: "The node to coordinate the job (default: find one by discovery)."),
-            .value("deadline", "SECONDS", help: "Seconds a user task may run before it is cancelled and retried (default: the node's)."),
-            .value("retries", "N", help: "Retries of a failed user task, each on another node (default: the node's)."),
+            JobOptions.deadline.spec, JobOptions.retries.spec,
             .flag("json", help: "Print one JSON report on stdout instead of the summary."),
             .flag("progress", help: "Show progress on stderr even when it is not a terminal (one line per update)."),
             ReportOutput.htmlOption,
@@ -29,8 +28,8 @@ enum SubmitCommand {
         let job = BikeJob(
             network: try await WorkloadOptions.network(arguments),
             options: try WorkloadOptions.simulationOptions(arguments),
-            deadline: try arguments.double("deadline", in: 0.001...86_400),
-            retries: try arguments.integer("retries", in: 0...100))
+            deadline: try arguments.value(JobOptions.deadline),
+            retries: try arguments.value(JobOptions.retries))
         try job.options.validate(for: job.network)
         let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
         return try await run(job, at: target, settings: settings, arguments: arguments, context: context)

@@ -49,15 +49,18 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// count it as a member.
     public let isMember: Bool
     private let heartbeatSequence = Atomic<UInt64>(0)
+    /// Where ``log(_:level:)`` goes, labelled with this node's name.
+    public let logger: Logger
 
     /// Starts a node: binds its listener and begins accepting peers. Without a secret it
     /// refuses to listen beyond loopback unless `settings.allowInsecure`
-    /// (``SecurityError/insecureAddress(host:)``).
-    public init(settings: ClusterSettings, isMember: Bool = true) throws {
+    /// (``SecurityError/insecureAddress(host:)``). Its log goes to `logger` (by default nowhere).
+    public init(settings: ClusterSettings, isMember: Bool = true, logger: Logger = .discard) throws {
         self.isMember = isMember
         var settings = settings
         if settings.nodeName.isEmpty { settings.nodeName = "node-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))" }
         self.settings = settings
+        self.logger = logger.labeled(settings.nodeName)
         authentication = settings.secret.map(HandshakeAuthentication.init(secret:))
         node = NodeID(name: settings.nodeName, incarnation: NodeID.nextIncarnation())
         try Self.checkListenAddress(settings)
@@ -411,7 +414,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// This node's handshake, with `nonce` (empty for beacons).
     func handshake(nonce: String = "") -> WireMessage.Handshake {
         WireMessage.Handshake(
-            cluster: settings.cluster, node: node, address: isMember ? address.description : "",
+            cluster: isMember || !settings.joinsAnyCluster ? settings.cluster : "", node: node, address: isMember ? address.description : "",
             slots: isMember ? settings.slots : 0, authenticated: authentication != nil, nonce: nonce)
     }
 
@@ -500,17 +503,20 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         if peer.protocolVersion != WireMessage.protocolVersion {
             return "protocol version \(peer.protocolVersion) is not \(WireMessage.protocolVersion)"
         }
-        if peer.cluster != settings.cluster {
-            return "cluster '\(peer.cluster)' is not '\(settings.cluster)'"
+        // A client that names a node but no cluster says cluster "" (see ClusterSettings.joinsAnyCluster).
+        let anyCluster = (peer.cluster.isEmpty && peer.address.isEmpty) || (!isMember && settings.joinsAnyCluster)
+        if peer.cluster != settings.cluster, !anyCluster {
+            return "\(node.name) is a node of cluster '\(settings.cluster)', not '\(peer.cluster)'"
         }
         if peer.node.name == node.name, peer.node != node {
             return "node name '\(peer.node.name)' is already taken by this node"
         }
+        let them = peer.address.isEmpty ? "this client" : peer.node.name
         if peer.authenticated, authentication == nil {
-            return "\(peer.node.name) has a cluster secret and \(node.name) has none; give both the same secret"
+            return "\(them) has a cluster secret and node \(node.name) of cluster '\(settings.cluster)' has none; give both the same secret, or neither"
         }
         if !peer.authenticated, authentication != nil {
-            return "this cluster requires its secret (SPOKES_SECRET or secret_file) and \(peer.node.name) has none"
+            return "cluster '\(settings.cluster)' (node \(node.name)) requires its secret (SPOKES_SECRET or secret_file) and \(them) has none"
         }
         if peer.nonce.utf8.count != 2 * HandshakeAuthentication.nonceSize {
             return "the handshake's nonce is not \(HandshakeAuthentication.nonceSize) bytes of hex"
@@ -621,9 +627,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         for stream in streams { stream.yield(event) }
     }
 
-    /// Writes one line to stderr, prefixed with this node's name.
-    public func log(_ text: String) {
-        FileHandle.standardError.write(Data("[\(node.name)] \(text)\n".utf8))
+    /// Logs one line to this node's ``logger``.
+    public func log(_ text: String, level: LogLevel = .info) {
+        logger.log(level, text)
     }
 }
 

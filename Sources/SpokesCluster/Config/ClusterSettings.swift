@@ -1,17 +1,18 @@
 /// Everything a node needs to know to run. The defaults suit several nodes on one
 /// machine; `cluster.yaml`, `SPOKES_*` environment variables and command-line flags
 /// override them, in that order (see ``ClusterSettings/load(file:environment:)``).
+/// ``ClusterSettings/table`` lists every setting once, with its key, range and doc line.
 ///
 /// The cluster secret is loaded from `SPOKES_SECRET` or `secret_file`, never from a
 /// flag (other users can read a process's arguments); see SECURITY.md.
 public struct ClusterSettings: Sendable, Hashable {
-    /// How nodes find each other besides `seeds`.
+    /// How nodes find each other besides `peers`.
     public enum DiscoveryMode: String, Sendable, Hashable, Codable, CaseIterable {
         /// Beacons to the loopback broadcast address: nodes on this machine only.
         case loopback
         /// Beacons to the broadcast address the user names: the LAN. Never a default.
         case lan
-        /// No beacons; only `seeds`.
+        /// No beacons; only `peers`.
         case off
     }
 
@@ -33,8 +34,8 @@ public struct ClusterSettings: Sendable, Hashable {
     public var discoveryInterval = 0.25
     /// Where `lan` beacons go, e.g. the LAN's broadcast address; required for `lan`.
     public var broadcastAddress = ""
-    /// Static peers to dial, `host:port`, in every discovery mode.
-    public var seeds: [String] = []
+    /// Static peers to dial, `host:port`, in every discovery mode (`--peer`, `peers:`).
+    public var peers: [String] = []
 
     /// Seconds between heartbeats on each connection.
     public var heartbeatInterval = 0.2
@@ -48,7 +49,10 @@ public struct ClusterSettings: Sendable, Hashable {
     /// Default number of retries of a failed task.
     public var taskRetries = 3
 
-    /// Where a node keeps its job records. `~` expands to the home directory.
+    /// How many finished jobs a node's job store keeps (the oldest go first).
+    public var jobsKeep = 1_000
+
+    /// Where a node keeps its job records. `~` is the home directory (``HomeDirectory``).
     public var dataDirectory = "~/.spokes"
 
     /// A file holding the cluster secret (only its owner may read it); empty: none.
@@ -59,6 +63,10 @@ public struct ClusterSettings: Sendable, Hashable {
     public var secret: ClusterSecret?
     /// Lets a node without a secret listen beyond loopback (`--insecure`); never from a file.
     public var allowInsecure = false
+    /// For a client only (never a member): join the node it dials whatever its cluster,
+    /// as when the user names a node's address but no cluster. The secret, where there is
+    /// one, still decides who gets in. Never from a file.
+    public var joinsAnyCluster = false
 
     /// TCP port of the node's web dashboard; nil (the default, `off`) serves none, 0
     /// picks a free port.

@@ -7,7 +7,9 @@ public enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertib
         case file(source: String, location: YAMLLocation)
         /// In an environment variable.
         case environment(variable: String)
-        /// In code (e.g. from command-line flags), found by ``ClusterSettings/validate()``.
+        /// In a command-line flag, e.g. `--slots`.
+        case flag(String)
+        /// In code, found by ``ClusterSettings/validate()``.
         case settings
     }
 
@@ -26,6 +28,8 @@ public enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertib
     /// A value of the wrong type or out of range. `setting` is the YAML path, e.g.
     /// `node.slots`; `problem` completes the sentence, e.g. `must be …, got 'many'`.
     case invalidValue(Origin, setting: String, problem: String)
+    /// A key or variable that was renamed: `seeds` is now `peers`.
+    case renamed(Origin, old: String, new: String)
     /// The secret cannot be loaded (never shows the secret).
     case security(SecurityError)
 
@@ -46,8 +50,18 @@ public enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertib
             "\(source):\(location): \(setting) \(problem)"
         case .invalidValue(.environment(let variable), _, let problem):
             "\(variable) \(problem)"
+        case .invalidValue(.flag(let flag), _, let problem):
+            "\(flag) \(problem)"
         case .invalidValue(.settings, let setting, let problem):
             "\(setting) \(problem)"
+        case .renamed(.file(let source, let location), let old, let new):
+            "\(source):\(location): '\(old)' was renamed to '\(new)'; write \(new): instead"
+        case .renamed(.environment(let variable), _, let new):
+            "\(variable) was renamed to \(ClusterSettings.environmentVariable(for: new)); set that instead"
+        case .renamed(.flag(let flag), _, let new):
+            "\(flag) was renamed; use --\(new.split(separator: ".").last ?? "")"
+        case .renamed(.settings, let old, let new):
+            "\(old) was renamed to \(new)"
         case .security(let error):
             error.description
         }

@@ -9,17 +9,19 @@ public struct YAMLError: Error, Sendable, Hashable, CustomStringConvertible {
         case alias
         case tag
         case blockScalar
-        case flowMapping
+        case pairInFlowSequence
         case complexKey
         case directive
         case reservedIndicator(Character)
-        case duplicateKey(String, firstLine: Int)
+        /// `firstColumn` is set when both are on one line (a flow mapping).
+        case duplicateKey(String, firstLine: Int, firstColumn: Int? = nil)
         case multipleDocuments
         case unterminatedString(quote: Character)
         case invalidEscape(Character)
         case trailingText(after: Character)
         case contentAfterDocumentMarker
         case unterminatedFlowSequence
+        case unterminatedFlowMapping
         case emptyFlowItem
         case nestedFlowCollection
         case emptyKey
@@ -38,19 +40,21 @@ public struct YAMLError: Error, Sendable, Hashable, CustomStringConvertible {
             case .alias: "aliases ('*') are not supported; repeat the value instead"
             case .tag: "tags ('!') are not supported; quote the value if '!' is part of it"
             case .blockScalar: "block scalars ('|', '>') are not supported; write the value on one line, quoted if needed"
-            case .flowMapping: "flow mappings ('{ }') are not supported; use an indented block mapping"
+            case .pairInFlowSequence: "'key: value' inside '[ ]' is not supported; use '{key: value}' or a block mapping"
             case .complexKey: "complex keys ('? ') are not supported; use 'key: value'"
             case .directive: "directives ('%') are not supported; remove the line"
             case .reservedIndicator(let character): "'\(character)' cannot start a plain value; quote the value"
-            case .duplicateKey(let key, let firstLine): "duplicate key '\(key)' (first at line \(firstLine))"
+            case .duplicateKey(let key, let firstLine, let firstColumn):
+                "duplicate key '\(key)' (first at line \(firstLine)\(firstColumn.map { ", column \($0)" } ?? ""))"
             case .multipleDocuments: "only one document is supported; remove the second '---' and what follows or split the file"
             case .unterminatedString(let quote): "missing closing \(quote) (quoted values must end on the same line)"
             case .invalidEscape(let character): "unsupported escape '\\\(character)'; use \\\", \\\\, \\n or \\t"
             case .trailingText(let character): "unexpected text after '\(character)'; a comment needs a space before '#'"
             case .contentAfterDocumentMarker: "nothing but a comment may follow '---'; start the document on the next line"
             case .unterminatedFlowSequence: "missing ']' (a '[ ]' list must end on the same line)"
-            case .emptyFlowItem: "empty item in '[ ]' list"
-            case .nestedFlowCollection: "'[ ]' lists may only hold plain or quoted values"
+            case .unterminatedFlowMapping: "missing '}' (a '{ }' mapping must end on the same line)"
+            case .emptyFlowItem: "empty item in a '[ ]' list or '{ }' mapping"
+            case .nestedFlowCollection: "'[ ]' and '{ }' may only hold plain or quoted values"
             case .emptyKey: "empty key before ':'"
             case .colonInPlainValue: "': ' inside a plain value; quote the value or nest it on the next lines"
             case .sequenceItemAfterKey: "a '- ' item cannot follow 'key:' on the same line; put it on the next line"

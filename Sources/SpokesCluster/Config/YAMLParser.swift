@@ -2,9 +2,10 @@
 /// rest with an error that says where and why, rather than guessing.
 ///
 /// Supported: block mappings and sequences nested by space indentation (including
-/// `- ` items at the same indent as their key), one-line flow sequences of scalars
-/// (`[a, "b"]`), plain, `'single'` (`''` escapes a quote) and `"double"` (`\" \\ \n \t`)
-/// scalars, `#` comments, blank lines and one optional leading `---`.
+/// `- ` items at the same indent as their key), one-line flow sequences and flow
+/// mappings of scalars (`[a, "b"]`, `{port: 8787, host: 127.0.0.1}`), plain, `'single'`
+/// (`''` escapes a quote) and `"double"` (`\" \\ \n \t`) scalars, `#` comments, blank
+/// lines and one optional leading `---`.
 ///
 /// Sans-IO and total: any text either parses or throws ``YAMLError``; nesting is
 /// capped at ``maximumDepth`` so that hostile input cannot exhaust the stack.
@@ -164,7 +165,7 @@ public struct YAMLParser: Sendable {
             let colon = Self.skipSpaces(line, from: end)
             return Self.isMappingColon(line, at: colon) ? (key, colon) : nil
         }
-        if first == "[" { return nil }
+        if first == "[" || first == "{" { return nil }
         try rejectIndicator(line, at: start)
         var position = start
         while position < characters.count {
@@ -179,7 +180,7 @@ public struct YAMLParser: Sendable {
         return nil
     }
 
-    /// A scalar or flow sequence that must be the rest of the line (bar a comment).
+    /// A scalar or flow collection that must be the rest of the line (bar a comment).
     private func inlineValue(_ line: Line, at start: Int) throws(YAMLError) -> YAMLValue {
         let characters = line.characters
         let location = YAMLLocation(line: line.number, column: start + 1)
@@ -188,8 +189,12 @@ public struct YAMLParser: Sendable {
             let (text, end) = try quoted(line, at: start)
             guard Self.isBlank(line, from: end) else { throw error(line, Self.skipSpaces(line, from: end), .trailingText(after: Character(characters[start]))) }
             return .scalar(text, location)
-        case "[":
-            return try flowSequence(line, at: start)
+        case "[", "{":
+            let (value, end) = try flowCollection(line, at: start)
+            guard Self.isBlank(line, from: end) else {
+                throw error(line, Self.skipSpaces(line, from: end), .trailingText(after: Character(characters[end - 1])))
+            }
+            return value
         default:
             try rejectIndicator(line, at: start)
             var end = start
@@ -201,50 +206,86 @@ public struct YAMLParser: Sendable {
         }
     }
 
-    private func flowSequence(_ line: Line, at open: Int) throws(YAMLError) -> YAMLValue {
+    /// A `[ ]` sequence or `{ }` mapping of scalars that starts at `open` and ends on the
+    /// same line; returns it and the index after its closing bracket.
+    private func flowCollection(_ line: Line, at open: Int) throws(YAMLError) -> (YAMLValue, Int) {
         let characters = line.characters
+        let isMapping = characters[open] == "{"
+        let close: Unicode.Scalar = isMapping ? "}" : "]"
         var items: [YAMLValue] = []
+        var entries: [YAMLValue.Entry] = []
+        var keyColumns: [String: Int] = [:]
         var expectingItem = true
         var position = open + 1
         while true {
             position = Self.skipSpaces(line, from: position)
             guard position < characters.count, !Self.isCommentStart(line, at: position) else {
-                throw error(line, open, .unterminatedFlowSequence)
+                throw error(line, open, isMapping ? .unterminatedFlowMapping : .unterminatedFlowSequence)
             }
             let character = characters[position]
-            if character == "]" { position += 1; break }
+            if character == close { position += 1; break }
+            if "[{".unicodeScalars.contains(character) { throw error(line, position, .nestedFlowCollection) }
             if !expectingItem {
-                switch character {
-                case ",": expectingItem = true; position += 1; continue
-                case "[": throw error(line, position, .nestedFlowCollection)
-                case "{", "}": throw error(line, position, .flowMapping)
-                default: throw error(line, position, .trailingText(after: Character(characters[position - 1])))
-                }
+                guard character == "," else { throw error(line, position, .trailingText(after: Character(characters[position - 1]))) }
+                expectingItem = true
+                position += 1
+                continue
             }
-            let location = YAMLLocation(line: line.number, column: position + 1)
-            switch character {
-            case ",": throw error(line, position, .emptyFlowItem)
-            case "[": throw error(line, position, .nestedFlowCollection)
-            case "\"", "'":
-                let (text, end) = try quoted(line, at: position)
-                items.append(.scalar(text, location))
-                position = end
-            default:
-                try rejectIndicator(line, at: position)
-                var end = position
-                while end < characters.count, !"[]{},".unicodeScalars.contains(characters[end]), !Self.isCommentStart(line, at: end) {
-                    if characters[end] == ":", end + 1 == characters.count || Self.isSpace(characters[end + 1]) || ",]".unicodeScalars.contains(characters[end + 1]) {
-                        throw error(line, position, .flowMapping)
-                    }
-                    end += 1
+            if character == "," { throw error(line, position, .emptyFlowItem) }
+            let (item, end) = try flowScalar(line, at: position, inMapping: isMapping)
+            position = end
+            if isMapping {
+                guard case .scalar(let key, _) = item, !key.isEmpty else { throw error(line, item.location.column - 1, .emptyKey) }
+                let colon = Self.skipSpaces(line, from: position)
+                guard colon < characters.count, characters[colon] == ":" else { throw error(line, min(colon, characters.count - 1), .missingColon) }
+                let keyLocation = YAMLLocation(line: line.number, column: item.location.column)
+                if let first = keyColumns[key] {
+                    throw YAMLError(source: source, location: keyLocation, reason: .duplicateKey(key, firstLine: line.number, firstColumn: first))
                 }
-                items.append(Self.plain(Self.trimmed(line, position, end), location))
-                position = end
+                keyColumns[key] = keyLocation.column
+                let start = Self.skipSpaces(line, from: colon + 1)
+                let value: YAMLValue
+                if start < characters.count, ",}".unicodeScalars.contains(characters[start]) {
+                    value = .null(YAMLLocation(line: line.number, column: start + 1))
+                    position = start
+                } else if start < characters.count, "[{".unicodeScalars.contains(characters[start]) {
+                    throw error(line, start, .nestedFlowCollection)
+                } else if start < characters.count, !Self.isCommentStart(line, at: start) {
+                    (value, position) = try flowScalar(line, at: start, inMapping: true, isValue: true)
+                } else {
+                    throw error(line, open, .unterminatedFlowMapping)
+                }
+                entries.append(YAMLValue.Entry(key: key, value: value, keyLocation: keyLocation))
+            } else {
+                items.append(item)
             }
             expectingItem = false
         }
-        guard Self.isBlank(line, from: position) else { throw error(line, Self.skipSpaces(line, from: position), .trailingText(after: "]")) }
-        return .sequence(items, YAMLLocation(line: line.number, column: open + 1))
+        let location = YAMLLocation(line: line.number, column: open + 1)
+        return (isMapping ? .mapping(entries, location) : .sequence(items, location), position)
+    }
+
+    /// A quoted or plain scalar inside a flow collection; returns it and the index after it.
+    /// A plain scalar ends at `,`, a bracket, or a comment; in a mapping a key also ends
+    /// at its `:`, and in a sequence a `key: ` is refused.
+    private func flowScalar(_ line: Line, at start: Int, inMapping: Bool, isValue: Bool = false) throws(YAMLError) -> (YAMLValue, Int) {
+        let characters = line.characters
+        let location = YAMLLocation(line: line.number, column: start + 1)
+        if characters[start] == "\"" || characters[start] == "'" {
+            let (text, end) = try quoted(line, at: start)
+            return (.scalar(text, location), end)
+        }
+        try rejectIndicator(line, at: start)
+        var end = start
+        while end < characters.count, !"[]{},".unicodeScalars.contains(characters[end]), !Self.isCommentStart(line, at: end) {
+            if characters[end] == ":", end + 1 == characters.count || Self.isSpace(characters[end + 1]) || ",]}".unicodeScalars.contains(characters[end + 1]) {
+                if !inMapping { throw error(line, start, .pairInFlowSequence) }
+                if isValue { throw error(line, end, .colonInPlainValue) }
+                break
+            }
+            end += 1
+        }
+        return (Self.plain(Self.trimmed(line, start, end), location), end)
     }
 
     /// A single- or double-quoted scalar starting at `open`; returns its text and the index after the closing quote.
@@ -291,7 +332,6 @@ public struct YAMLParser: Sendable {
         case "*": .alias
         case "!": .tag
         case "|", ">": .blockScalar
-        case "{": .flowMapping
         case "%": .directive
         case "?" where followedBySpace: .complexKey
         case "@", "`", "]", "}", ",": .reservedIndicator(Character(character))

@@ -74,6 +74,21 @@ struct BeaconAuthenticator: Sendable {
         return .accepted(beacon)
     }
 
+    /// What a beacon that was not accepted claims to be, read without trusting it: for
+    /// telling a user that nodes were heard but hold another secret (or none), or belong
+    /// to another cluster. Nil when the datagram is not a beacon at all. Names are cut to
+    /// printable ASCII of at most 40 characters: they come from strangers.
+    static func peek<Bytes: Collection<UInt8>>(_ datagram: Bytes) -> HeardBeacon? {
+        guard datagram.count <= Beacon.maximumBeaconSize,
+              let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(datagram)),
+              let beacon = try? JSONDecoder().decode(Beacon.self, from: Data(envelope.beacon.utf8))
+        else { return nil }
+        func printable(_ text: String) -> String {
+            String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F }.prefix(40)))
+        }
+        return HeardBeacon(cluster: printable(beacon.cluster), node: printable(beacon.node.name), signed: !envelope.tag.isEmpty)
+    }
+
     /// Drops nonces older than `cutoff`, and the oldest ones when over the cap.
     private mutating func forget(before cutoff: Double) {
         if oldestSeen < cutoff {
@@ -93,4 +108,14 @@ struct BeaconAuthenticator: Sendable {
             hasher.update(Array(body.utf8))
         }
     }
+}
+
+/// A beacon heard but not accepted, as it claims to be (see ``BeaconAuthenticator/peek(_:)``).
+public struct HeardBeacon: Sendable, Hashable {
+    /// The cluster it names.
+    public var cluster: String
+    /// The node it names.
+    public var node: String
+    /// Whether it carries a tag: its node holds a secret (not necessarily ours).
+    public var signed: Bool
 }

@@ -61,9 +61,11 @@ final class Discovery: Sendable {
         }
     }
 
-    /// Starts the thread; `onBeacon` receives every valid beacon of `cluster`, including this node's own.
-    func start(cluster: String, onBeacon: @escaping @Sendable (Beacon) -> Void) {
-        let thread = Thread { [self] in run(cluster: cluster, onBeacon: onBeacon) }
+    /// Starts the thread; `onBeacon` receives every valid beacon of `cluster`, including
+    /// this node's own; `onStranger` what the beacons that were not accepted (another
+    /// cluster, another secret or none) claim to be.
+    func start(cluster: String, onBeacon: @escaping @Sendable (Beacon) -> Void, onStranger: (@Sendable (HeardBeacon) -> Void)? = nil) {
+        let thread = Thread { [self] in run(cluster: cluster, onBeacon: onBeacon, onStranger: onStranger) }
         thread.name = "spokes.discovery"
         thread.start()
     }
@@ -72,7 +74,7 @@ final class Discovery: Sendable {
         stopped.store(true, ordering: .releasing)
     }
 
-    private func run(cluster: String, onBeacon: @Sendable (Beacon) -> Void) {
+    private func run(cluster: String, onBeacon: @Sendable (Beacon) -> Void, onStranger: (@Sendable (HeardBeacon) -> Void)?) {
         var authenticator = BeaconAuthenticator(secret: secret)
         var nextSend = MonotonicClock.now
         var buffer = [UInt8](repeating: 0, count: Beacon.maximumBeaconSize + 1)
@@ -98,8 +100,12 @@ final class Discovery: Sendable {
             guard count > 0 else { continue }
             switch authenticator.open(buffer[..<count], cluster: cluster, now: Date().timeIntervalSince1970) {
             case .accepted(let received): onBeacon(received)
-            case .ignored: ignored.add(1, ordering: .relaxed)
-            case .rejected(let rejection): rejections.count(rejection)
+            case .ignored:
+                ignored.add(1, ordering: .relaxed)
+                if let onStranger, let heard = BeaconAuthenticator.peek(buffer[..<count]) { onStranger(heard) }
+            case .rejected(let rejection):
+                rejections.count(rejection)
+                if let onStranger, rejection == .unauthenticatedBeacon, let heard = BeaconAuthenticator.peek(buffer[..<count]) { onStranger(heard) }
             }
         }
         close(fd)

@@ -34,12 +34,20 @@ public final class ClusterNode: Sendable {
     /// Supplies the running/completed task counts shown by `status` (set by the worker).
     private let loggedDialFailures = Mutex<Set<String>>([])
     private let taskCounts = Mutex<@Sendable () -> (running: Int, completed: Int)>({ (0, 0) })
+    /// What `spokes stop` asks for (``NodeStatus/stop()``); nil: this node cannot be stopped remotely.
+    private let stopRequest = Mutex<(@Sendable () -> Void)?>(nil)
 
-    /// Binds the node's ports. Call ``start()`` to begin finding peers.
-    public init(settings: ClusterSettings, registry: TaskRegistry = TaskRegistry(), faults: ScanSystem.Faults = ScanSystem.Faults()) throws {
+    /// Lets clients stop this node (`spokes stop`): `action` runs once one asks.
+    public func onStopRequest(_ action: @escaping @Sendable () -> Void) {
+        stopRequest.withLock { $0 = action }
+    }
+
+    /// Binds the node's ports. Call ``start()`` to begin finding peers. The node logs to
+    /// `logger` (by default nowhere).
+    public init(settings: ClusterSettings, registry: TaskRegistry = TaskRegistry(), faults: ScanSystem.Faults = ScanSystem.Faults(), logger: Logger = .discard) throws {
         self.registry = registry
         self.faults = faults
-        system = try ClusterSystem(settings: settings)
+        system = try ClusterSystem(settings: settings, logger: logger)
         let node = system.node
         jobBoard = JobBoard(coordinator: node.name)
         membership = Mutex(Membership(local: node, suspectTimeout: settings.suspectTimeout, deadTimeout: settings.deadTimeout))
@@ -54,7 +62,8 @@ public final class ClusterNode: Sendable {
     public func start() {
         let hosted = ClusterSystem.withWellKnownName(NodeStatus.wellKnownName) {
             NodeStatus(actorSystem: system, report: { [weak self] in self?.statusReport() ?? [] },
-                       observe: { [weak self] after in self?.observation(tasksAfter: after) })
+                       observe: { [weak self] after in self?.observation(tasksAfter: after) },
+                       stop: { [weak self] in self?.stopRequest.withLock { $0 } })
         }
         status.withLock { $0 = hosted }
         let counters = counters
@@ -83,7 +92,7 @@ public final class ClusterNode: Sendable {
             }
         }
         let interval = settings.heartbeatInterval
-        let seeds = settings.seeds
+        let seeds = settings.peers
         let ticking = Task { [weak self] in
             while !Task.isCancelled {
                 guard let self else { return }

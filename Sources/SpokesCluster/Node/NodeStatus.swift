@@ -27,14 +27,19 @@ public distributed actor NodeStatus {
 
     private let report: @Sendable () -> [MemberStatus]
     private let observation: @Sendable (UInt64) -> NodeObservation?
+    private let stopAction: @Sendable () -> (@Sendable () -> Void)?
 
+    /// `stop` gives what to do when a client asks the node to stop; nil (the default)
+    /// refuses.
     public init(
         actorSystem: ClusterSystem, report: @escaping @Sendable () -> [MemberStatus],
-        observe: @escaping @Sendable (UInt64) -> NodeObservation? = { _ in nil }
+        observe: @escaping @Sendable (UInt64) -> NodeObservation? = { _ in nil },
+        stop: @escaping @Sendable () -> (@Sendable () -> Void)? = { nil }
     ) {
         self.actorSystem = actorSystem
         self.report = report
         observation = observe
+        stopAction = stop
     }
 
     /// This node first, then every member it knows, by name.
@@ -48,6 +53,19 @@ public distributed actor NodeStatus {
     public distributed func observe(tasksAfter: UInt64) throws -> NodeObservation {
         guard let observation = observation(tasksAfter) else { throw RemoteCallError.actorNotFound("\(id.node.name) is stopping") }
         return observation
+    }
+
+    /// Asks this node to leave the cluster and exit, as SIGTERM does (`spokes stop`);
+    /// answers with its name, then stops. Only a client that got in may ask: in a cluster
+    /// with a secret, one that holds it.
+    public distributed func stop() throws -> String {
+        guard let action = stopAction() else {
+            throw RemoteCallError.remoteError(type: "StopRefused", message: "\(id.node.name) cannot be stopped from a client (it is not run by 'spokes node')", node: id.node.name)
+        }
+        actorSystem.log("a client asked this node to stop")
+        // After the reply is on its way: the stop closes every connection.
+        Task { action() }
+        return id.node.name
     }
 
     /// What this node has turned away, by ``Rejection`` raw value (zeros included).

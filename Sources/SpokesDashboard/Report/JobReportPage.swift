@@ -15,7 +15,8 @@ public enum JobReportPage {
     /// Stations listed under "Biggest changes".
     static let listedChanges = 10
 
-    /// The report page of `report`; `generatedAt` is printed in UTC.
+    /// The report page of `report`: it says when the job finished (from the report) and,
+    /// separately, when the page was made (`generatedAt`), both in UTC.
     public static func html(_ report: SimulationReport, generatedAt: Date) -> String {
         let title = "\(report.network.name) (\(report.network.id))" + (report.job.map { " · \($0)" } ?? "")
         var page = """
@@ -57,7 +58,10 @@ public enum JobReportPage {
         var meta: [String] = []
         if let job = report.job { meta.append("Job <code>\(HTML.escape(job))</code>") }
         meta.append(report.job == nil ? "one process (<code>spokes simulate</code>)" : "cluster job")
-        meta.append("generated \(utc(generatedAt))")
+        if let finished = report.finishedAt {
+            meta.append("finished \(HTML.escape(finished.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " UTC")))")
+        }
+        meta.append("page made \(utc(generatedAt))")
         return """
             <header class="masthead">
             <p class="eyebrow"><span class="logo">◎ Spokes</span> · job report</p>

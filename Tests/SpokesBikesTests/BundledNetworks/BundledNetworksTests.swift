@@ -9,14 +9,6 @@ import Testing
         #expect(BundledNetworks.milanoJSON + "\n" == file, "run Scripts/embed-networks after changing Data/citybikes")
     }
 
-    @Test func dataFileIsTheSharedSnapshot() throws {
-        try #require(FileManager.default.fileExists(atPath: TestData.sharedMilanoPath),
-                     "no shared/ beside the repository; nothing to compare")
-        let ours = try Data(contentsOf: URL(fileURLWithPath: TestData.milanoPath))
-        let shared = try Data(contentsOf: URL(fileURLWithPath: TestData.sharedMilanoPath))
-        #expect(ours == shared)
-    }
-
     @Test func bundledMilanoDecodes() throws {
         let network = try BundledNetworks.milano
         #expect(network.id == "bikemi")

@@ -1,4 +1,5 @@
 import Foundation
+import SpokesTestKit
 import Testing
 @testable import SpokesBikes
 
@@ -20,20 +21,22 @@ import Testing
     }
 
     @Test func invalidJSONSaysWhere() throws {
-        let path = try TestData.temporaryFile("{\"network\": {\n  \"id\": \"x\",\n  \"name\": oops\n}}")
-        let error = #expect(throws: ServiceError.self) { try Service<City>.file(at: path) }
-        #expect(error == .invalidJSON(source: path, line: 3, column: 11, reason: "unexpected 'o', expected a value"))
-        #expect(error?.description.hasPrefix("\(path):3:11: invalid JSON") == true)
+        try withTemporaryFile("{\"network\": {\n  \"id\": \"x\",\n  \"name\": oops\n}}", named: "network.json") { path in
+            let error = #expect(throws: ServiceError.self) { try Service<City>.file(at: path) }
+            #expect(error == .invalidJSON(source: path, line: 3, column: 11, reason: "unexpected 'o', expected a value"))
+            #expect(error?.description.hasPrefix("\(path):3:11: invalid JSON") == true)
+        }
     }
 
     @Test func wrongTypeSaysWhichField() throws {
-        let path = try TestData.temporaryFile("""
+        try withTemporaryFile("""
             {"network": {"id": "x", "name": "X", "stations": [
               {"id": "a", "name": "A", "latitude": 1, "longitude": 1, "free_bikes": 1, "empty_slots": 1},
               {"id": "b", "name": "B", "latitude": 1, "longitude": 1, "free_bikes": "many", "empty_slots": 1}]}}
-            """)
-        let error = #expect(throws: ServiceError.self) { try Service<City>.file(at: path) }
-        #expect(error == .invalidContent(source: path, path: "network.stations[1].free_bikes", reason: "expected a number"))
+            """, named: "network.json") { path in
+            let error = #expect(throws: ServiceError.self) { try Service<City>.file(at: path) }
+            #expect(error == .invalidContent(source: path, path: "network.stations[1].free_bikes", reason: "expected a number"))
+        }
     }
 
     @Test func missingKeySaysWhichKey() throws {

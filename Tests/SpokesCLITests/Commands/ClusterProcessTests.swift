@@ -1,5 +1,6 @@
 import SpokesConcurrency
 import Foundation
+import SpokesTestKit
 import Testing
 @testable import SpokesCLI
 @testable import SpokesCluster
@@ -129,7 +130,76 @@ struct ClusterProcessTests {
         defer { node.kill(SIGTERM) }
         let run = await CommandRun.spokes(["status", "--to", node.address.description, "--cluster", "intruders"])
         #expect(run.status == 1)
-        #expect(run.standardError.contains("refused: cluster 'intruders' is not '\(cluster)'"), "\(run.standardError)")
+        #expect(run.standardError.contains("the node at \(node.address) refused this client: guarded is a node of cluster '\(cluster)', not 'intruders'"),
+                "\(run.standardError)")
+    }
+
+    /// `--to` without a cluster talks to that node's cluster; a cluster named anywhere
+    /// (flag, file, environment) is still checked.
+    @Test func aClientThatNamesANodeButNoClusterTalksToThatNodesCluster() async throws {
+        let node = try await NodeProcess(name: "lab", flags: flags)
+        defer { node.kill(SIGTERM) }
+        let status = await CommandRun.spokes(["status", "--to", node.address.description, "--json"])
+        #expect(status.status == 0, "\(status.standardError)")
+        #expect((try? status.json()["members"] as? [[String: Any]])??.first?["name"] as? String == "lab")
+        let jobs = await CommandRun.spokes(["jobs", "--to", node.address.description])
+        #expect(jobs.status == 0 && jobs.standardOutput.contains("no finished jobs"), "\(jobs.standardError)")
+        let fromEnvironment = await CommandRun.spokes(["status", "--to", node.address.description], environment: ["SPOKES_CLUSTER": "elsewhere"])
+        #expect(fromEnvironment.status == 1 && fromEnvironment.standardError.contains("not 'elsewhere'"), "\(fromEnvironment.standardError)")
+        try await withTemporaryFile("cluster: elsewhere\n", named: "cluster.yaml") { config in
+            let fromFile = await CommandRun.spokes(["status", "--to", node.address.description, "--config", config])
+            #expect(fromFile.status == 1 && fromFile.standardError.contains("not 'elsewhere'"), "\(fromFile.standardError)")
+        }
+    }
+
+    @Test func statusShowsEveryAliveMembersFiguresAndATotal() async throws {
+        let nodes = try await NodeProcess.start(2) { try await NodeProcess(name: "t\($0)", flags: flags + ["--slots", "\(2 + $0)"]) }
+        defer { nodes.forEach { $0.kill(SIGTERM) } }
+        try await waitUntil(nodes[0], "2 alive members") { $0.count == 2 && $0.allSatisfy { $0.state == "alive" } }
+        let run = await CommandRun.spokes(["status", "--to", nodes[0].address.description, "--json"] + flags)
+        #expect(run.status == 0, "\(run.standardError)")
+        let report = try run.json()
+        let members = try #require(report["members"] as? [[String: Any]])
+        #expect(members.map { $0["name"] as? String } == ["t0", "t1"])
+        #expect(members.allSatisfy { $0["running"] is Int && $0["completed"] is Int && $0["uptime"] is Double }, "every member's own figures: \(members)")
+        let total = try #require(report["total"] as? [String: Int])
+        #expect(total["alive"] == 2 && total["slots"] == 5 && total["running"] == 0, "\(total)")
+        let text = await CommandRun.spokes(["status", "--to", nodes[0].address.description] + flags)
+        let lines = text.standardOutput.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("t1 ") && !$0.contains(" - ") }, "\(text.standardOutput)")
+        #expect(lines.contains { $0.hasPrefix("total ") && $0.contains("2 of 2 alive") && $0.contains(" 5 ") }, "\(text.standardOutput)")
+    }
+
+    @Test func stopAsksANodeToLeaveAndExitAsSigtermDoes() async throws {
+        let nodes = try await NodeProcess.start(2) { try await NodeProcess(name: "q\($0)", flags: flags) }
+        defer { nodes.forEach { $0.kill(SIGKILL) } }
+        try await waitUntil(nodes[0], "q1 alive") { $0.contains { $0.name == "q1" && $0.state == "alive" } }
+        let run = await CommandRun.spokes(["stop", "--to", nodes[1].address.description] + flags)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardOutput.contains("q1 at \(nodes[1].address) left the cluster"), "\(run.standardOutput)")
+        #expect(await nodes[1].waitForExit() == 0, "q1 exits 0, as on SIGTERM")
+        try await waitUntil(nodes[0], "q1 gone") { !$0.contains { $0.name == "q1" && $0.state == "alive" } }
+        let missing = await CommandRun.spokes(["stop"] + flags)
+        #expect(missing.status == 2 && missing.standardError.contains("--to"), "\(missing.standardError)")
+    }
+
+    /// Every line a node logs starts with an ISO-8601 UTC time and a level; `~` in its
+    /// data directory is $HOME.
+    @Test func nodeLogLinesStartWithATimeAndALevel() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        let node = try await NodeProcess(name: "talker", flags: flags, environment: ["HOME": home.path, "SPOKES_DATA_DIRECTORY": "~/records"], readLog: true)
+        defer { node.kill(SIGKILL) }
+        let handle = try #require(node.log)
+        let text = await readOutput(of: handle, until: "job records in")
+        let lines = text.split(separator: "\n")
+        let pattern = #/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z (DEBUG|INFO|WARNING|ERROR) +\[talker\] \S/#
+        #expect(!lines.isEmpty && lines.allSatisfy { $0.firstMatch(of: pattern) != nil }, "\(text)")
+        #expect(text.contains("job records in \(home.path)/records"), "~ is $HOME: \(text)")
+        node.kill(SIGTERM)
+        let rest = await runBlocking("test.log-rest") { String(decoding: handle.readDataToEndOfFile(), as: UTF8.self) }
+        #expect(rest.split(separator: "\n").allSatisfy { $0.firstMatch(of: pattern) != nil }, "\(rest)")
+        #expect(rest.contains("stopping: telling peers we leave"))
     }
 
     @Test func aNodeWithADashboardServesItAndStatusSaysWhere() async throws {
@@ -152,11 +222,16 @@ struct ClusterProcessTests {
         let lan = await CommandRun.spokes(["node", "--discovery", "lan"])
         #expect(lan.status == 2)
         #expect(lan.standardError.contains("--broadcast"))
-        let seed = await CommandRun.spokes(["node", "--seed", "nowhere"])
+        let seed = await CommandRun.spokes(["node", "--seed", "127.0.0.1:7000"])
         #expect(seed.status == 2)
-        #expect(seed.standardError.contains("--seed nowhere"))
+        #expect(seed.standardError.contains("Use --peer HOST:PORT"), "\(seed.standardError)")
+        let peer = await CommandRun.spokes(["node", "--peer", "nowhere"])
+        #expect(peer.status == 2)
+        #expect(peer.standardError.contains("--peer must be host:port"), "\(peer.standardError)")
         let dashboard = await CommandRun.spokes(["node", "--dashboard", "on"])
         #expect(dashboard.status == 2)
-        #expect(dashboard.standardError.contains("--dashboard must be a TCP port"))
+        #expect(dashboard.standardError.contains("--dashboard must be off or a TCP port"), "\(dashboard.standardError)")
+        let oldVariable = await CommandRun.spokes(["node"], environment: ["SPOKES_SEEDS": "127.0.0.1:7000"])
+        #expect(oldVariable.status == 1 && oldVariable.standardError.contains("SPOKES_SEEDS was renamed to SPOKES_PEERS"), "\(oldVariable.standardError)")
     }
 }

@@ -36,15 +36,6 @@ struct CommandRun: Sendable {
     }
 }
 
-/// Writes `text` to a new temporary file and returns its path.
-func temporaryFile(_ text: String, name: String = "network.json") throws -> String {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-cli-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let url = directory.appendingPathComponent(name)
-    try Data(text.utf8).write(to: url)
-    return url.path
-}
-
 /// What a child process writes to `handle` until the text contains `marker` or the pipe
 /// ends, read on a thread of its own (never the cooperative pool).
 func readOutput(of handle: FileHandle, until marker: String) async -> String {

@@ -3,17 +3,25 @@ import Foundation
 import FoundationNetworking
 #endif
 import SpokesConcurrency
+import SpokesTestKit
 import Testing
 
 /// `spokes demo` as a user runs it: a child process that starts its own nodes.
 @Suite(.timeLimit(.minutes(2)))
 struct DemoProcessTests {
+    /// Where this test's demo keeps its job records (never the user's ~/.spokes/demo).
+    let records: TemporaryDirectory
+
+    init() throws {
+        records = try TemporaryDirectory()
+    }
+
     @Test func theDemoWithADashboardServesItKeepsTheClusterUpAndStopsOnCtrlC() async throws {
         let executable = try #require(SpokesExecutableTests.executable)
         let process = Process()
         process.executableURL = executable
         process.arguments = ["demo", "--dashboard", "--dashboard-port", "0", "--nodes", "2", "--users", "20", "--paths", "2",
-                             "--time-scale", "0", "--seed", "3"]
+                             "--time-scale", "0", "--seed", "3", "--data-directory", records.path]
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -53,7 +61,7 @@ struct DemoProcessTests {
         let executable = try #require(SpokesExecutableTests.executable)
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["demo", "--nodes", "2", "--users", "50", "--paths", "100", "--time-scale", "1"]
+        process.arguments = ["demo", "--nodes", "2", "--users", "50", "--paths", "100", "--time-scale", "1", "--data-directory", records.path]
         let err = Pipe()
         process.standardOutput = FileHandle.nullDevice
         process.standardError = err
@@ -71,6 +79,35 @@ struct DemoProcessTests {
         let left = nodeProcesses(of: cluster)
         #expect(left.isEmpty, "nodes of cluster \(cluster) still run 10 s after their demo was killed: \(left)")
         for pid in left { kill(pid, SIGKILL) }
+    }
+
+    /// README's order: the demo, then `spokes result JOB --data-directory DIR --html FILE`
+    /// once its nodes are gone.
+    @Test func aDemoJobsReportCanBeReadAgainAfterTheDemo() async throws {
+        let executable = try #require(SpokesExecutableTests.executable)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["demo", "--nodes", "2", "--users", "10", "--paths", "2", "--time-scale", "0", "--seed", "4",
+                             "--data-directory", records.path]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
+        async let errors = runBlocking("test.demo-err") { String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+        let output = await runBlocking("test.demo-out") { String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+        let log = await errors
+        await runBlocking("test.wait") { process.waitUntilExit() }
+        #expect(process.terminationStatus == 0, "\(log)")
+        let job = try #require(output.firstMatch(of: #/Job +(job-[0-9a-f]{8})\n/#).map { String($0.1) }, "a job id of fixed width: \(output)")
+        #expect(log.contains("'spokes result \(job) --data-directory \(records.path)'"), "\(log)")
+        let page = records.file("job.html")
+        let again = await CommandRun.spokes(["result", job, "--data-directory", records.path, "--html", page])
+        #expect(again.status == 0, "\(again.standardError)")
+        #expect(again.standardOutput.contains("Job              \(job)") && again.standardOutput.contains("Users completed  10 of 10"), "\(again.standardOutput)")
+        #expect(try String(contentsOfFile: page, encoding: .utf8).contains(job))
+        let missing = await CommandRun.spokes(["result", "job-00000000", "--data-directory", records.path])
+        #expect(missing.status == 1 && missing.standardError.contains("job job-00000000 is not in \(records.path)/jobs.jsonl"), "\(missing.standardError)")
     }
 
     /// PIDs of `spokes node` processes of `cluster`, from /proc.

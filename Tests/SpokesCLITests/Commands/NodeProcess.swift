@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import SpokesCluster
 import SpokesConcurrency
+import SpokesTestKit
 
 /// A `spokes node` child process for a test: started, waited for until its ready line,
 /// and always stopped by its PID.
@@ -14,21 +15,28 @@ final class NodeProcess: @unchecked Sendable {
     let dashboard: String?
     private let process: Process
 
-    /// Starts `spokes node --name NAME` with `flags` and waits (at most 20 s) for its ready line.
-    /// Where test nodes keep job records: never the user's ~/.spokes.
-    static let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-test-data-\(getpid())").path
+    /// Where this node keeps its job records (never the user's ~/.spokes); removed once
+    /// the node is gone.
+    let dataDirectory: TemporaryDirectory
+    /// Its stderr (the log), when the test asked for it.
+    let log: FileHandle?
 
-    init(name: String, flags: [String], environment: [String: String] = [:]) async throws {
+    /// Starts `spokes node --name NAME` with `flags` and waits (at most 20 s) for its
+    /// ready line. With `readLog`, its stderr is a pipe the test reads (``log``).
+    init(name: String, flags: [String], environment: [String: String] = [:], readLog: Bool = false) async throws {
         guard let executable = SpokesExecutableTests.executable else { throw CocoaError(.fileNoSuchFile) }
         self.name = name
+        dataDirectory = try TemporaryDirectory()
         process = Process()
         process.executableURL = executable
         process.arguments = ["node", "--name", name] + flags
-        process.environment = ProcessInfo.processInfo.environment.merging(["SPOKES_DATA_DIRECTORY": Self.dataDirectory]) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging(["SPOKES_DATA_DIRECTORY": dataDirectory.path]) { $1 }
             .merging(environment) { $1 }
         let out = Pipe()
         process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
+        let err = readLog ? Pipe() : nil
+        log = err?.fileHandleForReading
+        process.standardError = err ?? FileHandle.nullDevice
         try process.run()
         // A node that never becomes ready is killed, which ends the read below.
         let ready = Atomic<Bool>(false)
@@ -69,5 +77,6 @@ final class NodeProcess: @unchecked Sendable {
 
     deinit {
         if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        dataDirectory.remove()
     }
 }

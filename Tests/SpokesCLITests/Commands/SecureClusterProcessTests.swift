@@ -1,4 +1,5 @@
 import Foundation
+import SpokesTestKit
 import Testing
 @testable import SpokesCLI
 import SpokesCluster
@@ -11,6 +12,14 @@ struct SecureClusterProcessTests {
     let discoveryPort = String(UInt16.random(in: 40_000...49_000))
     let secret = ["SPOKES_SECRET": "process-test-secret-\(UUID().uuidString)"]
     let wrongSecret = ["SPOKES_SECRET": "some-other-secret-\(UUID().uuidString)"]
+    /// This test's files, removed when the test ends.
+    let files: TemporaryDirectory
+    let smallNetwork: String
+
+    init() throws {
+        files = try TemporaryDirectory()
+        smallNetwork = try TestFiles.smallNetwork(in: files)
+    }
 
     func flags(_ extra: [String] = []) -> [String] { ["--cluster", cluster, "--discovery-port", discoveryPort] + extra }
 
@@ -45,7 +54,7 @@ struct SecureClusterProcessTests {
         #expect(Self.aliveNames(three) == ["s0", "s1", "s2"])
 
         // The intruder hears the cluster's beacons and dials s0 directly, with the wrong secret.
-        let intruder = try await NodeProcess(name: "intruder", flags: flags(["--seed", nodes[0].address.description]), environment: wrongSecret)
+        let intruder = try await NodeProcess(name: "intruder", flags: flags(["--peer", nodes[0].address.description]), environment: wrongSecret)
         defer { intruder.kill(SIGTERM) }
         let tried = try await waitForStatus(of: nodes[0]) {
             Self.rejected($0, .handshakeAbandoned) > 0 && Self.rejected($0, .unauthenticatedBeacon) > 0
@@ -61,8 +70,15 @@ struct SecureClusterProcessTests {
         // Clients: without the secret, or with the wrong one, nothing is shown or run.
         let unauthenticated = await status(of: nodes[0], environment: ["SPOKES_SECRET": ""])
         #expect(unauthenticated.status == 1)
-        #expect(unauthenticated.standardError.contains("requires its secret"), "\(unauthenticated.standardError)")
-        let workload = ["--network", TestFiles.smallNetwork, "--users", "10", "--paths", "2", "--time-scale", "0", "--json"]
+        #expect(unauthenticated.standardError.contains(
+            "the node at \(nodes[0].address) refused this client: cluster '\(cluster)' (node s0) requires its secret (SPOKES_SECRET or secret_file) and this client has none"),
+            "\(unauthenticated.standardError)")
+        let otherSecret = await status(of: nodes[0], environment: wrongSecret)
+        #expect(otherSecret.status == 1)
+        #expect(otherSecret.standardError.contains("the node at \(nodes[0].address) holds another cluster secret than this client"), "\(otherSecret.standardError)")
+        let stop = await CommandRun.spokes(["stop", "--to", nodes[2].address.description] + flags(), environment: ["SPOKES_SECRET": ""])
+        #expect(stop.status == 1 && stop.standardError.contains("refused this client"), "a client without the secret cannot stop a node: \(stop.standardError)")
+        let workload = ["--network", smallNetwork, "--users", "10", "--paths", "2", "--time-scale", "0", "--json"]
         let wrong = await CommandRun.spokes(["submit", "--to", nodes[1].address.description] + workload + flags(), environment: wrongSecret)
         #expect(wrong.status == 1)
         #expect(wrong.standardError.contains("secret"), "\(wrong.standardError)")
@@ -79,11 +95,29 @@ struct SecureClusterProcessTests {
         #expect((try? right.json())?["completedUsers"] as? Int == 10)
     }
 
+    /// A client that finds nodes by discovery tells silence from nodes it cannot talk to:
+    /// another secret, no secret, or another cluster.
+    @Test func aClientSaysWhyTheNodesItHearsAreNotForIt() async throws {
+        let node = try await NodeProcess(name: "heard", flags: flags(), environment: secret)
+        defer { node.kill(SIGTERM) }
+        async let wrong = CommandRun.spokes(["status", "--timeout", "2"] + flags(), environment: wrongSecret)
+        async let none = CommandRun.spokes(["status", "--timeout", "2"] + flags(), environment: ["SPOKES_SECRET": ""])
+        async let otherCluster = CommandRun.spokes(["status", "--timeout", "2", "--cluster", "elsewhere", "--discovery-port", discoveryPort], environment: secret)
+        let (withWrong, withNone, withOther) = await (wrong, none, otherCluster)
+        let heard = "nodes of cluster '\(cluster)' were heard on discovery port \(discoveryPort) (heard)"
+        #expect(withWrong.status == 1 && withWrong.standardError.contains("\(heard), but they hold another secret than this client"), "\(withWrong.standardError)")
+        #expect(withNone.status == 1 && withNone.standardError.contains("\(heard), but they hold a cluster secret and this client has none"), "\(withNone.standardError)")
+        #expect(withOther.status == 1 && withOther.standardError.contains("no node of cluster 'elsewhere' was heard") &&
+                withOther.standardError.contains("only nodes of cluster '\(cluster)' (heard); give --cluster \(cluster)"), "\(withOther.standardError)")
+        let right = await CommandRun.spokes(["status", "--to", node.address.description, "--json"], environment: secret)
+        #expect(right.status == 0, "with the secret and --to, no --cluster is needed: \(right.standardError)")
+    }
+
     @Test func aJobOverTheNodesLimitsIsRefusedWithTheSettingToChange() async throws {
         let node = try await NodeProcess(name: "limited", flags: flags(), environment: secret.merging(["SPOKES_LIMITS_MAX_USERS": "5"]) { $1 })
         defer { node.kill(SIGTERM) }
         let run = await CommandRun.spokes(
-            ["submit", "--to", node.address.description, "--network", TestFiles.smallNetwork, "--users", "6", "--paths", "1", "--time-scale", "0"] + flags(),
+            ["submit", "--to", node.address.description, "--network", smallNetwork, "--users", "6", "--paths", "1", "--time-scale", "0"] + flags(),
             environment: secret)
         #expect(run.status == 1)
         #expect(run.standardError.contains("6 users") && run.standardError.contains("limits.max_users"), "\(run.standardError)")

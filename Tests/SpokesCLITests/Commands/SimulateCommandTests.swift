@@ -1,4 +1,5 @@
 import Foundation
+import SpokesTestKit
 import Testing
 @testable import SpokesCLI
 
@@ -13,8 +14,9 @@ import Testing
     }
 
     @Test func htmlWritesOneSelfContainedPageBesideTheSummary() async throws {
-        let page = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-simulate-\(UUID().uuidString).html").path
-        defer { try? FileManager.default.removeItem(atPath: page) }
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let page = folder.file("report.html")
         let run = await CommandRun.spokes("simulate", "--users", "20", "--paths", "3", "--time-scale", "0", "--seed", "1", "--html", page)
         #expect(run.status == 0, "stderr: \(run.standardError)")
         #expect(run.standardOutput.contains("Users completed  20 of 20"))
@@ -75,12 +77,13 @@ import Testing
     }
 
     @Test func readsANetworkFile() async throws {
-        let path = try temporaryFile("""
+        let run = try await withTemporaryFile("""
             {"network": {"id": "tiny", "name": "Tiny", "stations": [
               {"id": "a", "name": "A", "latitude": 0, "longitude": 0, "free_bikes": 3, "empty_slots": 1},
               {"id": "b", "name": "B", "latitude": 0, "longitude": 0, "free_bikes": null, "empty_slots": 4}]}}
-            """)
-        let run = await CommandRun.spokes("simulate", "--network", path, "--users", "3", "--paths", "2", "--time-scale", "0")
+            """, named: "tiny.json") { path in
+            await CommandRun.spokes("simulate", "--network", path, "--users", "3", "--paths", "2", "--time-scale", "0")
+        }
         #expect(run.status == 0, "stderr: \(run.standardError)")
         #expect(run.standardOutput.contains("Tiny (tiny): 2 stations, 3 bikes"))
         #expect(run.standardOutput.contains("1 stations had null counts"))
@@ -116,15 +119,17 @@ import Testing
     }
 
     @Test func invalidJSONSaysWhere() async throws {
-        let path = try temporaryFile("{\"network\": {\"id\": \"x\",\n \"name\": \"X\", \"stations\": [}\n}")
-        let run = await CommandRun.spokes("simulate", "--network", path)
-        #expect(run.status == 1)
-        #expect(run.standardError.contains("\(path):2:28: invalid JSON"), "stderr: \(run.standardError)")
+        try await withTemporaryFile("{\"network\": {\"id\": \"x\",\n \"name\": \"X\", \"stations\": [}\n}", named: "x.json") { path in
+            let run = await CommandRun.spokes("simulate", "--network", path)
+            #expect(run.status == 1)
+            #expect(run.standardError.contains("\(path):2:28: invalid JSON"), "stderr: \(run.standardError)")
+        }
     }
 
     @Test func networkWithoutStationsIsRefused() async throws {
-        let path = try temporaryFile(#"{"network": {"id": "empty", "name": "Empty", "stations": []}}"#)
-        let run = await CommandRun.spokes("simulate", "--network", path)
+        let run = try await withTemporaryFile(#"{"network": {"id": "empty", "name": "Empty", "stations": []}}"#, named: "empty.json") { path in
+            await CommandRun.spokes("simulate", "--network", path)
+        }
         #expect(run.status == 1)
         #expect(run.standardError.contains("network 'empty' has no stations"))
     }

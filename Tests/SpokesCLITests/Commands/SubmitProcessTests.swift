@@ -1,5 +1,6 @@
 import SpokesConcurrency
 import Foundation
+import SpokesTestKit
 import Testing
 @testable import SpokesCLI
 
@@ -8,6 +9,14 @@ import Testing
 struct SubmitProcessTests {
     let cluster = "jobs-\(UUID().uuidString.prefix(8))"
     let discoveryPort = String(UInt16.random(in: 40_000...49_000))
+    /// This test's files, removed when the test ends.
+    let files: TemporaryDirectory
+    let smallNetwork: String
+
+    init() throws {
+        files = try TemporaryDirectory()
+        smallNetwork = try TestFiles.smallNetwork(in: files)
+    }
 
     func flags(_ extra: [String] = []) -> [String] { ["--cluster", cluster, "--discovery-port", discoveryPort] + extra }
 
@@ -29,7 +38,7 @@ struct SubmitProcessTests {
 
     func submit(to node: NodeProcess, _ workload: [String]) async -> CommandRun {
         await CommandRun.spokes(["submit", "--to", node.address.description, "--json", "--network",
-                                 TestFiles.smallNetwork] + workload + flags())
+                                 smallNetwork] + workload + flags())
     }
 
     func report(_ run: CommandRun) -> [String: Any] {
@@ -131,8 +140,7 @@ struct SubmitProcessTests {
         #expect(again.status == 0, "\(again.standardError)")
         #expect(try again.json()["job"] as? String == job)
         #expect(try again.json()["totalPaths"] as? Int == report(run)["totalPaths"] as? Int)
-        let page = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-result-\(UUID().uuidString).html").path
-        defer { try? FileManager.default.removeItem(atPath: page) }
+        let page = files.file("report.html")
         let html = await CommandRun.spokes(["result", job, "--to", nodes[0].address.description, "--html", page] + flags())
         #expect(html.status == 0, "\(html.standardError)")
         #expect(html.standardOutput.contains("Users completed  5 of 5"), "the summary is still printed")
@@ -152,7 +160,7 @@ struct SubmitProcessTests {
         let process = Process()
         process.executableURL = executable
         process.arguments = ["submit", "--to", nodes[0].address.description, "--users", "40", "--paths", "1000",
-                             "--time-scale", "1", "--json", "--progress", "--network", TestFiles.smallNetwork] + flags()
+                             "--time-scale", "1", "--json", "--progress", "--network", smallNetwork] + flags()
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -200,13 +208,13 @@ struct SubmitProcessTests {
 
 /// Small network files for process tests.
 enum TestFiles {
-    /// Eight Milano stations (contended, 4 bikes short of 40 users).
-    static let smallNetwork: String = {
+    /// Eight Milano-like stations (contended, 4 bikes short of 40 users), written into `folder`.
+    static func smallNetwork(in folder: TemporaryDirectory) throws -> String {
         let json = """
         {"network": {"id": "small", "name": "Small", "stations": [
         \((0..<8).map { #"{"id": "s\#($0)", "name": "S\#($0)", "latitude": 45.4, "longitude": 9.1, "free_bikes": \#(2 + $0 % 4), "empty_slots": \#(3 + $0 % 3)}"# }.joined(separator: ",\n"))
         ]}}
         """
-        return (try? temporaryFile(json, name: "small.json")) ?? "/nonexistent/small.json"
-    }()
+        return try folder.write(json, to: "small.json")
+    }
 }

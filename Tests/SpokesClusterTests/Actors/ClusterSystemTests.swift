@@ -111,9 +111,34 @@ struct ClusterSystemTests {
             try await cluster.systems[1].join(cluster.systems[0].address)
             Issue.record("join should have been refused")
         } catch let error as RemoteCallError {
-            #expect("\(error)".contains("refused: cluster 'green' is not 'blue'"), "\(error)")
+            #expect("\(error)".contains("refused: node-0 is a node of cluster 'blue', not 'green'"), "\(error)")
         }
         #expect(cluster.systems[0].connectedPeers.isEmpty)
+    }
+
+    /// A client that names a node but no cluster joins that node's cluster; a member
+    /// never does, and a client that names a cluster is held to it.
+    @Test func aClientThatJoinsAnyClusterGetsInAndAMemberDoesNot() async throws {
+        let cluster = try TestCluster(1) { settings, _ in settings.cluster = "blue" }
+        defer { cluster.shutdown() }
+        var settings = ClusterSettings()
+        settings.cluster = "green"
+        settings.joinsAnyCluster = true
+        let client = try ClusterSystem(settings: settings, isMember: false)
+        defer { client.shutdown() }
+        let welcome = try await client.join(cluster.systems[0].address)
+        #expect(welcome.cluster == "blue", "the client learns the node's cluster")
+        let member = try ClusterSystem(settings: settings, isMember: true)
+        defer { member.shutdown() }
+        await #expect(throws: RemoteCallError.self, "a member of another cluster is refused whatever it asks") {
+            try await member.join(cluster.systems[0].address)
+        }
+        settings.joinsAnyCluster = false
+        let strict = try ClusterSystem(settings: settings, isMember: false)
+        defer { strict.shutdown() }
+        await #expect(throws: RemoteCallError.self, "a client that names its cluster is held to it") {
+            try await strict.join(cluster.systems[0].address)
+        }
     }
 
     @Test func nodesDiallingEachOtherAtOnceKeepOneConnection() async throws {

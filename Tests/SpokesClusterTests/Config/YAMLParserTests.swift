@@ -67,6 +67,22 @@ private func failure(_ text: String) -> String? {
         #expect(try shape("seeds: [ a, ]") == #"{seeds:["a"]}"#)
     }
 
+    @Test func flowMappingsHoldScalarsWithTheirLocations() throws {
+        #expect(try shape("dashboard: {port: 8787, host: '127.0.0.1'}") == #"{dashboard:{port:"8787",host:"127.0.0.1"}}"#)
+        #expect(try shape("a: {}  # none") == "{a:{}}")
+        #expect(try shape("a: { b: , c: ~ , }") == "{a:{b:null,c:null}}")
+        #expect(try shape("{a: 1, \"b c\": 'd, e', u: http://x:80/}") == #"{a:"1",b c:"d, e",u:"http://x:80/"}"#)
+        #expect(try shape("- {a: 1}\n- [x, y]") == #"[{a:"1"},["x","y"]]"#)
+        let value = try YAMLParser.parse("dashboard: {port: 8787,  host: h}", source: "t.yaml")
+        guard case .mapping(let entries, let location) = value["dashboard"] else {
+            Issue.record("not a mapping: \(value)")
+            return
+        }
+        #expect(location == YAMLLocation(line: 1, column: 12))
+        #expect(entries.map(\.keyLocation) == [YAMLLocation(line: 1, column: 13), YAMLLocation(line: 1, column: 26)])
+        #expect(entries.map(\.value) == [.scalar("8787", YAMLLocation(line: 1, column: 19)), .scalar("h", YAMLLocation(line: 1, column: 32))])
+    }
+
     @Test func quotedScalarsUnescape() throws {
         #expect(try shape(#"a: 'it''s # not a comment'"#) == #"{a:"it's # not a comment"}"#)
         let value = try YAMLParser.parse(#"b: "say \"hi\"\\\n\t#x""#, source: "t.yaml")
@@ -114,8 +130,6 @@ private func failure(_ text: String) -> String? {
         ("a: !!str 1", "t.yaml:1:4: tags ('!') are not supported; quote the value if '!' is part of it"),
         ("a: |\n  text", "t.yaml:1:4: block scalars ('|', '>') are not supported; write the value on one line, quoted if needed"),
         ("a: >\n  text", "t.yaml:1:4: block scalars ('|', '>') are not supported; write the value on one line, quoted if needed"),
-        ("a: {b: 1}", "t.yaml:1:4: flow mappings ('{ }') are not supported; use an indented block mapping"),
-        ("a: [b: 1]", "t.yaml:1:5: flow mappings ('{ }') are not supported; use an indented block mapping"),
         ("a: 1\n---\nb: 2", "t.yaml:2:1: only one document is supported; remove the second '---' and what follows or split the file"),
         ("---\n---", "t.yaml:2:1: only one document is supported; remove the second '---' and what follows or split the file"),
         ("--- a: 1", "t.yaml:1:5: nothing but a comment may follow '---'; start the document on the next line"),
@@ -134,8 +148,21 @@ private func failure(_ text: String) -> String? {
         ("a: [b, c", "t.yaml:1:4: missing ']' (a '[ ]' list must end on the same line)"),
         ("a: [b,\n  c]", "t.yaml:1:4: missing ']' (a '[ ]' list must end on the same line)"),
         ("a: [b, # c]", "t.yaml:1:4: missing ']' (a '[ ]' list must end on the same line)"),
-        ("a: [b,,c]", "t.yaml:1:7: empty item in '[ ]' list"),
-        ("a: [[b]]", "t.yaml:1:5: '[ ]' lists may only hold plain or quoted values"),
+        ("a: [b,,c]", "t.yaml:1:7: empty item in a '[ ]' list or '{ }' mapping"),
+        ("a: [[b]]", "t.yaml:1:5: '[ ]' and '{ }' may only hold plain or quoted values"),
+        ("a: [b: 1]", "t.yaml:1:5: 'key: value' inside '[ ]' is not supported; use '{key: value}' or a block mapping"),
+        ("a: {b: 1", "t.yaml:1:4: missing '}' (a '{ }' mapping must end on the same line)"),
+        ("a: {b: 1,\n  c: 2}", "t.yaml:1:4: missing '}' (a '{ }' mapping must end on the same line)"),
+        ("a: {b: # c}", "t.yaml:1:4: missing '}' (a '{ }' mapping must end on the same line)"),
+        ("a: {b}", "t.yaml:1:6: expected 'key: value'"),
+        ("a: {: 1}", "t.yaml:1:5: empty key before ':'"),
+        ("a: {b: 1, b: 2}", "t.yaml:1:11: duplicate key 'b' (first at line 1, column 5)"),
+        ("a: {b: [1]}", "t.yaml:1:8: '[ ]' and '{ }' may only hold plain or quoted values"),
+        ("a: [{b: 1}]", "t.yaml:1:5: '[ ]' and '{ }' may only hold plain or quoted values"),
+        ("a: {b: c: d}", "t.yaml:1:9: ': ' inside a plain value; quote the value or nest it on the next lines"),
+        ("a: {b: 1,, c: 2}", "t.yaml:1:10: empty item in a '[ ]' list or '{ }' mapping"),
+        ("a: {b: 1} c", "t.yaml:1:11: unexpected text after '}'; a comment needs a space before '#'"),
+        ("a: {b: 1]", "t.yaml:1:9: unexpected text after '1'; a comment needs a space before '#'"),
         ("a: [b] c", "t.yaml:1:8: unexpected text after ']'; a comment needs a space before '#'"),
         ("a: 1\n: 2", "t.yaml:2:1: empty key before ':'"),
         ("a: b: c", "t.yaml:1:5: ': ' inside a plain value; quote the value or nest it on the next lines"),
@@ -168,6 +195,7 @@ private func failure(_ text: String) -> String? {
               name: "n\\t1"   # quoted
               port: 0
             seeds: [a:1, "b:2", 'c''d']
+            dashboard: {port: 8787, host: "h"}
             list:
             - x
             - k: v

@@ -54,7 +54,7 @@ struct ClusterNodeTests {
         seedNode.start()
         var second = first
         second.nodeName = "s1"
-        second.seeds = [seedNode.system.address.description]
+        second.peers = [seedNode.system.address.description]
         let joiner = try ClusterNode(settings: second)
         joiner.start()
         defer { [seedNode, joiner].forEach { $0.stop() } }

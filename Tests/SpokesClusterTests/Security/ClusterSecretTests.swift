@@ -1,4 +1,5 @@
 import Foundation
+import SpokesTestKit
 import Testing
 @testable import SpokesCluster
 
@@ -6,13 +7,11 @@ import Testing
     static let text = "s3cret-that-is-long-enough"
 
     /// A fresh directory with `cluster.yaml` naming `secret.txt`, which holds `secret` with `mode`.
-    func configuration(secret: String, mode: Int) throws -> (directory: String, config: String) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-secret-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try (secret + "\n").write(toFile: directory + "/secret.txt", atomically: true, encoding: .utf8)
-        chmod(directory + "/secret.txt", mode_t(mode))
-        try "secret_file: secret.txt\n".write(toFile: directory + "/cluster.yaml", atomically: true, encoding: .utf8)
-        return (directory, directory + "/cluster.yaml")
+    func configuration(secret: String, mode: Int) throws -> (directory: TemporaryDirectory, config: String) {
+        let directory = try TemporaryDirectory()
+        try directory.write(secret + "\n", to: "secret.txt")
+        chmod(directory.file("secret.txt"), mode_t(mode))
+        return (directory, try directory.write("secret_file: secret.txt\n", to: "cluster.yaml"))
     }
 
     @Test func neverShowsItselfInText() throws {
@@ -59,7 +58,7 @@ import Testing
 
     @Test func loadsSecretFileRelativeToTheConfigurationFile() throws {
         let (directory, config) = try configuration(secret: Self.text, mode: 0o600)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        defer { directory.remove() }
         let settings = try ClusterSettings.load(file: config, environment: [:])
         #expect(settings.secretFile == "secret.txt")
         #expect(settings.secret == (try ClusterSecret(Self.text, source: "x")))
@@ -67,7 +66,7 @@ import Testing
 
     @Test func theVariableWinsOverTheFile() throws {
         let (directory, config) = try configuration(secret: Self.text, mode: 0o600)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        defer { directory.remove() }
         let other = "another-secret-long-enough"
         let settings = try ClusterSettings.load(file: config, environment: ["SPOKES_SECRET": other])
         #expect(settings.secret == (try ClusterSecret(other, source: "x")))
@@ -75,12 +74,12 @@ import Testing
 
     @Test func refusesASecretFileOthersCanRead() throws {
         let (directory, config) = try configuration(secret: Self.text, mode: 0o644)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        defer { directory.remove() }
         do {
             _ = try ClusterSettings.load(file: config, environment: [:])
             Issue.record("accepted a world-readable secret file")
         } catch {
-            #expect(error == .security(.secretFileTooOpen(path: directory + "/secret.txt", mode: "644")))
+            #expect(error == .security(.secretFileTooOpen(path: directory.file("secret.txt"), mode: "644")))
             #expect(error.description.contains("chmod 600"))
             #expect(!error.description.contains(Self.text))
         }

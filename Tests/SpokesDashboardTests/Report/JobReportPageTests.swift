@@ -19,6 +19,7 @@ import SpokesCluster
     static func clusterJob() async throws -> SimulationReport {
         var report = try await simulated()
         report.job = "job-8c3f442b"
+        report.finishedAt = "2025-06-15T15:01:02Z"
         report.retries = 3
         report.tasksPerNode = ["demo-1": 21, "demo-2": 20, "demo-3": 19]
         report.retriedUsers = [.init(user: 4, reasons: ["attempt 1 on demo-3: connection to demo-3 lost"])]
@@ -53,12 +54,23 @@ import SpokesCluster
         #expect(!html.contains("https://"))
     }
 
+    @Test func saysWhenTheJobFinishedApartFromWhenThePageWasMade() async throws {
+        var report = try await Self.clusterJob()
+        report.finishedAt = nil
+        let old = Self.render(report)
+        #expect(!old.contains("finished 2") && old.contains("page made 2025-06-15 15:06:40 UTC"), "a report stored before finishedAt existed")
+        let fresh = try await Self.simulated()
+        let finished = try #require(fresh.finishedAt)
+        #expect(finished.count == 20 && finished.hasSuffix("Z"), "\(finished)")
+        #expect(Self.render(fresh).contains("finished \(finished.replacingOccurrences(of: "T", with: " ").dropLast()) UTC · page made"))
+    }
+
     @Test func summarisesInTheTerminalsWords() async throws {
         let report = try await Self.clusterJob()
         let html = Self.render(report)
         #expect(html.contains("<h1>BikeMi <span class=\"network-id\">(bikemi)</span></h1>"))
         #expect(html.contains("<code>job-8c3f442b</code>"))
-        #expect(html.contains("generated 2025-06-15 15:06:40 UTC"))
+        #expect(html.contains("finished 2025-06-15 15:01:02 UTC · page made 2025-06-15 15:06:40 UTC"))
         #expect(html.contains("<th scope=\"row\">Users completed</th><td>\(report.completedUsers) of 60</td>"))
         #expect(html.contains("<th scope=\"row\">Paths ridden</th><td>\(report.totalPaths)</td>"))
         #expect(html.contains("(failed takes \(report.failedTakes), failed leaves \(report.failedLeaves))"))

@@ -2,18 +2,22 @@ import Foundation
 import SpokesBikes
 import SpokesCluster
 import SpokesConcurrency
+import SpokesTestKit
 
 /// In-process nodes on loopback, as `spokes node` runs them (a worker that runs bike
 /// users, a job desk), with a discovery port and cluster name of the test's own.
 struct TestCluster {
     let nodes: [ClusterNode]
     let services: [JobService]
+    /// Where the nodes keep their job records; removed by ``stop()``.
+    let dataDirectory: TemporaryDirectory
 
     static func start(_ count: Int, slots: Int = 4, secret: ClusterSecret? = nil) async throws -> TestCluster {
         let port = UInt16.random(in: 40_000...49_000)
         let cluster = "dash-\(UUID().uuidString.prefix(8))"
         var nodes: [ClusterNode] = []
         var services: [JobService] = []
+        let dataDirectory = try TemporaryDirectory()
         for index in 0..<count {
             var settings = ClusterSettings()
             settings.cluster = cluster
@@ -22,7 +26,7 @@ struct TestCluster {
             settings.discoveryPort = port
             settings.discoveryInterval = 0.05
             settings.secret = secret
-            settings.dataDirectory = NSTemporaryDirectory() + "spokes-dashboard-tests-\(cluster)"
+            settings.dataDirectory = dataDirectory.path
             let registry = TaskRegistry()
             registry.register(BikeUserTask())
             let node = try ClusterNode(settings: settings, registry: registry)
@@ -38,12 +42,12 @@ struct TestCluster {
                 }
             }
         }
-        return TestCluster(nodes: nodes, services: services)
+        return TestCluster(nodes: nodes, services: services, dataDirectory: dataDirectory)
     }
 
     func stop() {
         nodes.forEach { $0.stop() }
-        try? FileManager.default.removeItem(atPath: (nodes[0].settings.dataDirectory as NSString).expandingTildeInPath)
+        dataDirectory.remove()
     }
 
     /// A small contended network: the first six Milano stations.

@@ -1,0 +1,64 @@
+extension ClusterSettings {
+    /// Every setting, in `cluster.yaml` order: the one list the YAML keys, the `SPOKES_*`
+    /// variables, the defaults and ranges of `--help` and the check of `cluster.yaml`
+    /// come from. A setting added here is known everywhere at once.
+    public static let table: [Setting] = [
+        .name("cluster", \.cluster, doc: "nodes only talk to nodes with the same cluster name"),
+        .text("node.name", \.nodeName, doc: "unique name of this node; empty: node-<random>"),
+        .ipv4("node.host", \.host, doc: "IPv4 address to listen on; loopback keeps the node on this machine"),
+        .port("node.port", \.port, from: 0, doc: "TCP port to listen on; 0: any free port"),
+        .integer("node.slots", \.slots, in: 1...10_000, doc: "tasks this node runs at once"),
+        .choice("discovery.mode", \.discoveryMode, doc: "loopback: this machine; lan: needs broadcast; off: peers only"),
+        .port("discovery.port", \.discoveryPort, from: 1, doc: "UDP port for beacons, shared by all nodes of the cluster"),
+        .seconds("discovery.interval", \.discoveryInterval, in: 0.01...3_600, doc: "seconds between beacons"),
+        .ipv4("discovery.broadcast", \.broadcastAddress, allowingEmpty: true,
+              doc: "where lan beacons go, e.g. the LAN's broadcast address 198.51.100.255; required for lan"),
+        .addresses("peers", \.peers, doc: "host:port of nodes to dial, in every discovery mode, e.g. [198.51.100.20:7000]"),
+        .seconds("heartbeat.interval", \.heartbeatInterval, in: 0.01...3_600,
+                 doc: "seconds between heartbeats on each connection; less than suspect_after"),
+        .seconds("heartbeat.suspect_after", \.suspectTimeout, in: 0.01...86_400,
+                 doc: "seconds of silence before a peer is suspect; less than dead_after"),
+        .seconds("heartbeat.dead_after", \.deadTimeout, in: 0.01...86_400,
+                 doc: "seconds of silence before a peer is dead and its calls fail"),
+        .seconds("tasks.deadline", \.taskDeadline, in: 0.001...Setting.longestDuration,
+                 doc: "seconds a task may run before it is cancelled and retried"),
+        .integer("tasks.retries", \.taskRetries, in: 0...100, doc: "times a failed task is retried, each on another node"),
+        .integer("jobs.keep", \.jobsKeep, in: 1...1_000_000, doc: "finished jobs a node's job store keeps; the oldest go first"),
+        .directory("data_directory", \.dataDirectory, doc: "where the node keeps its job records; ~ is $HOME"),
+        .text("secret_file", \.secretFile, doc: "file holding the cluster secret, mode 600; relative to this file; \"\": none"),
+        .optionalPort("dashboard.port", \.dashboardPort, doc: "the web dashboard's TCP port, e.g. 8787; 0: any free port; off: no dashboard"),
+        .ipv4("dashboard.host", \.dashboardHost,
+              doc: "where it listens; beyond loopback needs a cluster secret (it then asks for a token)"),
+        .integer("limits.max_frame_bytes", \.maximumFrameSize, in: 1024...(1 << 30),
+                 doc: "largest frame accepted from a peer, in bytes; 64 KiB before the handshake"),
+        .seconds("limits.call_timeout", \.callTimeout, in: 0.001...Setting.longestDuration,
+                 doc: "seconds a remote call may take before it fails"),
+        .seconds("limits.handshake_timeout", \.handshakeTimeout, in: 0.001...3_600,
+                 doc: "seconds to connect and finish the handshake; slower connections are closed"),
+        .integer("limits.max_json_depth", \.maximumJSONDepth, in: 4...512, doc: "deepest JSON nesting accepted in a frame or call argument"),
+        .integer("limits.max_array_length", \.maximumArrayLength, in: 16...100_000_000,
+                 doc: "longest JSON array accepted in a frame or call argument"),
+        .integer("limits.max_connections", \.maximumConnections, in: 1...1_000_000, doc: "open connections at once, in total"),
+        .integer("limits.max_connections_per_address", \.maximumConnectionsPerAddress, in: 1...1_000_000,
+                 doc: "open connections at once from one IP address"),
+        .integer("limits.max_calls_per_connection", \.maximumCallsPerConnection, in: 1...1_000_000,
+                 doc: "calls one connection may have running on this node at once"),
+        .integer("limits.max_send_queue_bytes", \.maximumSendQueueBytes, in: 1024...(1 << 40),
+                 doc: "bytes queued for a peer that does not read before it is dropped"),
+        .integer("limits.max_users", \.maximumUsers, in: 1...100_000_000, doc: "most users in a job submitted to this node"),
+        .integer("limits.max_paths", \.maximumPaths, in: 1...100_000_000, doc: "most paths per user in a job submitted to this node"),
+        .integer("limits.max_stations", \.maximumStations, in: 1...100_000_000, doc: "most stations in a submitted job's network"),
+    ]
+
+    /// Keys and variables that were renamed, old to new: the loader refuses the old name
+    /// with a message naming the new one.
+    public static let renamedSettings = ["seeds": "peers"]
+
+    /// The setting at `path`, if there is one.
+    public static func setting(_ path: String) -> Setting? {
+        table.first { $0.path == path }
+    }
+
+    /// The YAML path of every setting, in `cluster.yaml` order.
+    public static var settingPaths: [String] { table.map(\.path) }
+}
