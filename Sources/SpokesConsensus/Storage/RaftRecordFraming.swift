@@ -8,8 +8,11 @@
 ///   file system allocated but never wrote): a torn write. It is dropped, never read as
 ///   data, and the caller truncates the file back to the last good record. Nothing in it
 ///   was acknowledged: the flush that wrote it never returned.
-/// - a record **before** the last one fails its checksum or has a zero length: that
-///   is corruption of acknowledged data, an error naming the file and byte offset.
+/// - a record that fails its checksum (or has a zero length) and is followed by
+///   anything but zero bytes: that is corruption of acknowledged data, an error naming
+///   the file and byte offset. (So a bit flip in the last record's length field that
+///   makes it look shorter is reported, not dropped: when in doubt, refuse to start
+///   rather than silently lose acknowledged entries.)
 public enum RaftRecordFraming {
     public static let headerSize = 8
 
@@ -64,7 +67,7 @@ public enum RaftRecordFraming {
             let end = offset + headerSize + length
             let payload = bytes[(offset + headerSize)..<end]
             guard CRC32.checksum(payload) == checksum else {
-                if end == bytes.count {
+                if bytes[end...].allSatisfy({ $0 == 0 }) {
                     scan.droppedTail = "the last record, at byte \(offset), fails its checksum"
                     break
                 }

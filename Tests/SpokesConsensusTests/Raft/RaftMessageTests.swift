@@ -68,20 +68,22 @@ import Testing
         let group = try RaftGroup(replicas: ["a", "b", "c"])
         var replica = try RaftReplica(id: "a", group: group, seed: 3)
         var now = 0.0
+        var longestLog = 0
+        var roles: Set<RaftRole> = []
         for _ in 0..<20_000 {
             now += Double(random.next() % 100) / 1000
-            let term = number(6)
-            let position = RaftLogPosition(index: number(12), term: number(6))
+            let term = replica.term + number(4) - 1
+            let position = RaftLogPosition(index: replica.lastLogPosition.index + number(6) - 3, term: replica.term + number(3) - 2)
             let entries = (0..<(random.next() % 4)).map { RaftEntry(index: position.index + Int($0) + 1, term: max(position.term, term - Int(random.next() % 2)), command: "c") }
             let messages: [RaftMessage] = [
                 .preVote(RaftVoteRequest(term: term, last: position)),
                 .preVoteResponse(RaftVoteResponse(term: term, granted: random.next() % 2 == 0)),
                 .requestVote(RaftVoteRequest(term: term, last: position, transfer: random.next() % 2 == 0)),
                 .requestVoteResponse(RaftVoteResponse(term: term, granted: random.next() % 2 == 0)),
-                .appendEntries(RaftAppendEntries(term: term, previous: position, entries: entries, commit: number(14))),
-                .appendEntriesResponse(RaftAppendEntriesResponse(term: term, success: random.next() % 2 == 0, matchIndex: number(14), rejectedIndex: number(14), conflictIndex: number(14), conflictTerm: random.next() % 2 == 0 ? nil : number(6))),
+                .appendEntries(RaftAppendEntries(term: term, previous: position, entries: entries, commit: position.index + number(4))),
+                .appendEntriesResponse(RaftAppendEntriesResponse(term: term, success: random.next() % 2 == 0, matchIndex: position.index + number(4), rejectedIndex: position.index, conflictIndex: number(14), conflictTerm: random.next() % 2 == 0 ? nil : number(6))),
                 .installSnapshot(RaftInstallSnapshot(term: term, snapshot: RaftSnapshot(index: position.index, term: position.term, data: "s"))),
-                .heartbeat(RaftHeartbeat(term: term, commit: number(14))),
+                .heartbeat(RaftHeartbeat(term: term, commit: position.index + number(4))),
                 .heartbeatResponse(RaftHeartbeatResponse(term: term)),
                 .timeoutNow(RaftTimeoutNow(term: term)),
             ]
@@ -99,6 +101,9 @@ import Testing
             }
             #expect(replica.appliedIndex <= replica.commitIndex && replica.commitIndex <= log.lastIndex)
             #expect(replica.term >= log.lastTerm)
+            longestLog = max(longestLog, log.lastIndex)
+            roles.insert(replica.role)
         }
+        #expect(longestLog > 5 && roles.count == 4, "the fuzzing reached logs and every role: \(longestLog), \(roles)")
     }
 }
