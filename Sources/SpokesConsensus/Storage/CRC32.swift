@@ -13,16 +13,24 @@ public enum CRC32 {
     }
 
     /// The checksum of `bytes`.
-    public static func checksum(_ bytes: some Sequence<UInt8>) -> UInt32 {
+    public static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
         update(0, with: bytes)
     }
 
+    public static func checksum(_ bytes: [UInt8]) -> UInt32 {
+        update(0, with: bytes[...])
+    }
+
     /// Continues `crc` (a previous result, or 0 to start) over `bytes`.
-    public static func update(_ crc: UInt32, with bytes: some Sequence<UInt8>) -> UInt32 {
-        var value = ~crc
-        for byte in bytes {
-            value = table[Int((value ^ UInt32(byte)) & 0xFF)] ^ (value >> 8)
+    public static func update(_ crc: UInt32, with bytes: ArraySlice<UInt8>) -> UInt32 {
+        table.withUnsafeBufferPointer { table in
+            bytes.withUnsafeBufferPointer { bytes in
+                var value = ~crc
+                for byte in bytes {
+                    value = table[Int((value ^ UInt32(byte)) & 0xFF)] ^ (value >> 8)
+                }
+                return ~value
+            }
         }
-        return ~value
     }
 }

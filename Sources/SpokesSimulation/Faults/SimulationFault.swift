@@ -72,18 +72,23 @@ public struct SimulationFault: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A random plan: `count` faults of the given kinds on `nodes`, starting within
-    /// `window` seconds.
-    public static func plan(nodes: [String], window: Double, count: ClosedRange<Int>, kinds: [Kind], random: inout SimulationRandom) -> [SimulationFault] {
+    /// `window` seconds. Half the crashes, pauses and slowdowns target a role (when the
+    /// model has roles), resolved to a node when the fault begins.
+    public static func plan(nodes: [String], roles: [String] = [], window: Double, count: ClosedRange<Int>, kinds: [Kind], random: inout SimulationRandom) -> [SimulationFault] {
         guard !nodes.isEmpty, !kinds.isEmpty else { return [] }
+        func target() -> String {
+            let node = random.element(of: nodes)
+            return !roles.isEmpty && random.chance(0.5) ? random.element(of: roles) : node
+        }
         return (0..<random.integer(in: count)).map { _ in
             let start = random.uniform(in: 0.5...max(0.5, window))
             switch random.element(of: kinds) {
             case .crash:
-                return SimulationFault(start: start, duration: random.uniform(in: 0.1...4), effect: .crash(node: random.element(of: nodes)))
+                return SimulationFault(start: start, duration: random.uniform(in: 0.1...4), effect: .crash(node: target()))
             case .pause:
-                return SimulationFault(start: start, duration: random.uniform(in: 0.2...4), effect: .pause(node: random.element(of: nodes)))
+                return SimulationFault(start: start, duration: random.uniform(in: 0.2...4), effect: .pause(node: target()))
             case .slow:
-                return SimulationFault(start: start, duration: random.uniform(in: 1...6), effect: .slow(node: random.element(of: nodes), factor: random.uniform(in: 3...30)))
+                return SimulationFault(start: start, duration: random.uniform(in: 1...6), effect: .slow(node: target(), factor: random.uniform(in: 3...30)))
             case .partition:
                 var shuffled = nodes
                 for index in stride(from: shuffled.count - 1, to: 0, by: -1) { shuffled.swapAt(index, random.index(below: index + 1)) }

@@ -65,8 +65,14 @@ public enum Simulation<Model: SimulationModel> {
     /// `faults`, when given, replaces it (the generator still draws the plan, so the rest
     /// of the run sees the same numbers): that is how a plan is shrunk.
     public static func run(_ model: Model, options: SimulationOptions, faults: [SimulationFault]? = nil) -> SimulationResult {
+        play(model, options: options, faults: faults).result
+    }
+
+    /// `run`, also returning the model as the run left it (for measurements).
+    public static func play(_ model: Model, options: SimulationOptions, faults: [SimulationFault]? = nil) -> (result: SimulationResult, model: Model) {
         var run = Run(model: model, options: options, faults: faults)
-        return run.execute()
+        let result = run.execute()
+        return (result, run.model)
     }
 
     /// Delta debugging (ddmin) over a failing run's faults: the smallest plan found that
@@ -174,6 +180,8 @@ public enum Simulation<Model: SimulationModel> {
         let faults: [SimulationFault]
         var hasher = TraceHasher()
         let trace = TraceLines()
+        /// The node each role-targeted fault hit when it began.
+        var resolvedTargets: [Int: String] = [:]
         var now = 0.0
         var events = 0
         let healedAt: Double
@@ -184,7 +192,7 @@ public enum Simulation<Model: SimulationModel> {
             names = model.nodes
             index = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($0.element, $0.offset) })
             random = SimulationRandom(seed: options.seed)
-            let drawn = SimulationFault.plan(nodes: model.faultableNodes, window: options.faultWindow, count: options.faultCount, kinds: options.faultKinds, random: &random)
+            let drawn = SimulationFault.plan(nodes: model.faultableNodes, roles: model.faultRoles, window: options.faultWindow, count: options.faultCount, kinds: options.faultKinds, random: &random)
             faults = explicit ?? drawn
             nodes = Array(repeating: NodeState(), count: names.count)
             cuts = Array(repeating: 0, count: names.count * names.count)
@@ -260,12 +268,12 @@ public enum Simulation<Model: SimulationModel> {
                 hasher.combine(4)
                 hasher.combine(number)
                 record("FAULT \(faults[number])")
-                begin(faults[number].effect)
+                begin(faults[number].effect, number: number)
             case .faultEnds(let number):
                 hasher.combine(5)
                 hasher.combine(number)
                 record("FAULT ENDS \(faults[number])")
-                end(faults[number].effect)
+                end(faults[number].effect, number: number)
             case .healed:
                 hasher.combine(6)
                 record("every fault has ended")
@@ -275,19 +283,29 @@ public enum Simulation<Model: SimulationModel> {
             }
         }
 
-        mutating func begin(_ effect: SimulationFault.Effect) {
+        /// The node a fault hits: its own, or whoever plays its role as it begins.
+        mutating func target(_ name: String, number: Int, beginning: Bool) -> Int? {
+            guard name.hasPrefix("@") else { return index[name] }
+            if beginning {
+                resolvedTargets[number] = model.node(playing: name)
+                record("  \(name) is \(resolvedTargets[number] ?? "nobody")")
+            }
+            return resolvedTargets[number].flatMap { index[$0] }
+        }
+
+        mutating func begin(_ effect: SimulationFault.Effect, number: Int) {
             switch effect {
             case .crash(let name):
-                guard let node = index[name] else { return }
+                guard let node = target(name, number: number, beginning: true) else { return }
                 nodes[node].down += 1
                 guard nodes[node].down == 1 else { return }
                 nodes[node].incarnation += 1
                 nodes[node].deferred = []
                 callModel(node, keepOutput: false) { model, context in model.crash(context.node, in: &context) }
             case .pause(let name):
-                if let node = index[name] { nodes[node].paused += 1 }
+                if let node = target(name, number: number, beginning: true) { nodes[node].paused += 1 }
             case .slow(let name, let factor):
-                if let node = index[name] { nodes[node].slowFactors.append(factor) }
+                if let node = target(name, number: number, beginning: true) { nodes[node].slowFactors.append(factor) }
             case .partition(let isolated, let direction):
                 cut(isolated: isolated, direction: direction, by: 1)
             case .loss(let rate): lossRates.append(rate)
@@ -296,21 +314,21 @@ public enum Simulation<Model: SimulationModel> {
             }
         }
 
-        mutating func end(_ effect: SimulationFault.Effect) {
+        mutating func end(_ effect: SimulationFault.Effect, number: Int) {
             switch effect {
             case .crash(let name):
-                guard let node = index[name] else { return }
+                guard let node = target(name, number: number, beginning: false) else { return }
                 nodes[node].down -= 1
                 if nodes[node].down == 0 { queue.push(.start(node: node), at: now) }
             case .pause(let name):
-                guard let node = index[name] else { return }
+                guard let node = target(name, number: number, beginning: false) else { return }
                 nodes[node].paused -= 1
                 if nodes[node].paused == 0 {
                     for event in nodes[node].deferred { queue.push(event, at: now) }
                     nodes[node].deferred = []
                 }
             case .slow(let name, let factor):
-                guard let node = index[name], let position = nodes[node].slowFactors.firstIndex(of: factor) else { return }
+                guard let node = target(name, number: number, beginning: false), let position = nodes[node].slowFactors.firstIndex(of: factor) else { return }
                 nodes[node].slowFactors.remove(at: position)
             case .partition(let isolated, let direction):
                 cut(isolated: isolated, direction: direction, by: -1)

@@ -11,6 +11,11 @@ public protocol SimulationModel {
     var nodes: [String] { get }
     /// The nodes crashes, pauses, slowness and partitions may hit.
     var faultableNodes: [String] { get }
+    /// Roles (names starting with "@", such as "@leader") a crash, pause or slowness may
+    /// target instead of a fixed node: the node is chosen when the fault begins.
+    var faultRoles: [String] { get }
+    /// The node playing `role` now, if any.
+    func node(playing role: String) -> String?
 
     /// The node starts: at time 0, and again after each crash (a new incarnation that
     /// keeps only what the model says it persisted).
@@ -33,6 +38,8 @@ public protocol SimulationModel {
 
 extension SimulationModel {
     public var faultableNodes: [String] { nodes }
+    public var faultRoles: [String] { [] }
+    public func node(playing role: String) -> String? { nil }
 }
 
 /// What a model may do while it handles one event.

@@ -9,6 +9,10 @@ public struct RaftClusterModel: SimulationModel {
     public struct Options: Sendable, Hashable {
         public var replicas: Int
         public var configuration: RaftConfiguration
+        /// Draw each run's batching (entries per message, messages in flight) from the
+        /// seed, so some runs split every batch: elections then meet logs that differ
+        /// entry by entry.
+        public var varyBatching: Bool
         /// Bootstrap with `n1` as the first leader (otherwise the group elects one).
         public var firstLeader: Bool
         public var clients: Int
@@ -23,10 +27,15 @@ public struct RaftClusterModel: SimulationModel {
         /// within this many seconds; clients stop proposing after it, and every replica
         /// must have applied the same commands by the end of the run.
         public var livenessBound: Double
+        /// Break `RaftAction`'s contract on purpose: send at once instead of after the
+        /// writes before the send are durable. Exists to show that the invariants catch a
+        /// shell that does (votes and acknowledgements a crash can take back).
+        public var sendBeforePersist = false
 
-        public init(replicas: Int, configuration: RaftConfiguration = RaftConfiguration(), firstLeader: Bool = true, clients: Int = 2, compactEvery: ClosedRange<Int>? = 10...40, diskLatency: ClosedRange<Double> = 0.0002...0.003, clientTimeout: Double = 1, livenessBound: Double = 5) {
+        public init(replicas: Int, configuration: RaftConfiguration = RaftConfiguration(), varyBatching: Bool = true, firstLeader: Bool = true, clients: Int = 2, compactEvery: ClosedRange<Int>? = 10...40, diskLatency: ClosedRange<Double> = 0.0002...0.003, clientTimeout: Double = 1, livenessBound: Double = 5) {
             self.replicas = replicas
             self.configuration = configuration
+            self.varyBatching = varyBatching
             self.firstLeader = firstLeader
             self.clients = clients
             self.compactEvery = compactEvery
@@ -116,10 +125,16 @@ public struct RaftClusterModel: SimulationModel {
     public let nodes: [String]
     public let replicaNames: [String]
     public var faultableNodes: [String] { replicaNames }
+    public var faultRoles: [String] { ["@leader"] }
     public let options: Options
+    /// The replicas' configuration, drawn at the first start when batching varies.
+    public private(set) var configuration: RaftConfiguration?
     let group: RaftGroup
-    var servers: [String: Server] = [:]
+    /// Replicas' shells by number (`n1` is 0): an array, so reading a field copies no
+    /// `Server`.
+    var servers: [Server] = []
     var clients: [String: Client] = [:]
+    let serverNumbers: [String: Int]
     public private(set) var invariants: RaftInvariants
     public private(set) var healedAt: Double?
 
@@ -131,11 +146,20 @@ public struct RaftClusterModel: SimulationModel {
         // Names are generated: never empty, never repeated.
         group = try! RaftGroup(replicas: replicaNames, firstLeader: options.firstLeader ? "n1" : nil)
         invariants = RaftInvariants(group: group)
-        for name in replicaNames { servers[name] = Server() }
+        servers = replicaNames.map { _ in Server() }
+        serverNumbers = Dictionary(uniqueKeysWithValues: replicaNames.enumerated().map { ($0.element, $0.offset) })
         for name in clientNames { clients[name] = Client() }
     }
 
     public var violation: String? { invariants.violation }
+
+    /// "@leader": the running replica that leads the highest term.
+    public func node(playing role: String) -> String? {
+        guard role == "@leader" else { return nil }
+        return replicaNames
+            .compactMap { name in servers[serverNumbers[name]!].replica.flatMap { $0.role == .leader ? (name, $0.term) : nil } }
+            .max { $0.1 < $1.1 }?.0
+    }
 
     // MARK: - Events
 
@@ -143,29 +167,38 @@ public struct RaftClusterModel: SimulationModel {
         if clients[node] != nil {
             return context.schedule(.clientSend, after: context.random.uniform(in: 0.05...0.3))
         }
-        guard var server = servers[node] else { return }
+        guard let number = serverNumbers[node] else { return }
+        var server = servers[number]
+        if configuration == nil {
+            var drawn = options.configuration
+            if options.varyBatching {
+                drawn.maxEntriesPerMessage = context.random.element(of: [1, 2, 3, 8, 512])
+                drawn.maxMessagesInFlight = context.random.element(of: [1, 2, 8])
+            }
+            configuration = drawn
+        }
         server = Server(disk: server.disk)
         if let range = options.compactEvery { server.compactEvery = context.random.integer(in: range) }
         do {
-            server.replica = try RaftReplica(id: node, group: group, state: server.disk.durable, configuration: options.configuration, seed: context.random.next())
+            server.replica = try RaftReplica(id: node, group: group, state: server.disk.durable, configuration: configuration!, seed: context.random.next())
         } catch {
             return invariants.storageFailed(node, .inconsistent(file: "\(node)/log", reason: "\(error)"))
         }
-        servers[node] = server
+        servers[number] = server
         invariants.restarted(node)
-        run(node, servers[node]!.replica!.start(now: context.now), in: &context)
+        run(node, servers[number].replica!.start(now: context.now), in: &context)
     }
 
     public mutating func receive(_ message: Message, from sender: String, at node: String, in context: inout SimulationContext<Self>) {
         switch message {
         case .raft(let raft):
-            guard let actions = servers[node]?.replica?.receive(raft, from: sender, now: context.now) else { return }
+            guard let number = serverNumbers[node], let actions = servers[number].replica?.receive(raft, from: sender, now: context.now) else { return }
             run(node, actions, in: &context)
         case .request(let command):
-            guard let (proposal, actions) = servers[node]?.replica?.propose([command], now: context.now) else { return }
+            guard let number = serverNumbers[node], let (proposal, actions) = servers[number].replica?.propose([command], now: context.now) else { return }
             switch proposal {
             case .accepted(let term, let indices):
-                servers[node]!.proposals[indices.lowerBound] = (term, command, sender)
+                servers[number].proposals[indices.lowerBound] = (term, command, sender)
             case .notLeader(let hint):
                 context.send(.redirect(command: command, leader: hint), to: sender)
             }
@@ -175,7 +208,7 @@ public struct RaftClusterModel: SimulationModel {
             invariants.acknowledged(command, firstSent: outstanding.firstSent, now: context.now)
             client.outstanding = nil
             clients[node] = client
-            context.schedule(.clientSend, after: context.random.uniform(in: 0.01...0.1))
+            context.schedule(.clientSend, after: context.random.uniform(in: 0.02...0.2))
         case .redirect(let command, let leader):
             guard var client = clients[node], var outstanding = client.outstanding, outstanding.command == command else { return }
             client.target = leader.flatMap { replicaNames.firstIndex(of: $0) } ?? (client.target + 1) % replicaNames.count
@@ -189,8 +222,8 @@ public struct RaftClusterModel: SimulationModel {
     public mutating func fire(_ timer: Timer, at node: String, in context: inout SimulationContext<Self>) {
         switch timer {
         case .tick(let generation):
-            guard servers[node]?.tickGeneration == generation, let actions = servers[node]?.replica?.tick(now: context.now) else { return }
-            servers[node]!.tickAt = nil
+            guard let number = serverNumbers[node], servers[number].tickGeneration == generation, let actions = servers[number].replica?.tick(now: context.now) else { return }
+            servers[number].tickAt = nil
             run(node, actions, in: &context)
         case .flushed(let batch):
             flushed(node, batch: batch, in: &context)
@@ -219,15 +252,16 @@ public struct RaftClusterModel: SimulationModel {
     }
 
     public mutating func crash(_ node: String, in context: inout SimulationContext<Self>) {
-        guard var server = servers[node] else { return }
+        guard let number = serverNumbers[node] else { return }
+        var server = servers[number]
         do {
             let outcome = try server.disk.crash(inFlight: server.flushing?.writes ?? [], random: &context.random)
             context.note("\(node) crashed: \(outcome)")
         } catch {
             invariants.storageFailed(node, error)
         }
-        servers[node] = Server(disk: server.disk)
-        invariants.crashed(node, disks: replicaNames.map { servers[$0]!.disk.durable })
+        servers[number] = Server(disk: server.disk)
+        invariants.crashed(node, disks: servers.map(\.disk.durable))
     }
 
     public mutating func healed(in context: inout SimulationContext<Self>) {
@@ -240,7 +274,7 @@ public struct RaftClusterModel: SimulationModel {
         guard let first = invariants.acknowledgements.first(where: { $0.firstSent >= healedAt }), first.time <= bound else {
             return "liveness: no command proposed after the faults healed at \(fixed(healedAt, 3))s was acknowledged by \(fixed(bound, 3))s"
         }
-        let machines = replicaNames.map { servers[$0]!.machine }
+        let machines = servers.map(\.machine)
         guard let reference = machines.first, machines.allSatisfy({ $0 == reference }) else {
             let applied = zip(replicaNames, machines).map { "\($0.0) applied \($0.1.appliedIndex)" }.joined(separator: ", ")
             return "liveness: replicas differ at the end: \(applied)"
@@ -263,40 +297,40 @@ public struct RaftClusterModel: SimulationModel {
 
     /// Carries out a replica's actions under `RaftAction`'s contract.
     private mutating func run(_ node: String, _ actions: [RaftAction], in context: inout SimulationContext<Self>) {
-        guard servers[node]?.replica != nil else { return }
+        guard let number = serverNumbers[node], servers[number].replica != nil else { return }
         for action in actions {
             switch action {
             case .persist(let write):
-                invariants.wrote(node, write, replica: servers[node]!.replica!)
-                servers[node]!.issued += 1
-                servers[node]!.unflushed.append(write)
+                invariants.wrote(node, write, replica: servers[number].replica!)
+                servers[number].issued += 1
+                servers[number].unflushed.append(write)
             case .send(let receiver, let message):
-                if servers[node]!.durable >= servers[node]!.issued {
+                if servers[number].durable >= servers[number].issued || options.sendBeforePersist {
                     transmit(message, from: node, to: receiver, in: &context)
                 } else {
-                    servers[node]!.held.append((servers[node]!.issued, receiver, message))
+                    servers[number].held.append((servers[number].issued, receiver, message))
                 }
             case .apply(let entries):
                 invariants.applied(node, entries)
                 for entry in entries {
-                    servers[node]!.machine.apply(entry)
-                    if let proposal = servers[node]!.proposals.removeValue(forKey: entry.index) {
+                    servers[number].machine.apply(entry)
+                    if let proposal = servers[number].proposals.removeValue(forKey: entry.index) {
                         let won = entry.term == proposal.term && entry.command == proposal.command
                         context.send(won ? .committed(command: proposal.command) : .redirect(command: proposal.command, leader: nil), to: proposal.client)
                     }
                 }
             case .applySnapshot(let snapshot):
                 invariants.appliedSnapshot(node, snapshot)
-                servers[node]!.machine.restore(snapshot)
-                servers[node]!.proposals = servers[node]!.proposals.filter { $0.key > snapshot.index }
+                servers[number].machine.restore(snapshot)
+                servers[number].proposals = servers[number].proposals.filter { $0.key > snapshot.index }
             case .stateChanged(let status):
                 context.note("\(node) is \(status)")
-                invariants.statusChanged(node, status, replica: servers[node]!.replica!, now: context.now)
+                invariants.statusChanged(node, status, replica: servers[number].replica!, now: context.now)
             }
         }
         startFlush(node, in: &context)
-        if let replica = servers[node]!.replica, replica.appliedIndex - replica.snapshotPosition.index >= servers[node]!.compactEvery,
-           let actions = try? servers[node]!.replica!.compact(through: replica.appliedIndex, snapshot: servers[node]!.machine.snapshotData) {
+        if let replica = servers[number].replica, replica.appliedIndex - replica.snapshotPosition.index >= servers[number].compactEvery,
+           let actions = try? servers[number].replica!.compact(through: replica.appliedIndex, snapshot: servers[number].machine.snapshotData) {
             run(node, actions, in: &context)
         }
         scheduleTick(node, in: &context)
@@ -309,32 +343,33 @@ public struct RaftClusterModel: SimulationModel {
 
     /// Group commit: one flush at a time takes every write issued so far.
     private mutating func startFlush(_ node: String, in context: inout SimulationContext<Self>) {
-        guard servers[node]!.flushing == nil, !servers[node]!.unflushed.isEmpty else { return }
-        let batch = servers[node]!.issued
-        servers[node]!.flushing = (batch, servers[node]!.unflushed)
-        servers[node]!.unflushed = []
+        let number = serverNumbers[node]!
+        guard servers[number].flushing == nil, !servers[number].unflushed.isEmpty else { return }
+        let batch = servers[number].issued
+        servers[number].flushing = (batch, servers[number].unflushed)
+        servers[number].unflushed = []
         context.schedule(.flushed(batch: batch), after: context.random.uniform(in: options.diskLatency))
     }
 
     private mutating func flushed(_ node: String, batch: Int, in context: inout SimulationContext<Self>) {
-        guard let flushing = servers[node]?.flushing, flushing.batch == batch else { return }
-        servers[node]!.disk.commit(flushing.writes)
-        servers[node]!.flushing = nil
-        servers[node]!.durable = batch
-        let ready = servers[node]!.held.prefix { $0.after <= batch }
-        servers[node]!.held.removeFirst(ready.count)
+        guard let number = serverNumbers[node], let flushing = servers[number].flushing, flushing.batch == batch else { return }
+        servers[number].disk.commit(flushing.writes)
+        servers[number].flushing = nil
+        servers[number].durable = batch
+        let ready = servers[number].held.prefix { $0.after <= batch }
+        servers[number].held.removeFirst(ready.count)
         for send in ready { transmit(send.message, from: node, to: send.to, in: &context) }
-        let last = servers[node]!.disk.durable.lastPosition
-        run(node, servers[node]!.replica!.persisted(through: last.index, term: last.term, now: context.now), in: &context)
+        let last = servers[number].disk.durable.lastPosition
+        run(node, servers[number].replica!.persisted(through: last.index, term: last.term, now: context.now), in: &context)
     }
 
     /// One pending tick per replica, at its next deadline.
     private mutating func scheduleTick(_ node: String, in context: inout SimulationContext<Self>) {
-        guard let deadline = servers[node]?.replica?.nextDeadline else { return }
-        if let pending = servers[node]!.tickAt, pending <= deadline + 1e-9 { return }
-        servers[node]!.tickGeneration += 1
-        servers[node]!.tickAt = deadline
-        context.schedule(.tick(generation: servers[node]!.tickGeneration), after: deadline - context.now)
+        guard let number = serverNumbers[node], let deadline = servers[number].replica?.nextDeadline else { return }
+        if let pending = servers[number].tickAt, pending <= deadline + 1e-9 { return }
+        servers[number].tickGeneration += 1
+        servers[number].tickAt = deadline
+        context.schedule(.tick(generation: servers[number].tickGeneration), after: deadline - context.now)
     }
 
     private mutating func sendOutstanding(_ node: String, in context: inout SimulationContext<Self>) {

@@ -50,6 +50,7 @@ public struct RaftInvariants: Sendable {
     /// The committed log, as replicas applied it.
     public private(set) var committed: [RaftEntry] = []
 
+    private var committedCommands: Set<String> = []
     private var leaderOfTerm: [Int: String] = [:]
     private var written: [RaftLogPosition: Written] = [:]
     private var appliedIndex: [String: Int] = [:]
@@ -132,6 +133,7 @@ public struct RaftInvariants: Sendable {
                 }
             } else if entry.index == committed.count + 1 {
                 committed.append(entry)
+                if let command = entry.command { committedCommands.insert(command) }
             } else {
                 return fail("state machine safety: \(node) applied \(entry.index) while only \(committed.count) were committed")
             }
@@ -163,7 +165,7 @@ public struct RaftInvariants: Sendable {
     }
 
     mutating func acknowledged(_ command: String, firstSent: Double, now: Double) {
-        if !committed.contains(where: { $0.command == command }) {
+        if !committedCommands.contains(command) {
             fail("client acknowledgement: \(command) was acknowledged but is not committed")
         }
         acknowledgements.append(Acknowledgement(command: command, firstSent: firstSent, time: now))

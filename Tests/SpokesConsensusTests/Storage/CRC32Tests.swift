@@ -16,6 +16,6 @@ import Testing
 
     @Test func checksumsCanBeContinued() {
         let whole = CRC32.checksum(Array("123456789".utf8))
-        #expect(CRC32.update(CRC32.checksum(Array("1234".utf8)), with: Array("56789".utf8)) == whole)
+        #expect(CRC32.update(CRC32.checksum(Array("1234".utf8)), with: Array("56789".utf8)[...]) == whole)
     }
 }
