@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "SpokesCluster", targets: ["SpokesCluster"]),
         .library(name: "SpokesBikes", targets: ["SpokesBikes"]),
         .library(name: "SpokesDashboard", targets: ["SpokesDashboard"]),
+        .library(name: "SpokesConsensus", targets: ["SpokesConsensus"]),
+        .library(name: "SpokesSimulation", targets: ["SpokesSimulation"]),
         .executable(name: "spokes", targets: ["spokes"]),
     ],
     dependencies: [],
@@ -22,6 +24,8 @@ let package = Package(
         .target(name: "SpokesDashboard", dependencies: ["SpokesBikes", "SpokesCluster", "SpokesConcurrency"]),
         .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency"]),
         .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
+        .target(name: "SpokesConsensus"),
+        .target(name: "SpokesSimulation", dependencies: ["SpokesConsensus"]),
         // What every test target shares (temporary folders that are always removed).
         .target(name: "SpokesTestKit", path: "Tests/SpokesTestKit"),
         .testTarget(name: "SpokesConcurrencyTests", dependencies: ["SpokesConcurrency", "SpokesTestKit"]),
@@ -29,6 +33,8 @@ let package = Package(
         .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesDashboardTests", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesCLITests", dependencies: ["SpokesCLI", "SpokesCluster", "SpokesTestKit"]),
+        .testTarget(name: "SpokesConsensusTests", dependencies: ["SpokesConsensus", "SpokesTestKit"]),
+        .testTarget(name: "SpokesSimulationTests", dependencies: ["SpokesSimulation", "SpokesConsensus", "SpokesConcurrency", "SpokesTestKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

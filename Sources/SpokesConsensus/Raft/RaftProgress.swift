@@ -1,0 +1,54 @@
+/// What a leader knows of one follower's log, and how it is sending to it.
+struct RaftProgress: Sendable, Hashable {
+    enum Mode: Sendable, Hashable {
+        /// Where the follower's log matches is unknown: one AppendEntries at a time, the
+        /// next only after an answer (or a heartbeat answer, if it was lost).
+        case probe
+        /// The follower matched: entries are pipelined, `next` advances as they are sent.
+        case replicate
+        /// The follower needs entries the leader compacted; a snapshot is on its way.
+        case snapshot(index: Int, sentAt: Double)
+    }
+
+    /// The next index to send.
+    var next: Int
+    /// The highest index known to match (and to be durable on the follower).
+    var match = 0
+    var mode = Mode.probe
+    /// In probe mode: a probe is out and unanswered.
+    var probeSent = false
+    /// In replicate mode: the last index of each AppendEntries out and unanswered.
+    var inFlight: [Int] = []
+    /// Heard from since the last CheckQuorum.
+    var active = true
+    /// A leadership transfer's TimeoutNow went to this follower.
+    var timeoutNowSent = false
+
+    init(next: Int) { self.next = next }
+
+    /// The follower answered with success up to `index`.
+    mutating func matched(_ index: Int) {
+        match = max(match, index)
+        next = max(next, match + 1)
+        inFlight.removeAll { $0 <= match }
+        switch mode {
+        case .probe:
+            mode = .replicate
+            probeSent = false
+            inFlight = []
+        case .snapshot(let snapshotIndex, _) where match >= snapshotIndex:
+            mode = .replicate
+            inFlight = []
+        default:
+            break
+        }
+    }
+
+    /// Start probing again at `index`.
+    mutating func probe(from index: Int) {
+        next = max(index, match + 1)
+        mode = .probe
+        probeSent = false
+        inFlight = []
+    }
+}

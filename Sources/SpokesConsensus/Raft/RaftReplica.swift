@@ -1,0 +1,595 @@
+/// One replica of one Raft group, as a pure state machine: observations in (time
+/// passing, a message, a proposal, a flush done, a snapshot taken), actions out
+/// (`RaftAction`: persist, send, apply, state changed). It does no I/O and reads no
+/// clock: time comes in as `now` (seconds on any monotonic clock, only differences
+/// matter) and randomness from a generator seeded by the caller and held inside, so a
+/// replica is a value and a seed replays it exactly. `RaftAction` states the contract
+/// its shell must keep.
+///
+/// What it implements (Raft, Ongaro & Ousterhout, and the thesis' extensions):
+/// - leader election with randomized timeouts, preceded by **PreVote** (a replica asks
+///   whether it could win before it raises its term, so a replica rejoining from a
+///   partition cannot depose a healthy leader);
+/// - the **leader lease** that goes with **CheckQuorum**: a leader that has not heard
+///   from a majority within the shortest election timeout steps down (a cut-off leader
+///   stops accepting), and a replica that heard from its leader within that time
+///   refuses to help elect another;
+/// - log replication with the consistency check, **fast back-off** (the refusal names
+///   the conflicting term and its first index), **pipelining** (up to
+///   `maxMessagesInFlight` AppendEntries per follower, each up to
+///   `maxEntriesPerMessage` entries and about `maxBytesPerMessage` bytes);
+/// - commitment by counting **only entries of the leader's own term** (§5.4.2; a new
+///   leader appends a no-op to commit what came before it); the leader counts its own
+///   log only up to what its storage acknowledged (`persisted`);
+/// - **snapshots**: the application compacts the log (`compact`), a follower that needs
+///   compacted entries gets InstallSnapshot;
+/// - **bootstrap** with a designated first leader (`RaftGroup.firstLeader`);
+/// - **leadership transfer** (TimeoutNow);
+/// - single-replica groups, which elect themselves and commit on their own flush.
+///
+/// The replica set never changes, so there is no membership-change protocol.
+///
+/// Every input first starts the replica if `start(now:)` was not called: after a
+/// restart from a snapshot, the first actions are `applySnapshot` and the state change.
+public struct RaftReplica: Sendable {
+    /// Why a replica cannot be constructed.
+    public enum StartError: Error, Hashable, CustomStringConvertible {
+        case notAReplica(String)
+        case inconsistentState(String)
+
+        public var description: String {
+            switch self {
+            case .notAReplica(let id): "'\(id)' is not one of the group's replicas"
+            case .inconsistentState(let reason): "the durable state is inconsistent: \(reason)"
+            }
+        }
+    }
+
+    /// Why `compact` refused.
+    public enum CompactionError: Error, Hashable, CustomStringConvertible {
+        case notApplied(index: Int, applied: Int)
+
+        public var description: String {
+            switch self {
+            case .notApplied(let index, let applied): "cannot snapshot through index \(index): only \(applied) applied"
+            }
+        }
+    }
+
+    private struct Transfer: Sendable, Hashable {
+        var target: String
+        var deadline: Double
+    }
+
+    public let id: String
+    public let group: RaftGroup
+    public let configuration: RaftConfiguration
+
+    public private(set) var role: RaftRole = .follower
+    public private(set) var term: Int
+    public private(set) var votedFor: String?
+    /// The leader this replica follows (itself when leading), if known.
+    public private(set) var leader: String?
+    /// The highest index known to be committed.
+    public private(set) var commitIndex: Int
+    /// The highest index handed to the application (`apply` or `applySnapshot`).
+    public private(set) var appliedIndex: Int
+    /// Entries up to this index (and the snapshot) are durable here.
+    public private(set) var persistedIndex: Int
+
+    private(set) var log: RaftLog
+    private var snapshot: RaftSnapshot?
+    private var random: RaftRandom
+    private let peers: [String]
+
+    private var started = false
+    private var electionDeadline = 0.0
+    private var lastLeaderContact: Double?
+    private var nextHeartbeat = 0.0
+    private var nextQuorumCheck = 0.0
+    private var votes: Set<String> = []
+    private var progress: [String: RaftProgress] = [:]
+    private var transfer: Transfer?
+
+    private var write = RaftWrite()
+    private var outbox: [RaftAction] = []
+    private var applies: [RaftAction] = []
+    private var reported: RaftStatus?
+
+    /// A replica of `group` named `id`, restarting from `state` (what its storage
+    /// recovered; `.empty` for a new replica). `seed` drives its election timeouts:
+    /// give each replica and each incarnation its own.
+    public init(id: String, group: RaftGroup, state: RaftDurableState = .empty, configuration: RaftConfiguration = RaftConfiguration(), seed: UInt64) throws(StartError) {
+        guard group.replicas.contains(id) else { throw .notAReplica(id) }
+        let base = state.snapshot?.position ?? RaftLogPosition(index: 0, term: 0)
+        var previousTerm = base.term
+        for (offset, entry) in state.entries.enumerated() {
+            guard entry.index == base.index + offset + 1 else { throw .inconsistentState("entry \(entry.index) where \(base.index + offset + 1) was expected") }
+            guard entry.term >= previousTerm else { throw .inconsistentState("entry \(entry.index) has term \(entry.term) after term \(previousTerm)") }
+            previousTerm = entry.term
+        }
+        var hardState = state.hardState
+        if hardState.term == 0, group.firstLeader != nil {
+            hardState = RaftHardState(term: 1, votedFor: group.firstLeader)
+        }
+        guard hardState.term >= previousTerm else {
+            throw .inconsistentState("term \(hardState.term) is older than the log's last term \(previousTerm)")
+        }
+        self.id = id
+        self.group = group
+        self.configuration = configuration
+        self.term = hardState.term
+        self.votedFor = hardState.votedFor
+        self.log = RaftLog(snapshot: base, entries: state.entries)
+        self.snapshot = state.snapshot
+        self.commitIndex = base.index
+        self.appliedIndex = base.index
+        self.persistedIndex = base.index + state.entries.count
+        self.random = RaftRandom(seed: seed)
+        self.peers = group.replicas.filter { $0 != id }
+    }
+
+    // MARK: - Reading
+
+    public var status: RaftStatus { RaftStatus(role: role, term: term, leader: leader) }
+    public var lastLogPosition: RaftLogPosition { log.last }
+    /// The position the latest snapshot covers (0/0 without one).
+    public var snapshotPosition: RaftLogPosition { log.snapshot }
+    public func term(at index: Int) -> Int? { log.term(at: index) }
+    public func entry(at index: Int) -> RaftEntry? { log.entry(at: index) }
+
+    /// The earliest time at which `tick` has something to do: the shell may sleep until
+    /// then unless another input arrives.
+    public var nextDeadline: Double {
+        guard role == .leader else { return electionDeadline }
+        return min(nextHeartbeat, nextQuorumCheck, transfer?.deadline ?? .infinity)
+    }
+
+    // MARK: - Inputs
+
+    /// Starts the replica (any other input does it too): after a restart from a
+    /// snapshot, hands it to the application; the designated first leader of a new group
+    /// starts leading term 1; a single replica elects itself.
+    public mutating func start(now: Double) -> [RaftAction] {
+        begin(now)
+        return finish()
+    }
+
+    /// Time passed: election timeout, heartbeats, CheckQuorum, an expired transfer.
+    public mutating func tick(now: Double) -> [RaftAction] {
+        begin(now)
+        switch role {
+        case .leader:
+            if let transfer, now >= transfer.deadline { self.transfer = nil }
+            if now >= nextQuorumCheck {
+                let active = 1 + peers.count { progress[$0]?.active == true }
+                if active < group.quorum {
+                    becomeFollower(term: term, leader: nil, now: now)
+                    return finish()
+                }
+                for peer in peers { progress[peer]?.active = false }
+                nextQuorumCheck = now + configuration.electionTimeout.lowerBound
+            }
+            if now >= nextHeartbeat {
+                nextHeartbeat = now + configuration.heartbeatInterval
+                for peer in peers {
+                    send(peer, .heartbeat(RaftHeartbeat(term: term, commit: min(commitIndex, progress[peer]?.match ?? 0))))
+                }
+            }
+        case .follower, .preCandidate, .candidate:
+            if now >= electionDeadline { startPreVote(now: now) }
+        }
+        return finish()
+    }
+
+    /// A message from another replica of the group. Ill-formed messages and messages
+    /// from outside the group are ignored.
+    public mutating func receive(_ message: RaftMessage, from sender: String, now: Double) -> [RaftAction] {
+        begin(now)
+        guard sender != id, group.replicas.contains(sender), message.isWellFormed else { return finish() }
+        if message.term > term {
+            switch message {
+            case .preVote:
+                break
+            case .preVoteResponse(let response) where response.granted:
+                break
+            case .requestVote(let request) where !request.transfer && inLease(now: now):
+                return finish()
+            case .appendEntries, .heartbeat, .installSnapshot:
+                becomeFollower(term: message.term, leader: sender, now: now)
+            default:
+                becomeFollower(term: message.term, leader: nil, now: now)
+            }
+        } else if message.term < term {
+            switch message {
+            case .appendEntries(let append):
+                send(sender, .appendEntriesResponse(RaftAppendEntriesResponse(term: term, success: false, rejectedIndex: append.previous.index)))
+            case .installSnapshot:
+                send(sender, .appendEntriesResponse(RaftAppendEntriesResponse(term: term, success: false)))
+            case .heartbeat:
+                send(sender, .heartbeatResponse(RaftHeartbeatResponse(term: term)))
+            case .preVote:
+                send(sender, .preVoteResponse(RaftVoteResponse(term: term, granted: false)))
+            case .requestVote:
+                send(sender, .requestVoteResponse(RaftVoteResponse(term: term, granted: false)))
+            default:
+                break
+            }
+            return finish()
+        }
+        switch message {
+        case .preVote(let request):
+            let grant = request.term > term && !inLease(now: now) && request.last >= log.last
+            send(sender, .preVoteResponse(RaftVoteResponse(term: grant ? request.term : term, granted: grant)))
+        case .preVoteResponse(let response):
+            if role == .preCandidate, response.granted, response.term == term + 1 {
+                votes.insert(sender)
+                if votes.count >= group.quorum { campaign(now: now, transfer: false) }
+            }
+        case .requestVote(let request):
+            let grant = (votedFor == nil || votedFor == sender) && request.last >= log.last
+            if grant {
+                votedFor = sender
+                write.hardState = hardState
+                resetElectionTimer(now: now)
+            }
+            send(sender, .requestVoteResponse(RaftVoteResponse(term: term, granted: grant)))
+        case .requestVoteResponse(let response):
+            if role == .candidate, response.granted {
+                votes.insert(sender)
+                if votes.count >= group.quorum { becomeLeader(now: now) }
+            }
+        case .appendEntries(let append):
+            if follow(sender, now: now) { handleAppend(append, from: sender) }
+        case .heartbeat(let heartbeat):
+            if follow(sender, now: now) {
+                advanceCommit(to: min(heartbeat.commit, log.lastIndex))
+                send(sender, .heartbeatResponse(RaftHeartbeatResponse(term: term)))
+            }
+        case .installSnapshot(let install):
+            if follow(sender, now: now) { handleSnapshot(install.snapshot, from: sender) }
+        case .appendEntriesResponse(let response):
+            if role == .leader { handleAppendResponse(response, from: sender, now: now) }
+        case .heartbeatResponse:
+            if role == .leader { handleHeartbeatResponse(from: sender, now: now) }
+        case .timeoutNow:
+            if role == .follower, leader == sender { campaign(now: now, transfer: true) }
+        }
+        return finish()
+    }
+
+    /// Appends `commands` if this replica is an accepting leader, and starts replicating
+    /// them. See `RaftProposal` for how a caller learns they committed.
+    public mutating func propose(_ commands: [String], now: Double) -> (RaftProposal, [RaftAction]) {
+        begin(now)
+        guard role == .leader, transfer == nil else {
+            return (.notLeader(leaderHint: role == .leader ? transfer?.target : leader), finish())
+        }
+        let first = log.lastIndex + 1
+        appendLocal(commands)
+        for peer in peers { sendAppends(to: peer, now: now) }
+        maybeCommit()
+        return (.accepted(term: term, indices: first..<(first + commands.count)), finish())
+    }
+
+    /// The storage made everything up to the entry at `index` with `term` durable (the
+    /// shell's flush finished). Ignored when the log no longer holds that entry (it was
+    /// truncated and replaced since the write was issued).
+    public mutating func persisted(through index: Int, term entryTerm: Int, now: Double) -> [RaftAction] {
+        begin(now)
+        if index > persistedIndex, log.term(at: index) == entryTerm {
+            persistedIndex = index
+            maybeCommit()
+        }
+        return finish()
+    }
+
+    /// The application's state as of `index` (at most `appliedIndex`) replaces the log
+    /// up to there: returns the `persist` of the snapshot. Later, followers that need the
+    /// compacted entries get the snapshot instead.
+    public mutating func compact(through index: Int, snapshot data: String) throws(CompactionError) -> [RaftAction] {
+        guard index <= appliedIndex else { throw .notApplied(index: index, applied: appliedIndex) }
+        guard index > log.snapshot.index, let snapshotTerm = log.term(at: index) else { return finish() }
+        let taken = RaftSnapshot(index: index, term: snapshotTerm, data: data)
+        log.compact(through: taken.position)
+        snapshot = taken
+        write.snapshot = taken
+        return finish()
+    }
+
+    /// Hands leadership to `target`: stops accepting proposals, brings the target up to
+    /// date, then tells it to campaign at once (TimeoutNow). Abandoned after the longest
+    /// election timeout if the target has not taken over.
+    public mutating func transferLeadership(to target: String, now: Double) -> [RaftAction] {
+        begin(now)
+        guard role == .leader, target != id, progress[target] != nil else { return finish() }
+        transfer = Transfer(target: target, deadline: now + configuration.electionTimeout.upperBound)
+        progress[target]?.timeoutNowSent = false
+        sendTimeoutNowIfReady(target)
+        sendAppends(to: target, now: now)
+        return finish()
+    }
+
+    // MARK: - Roles
+
+    private var hardState: RaftHardState { RaftHardState(term: term, votedFor: votedFor) }
+
+    private mutating func begin(_ now: Double) {
+        guard !started else { return }
+        started = true
+        if let snapshot { applies.append(.applySnapshot(snapshot)) }
+        if group.firstLeader == id, term == 1, votedFor == id, log.lastIndex == 0 {
+            becomeLeader(now: now)
+        } else if group.replicas.count == 1 {
+            campaign(now: now, transfer: false)
+        } else {
+            leader = term == 1 ? group.firstLeader : nil
+            lastLeaderContact = leader == nil ? nil : now
+            resetElectionTimer(now: now)
+        }
+    }
+
+    private mutating func resetElectionTimer(now: Double) {
+        electionDeadline = now + random.uniform(in: configuration.electionTimeout)
+    }
+
+    /// Whether this replica still trusts a leader (itself included) it heard from within
+    /// the shortest election timeout; then it refuses votes that would depose it.
+    private func inLease(now: Double) -> Bool {
+        if role == .leader { return true }
+        guard leader != nil, let lastLeaderContact else { return false }
+        return now - lastLeaderContact < configuration.electionTimeout.lowerBound
+    }
+
+    private mutating func becomeFollower(term newTerm: Int, leader newLeader: String?, now: Double) {
+        if newTerm > term {
+            term = newTerm
+            votedFor = group.presetVote(in: newTerm)
+            write.hardState = hardState
+        }
+        role = .follower
+        leader = newLeader
+        if newLeader != nil { lastLeaderContact = now }
+        votes = []
+        progress = [:]
+        transfer = nil
+        resetElectionTimer(now: now)
+    }
+
+    /// A message of the current term from the leader: follow it.
+    private mutating func follow(_ sender: String, now: Double) -> Bool {
+        guard role != .leader else { return false }
+        if role != .follower { becomeFollower(term: term, leader: sender, now: now) }
+        leader = sender
+        lastLeaderContact = now
+        resetElectionTimer(now: now)
+        return true
+    }
+
+    private mutating func startPreVote(now: Double) {
+        role = .preCandidate
+        leader = nil
+        votes = [id]
+        resetElectionTimer(now: now)
+        if votes.count >= group.quorum { return campaign(now: now, transfer: false) }
+        for peer in peers { send(peer, .preVote(RaftVoteRequest(term: term + 1, last: log.last))) }
+    }
+
+    private mutating func campaign(now: Double, transfer: Bool) {
+        role = .candidate
+        term += 1
+        votedFor = id
+        write.hardState = hardState
+        leader = nil
+        votes = [id]
+        resetElectionTimer(now: now)
+        if votes.count >= group.quorum { return becomeLeader(now: now) }
+        for peer in peers { send(peer, .requestVote(RaftVoteRequest(term: term, last: log.last, transfer: transfer))) }
+    }
+
+    private mutating func becomeLeader(now: Double) {
+        role = .leader
+        leader = id
+        votes = []
+        transfer = nil
+        progress = Dictionary(uniqueKeysWithValues: peers.map { ($0, RaftProgress(next: log.lastIndex + 1)) })
+        nextHeartbeat = now + configuration.heartbeatInterval
+        nextQuorumCheck = now + configuration.electionTimeout.lowerBound
+        appendLocal([nil])
+        for peer in peers { sendAppends(to: peer, now: now) }
+        maybeCommit()
+    }
+
+    // MARK: - Follower side
+
+    private mutating func handleAppend(_ append: RaftAppendEntries, from sender: String) {
+        let lastNew = append.previous.index + append.entries.count
+        if lastNew <= commitIndex {
+            // Everything here is committed, so it is in this leader's log as in ours.
+            return send(sender, .appendEntriesResponse(.accepted(term: term, matchIndex: commitIndex)))
+        }
+        var previous = append.previous
+        var entries = append.entries[...]
+        if previous.index < commitIndex {
+            let skip = commitIndex - previous.index
+            previous = RaftLogPosition(index: commitIndex, term: entries[entries.startIndex + skip - 1].term)
+            entries = entries.dropFirst(skip)
+        }
+        guard log.term(at: previous.index) == previous.term else {
+            var refusal = RaftAppendEntriesResponse(term: term, success: false, rejectedIndex: append.previous.index)
+            if previous.index > log.lastIndex {
+                refusal.conflictIndex = log.lastIndex + 1
+            } else {
+                refusal.conflictTerm = log.term(at: previous.index)
+                refusal.conflictIndex = max(log.firstIndex(ofTermAt: previous.index), commitIndex + 1)
+            }
+            return send(sender, .appendEntriesResponse(refusal))
+        }
+        if let firstNew = entries.firstIndex(where: { log.term(at: $0.index) != $0.term }) {
+            let start = entries[firstNew].index
+            if start <= log.lastIndex {
+                log.truncate(after: start - 1)
+                write.truncate(after: start - 1)
+                persistedIndex = min(persistedIndex, start - 1)
+            }
+            log.append(entries[firstNew...])
+            write.entries.append(contentsOf: entries[firstNew...])
+        }
+        advanceCommit(to: min(append.commit, lastNew))
+        send(sender, .appendEntriesResponse(.accepted(term: term, matchIndex: lastNew)))
+    }
+
+    private mutating func handleSnapshot(_ offered: RaftSnapshot, from sender: String) {
+        guard offered.index > commitIndex else {
+            return send(sender, .appendEntriesResponse(.accepted(term: term, matchIndex: commitIndex)))
+        }
+        let kept = log.term(at: offered.index) == offered.term
+        log.compact(through: offered.position)
+        if !kept { persistedIndex = min(persistedIndex, offered.index - 1) }
+        snapshot = offered
+        write.snapshot = offered
+        commitIndex = offered.index
+        appliedIndex = offered.index
+        applies.append(.applySnapshot(offered))
+        send(sender, .appendEntriesResponse(.accepted(term: term, matchIndex: offered.index)))
+    }
+
+    private mutating func advanceCommit(to index: Int) {
+        if index > commitIndex { commitIndex = index }
+    }
+
+    // MARK: - Leader side
+
+    private mutating func appendLocal(_ commands: [String?]) {
+        let first = log.lastIndex + 1
+        let entries = commands.enumerated().map { RaftEntry(index: first + $0.offset, term: term, command: $0.element) }
+        log.append(entries)
+        write.entries.append(contentsOf: entries)
+    }
+
+    private mutating func handleAppendResponse(_ response: RaftAppendEntriesResponse, from sender: String, now: Double) {
+        guard var peer = progress[sender] else { return }
+        peer.active = true
+        if response.success {
+            guard response.matchIndex <= log.lastIndex else { return progress[sender] = peer }
+            peer.matched(response.matchIndex)
+            progress[sender] = peer
+            maybeCommit()
+            sendTimeoutNowIfReady(sender)
+            return sendAppends(to: sender, now: now)
+        }
+        let stale: Bool = switch peer.mode {
+        case .probe: response.rejectedIndex != peer.next - 1
+        case .replicate: false
+        case .snapshot: true
+        }
+        guard !stale, response.rejectedIndex > peer.match else { return progress[sender] = peer }
+        var next = response.conflictIndex
+        if let conflictTerm = response.conflictTerm, let found = log.lastIndex(ofTerm: conflictTerm, atOrBelow: response.rejectedIndex) {
+            next = found + 1
+        }
+        peer.probe(from: min(max(next, 1), response.rejectedIndex))
+        progress[sender] = peer
+        sendAppends(to: sender, now: now)
+    }
+
+    private mutating func handleHeartbeatResponse(from sender: String, now: Double) {
+        guard var peer = progress[sender] else { return }
+        peer.active = true
+        switch peer.mode {
+        case .probe:
+            peer.probeSent = false
+        case .replicate:
+            if peer.inFlight.count >= configuration.maxMessagesInFlight { peer.inFlight.removeFirst() }
+        case .snapshot(_, let sentAt):
+            if now - sentAt >= configuration.electionTimeout.lowerBound { peer.probe(from: peer.match + 1) }
+        }
+        progress[sender] = peer
+        if peer.match < log.lastIndex { _ = sendAppend(to: sender, now: now, allowEmpty: true) }
+    }
+
+    /// Sends as much as the follower's mode and window allow.
+    private mutating func sendAppends(to peer: String, now: Double) {
+        while sendAppend(to: peer, now: now, allowEmpty: false) {}
+    }
+
+    /// Sends one AppendEntries (or the snapshot) to `peer` if its mode allows; returns
+    /// whether another could follow at once (pipelining).
+    private mutating func sendAppend(to peerName: String, now: Double, allowEmpty: Bool) -> Bool {
+        guard var peer = progress[peerName] else { return false }
+        switch peer.mode {
+        case .snapshot: return false
+        case .probe: if peer.probeSent { return false }
+        case .replicate: if peer.inFlight.count >= configuration.maxMessagesInFlight { return false }
+        }
+        let previousIndex = peer.next - 1
+        guard let previousTerm = log.term(at: previousIndex) else {
+            guard let snapshot else { return false }
+            send(peerName, .installSnapshot(RaftInstallSnapshot(term: term, snapshot: snapshot)))
+            peer.mode = .snapshot(index: snapshot.index, sentAt: now)
+            progress[peerName] = peer
+            return false
+        }
+        let batch = log.batch(from: peer.next, maxCount: configuration.maxEntriesPerMessage, maxBytes: configuration.maxBytesPerMessage)
+        if batch.isEmpty, !allowEmpty, peer.mode == .replicate { return false }
+        let previous = RaftLogPosition(index: previousIndex, term: previousTerm)
+        send(peerName, .appendEntries(RaftAppendEntries(term: term, previous: previous, entries: batch, commit: commitIndex)))
+        if peer.mode == .probe {
+            peer.probeSent = true
+        } else if let last = batch.last {
+            peer.next = last.index + 1
+            peer.inFlight.append(last.index)
+        }
+        progress[peerName] = peer
+        return peer.mode == .replicate && !batch.isEmpty
+    }
+
+    /// Raft §5.4.2: commit the highest index a majority holds durably, only if its
+    /// entry is of this term (earlier terms' entries commit with it, never by counting).
+    private mutating func maybeCommit() {
+        guard role == .leader else { return }
+        var matches = peers.map { progress[$0]?.match ?? 0 }
+        matches.append(min(persistedIndex, log.lastIndex))
+        matches.sort(by: >)
+        let candidate = matches[group.quorum - 1]
+        if candidate > commitIndex, log.term(at: candidate) == term { commitIndex = candidate }
+    }
+
+    private mutating func sendTimeoutNowIfReady(_ peerName: String) {
+        guard let transfer, transfer.target == peerName, var peer = progress[peerName],
+              !peer.timeoutNowSent, peer.match == log.lastIndex else { return }
+        peer.timeoutNowSent = true
+        progress[peerName] = peer
+        send(peerName, .timeoutNow(RaftTimeoutNow(term: term)))
+    }
+
+    // MARK: - Output
+
+    private mutating func send(_ peer: String, _ message: RaftMessage) {
+        outbox.append(.send(to: peer, message))
+    }
+
+    /// Collects this input's actions: the write, the sends, what became committed, and a
+    /// state change.
+    private mutating func finish() -> [RaftAction] {
+        if commitIndex > appliedIndex {
+            applies.append(.apply(Array(log.entries(from: appliedIndex + 1, through: commitIndex))))
+            appliedIndex = commitIndex
+        }
+        var actions: [RaftAction] = []
+        actions.reserveCapacity(outbox.count + applies.count + 2)
+        if !write.isEmpty {
+            actions.append(.persist(write))
+            write = RaftWrite()
+        }
+        actions.append(contentsOf: outbox)
+        actions.append(contentsOf: applies)
+        outbox.removeAll(keepingCapacity: true)
+        applies.removeAll(keepingCapacity: true)
+        if started, status != reported {
+            reported = status
+            actions.append(.stateChanged(status))
+        }
+        return actions
+    }
+}
