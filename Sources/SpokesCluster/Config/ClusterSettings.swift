@@ -50,6 +50,8 @@ public struct ClusterSettings: Sendable, Hashable {
 
     /// Where a node keeps its job records. `~` expands to the home directory.
     public var dataDirectory = "~/.spokes"
+    /// Finished jobs a node's job store keeps (the newest); `jobs.keep` once in the settings table.
+    public var jobsKeep = 1000
 
     /// A file holding the cluster secret (only its owner may read it); empty: none.
     /// A relative path is relative to the configuration file that names it.
