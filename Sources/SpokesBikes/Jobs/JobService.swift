@@ -87,7 +87,10 @@ public distributed actor JobService {
         self.actorSystem = actorSystem
         self.node = node
         let system = actorSystem
-        self.store = store ?? JobStore(directory: node.settings.dataDirectory, keep: node.settings.jobsKeep) { system.log($0) }
+        let jobStore = store ?? JobStore(directory: node.settings.dataDirectory, keep: node.settings.jobsKeep) { system.log($0) }
+        self.store = jobStore
+        // Index the stored history now, in the background, so the first `spokes jobs` need not.
+        startBlocking("spokes.job-store") { _ = try? jobStore.summaries() }
     }
 
     /// Runs `job` with this node as coordinator and returns its report. The listener (an
@@ -266,9 +269,6 @@ public distributed actor JobService {
         /// When the first task was scheduled, in ``MonotonicClock`` seconds.
         public var startedAt: Double
         public var tasksPerNode: [String: Int]
-        /// When each retried attempt started, in ``MonotonicClock`` seconds (comparable
-        /// with the same clock read in another process of this machine).
-        public var retryStarts: [Double]
     }
 
     /// Runs `count` tasks of any registered kind, all with the same input, with this node
@@ -286,20 +286,13 @@ public distributed actor JobService {
         let clock = ContinuousClock()
         let start = clock.now
         let startedAt = MonotonicClock.now
-        let retryStarts = Mutex<[Double]>([])
-        let outcomes = await runner.run(count: count, input: { _, _ in input }, onEvent: { event in
-            board.record(event)
-            if case .started(_, let attempt, _) = event, attempt > 1 {
-                let now = MonotonicClock.now
-                retryStarts.withLock { $0.append(now) }
-            }
-        })
+        let outcomes = await runner.run(count: count, input: { _, _ in input }, onEvent: { board.record($0) })
         let wall = (clock.now - start).seconds
         var perNode: [String: Int] = [:]
         for outcome in outcomes { if let node = outcome.node { perNode[node, default: 0] += 1 } }
         return BatchReport(
             job: job, tasks: count, succeeded: outcomes.count { $0.output != nil }, retries: JobRunner.retries(in: outcomes),
-            wallTime: wall, startedAt: startedAt, tasksPerNode: perNode, retryStarts: retryStarts.withLock { $0 })
+            wallTime: wall, startedAt: startedAt, tasksPerNode: perNode)
     }
 
     /// Ids of the jobs this node coordinates now.
