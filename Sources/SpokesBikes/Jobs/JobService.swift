@@ -235,12 +235,20 @@ public distributed actor JobService {
     /// Waits up to 10 s for the job to end; nil when no node runs the job.
     public distributed func cancel(job: String, origin: CancelOrigin) async -> Cancellation? {
         if let cancellation = await cancelHere(job: job, origin: origin) { return cancellation }
-        for member in node.members where member.state == .alive || member.state == .suspect {
-            guard let service = try? JobService.resolve(id: ActorID(node: member.node, name: Self.wellKnownName), using: actorSystem),
-                  let cancellation = try? await service.cancelHere(job: job, origin: origin) else { continue }
-            return cancellation
+        // Every member at once: a silent one does not hold up the answer of the one that runs it.
+        let services = node.members.filter { $0.state == .alive || $0.state == .suspect }.compactMap { member in
+            try? JobService.resolve(id: ActorID(node: member.node, name: Self.wellKnownName), using: actorSystem)
         }
-        return nil
+        return await withTaskGroup(of: Cancellation?.self) { group in
+            for service in services {
+                group.addTask { try? await service.cancelHere(job: job, origin: origin) }
+            }
+            for await cancellation in group where cancellation != nil {
+                group.cancelAll()
+                return cancellation
+            }
+            return nil
+        }
     }
 
     /// Cancels `job` if this node coordinates it (see ``cancel(job:origin:)``).
