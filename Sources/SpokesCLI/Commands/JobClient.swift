@@ -20,9 +20,21 @@ enum JobClient {
                 Task { _ = try? await service.cancel(job: job.id, origin: .submitter) }
             }
             defer { interrupt.stop() }
-            let report = try await service.submit(job, listener: listener)
+            let report: SimulationReport
+            do {
+                report = try await service.submit(job, listener: listener)
+            } catch RemoteCallError.remoteError(_, let message, let node) where FailureReason.readable(message) {
+                throw Refused(node: node, reason: message)
+            }
             withExtendedLifetime(listener) {}
             return report
         }
+    }
+
+    /// The node would not run the job, and why, in its words (not its error's type).
+    struct Refused: Error, CustomStringConvertible {
+        var node: String
+        var reason: String
+        var description: String { "\(node) refused the job: \(reason)" }
     }
 }

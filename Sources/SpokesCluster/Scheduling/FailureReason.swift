@@ -26,7 +26,7 @@ public enum FailureReason {
 
     /// False for a description that is a Swift value dump, e.g. `CancellationError()` or
     /// `DecodingError.dataCorrupted(...)`, rather than words.
-    static func readable(_ text: String) -> Bool {
+    public static func readable(_ text: String) -> Bool {
         guard let first = text.first, !text.isEmpty else { return false }
         let dump = first.isUppercase && text.hasSuffix(")")
             && text.prefix { $0 != "(" }.allSatisfy { $0.isLetter || $0.isNumber || $0 == "." || $0 == "_" }

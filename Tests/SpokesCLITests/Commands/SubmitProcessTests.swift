@@ -278,6 +278,10 @@ struct SubmitProcessTests {
         let goal = await CommandRun.spokes(["submit", "--to", nodes[0].address.description, "--goal", "nowhere"] + flags())
         #expect(goal.status == 1)
         #expect(goal.standardError.contains("goal station 'nowhere'"))
+        let large = await CommandRun.spokes(["submit", "--to", nodes[0].address.description, "--users", "30000", "--time-scale", "0"] + flags())
+        #expect(large.status == 1)
+        #expect(large.standardError == "error: j0 refused the job: the job has 30000 users; this node accepts at most 20000 (limits.max_users in its cluster.yaml)\n",
+                "the node's words, not its error's type")
         var settings = ClusterProcessTests().clientSettings
         settings.cluster = cluster
         #expect(try await StatusCommand.fetchMembers(from: nodes[0].address, settings: settings, timeout: 2).first?.completed == 0)
