@@ -1,4 +1,5 @@
 import Foundation
+import SpokesConcurrency
 import Synchronization
 
 /// Finds peers with UDP beacons. One dedicated thread both sends this node's beacon

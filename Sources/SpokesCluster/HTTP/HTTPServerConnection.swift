@@ -1,4 +1,5 @@
 import Foundation
+import SpokesConcurrency
 import Synchronization
 
 /// One client connection of an ``HTTPServer``, served on its own thread from accept to
@@ -313,7 +314,7 @@ final class HTTPServerConnection: Sendable {
 
     /// `seconds` as a `poll` timeout, rounded up so a wait never ends before its deadline.
     private static func milliseconds(_ seconds: Double) -> Int32 {
-        Int32(min(max(1, (seconds * 1000).rounded(.up)), Double(Int32.max)))
+        max(1, Duration.clamped(seconds: seconds).pollMilliseconds)
     }
 }
 

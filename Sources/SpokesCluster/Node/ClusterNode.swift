@@ -1,4 +1,5 @@
 import Foundation
+import SpokesConcurrency
 import Synchronization
 
 /// A running node: the actor system, its member list, discovery, heartbeats, and the
@@ -93,7 +94,7 @@ public final class ClusterNode: Sendable {
                 }
                 for seed in seeds { self.observe(.seed(address: seed)) }
                 self.observe(.tick)
-                try? await Task.sleep(for: .seconds(interval))
+                try? await Task.sleep(for: .clamped(seconds: interval))
             }
         }
         tasks.withLock { $0 += [listening, ticking] }
