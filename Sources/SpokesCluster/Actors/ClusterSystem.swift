@@ -250,7 +250,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         do {
             try await executeDistributedTarget(
                 on: actor, target: RemoteCallTarget(call.target), invocationDecoder: &decoder,
-                handler: ClusterResultHandler(reply: reply))
+                handler: ClusterResultHandler(reply: reply, rejections: rejections))
         } catch {
             reply(.error(type: String(describing: type(of: error)), message: String(describing: error)))
         }
@@ -502,6 +502,11 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         }
         if peer.cluster != settings.cluster {
             return "cluster '\(peer.cluster)' is not '\(settings.cluster)'"
+        }
+        do {
+            try peer.checkRanges()
+        } catch {
+            return "\(error)"
         }
         if peer.node.name == node.name, peer.node != node {
             return "node name '\(peer.node.name)' is already taken by this node"

@@ -37,6 +37,9 @@ public enum Rejection: String, Sendable, Hashable, Codable, CaseIterable {
     case unknownActor = "unknown_actor"
     /// A task of a kind this node has not registered.
     case unknownTaskKind = "unknown_task_kind"
+    /// A number out of the range this node accepts for it, in a handshake, a beacon, a
+    /// call argument or a task's input (see ``OutOfRange``).
+    case valueOutOfRange = "value_out_of_range"
     /// A job over `limits.max_users`, `limits.max_paths` or `limits.max_stations`.
     case jobTooLarge = "job_too_large"
     /// A datagram on the discovery port that is not a beacon.

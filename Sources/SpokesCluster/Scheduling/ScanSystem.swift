@@ -84,6 +84,12 @@ public distributed actor ScanSystem {
     /// Runs a task in a free (or reserved) slot, waits for one in the queue, or answers
     /// `.busy` when the queue is full too.
     public distributed func run(_ request: TaskRequest) async throws -> TaskResult {
+        do {
+            try request.checkRanges()
+        } catch {
+            if reserved > 0 { reserved -= 1 }
+            throw error
+        }
         guard registry.contains(request.kind) else {
             if reserved > 0 { reserved -= 1 }
             actorSystem.rejections.count(.unknownTaskKind)

@@ -51,6 +51,16 @@ public enum WireMessage: Sendable, Equatable {
             self.authenticated = authenticated
             self.nonce = nonce
         }
+
+        /// Slots a member may announce (0 for a client). Coordinators add a member's slots
+        /// and queue places up, so a peer's count is checked before it is believed.
+        public static let slotRange = 0...10_000
+
+        /// Throws when a number in this handshake (or beacon) is out of range: the
+        /// handshake is then refused with the reason, and a beacon is dropped.
+        public func checkRanges() throws(OutOfRange) {
+            try OutOfRange.check("slots", slots, in: Self.slotRange)
+        }
     }
 
     public struct Welcome: Sendable, Equatable, Codable {

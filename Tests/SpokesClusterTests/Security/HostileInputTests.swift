@@ -356,10 +356,152 @@ struct HostileInputTests {
         try await target.expectHealthy(after: "bad beacons")
     }
 
+    @Test func everyNumberInAHelloMayBeHostileAndIsRefusedWithAReason() async throws {
+        let target = try await Target()
+        defer { target.stop() }
+        let hello = WireMessage.hello(.init(cluster: target.cluster, node: NodeID(name: "numbers", incarnation: 5), address: "127.0.0.1:9",
+                                            slots: 4, authenticated: true, nonce: HandshakeAuthentication.makeNonce()))
+        let variants = HostileNumbers.variants(of: String(decoding: try JSONEncoder().encode(hello), as: UTF8.self))
+        #expect(variants.count == 3 * HostileNumbers.literals.count, "protocolVersion, incarnation and slots")
+        for (field, text) in variants {
+            let peer = try await RawPeer.connect(to: target.address)
+            await peer.sendFrame(Array(text.utf8))
+            // A hello that decodes and is in range is welcomed; anything else is refused, with the reason.
+            switch await peer.readMessage() {
+            case .refused(let refusal)?: #expect(!refusal.reason.isEmpty, "hello with \(field)")
+            case .welcome?: break
+            case let answer: Issue.record("hello with \(field): no refusal to read, got \(String(describing: answer))")
+            }
+            peer.close()
+        }
+        // Well typed but out of range: the refusal names the field.
+        for slots in [-1, WireMessage.Handshake.slotRange.upperBound + 1, Int.max] {
+            let peer = try await RawPeer.connect(to: target.address)
+            await peer.sendFrame(.hello(.init(cluster: target.cluster, node: NodeID(name: "greedy", incarnation: 1), address: "127.0.0.1:9",
+                                              slots: slots, authenticated: true, nonce: HandshakeAuthentication.makeNonce())))
+            guard case .refused(let refusal)? = await peer.readMessage() else {
+                Issue.record("a hello with \(slots) slots was not refused")
+                return
+            }
+            #expect(refusal.reason.contains("slots is \(slots)"), "\(refusal.reason)")
+            peer.close()
+        }
+        #expect(target.node.members.isEmpty)
+        try await target.expectHealthy(after: "hostile numbers in hellos")
+    }
+
+    @Test func everyNumberInASessionsFramesMayBeHostile() async throws {
+        let target = try await Target()
+        defer { target.stop() }
+        let status = ActorID(node: target.node.system.node, name: NodeStatus.wellKnownName)
+        let templates: [WireMessage] = [
+            .heartbeat(.init(sequence: 7)), .heartbeatAck(.init(sequence: 7)), .reply(.init(id: 7, outcome: .value("1"))),
+            .call(.init(id: 7, recipient: status, target: Self.pingTarget, genericSubstitutions: [], arguments: ["0"])),
+        ]
+        let probe: UInt64 = 424_242
+        for template in templates {
+            let variants = HostileNumbers.variants(of: String(decoding: try JSONEncoder().encode(template), as: UTF8.self))
+            #expect(!variants.isEmpty)
+            for (field, text) in variants {
+                let peer = try await RawPeer.connect(to: target.address)
+                defer { peer.close() }
+                let session = try #require(await peer.handshake(cluster: target.cluster, secret: Self.secret, name: "numbers"), "the honest handshake failed")
+                await peer.sendFrame(session.sender.seal(Array(text.utf8)))
+                await session.send(.heartbeat(.init(sequence: probe)))
+                // The node either refuses the frame, saying why, or goes on serving the session.
+                var outcome = "no answer"
+                let deadline = MonotonicClock.now + 3
+                reading: while let message = await session.read(timeout: deadline - MonotonicClock.now) {
+                    switch message {
+                    case .refused(let refusal): outcome = refusal.reason.isEmpty ? "an empty refusal" : "refused"; break reading
+                    case .heartbeatAck(let beat) where beat.sequence == probe: outcome = "served"; break reading
+                    default: continue
+                    }
+                }
+                #expect(outcome == "refused" || outcome == "served", "\(template.kind) with \(field): \(outcome)")
+            }
+        }
+        try await target.expectHealthy(after: "hostile numbers in session frames")
+    }
+
+    @Test func everyNumberInACallArgumentMayBeHostileAndGetsAnAnswer() async throws {
+        let target = try await Target()
+        defer { target.stop() }
+        let node = target.node.system.node
+        let status = ActorID(node: node, name: NodeStatus.wellKnownName)
+        let worker = ActorID(node: node, name: ScanSystem.wellKnownName)
+        func request(_ kind: String, input: String) throws -> String {
+            String(decoding: try JSONEncoder().encode(TaskRequest(job: "numbers", task: 0, attempt: 1, kind: kind, input: input)), as: UTF8.self)
+        }
+        // Each target with the JSON text of its argument, and the words a refusal of a number out of range names.
+        var calls: [(recipient: ActorID, target: String, argument: String, field: String, refusal: String?)] = []
+        for (target, template, names) in [(Self.pingTarget, "0", "ping delay"), (Self.observeTarget, "0", nil)] as [(String, String, String?)] {
+            for (field, text) in HostileNumbers.variants(of: template) { calls.append((status, target, text, field, names)) }
+        }
+        for (field, text) in HostileNumbers.variants(of: try request(NoopTask.name, input: "0")) {
+            calls.append((worker, Self.runTarget, text, "request " + field, nil))
+        }
+        for kind in [NoopTask.name, SleepTask.name] {
+            for (field, text) in HostileNumbers.variants(of: "0") {
+                calls.append((worker, Self.runTarget, try request(kind, input: text), "\(kind) input " + field, kind == SleepTask.name ? "bench.sleep seconds" : nil))
+            }
+        }
+        let peer = try await RawPeer.connect(to: target.address)
+        let session = try #require(await peer.handshake(cluster: target.cluster, secret: Self.secret, name: "numbers"), "the honest handshake failed")
+        // All at once (a valid sleep or ping waits 1.5 s), then every reply, matched by id.
+        for (index, call) in calls.enumerated() {
+            await session.send(.call(.init(id: UInt64(index), recipient: call.recipient, target: call.target, genericSubstitutions: [], arguments: [call.argument])))
+        }
+        var outcomes: [UInt64: WireMessage.Reply.Outcome] = [:]
+        let deadline = MonotonicClock.now + 10
+        while outcomes.count < calls.count, let message = await session.read(timeout: deadline - MonotonicClock.now) {
+            if case .reply(let reply) = message { outcomes[reply.id] = reply.outcome }
+        }
+        var refused = 0
+        for (index, call) in calls.enumerated() {
+            switch outcomes[UInt64(index)] {
+            case nil:
+                Issue.record("\(call.field): no reply")
+            case .error(_, let message)?:
+                #expect(!message.isEmpty, "\(call.field)")
+                if message.contains("this node accepts") { refused += 1 }
+                if let words = call.refusal, ["1e300", "-1", "-1e300"].contains(where: { call.field.hasSuffix(" as \($0)") }) {
+                    #expect(message.contains(words), "\(call.field): \(message)")
+                }
+            case .value?, .void?:
+                break
+            }
+        }
+        #expect(refused > 0 && target.rejections[.valueOutOfRange] == refused, "each refusal of a number is counted")
+        peer.close()
+        try await target.expectHealthy(after: "hostile numbers in call arguments")
+    }
+
+    @Test func beaconsAnnouncingSlotsOutOfRangeAreDropped() async throws {
+        let target = try await Target()
+        defer { target.stop() }
+        let endpoint = try UDPEndpoint(port: target.node.settings.discoveryPort)
+        defer { endpoint.close() }
+        let counts = [-1, WireMessage.Handshake.slotRange.upperBound + 1, Int.max]
+        for (index, slots) in counts.enumerated() {
+            let ghost = Beacon(cluster: target.cluster, node: NodeID(name: "ghost-\(index)", incarnation: 1), address: "127.0.0.1:9", slots: slots)
+            endpoint.send(BeaconAuthenticator(secret: Self.secret).seal(ghost, now: Date().timeIntervalSince1970))
+            let deadline = MonotonicClock.now + 3
+            while target.rejections[.valueOutOfRange] <= index, MonotonicClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        #expect(target.rejections[.valueOutOfRange] == counts.count)
+        #expect(target.node.members.allSatisfy { !$0.node.name.hasPrefix("ghost") }, "\(target.node.members)")
+        try await target.expectHealthy(after: "beacons with hostile slots")
+    }
+
     /// The mangled name of `NodeStatus.members()`, as a member sends it.
     static let membersTarget = "$s13SpokesCluster10NodeStatusC7membersSayAA06MemberD0VGyYaKFTE"
     /// The mangled name of `NodeStatus.ping(delay:)`.
     static let pingTarget = "$s13SpokesCluster10NodeStatusC4ping5delaySSSd_tYaKFTE"
+    /// The mangled name of `NodeStatus.observe(tasksAfter:)`.
+    static let observeTarget = "$s13SpokesCluster10NodeStatusC7observe10tasksAfterAA0C11ObservationVs6UInt64V_tYaKFTE"
+    /// The mangled name of `ScanSystem.run(_:)`.
+    static let runTarget = "$s13SpokesCluster10ScanSystemC3runyAA10TaskResultOAA0F7RequestVYaKFTE"
 }
 
 /// A UDP socket on the loopback broadcast address and a discovery port, to hear and

@@ -130,12 +130,15 @@ final class AuthenticatedSession {
         await peer.sendFrame(seal(message))
     }
 
-    /// The next message from the node, its tag checked; nil on close, timeout or a bad tag.
-    /// The node's own heartbeats (every 0.2 s on every connection) are read and passed
-    /// over, so they never stand in for the answer a test waits for.
+    /// The next message from the node, its tag checked; nil on close, a bad tag, or when
+    /// nothing else arrives within `timeout`. The node's own heartbeats (every 0.2 s on
+    /// every connection) are read and passed over, so they never stand in for the answer
+    /// a test waits for (nor keep the wait going past `timeout`).
     func read(timeout: Double = 2) async -> WireMessage? {
+        let deadline = MonotonicClock.now + timeout
         while true {
-            guard let frame = await peer.readFrame(timeout: timeout), let payload = receiver.open(frame) else { return nil }
+            let remaining = deadline - MonotonicClock.now
+            guard remaining > 0, let frame = await peer.readFrame(timeout: remaining), let payload = receiver.open(frame) else { return nil }
             let message = try? JSONDecoder().decode(WireMessage.self, from: Data(payload))
             if case .heartbeat? = message { continue }
             return message
