@@ -203,6 +203,8 @@ public final class ClusterNode: Sendable {
             case .publish(let event):
                 let streams = subscribers.withLock { Array($0.values) }
                 for stream in streams { stream.yield(event) }
+            case .timersRanLate(let seconds):
+                system.log("this node's timers ran \(String(format: "%.1f", seconds)) s late (was it paused?): peers get fresh heartbeats before anyone is declared dead")
             }
         }
     }

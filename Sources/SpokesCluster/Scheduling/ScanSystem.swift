@@ -103,6 +103,7 @@ public distributed actor ScanSystem {
         } else if queue.count < Self.queueLength(slots: slots) {
             guard await waitForSlot(request.key) else { throw CancellationError() }
         } else {
+            counters.answeredBusy()
             return .busy
         }
         defer { releaseSlot() }
@@ -178,6 +179,7 @@ public final class TaskCounters: Sendable {
     private let active = Atomic<Int>(0)
     private let succeededCount = Atomic<Int>(0)
     private let failedCount = Atomic<Int>(0)
+    private let busyCount = Atomic<Int>(0)
 
     public init() {}
 
@@ -188,6 +190,10 @@ public final class TaskCounters: Sendable {
     public var failed: Int { failedCount.load(ordering: .relaxed) }
     /// Attempts that ended, either way.
     public var completed: Int { succeeded + failed }
+    /// Attempts turned away with ``TaskResult/busy`` (every slot and queue place taken).
+    public var busy: Int { busyCount.load(ordering: .relaxed) }
+
+    func answeredBusy() { busyCount.add(1, ordering: .relaxed) }
 
     func started() { active.add(1, ordering: .relaxed) }
 

@@ -103,9 +103,17 @@ struct ClusterNodeTests {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
         }
-        try await withTimeout(seconds: 10) {
-            while nodes[0].ignoredBeacons < 5 { try await Task.sleep(for: .milliseconds(20)) }
+        // Both kinds must be seen: the other cluster's valid beacons ignored, and each of
+        // the four garbage datagrams rejected as malformed.
+        let rejections = nodes[0].system.rejections
+        do {
+            try await withTimeout(seconds: 10) {
+                while nodes[0].ignoredBeacons < 1 || rejections[.malformedBeacon] < 4 { try await Task.sleep(for: .milliseconds(20)) }
+            }
+        } catch is TimeoutError {
+            Issue.record("ignored \(nodes[0].ignoredBeacons) beacons of the other cluster, rejected \(rejections[.malformedBeacon]) of 4 garbage datagrams")
         }
+        #expect(rejections[.malformedBeacon] == 4, "each garbage datagram rejected once")
         #expect(nodes[0].members.isEmpty, "the other cluster's node was not admitted")
     }
 }
