@@ -49,6 +49,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// count it as a member.
     public let isMember: Bool
     private let heartbeatSequence = Atomic<UInt64>(0)
+    /// Set by ``shutdown()``: a stopped node dials nobody.
+    private let isShutDown = Atomic<Bool>(false)
 
     /// Starts a node: binds its listener and begins accepting peers. Without a secret it
     /// refuses to listen beyond loopback unless `settings.allowInsecure`
@@ -56,7 +58,14 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     public init(settings: ClusterSettings, isMember: Bool = true) throws {
         self.isMember = isMember
         var settings = settings
-        if settings.nodeName.isEmpty { settings.nodeName = "node-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))" }
+        let random = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        if !isMember {
+            // A client's name must never be a member's, or its connection would take the
+            // member's place in a node's connections (even the node.name of a shared config).
+            settings.nodeName = (settings.nodeName.isEmpty ? "client" : settings.nodeName + ".client") + "-" + random
+        } else if settings.nodeName.isEmpty {
+            settings.nodeName = "node-\(random)"
+        }
         self.settings = settings
         authentication = settings.secret.map(HandshakeAuthentication.init(secret:))
         node = NodeID(name: settings.nodeName, incarnation: NodeID.nextIncarnation())
@@ -96,6 +105,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     }
 
     private func leaveAll() -> [Connection] {
+        isShutDown.store(true, ordering: .releasing)
         listener.stop()
         connections.withLock { $0.removeAll() }
         let open = openConnections.withLock { Array($0.values) }
@@ -334,6 +344,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// on a dispatch queue, never on the cooperative pool.
     @discardableResult
     public func join(_ address: SocketAddress) async throws -> WireMessage.Handshake {
+        guard !isShutDown.load(ordering: .acquiring) else {
+            throw RemoteCallError.unreachable(node: address.description, reason: "\(node.name) is shut down")
+        }
         let timeout = settings.handshakeTimeout
         let limits = Connection.Limits(settings)
         let rejections = rejections
@@ -359,6 +372,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                         connection.close(reason: "handshake failed: \(error)")
                     }
                 case .refused(let refusal) where connection.peer == nil:
+                    if let holder = refusal.nameTakenAt, self.isMember {
+                        self.emit(.nameTaken(NameConflict(name: self.node.name, address: holder)))
+                    }
                     welcomed.reject(.unreachable(node: address.description, reason: "refused: \(refusal.reason)"))
                     connection.close(reason: "refused by peer: \(refusal.reason)")
                 default:
@@ -387,9 +403,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     private func finishHandshake(_ connection: Connection, hello: WireMessage.Handshake, welcome: WireMessage.Welcome) -> Result<Void, RemoteCallError> {
         let peer = welcome.handshake
         let address = connection.remoteAddress.description
-        if let problem = refusal(of: peer) {
+        if let refusal = refusal(of: peer) {
             rejections.count(.handshakeRefused)
-            return .failure(.unreachable(node: address, reason: problem))
+            return .failure(.unreachable(node: address, reason: refusal.reason))
         }
         var keys: (fromDialer: HMAC, fromAcceptor: HMAC)?
         var proof = ""
@@ -466,11 +482,11 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
 
     /// Answers a hello: `welcome` with our proof, or `refused`. Returns the welcome's handshake.
     private func greet(_ connection: Connection, hello: WireMessage.Handshake) -> WireMessage.Handshake? {
-        if let problem = refusal(of: hello) {
+        if let refusal = refusal(of: hello) {
             rejections.count(.handshakeRefused)
             // Once per address and reason: a refused node redials every second.
-            logOnce("refused \(hello.node) from \(connection.remoteAddress.host): \(problem)")
-            connection.send(.refused(WireMessage.Refusal(reason: problem)), thenCloseWithReason: "refused: \(problem)")
+            logOnce("refused \(hello.node) from \(connection.remoteAddress.host): \(refusal.reason)")
+            connection.send(.refused(refusal), thenCloseWithReason: "refused: \(refusal.reason)")
             return nil
         }
         let welcome = handshake(nonce: HandshakeAuthentication.makeNonce())
@@ -496,31 +512,49 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     }
 
     /// Why a peer's handshake is not acceptable, or nil.
-    private func refusal(of peer: WireMessage.Handshake) -> String? {
+    private func refusal(of peer: WireMessage.Handshake) -> WireMessage.Refusal? {
+        func refused(_ reason: String) -> WireMessage.Refusal { WireMessage.Refusal(reason: reason) }
         if peer.protocolVersion != WireMessage.protocolVersion {
-            return "protocol version \(peer.protocolVersion) is not \(WireMessage.protocolVersion)"
+            return refused("protocol version \(peer.protocolVersion) is not \(WireMessage.protocolVersion)")
         }
         if peer.cluster != settings.cluster {
-            return "cluster '\(peer.cluster)' is not '\(settings.cluster)'"
+            return refused("cluster '\(peer.cluster)' is not '\(settings.cluster)'")
         }
         do {
             try peer.checkRanges()
         } catch {
-            return "\(error)"
+            return refused("\(error)")
         }
-        if peer.node.name == node.name, peer.node != node {
-            return "node name '\(peer.node.name)' is already taken by this node"
-        }
+        if let conflict = nameConflict(with: peer) { return conflict }
         if peer.authenticated, authentication == nil {
-            return "\(peer.node.name) has a cluster secret and \(node.name) has none; give both the same secret"
+            return refused("\(peer.node.name) has a cluster secret and \(node.name) has none; give both the same secret")
         }
         if !peer.authenticated, authentication != nil {
-            return "this cluster requires its secret (SPOKES_SECRET or secret_file) and \(peer.node.name) has none"
+            return refused("this cluster requires its secret (SPOKES_SECRET or secret_file) and \(peer.node.name) has none")
         }
         if peer.nonce.utf8.count != 2 * HandshakeAuthentication.nonceSize {
-            return "the handshake's nonce is not \(HandshakeAuthentication.nonceSize) bytes of hex"
+            return refused("the handshake's nonce is not \(HandshakeAuthentication.nonceSize) bytes of hex")
         }
         return nil
+    }
+
+    /// The refusal of a member `peer` whose name a live node holds (see ``NameConflict``):
+    /// this node, or a member this node is connected to and heard from within the suspect
+    /// timeout. Of this node and a peer with its name, the one that started first keeps
+    /// it; when that is the peer, this node yields (a ``PeerEvent/nameTaken(_:)`` event).
+    private func nameConflict(with peer: WireMessage.Handshake) -> WireMessage.Refusal? {
+        guard isMember, !peer.address.isEmpty else { return nil }
+        if peer.node.name == node.name {
+            guard peer.node != node else { return nil }
+            if peer.node.incarnation < node.incarnation {
+                emit(.nameTaken(NameConflict(name: node.name, address: peer.address)))
+                return WireMessage.Refusal(reason: "\(node) started after \(peer.node) at \(peer.address), which keeps the name '\(node.name)'; \(node) stops")
+            }
+            return WireMessage.Refusal(reason: NameConflict(name: node.name, address: address.description).description, nameTakenAt: address.description)
+        }
+        guard let holder = connections.withLock({ $0[peer.node.name] }), !holder.isClosed, let held = holder.peer,
+              held.node != peer.node, MonotonicClock.now - holder.lastReceived < settings.suspectTimeout else { return nil }
+        return WireMessage.Refusal(reason: NameConflict(name: held.node.name, address: held.address).description, nameTakenAt: held.address)
     }
 
     /// Counts `rejection` and closes `connection` for a protocol violation.
@@ -588,7 +622,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             let now = MonotonicClock.now
             connection.roundTrip.withLock { _ = $0.acknowledged(sequence: beat.sequence, at: now) }
         case .leave:
-            if let peer = connection.peer { emit(.left(peer.node)) }
+            if let peer = connection.peer { leaving(peer.node) }
             connection.close(reason: "peer left")
         case .hello, .welcome, .proof, .refused:
             violation(.malformedFrame, on: connection, "\(message.kind) after the handshake")
@@ -598,6 +632,19 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         case .unsupported(let refusal):
             logOnce("\(connection) did not understand a message: \(refusal.reason)")
         }
+    }
+
+    /// `node` said it leaves: its registered connection is taken out before anyone hears
+    /// `left` (so its name is free the moment it is gone) and closed without a
+    /// `disconnected` event (a goodbye, not a drop).
+    private func leaving(_ node: NodeID) {
+        let registered = connections.withLock { connections -> Connection? in
+            guard let existing = connections[node.name], existing.peer?.node == node else { return nil }
+            connections[node.name] = nil
+            return existing
+        }
+        emit(.left(node))
+        registered?.close(reason: "peer left")
     }
 
     /// Remembers an open connection until it closes.
@@ -637,6 +684,8 @@ public enum PeerEvent: Sendable, Equatable {
     case connected(WireMessage.Handshake)
     case disconnected(NodeID, reason: String)
     case left(NodeID)
+    /// A live member of the cluster has this node's name, and keeps it: this node must stop.
+    case nameTaken(NameConflict)
 }
 
 /// A call waiting for its reply.

@@ -30,11 +30,26 @@ public final class ClusterNode: Sendable {
     private let discovery: Discovery?
     private let subscribers = Mutex<[UUID: AsyncStream<MembershipEvent>.Continuation]>([:])
     private let tasks = Mutex<[Task<Void, Never>]>([])
+    /// Set by ``stop()`` (and when the node yields its name): observations that still
+    /// arrive (a beacon the discovery thread read just before it stopped) are dropped.
+    private let stopped = Atomic<Bool>(false)
     private let started = MonotonicClock.now
     private let status: Mutex<NodeStatus?> = Mutex(nil)
     /// Supplies the running/completed task counts shown by `status` (set by the worker).
     private let loggedDialFailures = Mutex<Set<String>>([])
     private let taskCounts = Mutex<@Sendable () -> (running: Int, completed: Int)>({ (0, 0) })
+    private let nameConflictPromise = Promise<NameConflict, Never>()
+
+    /// Completes when a live member of the cluster turns out to have this node's name
+    /// (see ``NameConflict``). The node has then stopped finding and greeting peers;
+    /// whoever runs it should ``stop()`` it and exit (`spokes node` exits 1).
+    public var nameConflict: Future<NameConflict, Never> { nameConflictPromise.future }
+
+    /// The conflict, once there is one.
+    public var nameTaken: NameConflict? {
+        if case .success(let conflict)? = nameConflict.currentResult { return conflict }
+        return nil
+    }
 
     /// Binds the node's ports. Call ``start()`` to begin finding peers.
     public init(settings: ClusterSettings, registry: TaskRegistry = TaskRegistry(), faults: ScanSystem.Faults = ScanSystem.Faults()) throws {
@@ -80,6 +95,8 @@ public final class ClusterNode: Sendable {
                     self.observe(.disconnected(node: node))
                 case .left(let node):
                     self.observe(.left(node: node))
+                case .nameTaken(let conflict):
+                    self.yieldName(conflict)
                 }
             }
         }
@@ -114,6 +131,7 @@ public final class ClusterNode: Sendable {
     }
 
     private func stopTimersAndDiscovery() {
+        stopped.store(true, ordering: .releasing)
         tasks.withLock { tasks in
             for task in tasks { task.cancel() }
             tasks.removeAll()
@@ -185,6 +203,7 @@ public final class ClusterNode: Sendable {
     }
 
     private func observe(_ observation: Membership.Observation, at time: Double = MonotonicClock.now) {
+        guard !stopped.load(ordering: .acquiring) else { return }
         let actions = membership.withLock { $0.observe(observation, at: time) }
         for action in actions {
             switch action {
@@ -207,6 +226,14 @@ public final class ClusterNode: Sendable {
                 system.log("this node's timers ran \(String(format: "%.1f", seconds)) s late (was it paused?): peers get fresh heartbeats before anyone is declared dead")
             }
         }
+    }
+
+    /// Gives up this node's name: stops beacons and timers (so it neither announces nor
+    /// dials any more), logs why, and completes ``nameConflict``.
+    private func yieldName(_ conflict: NameConflict) {
+        guard nameConflictPromise.resolve(conflict) else { return }
+        stopTimersAndDiscovery()
+        system.log("\(conflict)")
     }
 
     /// Logs why dialling `address` failed, once per address and reason (redials repeat).

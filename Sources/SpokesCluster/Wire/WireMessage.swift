@@ -76,6 +76,9 @@ public enum WireMessage: Sendable, Equatable {
 
     public struct Refusal: Sendable, Equatable, Codable {
         public var reason: String
+        /// Set when the dialler's name is taken by a live member: where that member
+        /// listens. The dialler stops (see ``NameConflict``).
+        public var nameTakenAt: String?
     }
 
     public struct Call: Sendable, Equatable, Codable {
