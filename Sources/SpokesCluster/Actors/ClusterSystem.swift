@@ -431,19 +431,37 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             slots: isMember ? settings.slots : 0, authenticated: authentication != nil, nonce: nonce)
     }
 
+    /// Admits an inbound connection, as a stranger: it has `limits.handshake_timeout` to
+    /// prove itself. Strangers have a budget of their own, apart from members and clients:
+    /// at most `maximumHandshakingConnections` at once, and when that is full the oldest
+    /// handshaking connection of the address with the most of them is closed to make
+    /// room. So a flood of half-open connections (all from 127.0.0.1, say) churns through
+    /// that budget while an honest handshake, done in milliseconds, gets through; and the
+    /// caps on established connections (`limits.max_connections` in all,
+    /// `limits.max_connections_per_address` from one address) count only connections
+    /// that proved themselves, so strangers never use them up.
     private func accept(fd: Int32, remote: SocketAddress) {
-        let (open, fromAddress) = openConnections.withLock { connections in
-            (connections.count, connections.values.count { !$0.isOutbound && $0.remoteAddress.host == remote.host })
+        let (established, fromAddress, crowdedOut) = openConnections.withLock { connections in
+            let inbound = connections.values.filter { !$0.isOutbound }
+            let proven = inbound.filter { $0.peer != nil }
+            let handshaking = inbound.filter { $0.peer == nil }
+            var crowdedOut: Connection?
+            if handshaking.count >= settings.maximumHandshakingConnections {
+                let busiest = Dictionary(grouping: handshaking, by: \.remoteAddress.host).max { $0.value.count < $1.value.count }
+                crowdedOut = busiest?.value.min { $0.opened < $1.opened }
+            }
+            return (proven.count, proven.count { $0.remoteAddress.host == remote.host }, crowdedOut)
         }
-        if open >= settings.maximumConnections || fromAddress >= settings.maximumConnectionsPerAddress {
+        if established >= settings.maximumConnections || fromAddress >= settings.maximumConnectionsPerAddress {
             let perAddress = fromAddress >= settings.maximumConnectionsPerAddress
             rejections.count(perAddress ? .tooManyConnectionsFromAddress : .tooManyConnections)
             logOnce("turned away a connection from \(remote.host): " + (perAddress
                 ? "\(fromAddress) connections from that address is the limit (limits.max_connections_per_address)"
-                : "\(open) open connections is the limit (limits.max_connections)"))
+                : "\(established) open connections is the limit (limits.max_connections)"))
             Glibc.close(fd)
             return
         }
+        crowdedOut?.close(reason: "\(settings.maximumHandshakingConnections) connections were handshaking: the oldest made room", rejecting: .tooManyHandshakes)
         let connection = Connection(fd: fd, remoteAddress: remote, isOutbound: false, limits: Connection.Limits(settings), rejections: rejections)
         /// The hello and our welcome, between the two: the transcript both proofs cover.
         let exchanged = Mutex<(hello: WireMessage.Handshake, welcome: WireMessage.Handshake)?>(nil)

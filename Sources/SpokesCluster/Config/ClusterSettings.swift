@@ -81,6 +81,9 @@ public struct ClusterSettings: Sendable, Hashable {
     public var maximumConnections = 1024
     /// Open connections at once from one IP address.
     public var maximumConnectionsPerAddress = 128
+    /// Inbound connections still in their handshake at once; when full, the oldest is
+    /// closed to make room (see ``ClusterSystem``). Not yet in cluster.yaml.
+    public var maximumHandshakingConnections = 64
     /// Calls one connection may have running on this node at once.
     public var maximumCallsPerConnection = 1024
     /// Bytes waiting to be sent to one peer before it counts as not reading and is dropped.

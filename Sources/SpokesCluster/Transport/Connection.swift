@@ -56,6 +56,8 @@ public final class Connection: Sendable, CustomStringConvertible {
     public let remoteAddress: SocketAddress
     /// True on the side that dialled.
     public let isOutbound: Bool
+    /// Monotonic seconds when the connection opened.
+    public let opened = MonotonicClock.now
     private let fd: Int32
     private let limits: Limits
     private let rejections: RejectionCounters

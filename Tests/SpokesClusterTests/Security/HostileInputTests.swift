@@ -68,6 +68,21 @@ struct HostileInputTests {
             #expect(grown < 256 << 20, "resident memory grew by \(grown >> 20) MiB after \(batch)")
         }
 
+        /// Another honest client (or member), joined to the node.
+        func join(asMember: Bool = false) async throws -> ClusterSystem {
+            var settings = node.settings
+            settings.nodeName = asMember ? "honest-member" : "another-client"
+            settings.discoveryMode = .off
+            let system = try ClusterSystem(settings: settings, isMember: asMember)
+            do {
+                try await system.join(address)
+            } catch {
+                system.shutdown()
+                throw error
+            }
+            return system
+        }
+
         func stop() {
             client.shutdown()
             node.stop()
@@ -280,14 +295,18 @@ struct HostileInputTests {
             settings.maximumCallsPerConnection = 2
         }
         defer { target.stop() }
-        // The honest client already holds one connection from 127.0.0.1: two more fit.
-        var peers: [RawPeer] = []
-        for _ in 0..<2 { peers.append(try await RawPeer.connect(to: target.address)) }
+        // The honest client already holds one connection from 127.0.0.1: two more
+        // established ones fit, then the address is at its cap.
+        var clients: [ClusterSystem] = []
+        for _ in 0..<2 { clients.append(try await target.join()) }
+        // The node counts a client once it has checked its proof, just after the client's join returns.
+        let registered = MonotonicClock.now + 5
+        while target.node.system.connectedPeers.count < 3, MonotonicClock.now < registered { try await Task.sleep(for: .milliseconds(2)) }
         let turnedAway = try await RawPeer.connect(to: target.address)
         #expect(await turnedAway.closedByNode(within: 2))
         turnedAway.close()
         #expect(target.rejections[.tooManyConnectionsFromAddress] == 1)
-        for peer in peers { peer.close() }
+        for client in clients { client.shutdown() }
         try await target.expectHealthy(after: "connection cap")
 
         let status = try NodeStatus.resolve(id: ActorID(node: target.node.system.node, name: NodeStatus.wellKnownName), using: target.client)
@@ -303,15 +322,48 @@ struct HostileInputTests {
     @Test func connectionsAreCappedInTotal() async throws {
         let target = try await Target { settings in settings.maximumConnections = 2 }
         defer { target.stop() }
-        let held = try await RawPeer.connect(to: target.address)
-        defer { held.close() }
-        let deadline = MonotonicClock.now + 3
-        while target.node.system.openConnectionCount < 2, MonotonicClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        let held = try await target.join()
+        defer { held.shutdown() }
+        let registered = MonotonicClock.now + 5
+        while target.node.system.connectedPeers.count < 2, MonotonicClock.now < registered { try await Task.sleep(for: .milliseconds(2)) }
         let turnedAway = try await RawPeer.connect(to: target.address)
         #expect(await turnedAway.closedByNode(within: 2))
         turnedAway.close()
         #expect(target.rejections[.tooManyConnections] == 1)
         #expect(target.rejections[.tooManyConnectionsFromAddress] == 0)
+    }
+
+    @Test func aFloodOfHalfOpenConnectionsLocksOutNoMemberOrClient() async throws {
+        // Caps far below the flood, as 200 connections are to the defaults.
+        let target = try await Target { settings in
+            settings.maximumHandshakingConnections = 8
+            settings.maximumConnectionsPerAddress = 6
+            settings.maximumConnections = 12
+        }
+        defer { target.stop() }
+        // Forty strangers on 127.0.0.1, as every client and member here, that never say hello.
+        var strangers: [RawPeer] = []
+        for _ in 0..<40 { strangers.append(try await RawPeer.connect(to: target.address)) }
+        defer { strangers.forEach { $0.close() } }
+        // At once (the strangers' 2 s handshake deadline has not passed): the established
+        // client, a new client and a new member are all served.
+        let status = try NodeStatus.resolve(id: ActorID(node: target.node.system.node, name: NodeStatus.wellKnownName), using: target.client)
+        #expect(try await status.ping() == "target")
+        for asMember in [false, true] {
+            let newcomer = try await target.join(asMember: asMember)
+            let reached = try NodeStatus.resolve(id: ActorID(node: target.node.system.node, name: NodeStatus.wellKnownName), using: newcomer)
+            #expect(try await reached.ping() == "target", asMember ? "a member" : "a client")
+            newcomer.shutdown()
+        }
+        // Each stranger beyond the budget closed the oldest one, and so did the first
+        // newcomer (the second found a place: the first had proved itself).
+        #expect(target.rejections[.tooManyHandshakes] == 40 - 8 + 1, "strangers beyond their budget were closed, oldest first")
+        #expect(target.rejections[.tooManyConnectionsFromAddress] == 0 && target.rejections[.tooManyConnections] == 0)
+        // The oldest strangers were closed; the newest still hold their places.
+        #expect(await strangers[0].closedByNode(within: 1))
+        #expect(await !strangers[39].closedByNode(within: 0.2))
+        strangers.forEach { $0.close() }
+        try await target.expectHealthy(after: "a flood of half-open connections")
     }
 
     @Test func badReplayedAndStaleBeaconsAreRejectedAndChangeNoMembership() async throws {

@@ -1,5 +1,6 @@
 import SpokesConcurrency
 import Foundation
+import Synchronization
 @testable import SpokesCluster
 
 /// A hand-driven TCP peer for hostile-input tests: it sends whatever bytes a test gives
@@ -62,7 +63,11 @@ final class RawPeer: Sendable {
         }) ?? false
     }
 
+    private let closed = Atomic<Bool>(false)
+
+    /// Closes the socket, once (later calls do nothing: the number may be reused by then).
     func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         Glibc.close(fd)
     }
 
