@@ -107,6 +107,15 @@ final class HTTPServerConnection: Sendable {
 
     /// Answers `request`; true to keep the connection for another request.
     private func serve(_ request: HTTPRequest, server: HTTPServer) -> Bool {
+        if let refusal = server.beginRequest(on: self) {
+            // Crowded out meanwhile: its descriptor is shut down, there is no one to answer.
+            guard refusal != .crowdedOut else { return false }
+            let reason = refusal == .tooManyConnections ? "too many requests in progress" : "too many requests in progress from your address"
+            var response = HTTPResponse.text("503 Service Unavailable: \(reason); try again shortly\n", status: .serviceUnavailable)
+            response.headers.add(name: "Retry-After", value: "1")
+            answerAndClose(response, server: server)
+            return false
+        }
         var request = request
         request.remoteAddress = remoteAddress
         guard let response = callHandler(request, server: server) else { return false }
@@ -116,7 +125,11 @@ final class HTTPServerConnection: Sendable {
         }
         let keepAlive = request.keepAlive && !response.asksToClose && !server.isStopped
         guard write(response.serialized(for: request, keepAlive: keepAlive, date: Date()), server: server) else { return false }
-        if !keepAlive { lingeringClose() }
+        if keepAlive {
+            server.endRequest(on: self)
+        } else {
+            lingeringClose()
+        }
         return keepAlive
     }
 
