@@ -76,6 +76,29 @@ struct SchedulingTests {
         { _, _ in "\(value)" }
     }
 
+    @Test func hugeDeadlinesAndTimeoutsFromSettingsNeverTrap() async throws {
+        // Settings are checked where they are loaded; what slips past still must not trap
+        // (`.seconds(1e21)` does): a deadline and a call timeout of 1e21 and 1e300 s.
+        let nodes = try await startCluster(2, slots: 2)
+        defer { nodes.forEach { $0.stop() } }
+        var settings = nodes[0].settings
+        settings.nodeName = "huge"
+        settings.callTimeout = 1e300
+        settings.handshakeTimeout = 1e300
+        settings.taskDeadline = 1e21
+        let registry = TaskRegistry()
+        registry.register(ProbeTask(gauge: gauge))
+        let node = try ClusterNode(settings: settings, registry: registry)
+        node.start()
+        defer { node.stop() }
+        let (systems, following) = try await coordinator(node, expecting: 3)
+        defer { following.cancel() }
+        let runner = JobRunner(systems: systems, job: "huge", kind: ProbeTask.name, deadline: node.settings.taskDeadline, retries: 0)
+        let outcomes = await runner.run(count: 12, input: input(0.01))
+        #expect(outcomes.allSatisfy { $0.output != nil }, "\(outcomes.map(\.failures))")
+        #expect(Set(outcomes.compactMap(\.node)) == ["huge", "w0", "w1"])
+    }
+
     @Test func tasksSpreadOverEveryNodeWithinTheirSlots() async throws {
         let nodes = try await startCluster(3)
         defer { nodes.forEach { $0.stop() } }

@@ -442,6 +442,43 @@ struct HostileInputTests {
         try await target.expectHealthy(after: "hostile numbers in hellos")
     }
 
+    @Test func everyNumberInAWelcomeMayBeHostileAndTheDialEndsWithAReason() async throws {
+        let target = try await Target()
+        defer { target.stop() }
+        // A fake node the target dials: it answers each hello with a welcome whose numbers
+        // are hostile, signed with the secret whenever the handshake still decodes.
+        let (listener, address) = try Socket.listen(on: SocketAddress(host: "127.0.0.1", port: 0))
+        defer { close(listener) }
+        let authentication = HandshakeAuthentication(secret: Self.secret)
+        let template = WireMessage.Handshake(cluster: target.cluster, node: NodeID(name: "fake", incarnation: 5), address: address.description,
+                                             slots: 4, authenticated: true, nonce: HandshakeAuthentication.makeNonce())
+        let variants = HostileNumbers.variants(of: String(decoding: try JSONEncoder().encode(template), as: UTF8.self))
+        #expect(variants.count == 3 * HostileNumbers.literals.count, "protocolVersion, incarnation and slots")
+        for (index, (field, variant)) in variants.enumerated() {
+            // A name of its own each time: a fake that was welcomed holds its name a while.
+            let text = variant.replacingOccurrences(of: #""name":"fake""#, with: #""name":"fake-\#(index)""#)
+            let dialling = Task { try await target.node.system.join(address) }
+            let peer = try await RawPeer.accept(on: listener)
+            guard case .hello(let hello)? = await peer.readMessage() else {
+                Issue.record("no hello from the target")
+                peer.close()
+                continue
+            }
+            let decoded = try? JSONDecoder().decode(WireMessage.Handshake.self, from: Data(text.utf8))
+            let proof = decoded.map { authentication.acceptorProof(hello: hello, welcome: $0) } ?? ""
+            await peer.sendFrame(Array(#"{"type":"welcome","body":{"handshake":\#(text),"proof":"\#(proof)"}}"#.utf8))
+            switch await dialling.result {
+            case .success:
+                let acceptable = decoded.map { (try? $0.checkRanges()) != nil && $0.protocolVersion == WireMessage.protocolVersion } ?? false
+                #expect(acceptable, "a welcome with \(field) was accepted")
+            case .failure(let error):
+                #expect("\(error)".contains("cannot reach"), "welcome with \(field): \(error)")
+            }
+            peer.close()
+        }
+        try await target.expectHealthy(after: "hostile numbers in welcomes")
+    }
+
     @Test func everyNumberInASessionsFramesMayBeHostile() async throws {
         let target = try await Target()
         defer { target.stop() }

@@ -17,6 +17,18 @@ final class RawPeer: Sendable {
         try await offPool { RawPeer(fd: try Socket.connect(to: address, timeout: 2)) }
     }
 
+    /// The next connection to the listening socket `listener`, as a peer the node dialled
+    /// (at most `timeout` seconds).
+    static func accept(on listener: Int32, timeout: Double = 5) async throws -> RawPeer {
+        try await offPool {
+            var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, Duration.clamped(seconds: timeout).pollMilliseconds) > 0 else { throw TransportError.socketFailed(operation: "accept", address: "", errno: ETIMEDOUT) }
+            let fd = Glibc.accept(listener, nil, nil)
+            guard fd >= 0 else { throw TransportError.socketFailed(operation: "accept", address: "", errno: errno) }
+            return RawPeer(fd: fd)
+        }
+    }
+
     /// Sends `bytes`; false if the node has closed the connection.
     @discardableResult
     func send(_ bytes: [UInt8]) async -> Bool {
