@@ -102,6 +102,7 @@ public distributed actor JobService {
     /// whether it was stored (`stored`, `storeError`).
     public distributed func submit(_ job: BikeJob, listener: JobListener?) async throws -> SimulationReport {
         guard running[job.id] == nil else { throw Refusal.duplicateJob(job.id) }
+        try job.checkRanges()
         do {
             try Self.checkLimits(of: job, settings: node.settings)
         } catch {
@@ -283,6 +284,7 @@ public distributed actor JobService {
     /// as coordinator: the generic path benchmarks and apps use.
     public distributed func runBatch(kind: String, input: String, count: Int, deadline: Double, retries: Int) async throws -> BatchReport {
         guard (1...10_000_000).contains(count) else { throw TaskError.invalidInput(kind: kind, reason: "count \(count)") }
+        try JobRunner.checkRanges(deadline: deadline, retries: retries)
         let (systems, following) = try node.makeSystems()
         defer { following.cancel() }
         let expected = 1 + node.members.count { $0.state == .alive }
@@ -325,7 +327,8 @@ public distributed actor JobListener {
         self.onProgress = onProgress
     }
 
-    public distributed func progress(_ progress: JobProgress) {
+    public distributed func progress(_ progress: JobProgress) throws {
+        try progress.checkRanges()
         onProgress(progress)
     }
 

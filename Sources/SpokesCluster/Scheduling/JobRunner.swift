@@ -56,6 +56,17 @@ public struct JobRunner: Sendable {
         outcomes.reduce(0) { $0 + max(0, $1.attempts - 1) }
     }
 
+    /// Deadlines a job may ask for, in seconds: more than nothing, at most about 11.6 days.
+    public static let deadlineRange = 0.001...1_000_000.0
+    /// Retries a job may ask for.
+    public static let retryRange = 0...100
+
+    /// Throws when a job's deadline or retries (from a submitter) are out of range.
+    public static func checkRanges(deadline: Double, retries: Int) throws(OutOfRange) {
+        try OutOfRange.check("deadline", deadline, in: deadlineRange, unit: " seconds")
+        try OutOfRange.check("retries", retries, in: retryRange)
+    }
+
     public init(systems: Systems, job: String, kind: String, deadline: Double, retries: Int) {
         self.systems = systems
         self.job = job

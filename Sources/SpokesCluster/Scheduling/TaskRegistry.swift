@@ -1,4 +1,5 @@
 import Foundation
+import SpokesConcurrency
 import Synchronization
 
 /// The task kinds a node can run, by name. Thread-safe; register before tasks arrive.
@@ -48,12 +49,13 @@ public struct NoopTask: TaskKind {
     public func run(_ input: Int, context: TaskContext) async throws -> Int { input }
 }
 
-/// `bench.sleep`: sleeps the given seconds (at most an hour). Measures slot-bound scaling.
+/// `bench.sleep`: sleeps the given seconds (0 to an hour). Measures slot-bound scaling.
 public struct SleepTask: TaskKind {
     public static let name = "bench.sleep"
     public init() {}
     public func run(_ input: Double, context: TaskContext) async throws -> Double {
-        try await Task.sleep(for: .seconds(min(max(0, input), 3_600)))
+        try OutOfRange.check("bench.sleep seconds", input, in: 0...3_600)
+        try await Task.sleep(for: .clamped(seconds: input))
         return input
     }
 }

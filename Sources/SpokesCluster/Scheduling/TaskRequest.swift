@@ -18,6 +18,12 @@ public struct TaskRequest: Sendable, Hashable, Codable {
         self.input = input
     }
 
+    /// Throws when the task number is negative or the attempt below 1.
+    public func checkRanges() throws(OutOfRange) {
+        try OutOfRange.check("task", task, in: 0...Int.max)
+        try OutOfRange.check("attempt", attempt, in: 1...Int.max)
+    }
+
     /// Identifies the attempt, for cancellation.
     public var key: String { "\(job)/\(task)/\(attempt)" }
 }

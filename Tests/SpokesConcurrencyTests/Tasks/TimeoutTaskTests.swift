@@ -44,6 +44,22 @@ import Testing
         #expect(clock.now - start < .seconds(4), "the timeout did not wait for the operation")
     }
 
+    @Test func anyDeadlineIsAcceptedWithoutTrapping() async throws {
+        // Huge and infinite deadlines wait (the value comes first); `.seconds(1e21)` traps.
+        for seconds: Double in [1e21, 1e300, .greatestFiniteMagnitude, .infinity] {
+            #expect(try await withTimeout(seconds: seconds) { 3 } == 3, "deadline \(seconds)")
+        }
+        // NaN, negative and zero deadlines pass at once.
+        for seconds: Double in [.nan, -1, -.infinity, 0] {
+            await #expect(throws: TimeoutError.self, "deadline \(seconds)") {
+                try await withTimeout(seconds: seconds) { () async throws -> Int in
+                    try await Task.sleep(for: .seconds(60))
+                    return 1
+                }
+            }
+        }
+    }
+
     @Test func cancelFromOutsideEndsItWithCancellationError() async {
         let task = TimeoutTask(seconds: 60) { () async throws -> Int in
             try await Task.sleep(for: .seconds(60))
