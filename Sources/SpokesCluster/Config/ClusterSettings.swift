@@ -90,7 +90,7 @@ public struct ClusterSettings: Sendable, Hashable {
     /// Connections that finished their handshake, at once, from one IP address.
     public var maximumConnectionsPerAddress = 128
     /// Inbound connections still in their handshake at once; when full, the oldest is
-    /// closed to make room (see ``ClusterSystem``). Not yet in cluster.yaml.
+    /// closed to make room (see ``ClusterSystem``).
     public var maximumHandshakingConnections = 64
     /// Calls one connection may have running on this node at once.
     public var maximumCallsPerConnection = 1024
