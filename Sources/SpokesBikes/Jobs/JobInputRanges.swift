@@ -7,7 +7,7 @@ import SpokesCluster
 
 extension BikeJob {
     /// Most bikes, and most empty slots, at one station of a submitted network.
-    public static let maximumStationCount = 1_000_000
+    public static let maximumStationCount = Station.maximumCount
 
     /// Throws when the job's deadline or retries, or a station's counts or position, are
     /// out of range. (Users, paths and timing are checked by ``SimulationOptions/validate(for:)``.)
