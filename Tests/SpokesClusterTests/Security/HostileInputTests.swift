@@ -341,6 +341,11 @@ struct HostileInputTests {
             settings.maximumConnections = 12
         }
         defer { target.stop() }
+        // The honest client is established once the node has checked its proof, just
+        // after its join returns; until then it is a stranger too, and the flood may close it.
+        let registered = MonotonicClock.now + 5
+        while target.node.system.connectedPeers.isEmpty, MonotonicClock.now < registered { try await Task.sleep(for: .milliseconds(2)) }
+        try #require(!target.node.system.connectedPeers.isEmpty, "the honest client was not registered within 5 s")
         // Forty strangers on 127.0.0.1, as every client and member here, that never say hello.
         var strangers: [RawPeer] = []
         for _ in 0..<40 { strangers.append(try await RawPeer.connect(to: target.address)) }
