@@ -160,17 +160,23 @@ public final class ClusterNode: Sendable {
     /// returned task is cancelled.
     public func makeSystems() throws -> (Systems, Task<Void, Never>) {
         guard let worker else { throw RemoteCallError.actorNotFound("worker: the node is not started") }
-        let systems = Systems(local: worker, node: system.node.name, slots: settings.slots, waitingSlots: settings.waitingSlots)
         let events = membershipEvents()
         let system = system
+        func remote(_ member: Member) -> ScanSystem? {
+            try? ScanSystem.resolve(id: ActorID(node: member.node, name: ScanSystem.wellKnownName), using: system)
+        }
         func add(_ member: Member) async {
-            if let remote = try? ScanSystem.resolve(id: ActorID(node: member.node, name: ScanSystem.wellKnownName), using: system) {
+            if let remote = remote(member) {
                 await systems.addSystem(node: member.node.name, system: remote, slots: member.slots, waitingSlots: member.waitingSlots)
             }
         }
-        let alive = members.filter { $0.state == .alive }
+        // The members alive now are there before the first task asks; later events
+        // (subscribed to before this list was read) keep it current.
+        let alive = members.filter { $0.state == .alive }.compactMap { member in
+            remote(member).map { (node: member.node.name, system: $0, slots: member.slots, waitingSlots: member.waitingSlots) }
+        }
+        let systems = Systems(local: worker, node: system.node.name, slots: settings.slots, waitingSlots: settings.waitingSlots, others: alive)
         let following = Task {
-            for member in alive { await add(member) }
             for await event in events {
                 switch event {
                 case .joined(let member) where member.state == .alive, .changed(let member, _) where member.state == .alive:

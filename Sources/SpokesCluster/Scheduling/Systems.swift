@@ -20,16 +20,29 @@ public actor Systems {
     private var waiters: [CheckedContinuation<Void, Never>] = []
     private let now: @Sendable () -> Double
 
-    /// Starts with the local worker only, with its budgets: `slots` cpu slots and
-    /// `waitingSlots` waiting slots. A worker that answered busy is skipped for that
-    /// cost for `busyCooldown`. `now` is the clock (monotonic seconds).
+    /// Starts with the local worker, with its budgets (`slots` cpu slots and
+    /// `waitingSlots` waiting slots), then `others`, the remote workers known now, as
+    /// ``addSystem(node:system:slots:waitingSlots:)`` would add them: so the first task
+    /// already sees them (with thousands of waiting slots, the local worker alone would
+    /// take a whole job before an addition arrives). A worker that answered busy is
+    /// skipped for that cost for `busyCooldown`. `now` is the clock (monotonic seconds).
     public init(
         local system: ScanSystem, node: String, slots: Int, waitingSlots: Int = ClusterSettings.defaultWaitingSlots,
+        others: [(node: String, system: ScanSystem, slots: Int, waitingSlots: Int)] = [],
         busyCooldown: Duration = .milliseconds(20), now: @escaping @Sendable () -> Double = { MonotonicClock.now }
     ) {
         let cooldown = Double(busyCooldown.components.seconds) + Double(busyCooldown.components.attoseconds) / 1e18
         placement = Placement(local: system, node: node, budgets: TaskBudgets(cpu: slots, waiting: waitingSlots), busyCooldown: cooldown)
+        for other in others {
+            placement.add(node: other.node, worker: other.system, budgets: Self.budgets(slots: other.slots, waitingSlots: other.waitingSlots))
+        }
         self.now = now
+    }
+
+    /// A remote member's budgets as announced (at least one cpu slot, as before budgets
+    /// were announced per cost).
+    private static func budgets(slots: Int, waitingSlots: Int) -> TaskBudgets {
+        TaskBudgets(cpu: max(1, slots), waiting: max(0, waitingSlots))
     }
 
     /// Cpu slots of every system offered now.
@@ -58,7 +71,7 @@ public actor Systems {
     /// keeps its tasks in flight; another incarnation of the node replaces the old one's
     /// entry (whose tasks in flight stay counted on it until released).
     public func addSystem(node: String, system: ScanSystem, slots: Int, waitingSlots: Int = ClusterSettings.defaultWaitingSlots) {
-        placement.add(node: node, worker: system, budgets: TaskBudgets(cpu: max(1, slots), waiting: max(0, waitingSlots)))
+        placement.add(node: node, worker: system, budgets: Self.budgets(slots: slots, waitingSlots: waitingSlots))
         wakeAll()
     }
 
