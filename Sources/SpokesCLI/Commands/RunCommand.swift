@@ -125,7 +125,7 @@ enum RunCommand {
         }
         let retried = outcomes.reduce(0) { $0 + $1.failures.count } - failed.reduce(0) { $0 + $1.failures.count }
         let shares = perNode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        context.standardError("run: \(outcomes.count - failed.count) of \(outcomes.count) tasks of \(kind) succeeded in \(String(format: "%.2f", seconds)) s on \(workers.count) nodes (\(shares.isEmpty ? "none" : shares)), \(retried) retried attempts\n")
+        context.standardError("run: \(outcomes.count - failed.count) of \(outcomes.count) tasks of \(kind) succeeded in \(String(format: "%.2f", seconds)) s on \(workers.count) node\(workers.count == 1 ? "" : "s") (\(shares.isEmpty ? "none" : shares)), \(retried) retried attempts\n")
         if Task.isCancelled { return 130 }
         if !failed.isEmpty, failed.allSatisfy({ $0.failures.allSatisfy { readable($0).hasPrefix(TaskError.unknownKind(kind).description) } }) {
             context.standardError("run: no member runs task kind '\(kind)' (asked \(workers.map(\.name).joined(separator: ", "))); start nodes of a program that registers it\n")

@@ -1,3 +1,6 @@
+import SpokesConcurrency
+import Synchronization
+
 /// A kind of task a node can run: a name, `Codable` input and output types (they travel
 /// as JSON), what a task of the kind costs while it runs, a schema version, and the
 /// async function that turns an input into an output.
@@ -135,5 +138,27 @@ public struct TaskContext: Sendable {
         self.job = job
         self.task = task
         self.attempt = attempt
+    }
+
+    /// Runs CPU-bound `work` on a thread of its own and returns what it returns. Use it
+    /// for any computation longer than a millisecond or so: `run` itself runs on Swift's
+    /// cooperative pool, which has about one thread per core, and a loop that holds a
+    /// pool thread for seconds delays the node's heartbeats until its peers take it for
+    /// dead. `work` gets `isCancelled`, true once the task is cancelled (its job was
+    /// cancelled or its deadline passed): check it now and then and throw
+    /// `CancellationError()` when it is.
+    ///
+    /// ```swift
+    /// func run(_ input: Input, context: TaskContext) async throws -> Output {
+    ///     try await context.compute { isCancelled in try Self.count(input, isCancelled: isCancelled) }
+    /// }
+    /// ```
+    public func compute<T: Sendable>(_ work: @escaping @Sendable (_ isCancelled: @escaping @Sendable () -> Bool) throws -> T) async throws -> T {
+        let cancelled = Atomic<Bool>(false)
+        return try await withTaskCancellationHandler {
+            try await runBlocking("spokes.task.compute") { try work { cancelled.load(ordering: .relaxed) } }
+        } onCancel: {
+            cancelled.store(true, ordering: .relaxed)
+        }
     }
 }

@@ -10,8 +10,8 @@ import Synchronization
 ///
 /// Running a task, the registry checks the input against ``TaskLimits`` and the node's
 /// JSON shape limits, decodes it, runs the kind, turns an error it throws into a
-/// ``TaskError`` its submitter can read (``TaskError/init(kind:thrown:)``), and checks the
-/// output's size before it is sent.
+/// ``TaskError`` its submitter can read (``TaskError/init(kind:thrown:)``), encodes the
+/// output with sorted keys and checks its size before it is sent.
 public final class TaskRegistry: Sendable {
     /// One registered kind, with its type erased: what running and costing a task needs.
     private struct Entry: Sendable {
@@ -70,7 +70,10 @@ public final class TaskRegistry: Sendable {
                 } catch {
                     throw TaskError(kind: name, thrown: error)
                 }
-                let encoded = try JSONEncoder().encode(output)
+                let encoder = JSONEncoder()
+                // The same output prints the same on every node.
+                encoder.outputFormatting = .sortedKeys
+                let encoded = try encoder.encode(output)
                 let limit = TaskLimits.maximumDataBytes(frameBytes: context.system.settings.maximumFrameSize)
                 guard encoded.count <= limit else { throw TaskError.outputTooLarge(kind: name, bytes: encoded.count, limit: limit) }
                 return String(decoding: encoded, as: UTF8.self)

@@ -1,4 +1,5 @@
 import Foundation
+import SpokesConcurrency
 import Testing
 @testable import SpokesCluster
 
@@ -38,13 +39,24 @@ struct WaitForCancelKind: TaskKind {
     }
 }
 
+/// `test.spin`: computes until cancelled.
+struct SpinKind: TaskKind {
+    static let name = "test.spin"
+    func run(_ input: Int, context: TaskContext) async throws -> Int {
+        try await context.compute { isCancelled in
+            while !isCancelled() {}
+            throw CancellationError()
+        }
+    }
+}
+
 @Suite(.timeLimit(.minutes(1)))
 struct TaskRegistryTests {
     /// A registry of the test kinds, run on a system whose frames are `frameBytes` long.
     func withRegistry(frameBytes: Int = 8 * 1024 * 1024, _ body: (TaskRegistry, TaskContext) async throws -> Void) async throws {
         let cluster = try TestCluster(1) { settings, _ in settings.maximumFrameSize = frameBytes }
         defer { cluster.shutdown() }
-        let registry = TaskRegistry(kinds: [CountKind(), EchoKind(), ChoosyKind(), WaitForCancelKind()])
+        let registry = TaskRegistry(kinds: [CountKind(), EchoKind(), ChoosyKind(), WaitForCancelKind(), SpinKind()])
         try await body(registry, TaskContext(system: cluster.systems[0], job: "job-1", task: 0, attempt: 1))
     }
 
@@ -63,12 +75,19 @@ struct TaskRegistryTests {
 
     @Test func aRegistryHasTheBuiltInKindsAndThoseItIsGiven() async throws {
         try await withRegistry { registry, context in
-            #expect(registry.kinds == ["bench.noop", "bench.sleep", "test.choosy", "test.count", "test.echo", "test.wait-for-cancel"])
+            #expect(registry.kinds == ["bench.noop", "bench.sleep", "test.choosy", "test.count", "test.echo", "test.spin", "test.wait-for-cancel"])
             #expect(registry.schemas.map(\.name) == registry.kinds)
             #expect(registry.schema(of: "test.choosy") == ChoosyKind.schema)
             #expect(registry.schema(of: "nope") == nil)
             let output = try await registry.run(request("test.count", "3"), context: context)
             #expect(output == "\"xxx\"")
+        }
+    }
+
+    @Test func anOutputPrintsWithSortedKeys() async throws {
+        try await withRegistry { registry, context in
+            let output = try await registry.run(request("test.echo", #"{"b": [1], "a": [2], "c": []}"#), context: context)
+            #expect(output == #"{"a":[2],"b":[1],"c":[]}"#)
         }
     }
 
@@ -145,6 +164,19 @@ struct TaskRegistryTests {
             let running = Task { try await registry.run(request("test.wait-for-cancel", "1"), context: context) }
             running.cancel()
             await #expect(throws: CancellationError.self) { try await running.value }
+        }
+    }
+
+    @Test func computingKindsLeaveTheCooperativePoolFreeAndSeeCancellation() async throws {
+        try await withRegistry { registry, context in
+            // More spinners than the pool has threads: were they on the pool, nothing else
+            // could run until they stop, and the sleep below would never end.
+            let spinners = (0...ProcessInfo.processInfo.activeProcessorCount).map { _ in
+                Task { try await registry.run(request("test.spin", "1"), context: context) }
+            }
+            try await withTimeout(seconds: 5) { try await Task.sleep(for: .milliseconds(10)) }
+            for spinner in spinners { spinner.cancel() }
+            for spinner in spinners { await #expect(throws: CancellationError.self) { try await spinner.value } }
         }
     }
 
