@@ -1,5 +1,4 @@
 import Foundation
-import SpokesConcurrency
 import Testing
 @testable import SpokesCluster
 
@@ -30,11 +29,12 @@ struct EchoKind: TaskKind {
     func run(_ input: [String: [Int]], context: TaskContext) async throws -> [String: [Int]] { input }
 }
 
-/// `test.wait-for-cancel`: waits until it is cancelled, then throws.
+/// `test.wait-for-cancel`: waits until it is cancelled, then throws (or returns after
+/// 10 s, so a cancellation that never comes fails the test instead of hanging it).
 struct WaitForCancelKind: TaskKind {
     static let name = "test.wait-for-cancel"
     func run(_ input: Int, context: TaskContext) async throws -> Int {
-        try await Task.sleep(for: .seconds(3_600))
+        try await Task.sleep(for: .seconds(10))
         return input
     }
 }
@@ -170,11 +170,20 @@ struct TaskRegistryTests {
     @Test func computingKindsLeaveTheCooperativePoolFreeAndSeeCancellation() async throws {
         try await withRegistry { registry, context in
             // More spinners than the pool has threads: were they on the pool, nothing else
-            // could run until they stop, and the sleep below would never end.
+            // could run until they stop, and a 10 ms sleep would not end. A watchdog on a
+            // thread of its own cancels them after 5 s, so a broken build fails, not hangs.
             let spinners = (0...ProcessInfo.processInfo.activeProcessorCount).map { _ in
                 Task { try await registry.run(request("test.spin", "1"), context: context) }
             }
-            try await withTimeout(seconds: 5) { try await Task.sleep(for: .milliseconds(10)) }
+            let watchdog = Thread {
+                Thread.sleep(forTimeInterval: 5)
+                for spinner in spinners { spinner.cancel() }
+            }
+            watchdog.start()
+            let clock = ContinuousClock()
+            let start = clock.now
+            try await Task.sleep(for: .milliseconds(10))
+            #expect(clock.now - start < .seconds(4), "a sleep waited for the computing tasks")
             for spinner in spinners { spinner.cancel() }
             for spinner in spinners { await #expect(throws: CancellationError.self) { try await spinner.value } }
         }
