@@ -112,10 +112,7 @@ public struct TaskSchema: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The schema of a kind with these input and output type names.
     public init(name: String, version: String, input: String, output: String) {
         let digest = SHA256.hash(Array([name, version, input, output].joined(separator: "\n").utf8))
-        self.init(name: name, version: version, fingerprint: digest.prefix(8).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined())
+        self.init(name: name, version: version, fingerprint: digest.prefix(8).hex)
     }
 
     /// `pi.sample v1 (8c1f0a2b3d4e5f60)`.
