@@ -23,6 +23,9 @@ public final class TaskRegistry: Sendable {
 
     private let entries = Mutex<[String: Entry]>([:])
 
+    /// The limits ``cost(kind:input:)`` checks an input against before decoding it.
+    private static let defaultSettings = ClusterSettings()
+
     /// The kinds every registry starts with: `bench.noop` and `bench.sleep`.
     public static var builtInKinds: [any TaskKind] { [NoopTask(), SleepTask()] }
 
@@ -54,7 +57,7 @@ public final class TaskRegistry: Sendable {
         let entry = Entry(
             schema: Kind.schema,
             cost: { text in
-                guard let input = try? JSONDecoder().decode(Kind.Input.self, from: Data(text.utf8)) else { return Kind.cost }
+                guard let input = try? Self.input(of: kind, from: text, settings: Self.defaultSettings) else { return Kind.cost }
                 return kind.cost(of: input)
             },
             check: { text, settings in _ = try Self.input(of: kind, from: text, settings: settings) },
@@ -120,8 +123,8 @@ public final class TaskRegistry: Sendable {
     public func schema(of kind: String) -> TaskSchema? { entries.withLock { $0[kind]?.schema } }
 
     /// What a task of `kind` with `input` (its JSON) costs: the kind's ``TaskKind/cost(of:)``
-    /// of the decoded input, or its declared ``TaskKind/cost`` when the input does not
-    /// decode (the task will fail anyway); nil when the kind is not registered. It decodes
+    /// of the decoded input, or its declared ``TaskKind/cost`` when the input is not one
+    /// the kind accepts (the task will fail anyway); nil when the kind is not registered. It decodes
     /// the input: a scheduler whose tasks share their cost-deciding fields (a job's
     /// tasks, usually) may ask once per job.
     public func cost(kind: String, input: String) -> TaskCost? {
