@@ -24,7 +24,8 @@ let package = Package(
         .target(name: "SpokesConcurrency"),
         .target(name: "SpokesCluster", dependencies: ["SpokesConcurrency"]),
         .target(name: "SpokesBikes", dependencies: ["SpokesCluster", "SpokesConcurrency"]),
-        .target(name: "SpokesDashboard", dependencies: ["SpokesBikes", "SpokesCluster", "SpokesConcurrency"]),
+        .target(name: "SpokesDashboard", dependencies: ["SpokesBikes", "SpokesCluster", "SpokesConcurrency"],
+                exclude: ["Page/Assets"]),  // embedded by Scripts/embed-resources
         .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency"]),
         .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
         .target(name: "SpokesConsensus"),

@@ -134,9 +134,13 @@ def stop_all():
 
 
 def tree_rss(pid):
-    """Resident bytes of `pid` and every process in its process group."""
-    total = 0
-    group = os.getpgid(pid)
+    """Resident bytes of `pid` and every process in its process group; None when `pid`'s
+    own size cannot be read (a failed measurement, never 0 bytes)."""
+    try:
+        group = os.getpgid(pid)
+    except ProcessLookupError:
+        return None
+    total, read_leader = 0, False
     for entry in _processes():
         try:
             if os.getpgid(entry) != group:
@@ -145,9 +149,10 @@ def tree_rss(pid):
                 for line in status:
                     if line.startswith("VmRSS:"):
                         total += int(line.split()[1]) * 1024
+                        read_leader = read_leader or entry == pid
         except (ProcessLookupError, FileNotFoundError, PermissionError):
             pass
-    return total
+    return total if read_leader and total > 0 else None
 
 
 def percentile(samples, fraction):
@@ -758,7 +763,7 @@ def stage(system, runs):
             else:
                 with timed("recovery"):
                     seconds, why = recovery_once(cluster)
-                emit("recovery", seconds=seconds, note=why, samples=[seconds])
+                emit("recovery", seconds=seconds, error=why, samples=[seconds] if seconds is not None else [])
         finally:
             with timed("stop"):
                 cluster.close()
@@ -795,7 +800,8 @@ def cold_start_and_memory(system, runs, keep=False):
             if run == runs - 1:
                 time.sleep(2)  # idle
                 version = cluster.version
-                worker_rss = min(tree_rss(pid) for pid in cluster.worker_pids()) if cluster.worker_pids() else None
+                sizes = [tree_rss(pid) for pid in cluster.worker_pids()]
+                worker_rss = min(sizes) if sizes and None not in sizes else None
                 head_rss = tree_rss(cluster.head_pid())
         except BaseException:
             cluster.close()
@@ -803,7 +809,9 @@ def cold_start_and_memory(system, runs, keep=False):
         if not (keep and run == runs - 1):
             cluster.close()
     emit("cold_start", seconds=min(colds), version=version)
-    emit("memory", worker_bytes=worker_rss, head_bytes=head_rss)
+    unread = worker_rss is None or head_rss is None
+    emit("memory", worker_bytes=worker_rss, head_bytes=head_rss,
+         error="cannot read the resident size from /proc" if unread else None)
     return cluster if keep else None
 
 
@@ -916,7 +924,9 @@ def recovery(system, runs):
         else:
             recoveries.append(seconds)
         note(f"recovery run: {why or f'{seconds:.3f} s'}")
-    emit("recovery", seconds=min(recoveries) if recoveries else None, note="; ".join(notes) or None, samples=recoveries)
+    # A run that could not measure is noted; the figure fails only when no run measured it.
+    emit("recovery", seconds=min(recoveries) if recoveries else None, samples=recoveries,
+         **({"note": "; ".join(notes)} if recoveries and notes else {"error": "; ".join(notes)} if notes else {}))
 
 
 if __name__ == "__main__":

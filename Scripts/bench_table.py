@@ -5,37 +5,14 @@ table: a column per system, the ratios Spokes / peer, and each target of issue 7
 The "python" column is the bike workload's Python port run in one process under asyncio,
 with no cluster: the one-process counterpart of Spokes' own one-process figures, and the
 same code the Dask and Ray rows run as tasks. Notes under the table give each bike
-figure's users per system and why a figure is missing.
+figure's users per system and why a figure is missing. A figure whose measurement failed
+(an `error`, or no usable value) reads FAILED and fails its target: it never meets one.
 
     bench_table.py results/*.jsonl
 """
 import json
+import math
 import sys
-
-figures = {}
-versions = {}
-for path in sys.argv[1:]:
-    with open(path) as lines:
-        for line in lines:
-            line = line.strip()
-            if not line.startswith("{"):
-                continue
-            entry = json.loads(line)
-            key = entry["figure"] + (f"/{int(entry['nodes'])}" if "nodes" in entry else "")
-            figures.setdefault(entry["system"], {})[key] = entry
-            if "version" in entry:
-                versions[entry["system"]] = entry["version"]
-
-systems = [name for name in ("spokes", "dask", "ray", "python") if name in figures]
-peers = [name for name in systems if name != "spokes"]
-
-
-def value(system, key, field, scale=1.0):
-    entry = figures.get(system, {}).get(key)
-    if entry is None or entry.get(field) is None:
-        return None
-    return entry[field] * scale
-
 
 # (label, figure key, field, scale, unit, better: "higher"/"lower", target)
 ROWS = [
@@ -57,69 +34,119 @@ ROWS = [
     ("bikes time scale 1, 1 process, pace", "bikes_real_time", "pace", 1, "x", "higher", None),
 ]
 
+# A figure that was attempted but has no usable value: it fails, and meets no target.
+FAILED = "FAILED"
+
+
+def load(paths):
+    """The figures of every system (system -> figure key -> entry) and their versions."""
+    figures, versions = {}, {}
+    for path in paths:
+        with open(path) as lines:
+            for line in lines:
+                line = line.strip()
+                if not line.startswith("{"):
+                    continue
+                entry = json.loads(line)
+                key = entry["figure"] + (f"/{int(entry['nodes'])}" if "nodes" in entry else "")
+                figures.setdefault(entry["system"], {})[key] = entry
+                if "version" in entry:
+                    versions[entry["system"]] = entry["version"]
+    return figures, versions
+
+
+def value(figures, system, key, field, scale=1.0):
+    """The measured number; None when the figure was not run (or skipped, with a note);
+    FAILED when the measurement failed: an error, or a value no measurement can have
+    (every figure here is a positive, finite quantity, so 0 means nothing was read)."""
+    entry = figures.get(system, {}).get(key)
+    if entry is None:
+        return None
+    number = entry.get(field)
+    if entry.get("error"):
+        return FAILED
+    if number is None:
+        return None
+    if not isinstance(number, (int, float)) or isinstance(number, bool) or not math.isfinite(number) or number <= 0:
+        return FAILED
+    return number * scale
+
 
 def cell(number, unit):
     if number is None:
         return "-"
+    if number == FAILED:
+        return FAILED
     if unit in ("tasks/s", "steps/s"):
         return f"{number:,.0f}"
     if unit == "%":
         return f"{number:.1f}%"
     if unit == "MiB":
         return f"{number:.1f}"
-    if unit == "ms":
-        return f"{number:.3f}"
     return f"{number:.3f}"
 
 
-header = ["figure", "unit"] + systems + [f"spokes/{peer}" for peer in peers] + ["target"]
-rows = []
-for label, key, field, scale, unit, better, target in ROWS:
-    numbers = {system: value(system, key, field, scale) for system in systems}
-    row = [label, unit] + [cell(numbers[system], unit) for system in systems]
-    for peer in peers:
-        mine, theirs = numbers.get("spokes"), numbers.get(peer)
-        row.append(f"{mine / theirs:.2f}" if mine is not None and theirs else "-")
-    verdict = ""
-    mine = numbers.get("spokes")
-    if target and mine is not None:
-        kind, goal = target
-        if kind == "absolute":
-            verdict = f">= {goal:g}{unit}: " + ("met" if mine >= goal else "MISSED")
-        elif kind == "below":
-            verdict = f"< {goal:g} {unit}: " + ("met" if mine < goal else "MISSED")
-        else:
-            known = [numbers[peer] for peer in peers if numbers.get(peer)]
-            if known:
-                best = max(known) if better == "higher" else min(known)
-                ratio = mine / best
-                if better == "higher":
-                    verdict = f">= {goal:g}x best peer: {ratio:.2f}x " + ("met" if ratio >= goal else "MISSED")
-                else:
-                    verdict = f"<= {goal:.2f}x best peer: {ratio:.2f}x " + ("met" if ratio <= goal else "MISSED")
-    row.append(verdict)
-    rows.append(row)
+def verdict(mine, peers, unit, better, target):
+    """Whether Spokes met `target`: a failed measurement fails, never meets it."""
+    if not target or mine is None:
+        return ""
+    if mine == FAILED:
+        return "FAILED: the measurement failed"
+    kind, goal = target
+    if kind == "absolute":
+        return f">= {goal:g}{unit}: " + ("met" if mine >= goal else "MISSED")
+    if kind == "below":
+        return f"< {goal:g} {unit}: " + ("met" if mine < goal else "MISSED")
+    known = [number for number in peers if number not in (None, FAILED)]
+    if not known:
+        return "not compared: no peer measured it"
+    best = max(known) if better == "higher" else min(known)
+    ratio = mine / best
+    if better == "higher":
+        return f">= {goal:g}x best peer: {ratio:.2f}x " + ("met" if ratio >= goal else "MISSED")
+    return f"<= {goal:.2f}x best peer: {ratio:.2f}x " + ("met" if ratio <= goal else "MISSED")
 
-widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
-print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-for row in rows:
-    print("| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths)) + " |")
-for system, version in versions.items():
-    print(f"{system}: {version}")
-bike_users = []
-for key, what in (("bikes_local", "1 process"), ("bikes_cluster", "3 workers"), ("bikes_real_time", "time scale 1")):
-    counts = [f"{system} {int(figures[system][key]['users']):,}" for system in systems
-              if key in figures.get(system, {}) and figures[system][key].get("users") is not None]
-    if counts:
-        bike_users.append(f"{what}: " + ", ".join(counts))
-if bike_users:
-    print("bike users per run (the figures are per user-step, so they compare across counts): " + "; ".join(bike_users))
-for system in systems:
-    for key, entry in figures[system].items():
-        for field in ("error", "note"):
-            if entry.get(field):
-                print(f"{system} {key}: {entry[field]}")
-    samples = figures[system].get("recovery", {}).get("samples")
-    if samples and len(samples) > 1:
-        print(f"{system} recovery, every run: " + ", ".join(f"{sample:.3f} s" for sample in samples))
+
+def render(figures, versions):
+    """The table and the notes under it, as lines."""
+    systems = [name for name in ("spokes", "dask", "ray", "python") if name in figures]
+    peers = [name for name in systems if name != "spokes"]
+    header = ["figure", "unit"] + systems + [f"spokes/{peer}" for peer in peers] + ["target"]
+    rows = []
+    for label, key, field, scale, unit, better, target in ROWS:
+        numbers = {system: value(figures, system, key, field, scale) for system in systems}
+        row = [label, unit] + [cell(numbers[system], unit) for system in systems]
+        mine = numbers.get("spokes")
+        for peer in peers:
+            theirs = numbers.get(peer)
+            usable = mine not in (None, FAILED) and theirs not in (None, FAILED)
+            row.append(f"{mine / theirs:.2f}" if usable else "-")
+        row.append(verdict(mine, [numbers[peer] for peer in peers], unit, better, target))
+        rows.append(row)
+
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |",
+             "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    lines += ["| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths)) + " |" for row in rows]
+    lines += [f"{system}: {version}" for system, version in versions.items()]
+    bike_users = []
+    for key, what in (("bikes_local", "1 process"), ("bikes_cluster", "3 workers"), ("bikes_real_time", "time scale 1")):
+        counts = [f"{system} {int(figures[system][key]['users']):,}" for system in systems
+                  if key in figures.get(system, {}) and figures[system][key].get("users") is not None]
+        if counts:
+            bike_users.append(f"{what}: " + ", ".join(counts))
+    if bike_users:
+        lines.append("bike users per run (the figures are per user-step, so they compare across counts): " + "; ".join(bike_users))
+    for system in systems:
+        for key, entry in figures[system].items():
+            for field in ("error", "note"):
+                if entry.get(field):
+                    lines.append(f"{system} {key}: {entry[field]}")
+        samples = figures[system].get("recovery", {}).get("samples")
+        if samples and len(samples) > 1:
+            lines.append(f"{system} recovery, every run: " + ", ".join(f"{sample:.3f} s" for sample in samples))
+    return lines
+
+
+if __name__ == "__main__":
+    print("\n".join(render(*load(sys.argv[1:]))))

@@ -39,6 +39,10 @@ public struct Station: Sendable, Hashable, Identifiable {
     /// Docks in the station, with or without a bike.
     public var capacity: Int { freeBikes + emptySlots }
 
+    /// Most bikes, and most empty slots, one station may have: a network file or a peer
+    /// claiming more is refused, so sums over any accepted network never overflow.
+    public static let maximumCount = 1_000_000
+
     /// Takes one bike if there is one. Returns whether a bike was taken.
     public mutating func takeBike() -> Bool {
         guard freeBikes > 0 else { return false }
@@ -72,11 +76,16 @@ extension Station: Codable {
         let bikes = try container.decodeIfPresent(Int.self, forKey: .freeBikes)
         let slots = try container.decodeIfPresent(Int.self, forKey: .emptySlots)
         for (count, key) in [(bikes, CodingKeys.freeBikes), (slots, .emptySlots)] {
-            if let count, count < 0 {
+            if let count, !(0...Self.maximumCount).contains(count) {
                 throw DecodingError.dataCorruptedError(
                     forKey: key, in: container,
-                    debugDescription: "station '\(id)' has \(key.stringValue) \(count); counts cannot be negative")
+                    debugDescription: "station '\(id)' has \(key.stringValue) \(count); a count is 0 to \(Self.maximumCount)")
             }
+        }
+        for (degrees, key, limit) in [(latitude, CodingKeys.latitude, 90.0), (longitude, .longitude, 180.0)] where !(-limit...limit).contains(degrees) {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: container,
+                debugDescription: "station '\(id)' has \(key.stringValue) \(degrees); it is -\(Int(limit)) to \(Int(limit)) degrees")
         }
         freeBikes = bikes ?? 0
         emptySlots = slots ?? 0

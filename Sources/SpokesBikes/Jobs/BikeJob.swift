@@ -31,12 +31,11 @@ public struct BikeJob: Sendable, Codable {
         JobIdentifier.make("job")
     }
 
-    /// Runs the job with `node` as coordinator: hosts the stations, sends one
-    /// `bikes.user` task per user to the first available system, retries failures on
-    /// this node, and reports. Cancelling the calling task cancels the job everywhere.
-    public func run(on node: ClusterNode, onProgress: @escaping @Sendable (JobProgress) -> Void = { _ in }) async throws -> SimulationReport {
+    /// Checks the job against `settings` before anything runs: the options fit the
+    /// network, the deadline and retries (the node's defaults where the job has none) are
+    /// in range. Returns the deadline and retries to use.
+    public func validated(settings: ClusterSettings) throws -> (deadline: Double, retries: Int) {
         try options.validate(for: network)
-        let settings = node.settings
         let deadline = deadline ?? settings.taskDeadline
         let retries = retries ?? settings.taskRetries
         guard deadline > 0, deadline.isFinite else {
@@ -45,6 +44,18 @@ public struct BikeJob: Sendable, Codable {
         guard (0...100).contains(retries) else {
             throw SimulationError.invalidSetting(name: "retries", value: "\(retries)", expected: "0 to 100")
         }
+        return (deadline, retries)
+    }
+
+    /// Runs the job with `node` as coordinator: hosts the stations, sends one
+    /// `bikes.user` task per user to the first available system, retries failures on
+    /// this node, and reports. Cancelling the calling task cancels the job everywhere;
+    /// `cancelReason` then says who did, as a sentence (`cancelled by the submitter`).
+    public func run(
+        on node: ClusterNode, cancelReason: @escaping @Sendable () -> String = { "cancelled" },
+        onProgress: @escaping @Sendable (JobProgress) -> Void = { _ in }
+    ) async throws -> SimulationReport {
+        let (deadline, retries) = try validated(settings: node.settings)
         let ledger = JobLedger(users: options.users)
         let goalIndex = options.goal.flatMap { goal in network.stations.firstIndex { $0.id == goal } }
         let system = node.system
@@ -78,12 +89,15 @@ public struct BikeJob: Sendable, Codable {
             onEvent: { event in
                 tracker.record(event)
                 if case .failed(let user, let attempt, let node, let reason, let willRetry) = event {
-                    system.log("job \(id): user \(user) attempt \(attempt) on \(node) failed: \(reason); \(willRetry ? "retrying on another node" : Task.isCancelled ? "the job is cancelled" : "giving up")")
+                    system.log("job \(id): user \(user) attempt \(attempt) on \(node) failed: \(reason); \(willRetry ? "retrying on another node" : "giving up")")
                 }
             })
+        let cancelled = Task.isCancelled
+        if cancelled { system.log("job \(id): \(cancelReason())") }
 
         var results: [SimulationResult] = []
         var failedUsers: [SimulationReport.FailedUser] = []
+        var cancelledUsers: [SimulationReport.FailedUser] = []
         var retriedUsers: [SimulationReport.FailedUser] = []
         var tasksPerNode: [String: Int] = [:]
         // A cancelled attempt on another node may still be moving: stop the stations first.
@@ -91,14 +105,21 @@ public struct BikeJob: Sendable, Codable {
         for outcome in outcomes {
             let progress = ledger.progress(user: outcome.task)
             var ending: SimulationResult.Ending = .failed
-            let reasons = outcome.failures.map { "attempt \($0.attempt) on \($0.node): \($0.reason)" }
+            let reasons = outcome.failures.map { failure in
+                guard failure.cancelled else { return "attempt \(failure.attempt) on \(failure.node): \(failure.reason)" }
+                return failure.node.isEmpty
+                    ? "attempt \(failure.attempt): \(cancelReason()) before it started"
+                    : "attempt \(failure.attempt) on \(failure.node): \(cancelReason()) while it ran"
+            }
             if let output = outcome.output {
                 ending = (try? JSONDecoder().decode(SimulationResult.self, from: Data(output.utf8)))?.ending ?? .finishedPaths
                 if !reasons.isEmpty { retriedUsers.append(.init(user: outcome.task, reasons: reasons)) }
+            } else if outcome.cancelled {
+                ending = .cancelled
+                cancelledUsers.append(.init(user: outcome.task, reasons: reasons))
             } else {
                 failedUsers.append(.init(user: outcome.task, reasons: reasons))
             }
-            if Task.isCancelled, outcome.output == nil { ending = .cancelled }
             var result = SimulationResult(user: outcome.task, progress: progress, ending: ending, moveTime: options.timing.moveTime)
             result.node = outcome.node
             result.attempts = outcome.attempts
@@ -109,10 +130,12 @@ public struct BikeJob: Sendable, Codable {
         for station in stations { finalStations.append(try await station.snapshot()) }
         var report = SimulationReport(
             network: network, finalStations: finalStations, options: options, results: results,
-            wallTime: (clock.now - start).seconds, cancelled: Task.isCancelled)
+            wallTime: (clock.now - start).seconds, cancelled: cancelled)
         report.job = id
-        report.retries = outcomes.reduce(0) { $0 + $1.failures.count }
+        report.retries = JobRunner.retries(in: outcomes)
         report.failedUsers = failedUsers
+        report.cancelledUsers = cancelledUsers
+        report.cancelReason = cancelled ? cancelReason() : nil
         report.retriedUsers = retriedUsers
         report.tasksPerNode = tasksPerNode
         return report

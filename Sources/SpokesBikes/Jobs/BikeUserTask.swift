@@ -30,9 +30,7 @@ public struct BikeUserTask: TaskKind {
     }
 
     public func run(_ input: Input, context: TaskContext) async throws -> SimulationResult {
-        guard input.stationCount > 0, input.stationCount <= 1_000_000 else {
-            throw TaskError.invalidInput(kind: Self.name, reason: "station count \(input.stationCount)")
-        }
+        try input.checkRanges()
         let docks = try (0..<input.stationCount).map { index in
             RemoteStationDock(
                 stationID: "\(index)",

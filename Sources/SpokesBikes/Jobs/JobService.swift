@@ -1,4 +1,5 @@
 import Distributed
+import Foundation
 import SpokesCluster
 import SpokesConcurrency
 import Synchronization
@@ -38,62 +39,159 @@ public distributed actor JobService {
         }
     }
 
+    /// Who asked a running job to stop.
+    public enum CancelOrigin: String, Sendable, Codable {
+        /// The client that submitted it (Ctrl-C, or its call cancelled).
+        case submitter
+        /// `spokes cancel`, from any client.
+        case command
+
+        /// How the report says it: `cancelled by the submitter`.
+        public var reason: String {
+            switch self {
+            case .submitter: "cancelled by the submitter"
+            case .command: "cancelled with 'spokes cancel'"
+            }
+        }
+    }
+
+    /// What ``cancel(job:origin:)`` did.
+    public struct Cancellation: Sendable, Hashable, Codable {
+        /// The node that coordinated the job, and where it listens (`host:port`).
+        public var coordinator: String
+        public var coordinatorAddress: String
+        /// The job as it ended; nil when it had not ended within the wait (it is stopping).
+        public var summary: JobStore.Summary?
+        /// Why its report could not be stored, when it could not.
+        public var storeError: String?
+    }
+
+    /// A job coordinated here: what it runs, the task running it, and who cancelled it.
+    private struct RunningJob {
+        var job: BikeJob
+        var work: Task<SimulationReport, any Error>
+        var cancelReason: CancelReason
+        var started: Date
+    }
+
     private let node: ClusterNode
     private let store: JobStore
-    /// The jobs coordinated here now: what each runs, and the task running it.
-    private var running: [String: (job: BikeJob, work: Task<SimulationReport, any Error>)] = [:]
+    /// The jobs coordinated here now (until their report is stored).
+    private var running: [String: RunningJob] = [:]
     /// The last reports finished here, newest first, so the dashboard need not read the store.
     private var recentReports: [SimulationReport] = []
     private static let recentReportCount = 10
 
-    public init(actorSystem: ClusterSystem, node: ClusterNode) {
+    /// `store` replaces the job store of the node's data directory (tests make it fail).
+    public init(actorSystem: ClusterSystem, node: ClusterNode, store: JobStore? = nil) {
         self.actorSystem = actorSystem
         self.node = node
-        store = JobStore(directory: node.settings.dataDirectory)
+        let system = actorSystem
+        let jobStore = store ?? JobStore(directory: node.settings.dataDirectory, keep: node.settings.jobsKeep) { system.log($0) }
+        self.store = jobStore
+        // Index the stored history now, in the background, so the first `spokes jobs` need not.
+        startBlocking("spokes.job-store") { _ = try? jobStore.summaries() }
     }
 
-    /// Runs `job` with this node as coordinator and returns its report. Progress goes to
-    /// `listener` (an actor on the submitting client) about ten times a second.
+    /// Runs `job` with this node as coordinator and returns its report. The listener (an
+    /// actor on the submitting client) hears the job is accepted before it starts, then
+    /// its progress about ten times a second.
+    ///
+    /// The job belongs to the node, not to the call: if the client goes away, the job runs
+    /// on and its report is stored (``cancel(job:origin:)`` stops it). The report says
+    /// whether it was stored (`stored`, `storeError`).
     public distributed func submit(_ job: BikeJob, listener: JobListener?) async throws -> SimulationReport {
         guard running[job.id] == nil else { throw Refusal.duplicateJob(job.id) }
+        try job.checkRanges()
         do {
             try Self.checkLimits(of: job, settings: node.settings)
         } catch {
             actorSystem.rejections.count(.jobTooLarge)
             throw error
         }
+        _ = try job.validated(settings: node.settings)
         let node = node
+        let coordinator = actorSystem.node.name
+        let cancelReason = CancelReason()
         let work = Task {
-            try await job.run(on: node) { progress in
-                guard let listener else { return }
-                Task { try? await listener.progress(progress) }
+            do {
+                // The submitter learns the id before anything runs; a silent client holds
+                // the job up for at most a moment.
+                if let listener {
+                    _ = try? await withTimeout(seconds: 2) { try await listener.accepted(job: job.id, coordinator: coordinator) }
+                }
+                let report = try await job.run(on: node, cancelReason: { cancelReason.text }) { progress in
+                    guard let listener else { return }
+                    Task { try? await listener.progress(progress) }
+                }
+                return await self.finish(report)
+            } catch {
+                forget(job.id)
+                throw error
             }
         }
-        running[job.id] = (job, work)
-        defer { running[job.id] = nil }
-        let report = try await withTaskCancellationHandler {
+        running[job.id] = RunningJob(job: job, work: work, cancelReason: cancelReason, started: Date())
+        return try await withTaskCancellationHandler {
             try await work.value
         } onCancel: {
+            cancelReason.set(.submitter)
             work.cancel()
+        }
+    }
+
+    /// Stores a finished job's report and says in it whether that worked.
+    private func finish(_ report: SimulationReport) async -> SimulationReport {
+        var report = report
+        let store = store
+        let coordinator = actorSystem.node.name
+        let stored = report
+        do {
+            try await runBlocking("spokes.job-store") { try store.append(stored, coordinator: coordinator) }
+            report.stored = true
+        } catch {
+            report.stored = false
+            report.storeError = "\(error)"
+            actorSystem.log("cannot store job \(report.job ?? "?"): \(error)")
         }
         recentReports.insert(report, at: 0)
         recentReports = Array(recentReports.prefix(Self.recentReportCount))
-        do {
-            try store.append(report, coordinator: actorSystem.node.name)
-        } catch {
-            actorSystem.log("cannot store job \(job.id) in \(store.path): \(error)")
-        }
+        if let job = report.job { running[job] = nil }
         return report
     }
 
+    private func forget(_ job: String) {
+        running[job] = nil
+    }
+
+    /// The jobs of this node: those it coordinates now (state `running`, with their
+    /// progress), then those stored under its data directory (at most `jobs.keep`), oldest first.
+    public distributed func jobs() async throws -> [JobStore.Summary] {
+        let coordinator = actorSystem.node.name
+        let board = node.jobBoard
+        let now = MonotonicClock.now
+        let live = running.values.sorted(by: { $0.started < $1.started }).map { entry in
+            let record = board.record(of: entry.job.id)
+            return JobStore.Summary(
+                job: entry.job.id, state: .running, finished: nil, coordinator: coordinator, network: entry.job.network.id,
+                users: entry.job.options.users, completedUsers: record?.done ?? 0, failedUsers: record?.failed ?? 0,
+                cancelledUsers: record?.cancelled ?? 0, retries: record?.retries ?? 0,
+                wallTime: record.map { max(0, now - $0.startedAt) } ?? 0)
+        }
+        let store = store
+        return live + (try await runBlocking("spokes.job-store") { try store.summaries() })
+    }
+
     /// The finished jobs stored under this node's data directory, oldest first.
-    public distributed func finishedJobs() throws -> [JobStore.Summary] {
-        try store.summaries()
+    public distributed func finishedJobs() async throws -> [JobStore.Summary] {
+        let store = store
+        return try await runBlocking("spokes.job-store") { try store.summaries() }
     }
 
     /// A finished job's report, from this node's data directory.
-    public distributed func report(of job: String) throws -> SimulationReport? {
-        try recentReports.first { $0.job == job } ?? store.report(of: job)
+    public distributed func report(of job: String) async throws -> SimulationReport? {
+        if let recent = recentReports.first(where: { $0.job == job }) { return recent }
+        let store = store
+        return try await runBlocking("spokes.job-store") { try store.report(of: job) }
     }
 
     /// A bike job's network as it was when the job started.
@@ -106,11 +204,11 @@ public distributed actor JobService {
 
     /// The network of a bike job coordinated here, as it was when the job started; nil
     /// when this node knows no such job (or only an old report without it).
-    public distributed func networkAtStart(of job: String) throws -> NetworkAtStart? {
+    public distributed func networkAtStart(of job: String) async throws -> NetworkAtStart? {
         if let running = running[job]?.job {
             return NetworkAtStart(name: running.network.name, stations: running.network.stations.map(SimulationReport.StationState.init))
         }
-        guard let report = try report(of: job), let stations = report.stationsBefore else { return nil }
+        guard let report = try await report(of: job), let stations = report.stationsBefore else { return nil }
         return NetworkAtStart(name: report.network.name, stations: stations)
     }
 
@@ -129,13 +227,42 @@ public distributed actor JobService {
             }
             return bikes
         }
-        return try report(of: job)?.stations.map(\.freeBikes)
+        return try await report(of: job)?.stations.map(\.freeBikes)
     }
 
-    /// Cancels a running job: its users stop at their next move, and `submit` returns
-    /// the report so far.
-    public distributed func cancel(job: String) {
-        running[job]?.work.cancel()
+    /// Cancels a running job wherever it runs: here if this node coordinates it, else on
+    /// the member that does. Its users stop at their next move, attempts on workers are
+    /// cancelled, and its report (which says it was cancelled, and by whom) is stored.
+    /// Waits up to 10 s for the job to end; nil when no node runs the job.
+    public distributed func cancel(job: String, origin: CancelOrigin) async -> Cancellation? {
+        if let cancellation = await cancelHere(job: job, origin: origin) { return cancellation }
+        // Every member at once: a silent one does not hold up the answer of the one that runs it.
+        let services = node.members.filter { $0.state == .alive || $0.state == .suspect }.compactMap { member in
+            try? JobService.resolve(id: ActorID(node: member.node, name: Self.wellKnownName), using: actorSystem)
+        }
+        return await withTaskGroup(of: Cancellation?.self) { group in
+            for service in services {
+                group.addTask { try? await service.cancelHere(job: job, origin: origin) }
+            }
+            for await cancellation in group where cancellation != nil {
+                group.cancelAll()
+                return cancellation
+            }
+            return nil
+        }
+    }
+
+    /// Cancels `job` if this node coordinates it (see ``cancel(job:origin:)``).
+    public distributed func cancelHere(job: String, origin: CancelOrigin) async -> Cancellation? {
+        guard let entry = running[job] else { return nil }
+        entry.cancelReason.set(origin)
+        entry.work.cancel()
+        let coordinator = actorSystem.node.name
+        let work = entry.work
+        let report = try? await withTimeout(seconds: 10) { try await work.value }
+        return Cancellation(
+            coordinator: coordinator, coordinatorAddress: actorSystem.address.description, summary: report.map { JobStore.Summary(report: $0, coordinator: coordinator, finished: Date()) },
+            storeError: report?.storeError)
     }
 
     /// What a batch of tasks of one kind came to (see ``runBatch(kind:input:count:deadline:retries:)``).
@@ -144,22 +271,20 @@ public distributed actor JobService {
         public var job: String
         public var tasks: Int
         public var succeeded: Int
-        /// Failed attempts, over all tasks.
+        /// Attempts started again after a failed one, over all tasks.
         public var retries: Int
         /// Real seconds from the first task scheduled to the last result.
         public var wallTime: Double
         /// When the first task was scheduled, in ``MonotonicClock`` seconds.
         public var startedAt: Double
         public var tasksPerNode: [String: Int]
-        /// When each retried attempt started, in ``MonotonicClock`` seconds (comparable
-        /// with the same clock read in another process of this machine).
-        public var retryStarts: [Double]
     }
 
     /// Runs `count` tasks of any registered kind, all with the same input, with this node
     /// as coordinator: the generic path benchmarks and apps use.
     public distributed func runBatch(kind: String, input: String, count: Int, deadline: Double, retries: Int) async throws -> BatchReport {
         guard (1...10_000_000).contains(count) else { throw TaskError.invalidInput(kind: kind, reason: "count \(count)") }
+        try JobRunner.checkRanges(deadline: deadline, retries: retries)
         let (systems, following) = try node.makeSystems()
         defer { following.cancel() }
         let expected = 1 + node.members.count { $0.state == .alive }
@@ -171,20 +296,13 @@ public distributed actor JobService {
         let clock = ContinuousClock()
         let start = clock.now
         let startedAt = MonotonicClock.now
-        let retryStarts = Mutex<[Double]>([])
-        let outcomes = await runner.run(count: count, input: { _, _ in input }, onEvent: { event in
-            board.record(event)
-            if case .started(_, let attempt, _) = event, attempt > 1 {
-                let now = MonotonicClock.now
-                retryStarts.withLock { $0.append(now) }
-            }
-        })
+        let outcomes = await runner.run(count: count, input: { _, _ in input }, onEvent: { board.record($0) })
         let wall = (clock.now - start).seconds
         var perNode: [String: Int] = [:]
         for outcome in outcomes { if let node = outcome.node { perNode[node, default: 0] += 1 } }
         return BatchReport(
-            job: job, tasks: count, succeeded: outcomes.count { $0.output != nil }, retries: outcomes.reduce(0) { $0 + $1.failures.count },
-            wallTime: wall, startedAt: startedAt, tasksPerNode: perNode, retryStarts: retryStarts.withLock { $0 })
+            job: job, tasks: count, succeeded: outcomes.count { $0.output != nil }, retries: JobRunner.retries(in: outcomes),
+            wallTime: wall, startedAt: startedAt, tasksPerNode: perNode)
     }
 
     /// Ids of the jobs this node coordinates now.
@@ -198,13 +316,35 @@ public distributed actor JobListener {
     public typealias ActorSystem = ClusterSystem
 
     private let onProgress: @Sendable (JobProgress) -> Void
+    private let onAccepted: @Sendable (_ job: String, _ coordinator: String) -> Void
 
-    public init(actorSystem: ClusterSystem, onProgress: @escaping @Sendable (JobProgress) -> Void) {
+    public init(
+        actorSystem: ClusterSystem, onAccepted: @escaping @Sendable (_ job: String, _ coordinator: String) -> Void = { _, _ in },
+        onProgress: @escaping @Sendable (JobProgress) -> Void
+    ) {
         self.actorSystem = actorSystem
+        self.onAccepted = onAccepted
         self.onProgress = onProgress
     }
 
-    public distributed func progress(_ progress: JobProgress) {
+    public distributed func progress(_ progress: JobProgress) throws {
+        try progress.checkRanges()
         onProgress(progress)
     }
+
+    /// The coordinator accepted the job: it starts now.
+    public distributed func accepted(job: String, coordinator: String) {
+        onAccepted(job, coordinator)
+    }
+}
+
+/// Who cancelled a job, set once (the first request wins) and read as the job ends.
+private final class CancelReason: Sendable {
+    private let origin = Mutex<JobService.CancelOrigin?>(nil)
+
+    func set(_ value: JobService.CancelOrigin) {
+        origin.withLock { if $0 == nil { $0 = value } }
+    }
+
+    var text: String { origin.withLock { $0 }?.reason ?? "cancelled" }
 }

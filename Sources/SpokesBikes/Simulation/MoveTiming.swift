@@ -1,3 +1,5 @@
+import SpokesConcurrency
+
 /// How long a move between stations takes, nominally and in real time.
 ///
 /// Every move takes `moveTime` nominal seconds (the seed's 0.1 s). The user actually
@@ -20,6 +22,6 @@ public struct MoveTiming: Sendable, Hashable, Codable {
     func travel() async {
         let seconds = realSecondsPerMove
         guard seconds > 0 else { return }
-        try? await Task.sleep(for: .seconds(seconds))
+        try? await Task.sleep(for: .clamped(seconds: seconds))
     }
 }

@@ -84,7 +84,8 @@ public struct SimulationReport: Sendable, Hashable, Codable {
 
     /// The job's id.
     public var job: String?
-    /// Failed attempts that were retried or gave up, over all users.
+    /// Attempts started again after a failed one, over all users (a cancelled attempt
+    /// is not a retry).
     public var retries: Int?
     public var failedUsers: [FailedUser]?
     /// Users that completed after one or more failed attempts, with each failed
@@ -92,6 +93,15 @@ public struct SimulationReport: Sendable, Hashable, Codable {
     public var retriedUsers: [FailedUser]?
     /// Node name -> users whose result it produced.
     public var tasksPerNode: [String: Int]?
+    /// Users stopped because the job was cancelled, with each attempt's reason (not
+    /// counted in ``failedUsers``).
+    public var cancelledUsers: [FailedUser]?
+    /// Who cancelled the job, as a sentence (`cancelled by the submitter`); nil when it was not.
+    public var cancelReason: String?
+    /// Whether the coordinator stored the report in its job store (nil: not a cluster job).
+    public var stored: Bool?
+    /// Why the report could not be stored, in words (`cannot write ...: no space left on device`).
+    public var storeError: String?
 
     /// Builds the report from the network as it was, the stations as they are, and the
     /// users' results.

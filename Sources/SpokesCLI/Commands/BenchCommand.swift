@@ -15,11 +15,13 @@ enum BenchCommand {
             bench.noop throughput, 20,000 tasks on 2 nodes x 1 slot; the round trip of one remote \
             no-op, p50 and p99 of 1,000 sequential calls; 200 bench.sleep 0.1 s tasks with 4 slots \
             per node on 1, 2 and 4 nodes against the ideal 200 x 0.1 / (4 x nodes); recovery, the \
-            time from killing a worker mid-job until its tasks run elsewhere; and the bike \
+            time from killing a worker mid-job until its tasks start again on another worker \
+            (each task's start on its worker, after a warm-up round); and the bike \
             workload (Milano, 1,000 users x 20 paths at time scale 0 in one process and on 3 \
             nodes, and 5,000 users at time scale 1 against real time). Each figure is the best \
-            of 3 runs (1 with --quick). Use a release build. With SPOKES_SECRET set, every \
-            cluster runs authenticated (tagged frames).
+            of 3 runs (1 with --quick). A measurement that fails fails its figure (an "error" \
+            in --json, FAILED in the text) and the exit status. Use a release build. With \
+            SPOKES_SECRET set, every cluster runs authenticated (tagged frames).
             """,
         options: [
             .flag("quick", help: "Smaller runs, once each (about 20 seconds in all)."),
@@ -32,18 +34,39 @@ enum BenchCommand {
     /// The groups of figures `--only` selects from, in the order they run.
     static let groups = ["start", "throughput", "latency", "scaling", "recovery", "bikes"]
 
-    /// One measured figure, as `Scripts/bench` reads it.
+    /// One measured figure, as `Scripts/bench` reads it. A measurement that failed has
+    /// an `error` and no values: it fails its figure, and never meets a target.
     struct Figure: Encodable {
         var system = "spokes"
         var figure: String
         var values: [String: Double]
         var text: String
+        /// Every run's value, where the figure is the best of them.
+        var samples: [Double]?
+        /// Why the measurement failed; nil when it did not.
+        var error: String?
+
+        init(figure: String, values: [String: Double], text: String, samples: [Double]? = nil) {
+            self.figure = figure
+            self.values = values
+            self.text = text
+            self.samples = samples
+        }
+
+        /// A figure whose measurement failed, and why.
+        static func failed(_ figure: String, what: String, error: String) -> Figure {
+            var failed = Figure(figure: figure, values: [:], text: "\(what): FAILED, \(error)")
+            failed.error = error
+            return failed
+        }
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: AnyKey.self)
             try container.encode(system, forKey: AnyKey("system"))
             try container.encode(figure, forKey: AnyKey("figure"))
             for (key, value) in values { try container.encode(value, forKey: AnyKey(key)) }
+            if let samples { try container.encode(samples, forKey: AnyKey("samples")) }
+            if let error { try container.encode(error, forKey: AnyKey("error")) }
         }
     }
 
@@ -84,6 +107,11 @@ enum BenchCommand {
             try await measurements[group]!(bench)(report)
         }
         if !json { context.standardOutput(figures.map(\.text).joined(separator: "\n") + "\n") }
+        let failed = figures.filter { $0.error != nil }.map(\.figure)
+        guard failed.isEmpty else {
+            context.standardError("bench: \(failed.count) measurement\(failed.count == 1 ? "" : "s") failed: \(failed.joined(separator: ", "))\n")
+            return 1
+        }
         return 0
     }
 }
@@ -126,7 +154,7 @@ struct Bench {
     /// memory of the idle nodes.
     func coldStartAndMemory(_ report: Report) async throws {
         var best = Double.infinity
-        var memory: (node: Int, coordinator: Int) = (0, 0)
+        var sizes: [(pid: Int32, bytes: Int?)] = []
         for run in 0..<runs {
             let start = MonotonicClock.now
             try await withCluster(nodes: 2, slots: 1) { cluster, settings in
@@ -134,16 +162,27 @@ struct Bench {
                 best = min(best, MonotonicClock.now - start)
                 if run == runs - 1 {
                     try await Task.sleep(for: .seconds(2))
-                    let sizes = cluster.nodes.map { Self.residentBytes(pid: $0.pid) }
-                    memory = (sizes.min() ?? 0, sizes[0])
+                    sizes = cluster.nodes.map { ($0.pid, Self.residentBytes(pid: $0.pid)) }
                 }
             }
         }
         report(.init(figure: "cold_start", values: ["seconds": best],
                      text: String(format: "cold start, 2 nodes to the first result: %.3f s", best)))
-        report(.init(figure: "memory", values: ["worker_bytes": Double(memory.node), "head_bytes": Double(memory.coordinator)],
-                     text: String(format: "idle node resident memory: %.1f MiB (the coordinator %.1f MiB)",
-                                  Double(memory.node) / 1_048_576, Double(memory.coordinator) / 1_048_576)))
+        report(Self.memoryFigure(sizes))
+    }
+
+    /// The idle-memory figure from each node's resident bytes (the coordinator first); it
+    /// fails when any could not be read.
+    static func memoryFigure(_ sizes: [(pid: Int32, bytes: Int?)]) -> BenchCommand.Figure {
+        let what = "idle node resident memory"
+        guard !sizes.isEmpty else { return .failed("memory", what: what, error: "no node to measure") }
+        if let unread = sizes.first(where: { $0.bytes == nil }) {
+            return .failed("memory", what: what, error: "cannot read VmRSS from /proc/\(unread.pid)/status")
+        }
+        let bytes = sizes.compactMap(\.bytes)
+        let node = bytes.min()!, coordinator = bytes[0]
+        return .init(figure: "memory", values: ["worker_bytes": Double(node), "head_bytes": Double(coordinator)],
+                     text: String(format: "\(what): %.1f MiB (the coordinator %.1f MiB)", Double(node) / 1_048_576, Double(coordinator) / 1_048_576))
     }
 
     /// 1: 20,000 no-op tasks at once on 2 nodes x 1 slot.
@@ -210,22 +249,35 @@ struct Bench {
 
     /// Where `batch`'s time went, from the task timeline of every node of `cluster`.
     func schedulingProfile(of batch: JobService.BatchReport, on cluster: LocalCluster, settings: ClusterSettings, nominal: Double) async throws -> SchedulingProfile? {
-        var spans: [(node: String, span: TaskTimeline.Span)] = []
-        for member in cluster.nodes {
-            let observation = try await NodeClient.withClient(of: member.address, settings: settings, callTimeout: 10) { client, node in
-                try await NodeStatus.resolve(id: ActorID(node: node, name: NodeStatus.wellKnownName), using: client).observe(tasksAfter: 0)
-            }
-            spans += observation.tasks.filter { $0.job == batch.job }.map { (member.name, $0) }
-        }
+        let spans = try await spans(of: batch.job, on: cluster.nodes, settings: settings)
         return SchedulingProfile(spans: spans, start: batch.startedAt, wall: batch.wallTime, nominal: nominal)
     }
 
-    /// 7: 3 nodes x 4 slots run 8 tasks of 3 s; a node running some is SIGKILLed after
-    /// 1 s; recovery is the time until the last of its tasks has started again elsewhere.
+    /// The attempts of `job` that `nodes` ran, as each worker's task timeline recorded them
+    /// (times on `CLOCK_MONOTONIC`, which every process of the machine shares).
+    func spans(of job: String, on nodes: [LocalCluster.Node], settings: ClusterSettings) async throws -> [(node: String, span: TaskTimeline.Span)] {
+        var spans: [(node: String, span: TaskTimeline.Span)] = []
+        for member in nodes {
+            let observation = try await NodeClient.withClient(of: member.address, settings: settings, callTimeout: 10) { client, node in
+                try await NodeStatus.resolve(id: ActorID(node: node, name: NodeStatus.wellKnownName), using: client).observe(tasksAfter: 0)
+            }
+            spans += observation.tasks.filter { $0.job == job }.map { (member.name, $0) }
+        }
+        return spans
+    }
+
+    /// 7: 3 nodes x 4 slots run 8 tasks of 3 s, after a warm-up round (a task per slot, as
+    /// the peers run); a node running some is SIGKILLed after 1 s. Recovery is the time
+    /// from the kill until the last of its tasks has started again on another node: each
+    /// result's attempt as its worker's timeline started it, on `CLOCK_MONOTONIC`, the
+    /// same moment the peers' tasks stamp. A run that cannot measure it fails the figure
+    /// unless another run measured it.
     func recovery(_ report: Report) async throws {
-        var best = Double.infinity
+        var samples: [Double] = []
+        var failures: [String] = []
         for _ in 0..<runs {
-            let seconds: Double? = try await withCluster(nodes: 3, slots: 4) { cluster, settings in
+            let measured: Result<Double, BenchError> = try await withCluster(nodes: 3, slots: 4) { cluster, settings in
+                _ = try await runBatch(on: cluster, settings: settings, kind: SleepTask.name, input: "0.3", count: 12)
                 let batch = Task { try await runBatch(on: cluster, settings: settings, kind: SleepTask.name, input: "3", count: 8, retries: 3) }
                 try await Task.sleep(for: .seconds(1))
                 var victim: LocalCluster.Node?
@@ -235,18 +287,29 @@ struct Bench {
                 }
                 guard let victim else {
                     _ = try await batch.value
-                    return nil
+                    return .failure(.notMeasured("no node but the coordinator was running tasks 1 s into the job"))
                 }
                 let killed = MonotonicClock.now
                 kill(victim.pid, SIGKILL)
                 let result = try await batch.value
-                return result.retryStarts.map { $0 - killed }.max()
+                let survivors = cluster.nodes.filter { $0.pid != victim.pid }
+                let restarts = try await spans(of: result.job, on: survivors, settings: settings)
+                    .filter { $0.span.outcome == .succeeded && $0.span.start > killed }.map(\.span.start)
+                guard let last = restarts.max() else { return .failure(.notMeasured("no task started again after the kill")) }
+                return .success(last - killed)
             }
-            if let seconds { best = min(best, seconds) }
+            switch measured {
+            case .success(let seconds): samples.append(seconds)
+            case .failure(let error): failures.append(error.description)
+            }
         }
-        report(.init(figure: "recovery", values: best.isFinite ? ["seconds": best] : [:],
-                     text: best.isFinite ? String(format: "recovery, a worker SIGKILLed mid-job: its tasks run elsewhere %.3f s later", best)
-                                         : "recovery: no remote node was running tasks when it was time to kill one"))
+        let what = "recovery, a worker SIGKILLed mid-job"
+        guard let best = samples.min() else {
+            report(.failed("recovery", what: what, error: failures.joined(separator: "; ")))
+            return
+        }
+        report(.init(figure: "recovery", values: ["seconds": best],
+                     text: String(format: "\(what): its tasks start again elsewhere %.3f s later", best), samples: samples))
     }
 
     /// 6: the bike workload on the Milano network.
@@ -288,20 +351,25 @@ struct Bench {
                                   realUsers, ideal, result.wallTime, pace)))
     }
 
-    /// Resident bytes of process `pid`, from /proc.
-    static func residentBytes(pid: Int32) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+    /// Resident bytes of process `pid`, from /proc; nil when they cannot be read (never 0,
+    /// which would read as a process that takes no memory).
+    static func residentBytes(pid: Int32, proc: String = "/proc") -> Int? {
+        guard let text = try? String(contentsOfFile: "\(proc)/\(pid)/status", encoding: .utf8),
               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return 0 }
+              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }), kilobytes > 0 else { return nil }
         return kilobytes * 1024
     }
 }
 
 enum BenchError: Error, CustomStringConvertible {
     case tasksFailed(Int)
+    /// A run that could not measure its figure, and why.
+    case notMeasured(String)
+
     var description: String {
         switch self {
         case .tasksFailed(let count): "\(count) benchmark tasks failed"
+        case .notMeasured(let why): why
         }
     }
 }

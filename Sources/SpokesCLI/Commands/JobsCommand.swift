@@ -2,32 +2,42 @@ import Foundation
 import SpokesBikes
 import SpokesCluster
 
-/// `spokes jobs` and `spokes result JOB`: finished jobs, from a node's job store.
+/// `spokes jobs` and `spokes result JOB`: a node's jobs, running and stored.
 enum JobsCommand {
     static let spec = CommandSpec(
         name: "jobs",
-        abstract: "List the finished jobs stored by a node (its data directory).",
+        abstract: "List a node's jobs: those it runs now, with their progress, then those it stored (its data directory).",
         options: [NodeClient.toOption, .flag("json", help: "Print the list as JSON.")] + ClusterOptions.connection)
 
     static let subcommand = Subcommand(spec: spec) { arguments, context in
         let settings = try ClusterOptions.settings(arguments, environment: context.environment)
         let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
         let jobs = try await NodeClient.withClient(of: target, settings: settings, callTimeout: 10) { client, node in
-            try await JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client).finishedJobs()
+            try await JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client).jobs()
         }
         if arguments.flag("json") {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             context.standardOutput(String(decoding: try encoder.encode(["jobs": jobs]), as: UTF8.self) + "\n")
         } else if jobs.isEmpty {
-            context.standardOutput("no finished jobs\n")
+            context.standardOutput("no jobs\n")
         } else {
-            context.standardOutput(NodeClient.table(
-                ["JOB", "FINISHED", "COORDINATOR", "NETWORK", "USERS", "COMPLETED", "FAILED", "WALL"],
-                jobs.map { [$0.job, $0.finished, $0.coordinator, $0.network, "\($0.users)", "\($0.completedUsers)",
-                            $0.cancelled ? "cancelled" : "\($0.failedUsers)", String(format: "%.1fs", $0.wallTime)] }))
+            context.standardOutput(table(jobs))
         }
         return 0
+    }
+
+    /// One row per job: its state, users completed of all (the progress of a running
+    /// one), failed and cancelled users, retries, wall time, and where it ran.
+    static func table(_ jobs: [JobStore.Summary]) -> String {
+        NodeClient.table(
+            ["JOB", "STATE", "COMPLETED", "FAILED", "CANCELLED", "RETRIES", "WALL", "FINISHED", "COORDINATOR", "NETWORK"],
+            jobs.map { job in
+                let percent = job.users > 0 ? job.completedUsers * 100 / job.users : 100
+                return [job.job, job.state.rawValue, "\(job.completedUsers)/\(job.users) (\(percent)%)", "\(job.failedUsers)",
+                        "\(job.cancelledUsers)", "\(job.retries)", String(format: "%.1fs", job.wallTime), job.finished ?? "-",
+                        job.coordinator, job.network]
+            })
     }
 }
 

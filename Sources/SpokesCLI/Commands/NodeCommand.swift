@@ -63,6 +63,8 @@ enum NodeCommand {
         }
         defer { orphanWatch?.cancel() }
         let events = node.membershipEvents()
+        // A live member already has this name: stop, and exit 1 with the conflict below.
+        node.nameConflict.whenComplete { _ in stopped.resolve(()) }
         node.start()
         let jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) { JobService(actorSystem: node.system, node: node) }
         let name = node.system.node.name
@@ -91,11 +93,12 @@ enum NodeCommand {
             }
         }
         await stopped.future.value
-        log.log("stopping: telling peers we leave")
+        if node.nameTaken == nil { log.log("stopping: telling peers we leave") }
         dashboard?.stop()
         await node.stop()
         logging.cancel()
         withExtendedLifetime(jobs) {}
+        if let conflict = node.nameTaken { throw conflict }
         return 0
     }
 

@@ -117,26 +117,20 @@ enum RunCommand {
             if let node = outcome.node { perNode[node, default: 0] += 1 }
         }
         context.standardOutput(output)
-        let failed = outcomes.filter { $0.output == nil }
+        let failed = outcomes.filter { $0.output == nil && !$0.cancelled }
         for outcome in failed {
             let line = inputs[outcome.task].number
-            let reasons = outcome.failures.map { "attempt \($0.attempt)\($0.node.isEmpty ? "" : " on \($0.node)"): \(readable($0))" }
+            let reasons = outcome.failures.map { "attempt \($0.attempt)\($0.node.isEmpty ? "" : " on \($0.node)"): \($0.reason)" }
             context.standardError("run: task \(outcome.task) (\(line == outcome.task + 1 ? "" : "line \(line), ")input \(inputs[outcome.task].json.prefix(80))) failed: \(reasons.joined(separator: "; "))\n")
         }
-        let retried = outcomes.reduce(0) { $0 + $1.failures.count } - failed.reduce(0) { $0 + $1.failures.count }
+        let succeeded = outcomes.count { $0.output != nil }
+        let cancelled = outcomes.count { $0.cancelled }
         let shares = perNode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        context.standardError("run: \(outcomes.count - failed.count) of \(outcomes.count) tasks of \(kind) succeeded in \(String(format: "%.2f", seconds)) s on \(workers.count) node\(workers.count == 1 ? "" : "s") (\(shares.isEmpty ? "none" : shares)), \(retried) retried attempts\n")
-        if Task.isCancelled { return 130 }
-        if !failed.isEmpty, failed.allSatisfy({ $0.failures.allSatisfy { readable($0).hasPrefix(TaskError.unknownKind(kind).description) } }) {
+        context.standardError("run: \(succeeded) of \(outcomes.count) tasks of \(kind) succeeded\(cancelled > 0 ? ", \(cancelled) cancelled," : "") in \(String(format: "%.2f", seconds)) s on \(workers.count) node\(workers.count == 1 ? "" : "s") (\(shares.isEmpty ? "none" : shares)), \(JobRunner.retries(in: outcomes)) retries\n")
+        if cancelled > 0 || Task.isCancelled { return 130 }
+        if !failed.isEmpty, failed.allSatisfy({ $0.failures.allSatisfy { $0.reason.hasPrefix(TaskError.unknownKind(kind).description) } }) {
             context.standardError("run: no member runs task kind '\(kind)' (asked \(workers.map(\.name).joined(separator: ", "))); start nodes of a program that registers it\n")
         }
         return failed.isEmpty ? 0 : 1
-    }
-
-    /// A failure's reason as its submitter should read it: a kind's error from another
-    /// node without the transport's "node threw TaskError: " (see ``TaskError/reason(for:)``).
-    static func readable(_ failure: JobRunner.Failure) -> String {
-        let remote = "\(failure.node) threw \(String(describing: TaskError.self)): "
-        return failure.reason.hasPrefix(remote) ? String(failure.reason.dropFirst(remote.count)) : failure.reason
     }
 }

@@ -11,7 +11,10 @@ enum SubmitCommand {
             The node at --to (or the first found by discovery) coordinates the job: it hosts \
             the stations and sends one task per user to the first node with a free slot. \
             Failed tasks are retried on another node (the coordinator first); every user is counted once and the \
-            report checks that no bike was lost. Exit status 0 when every user completed.
+            report checks that no bike was lost. The job's id is printed on stderr as soon as the \
+            node accepts it: 'spokes cancel JOB' stops it from anywhere, and the job runs on if this \
+            client goes away ('spokes result JOB' prints its report later). Exit status 0 when every \
+            user completed and the coordinator stored the report.
             """,
         usage: ["submit [--to HOST:PORT] [--network FILE | --stations N --bikes B --slots S] [--users U] [--paths P] [options]"],
         options: WorkloadOptions.specs + [
@@ -40,7 +43,9 @@ enum SubmitCommand {
         let progress = ProgressLine(
             mode: arguments.flag("progress") ? .lines : context.standardErrorIsTerminal && !arguments.flag("json") ? .redraw : .off,
             write: context.standardError)
-        let report = try await JobClient.submit(job, to: target, settings: settings) { progress.show($0) }
+        let report = try await JobClient.submit(job, to: target, settings: settings, onAccepted: { coordinator in
+            context.standardError("job \(job.id) accepted by \(coordinator) at \(target); stop it with: spokes cancel \(job.id) --to \(target)\n")
+        }) { progress.show($0) }
         progress.finish()
         let written = try ReportOutput.emit(report, arguments: arguments, context: context)
         if report.cancelled { return 130 }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import SpokesBikes
+import SpokesConcurrency
 
 /// Progress of a run on stderr: on a terminal one line redrawn in place and erased at
 /// the end; elsewhere (with `--progress`) one line per update. At most ten updates a
@@ -65,7 +66,7 @@ final class ProgressLine: Sendable {
         parts.append("\(progress.retries) retries")
         parts.append(String(format: "%.1f users/s", progress.rate))
         if let remaining = progress.estimatedRemaining, finished < progress.usersTotal {
-            parts.append("ETA \(Int(remaining.rounded(.up)))s")
+            parts.append("ETA \(Int(saturating: remaining.rounded(.up)))s")
         }
         if !progress.runningPerNode.isEmpty {
             parts.append("running " + progress.runningPerNode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
@@ -82,7 +83,7 @@ final class ProgressLine: Sendable {
             String(format: "%.1f users/s", progress.rate),
         ]
         if let remaining = progress.estimatedRemaining, progress.usersDone < progress.usersTotal {
-            parts.append("ETA \(Int(remaining.rounded(.up)))s")
+            parts.append("ETA \(Int(saturating: remaining.rounded(.up)))s")
         }
         return parts.joined(separator: " · ")
     }

@@ -29,7 +29,7 @@ enum ReportFormatter {
         var completed = "\(report.completedUsers) of \(report.users)"
         if report.usersReachedGoal > 0 { completed += " (\(report.usersReachedGoal) reached the goal)" }
         if report.usersGaveUp > 0 { completed += " (\(report.usersGaveUp) gave up)" }
-        if report.cancelled { completed += " (interrupted)" }
+        if report.cancelled { completed += " (\(report.cancelReason ?? "interrupted"))" }
         row(&lines, "Users completed", completed)
         row(&lines, "Paths ridden", "\(report.totalPaths)")
         let averageWait = report.users > 0 ? report.totalWaitingTime / Double(report.users) : 0
@@ -61,6 +61,10 @@ enum ReportFormatter {
                     lines.append("  user \(user.user): " + user.reasons.joined(separator: "; "))
                 }
                 if failed.count > 10 { lines.append("  ... and \(failed.count - 10) more (see --json)") }
+            }
+            let cancelled = report.cancelledUsers ?? []
+            if !cancelled.isEmpty {
+                row(&lines, "Cancelled users", "\(cancelled.count)" + (report.cancelReason.map { " (\($0))" } ?? ""))
             }
         }
         return lines.joined(separator: "\n") + "\n"

@@ -23,22 +23,31 @@ enum ReportOutput {
     }
 
     /// Prints `report` (summary, or JSON with `--json`) and writes the `--html` page if
-    /// asked. Returns false when the page could not be written; the error is printed and
-    /// the report itself is still on stdout.
+    /// asked. Returns false when the page could not be written, or the coordinator could
+    /// not store the report: the error is printed and the report itself is still on stdout.
     static func emit(_ report: SimulationReport, arguments: ParsedArguments, context: CommandContext) throws -> Bool {
         if arguments.flag("json") {
             context.standardOutput(try ReportFormatter.json(report) + "\n")
         } else {
             context.standardOutput(ReportFormatter.summary(report))
         }
-        guard let path = try htmlPath(arguments) else { return true }
+        if let warning = storeWarning(report) { context.standardError(warning + "\n") }
+        guard let path = try htmlPath(arguments) else { return report.stored != false }
         do {
             try Data(JobReportPage.html(report, generatedAt: Date()).utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
             context.standardError("report written to \(path)\n")
-            return true
+            return report.stored != false
         } catch {
             context.standardError("error: cannot write the HTML report to \(path): \(error.localizedDescription)\n")
             return false
         }
+    }
+
+    /// The line that tells the submitter its report was not stored, or nil when it was
+    /// (or was never meant to be: `simulate`).
+    static func storeWarning(_ report: SimulationReport) -> String? {
+        guard report.stored == false else { return nil }
+        return "warning: the coordinator could not store job \(report.job ?? "?"): \(report.storeError ?? "no reason given"); "
+            + "'spokes result' will not find it, so keep this output"
     }
 }

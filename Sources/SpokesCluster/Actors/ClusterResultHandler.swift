@@ -6,6 +6,8 @@ public struct ClusterResultHandler: DistributedTargetInvocationResultHandler {
     public typealias SerializationRequirement = any Codable
 
     let reply: @Sendable (WireMessage.Reply.Outcome) -> Void
+    /// Where a refusal of a peer's number (``OutOfRange``) is counted.
+    let rejections: RejectionCounters
 
     public func onReturn<Success: Codable>(value: Success) async throws {
         do {
@@ -20,6 +22,7 @@ public struct ClusterResultHandler: DistributedTargetInvocationResultHandler {
     }
 
     public func onThrow<Err: Error>(error: Err) async throws {
+        if error is OutOfRange { rejections.count(.valueOutOfRange) }
         reply(.error(type: String(describing: type(of: error as any Error)), message: String(describing: error)))
     }
 }

@@ -51,6 +51,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     private let heartbeatSequence = Atomic<UInt64>(0)
     /// Where ``log(_:level:)`` goes, labelled with this node's name.
     public let logger: Logger
+    /// Set by ``shutdown()``: a stopped node dials nobody.
+    private let isShutDown = Atomic<Bool>(false)
 
     /// Starts a node: binds its listener and begins accepting peers. Without a secret it
     /// refuses to listen beyond loopback unless `settings.allowInsecure`
@@ -58,7 +60,14 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     public init(settings: ClusterSettings, isMember: Bool = true, logger: Logger = .discard) throws {
         self.isMember = isMember
         var settings = settings
-        if settings.nodeName.isEmpty { settings.nodeName = "node-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))" }
+        let random = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        if !isMember {
+            // A client's name must never be a member's, or its connection would take the
+            // member's place in a node's connections (even the node.name of a shared config).
+            settings.nodeName = (settings.nodeName.isEmpty ? "client" : settings.nodeName + ".client") + "-" + random
+        } else if settings.nodeName.isEmpty {
+            settings.nodeName = "node-\(random)"
+        }
         self.settings = settings
         self.logger = logger.labeled(settings.nodeName)
         authentication = settings.secret.map(HandshakeAuthentication.init(secret:))
@@ -99,6 +108,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     }
 
     private func leaveAll() -> [Connection] {
+        isShutDown.store(true, ordering: .releasing)
         listener.stop()
         connections.withLock { $0.removeAll() }
         let open = openConnections.withLock { Array($0.values) }
@@ -253,7 +263,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         do {
             try await executeDistributedTarget(
                 on: actor, target: RemoteCallTarget(call.target), invocationDecoder: &decoder,
-                handler: ClusterResultHandler(reply: reply))
+                handler: ClusterResultHandler(reply: reply, rejections: rejections))
         } catch {
             reply(.error(type: String(describing: type(of: error)), message: String(describing: error)))
         }
@@ -337,6 +347,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// on a dispatch queue, never on the cooperative pool.
     @discardableResult
     public func join(_ address: SocketAddress) async throws -> WireMessage.Handshake {
+        guard !isShutDown.load(ordering: .acquiring) else {
+            throw RemoteCallError.unreachable(node: address.description, reason: "\(node.name) is shut down")
+        }
         let timeout = settings.handshakeTimeout
         let limits = Connection.Limits(settings)
         let rejections = rejections
@@ -362,6 +375,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                         connection.close(reason: "handshake failed: \(error)")
                     }
                 case .refused(let refusal) where connection.peer == nil:
+                    if let holder = refusal.nameTakenAt, self.isMember {
+                        self.emit(.nameTaken(NameConflict(name: self.node.name, address: holder)))
+                    }
                     welcomed.reject(.unreachable(node: address.description, reason: "refused: \(refusal.reason)"))
                     connection.close(reason: "refused by peer: \(refusal.reason)")
                 default:
@@ -390,9 +406,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     private func finishHandshake(_ connection: Connection, hello: WireMessage.Handshake, welcome: WireMessage.Welcome) -> Result<Void, RemoteCallError> {
         let peer = welcome.handshake
         let address = connection.remoteAddress.description
-        if let problem = refusal(of: peer) {
+        if let refusal = refusal(of: peer) {
             rejections.count(.handshakeRefused)
-            return .failure(.unreachable(node: address, reason: problem))
+            return .failure(.unreachable(node: address, reason: refusal.reason))
         }
         var keys: (fromDialer: HMAC, fromAcceptor: HMAC)?
         var proof = ""
@@ -418,19 +434,37 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             slots: isMember ? settings.slots : 0, authenticated: authentication != nil, nonce: nonce)
     }
 
+    /// Admits an inbound connection, as a stranger: it has `limits.handshake_timeout` to
+    /// prove itself. Strangers have a budget of their own, apart from members and clients:
+    /// at most `maximumHandshakingConnections` at once, and when that is full the oldest
+    /// handshaking connection of the address with the most of them is closed to make
+    /// room. So a flood of half-open connections (all from 127.0.0.1, say) churns through
+    /// that budget while an honest handshake, done in milliseconds, gets through; and the
+    /// caps on established connections (`limits.max_connections` in all,
+    /// `limits.max_connections_per_address` from one address) count only connections
+    /// that proved themselves, so strangers never use them up.
     private func accept(fd: Int32, remote: SocketAddress) {
-        let (open, fromAddress) = openConnections.withLock { connections in
-            (connections.count, connections.values.count { !$0.isOutbound && $0.remoteAddress.host == remote.host })
+        let (established, fromAddress, crowdedOut) = openConnections.withLock { connections in
+            let inbound = connections.values.filter { !$0.isOutbound }
+            let proven = inbound.filter { $0.peer != nil }
+            let handshaking = inbound.filter { $0.peer == nil }
+            var crowdedOut: Connection?
+            if handshaking.count >= settings.maximumHandshakingConnections {
+                let busiest = Dictionary(grouping: handshaking, by: \.remoteAddress.host).max { $0.value.count < $1.value.count }
+                crowdedOut = busiest?.value.min { $0.opened < $1.opened }
+            }
+            return (proven.count, proven.count { $0.remoteAddress.host == remote.host }, crowdedOut)
         }
-        if open >= settings.maximumConnections || fromAddress >= settings.maximumConnectionsPerAddress {
+        if established >= settings.maximumConnections || fromAddress >= settings.maximumConnectionsPerAddress {
             let perAddress = fromAddress >= settings.maximumConnectionsPerAddress
             rejections.count(perAddress ? .tooManyConnectionsFromAddress : .tooManyConnections)
             logOnce("turned away a connection from \(remote.host): " + (perAddress
                 ? "\(fromAddress) connections from that address is the limit (limits.max_connections_per_address)"
-                : "\(open) open connections is the limit (limits.max_connections)"))
+                : "\(established) open connections is the limit (limits.max_connections)"))
             Glibc.close(fd)
             return
         }
+        crowdedOut?.close(reason: "\(settings.maximumHandshakingConnections) connections were handshaking: the oldest made room", rejecting: .tooManyHandshakes)
         let connection = Connection(fd: fd, remoteAddress: remote, isOutbound: false, limits: Connection.Limits(settings), rejections: rejections)
         /// The hello and our welcome, between the two: the transcript both proofs cover.
         let exchanged = Mutex<(hello: WireMessage.Handshake, welcome: WireMessage.Handshake)?>(nil)
@@ -469,11 +503,11 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
 
     /// Answers a hello: `welcome` with our proof, or `refused`. Returns the welcome's handshake.
     private func greet(_ connection: Connection, hello: WireMessage.Handshake) -> WireMessage.Handshake? {
-        if let problem = refusal(of: hello) {
+        if let refusal = refusal(of: hello) {
             rejections.count(.handshakeRefused)
             // Once per address and reason: a refused node redials every second.
-            logOnce("refused \(hello.node) from \(connection.remoteAddress.host): \(problem)")
-            connection.send(.refused(WireMessage.Refusal(reason: problem)), thenCloseWithReason: "refused: \(problem)")
+            logOnce("refused \(hello.node) from \(connection.remoteAddress.host): \(refusal.reason)")
+            connection.send(.refused(refusal), thenCloseWithReason: "refused: \(refusal.reason)")
             return nil
         }
         let welcome = handshake(nonce: HandshakeAuthentication.makeNonce())
@@ -499,29 +533,52 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     }
 
     /// Why a peer's handshake is not acceptable, or nil.
-    private func refusal(of peer: WireMessage.Handshake) -> String? {
+    private func refusal(of peer: WireMessage.Handshake) -> WireMessage.Refusal? {
+        func refused(_ reason: String) -> WireMessage.Refusal { WireMessage.Refusal(reason: reason) }
         if peer.protocolVersion != WireMessage.protocolVersion {
-            return "protocol version \(peer.protocolVersion) is not \(WireMessage.protocolVersion)"
+            return refused("protocol version \(peer.protocolVersion) is not \(WireMessage.protocolVersion)")
         }
         // A client that names a node but no cluster says cluster "" (see ClusterSettings.joinsAnyCluster).
         let anyCluster = (peer.cluster.isEmpty && peer.address.isEmpty) || (!isMember && settings.joinsAnyCluster)
         if peer.cluster != settings.cluster, !anyCluster {
-            return "\(node.name) is a node of cluster '\(settings.cluster)', not '\(peer.cluster)'"
+            return refused("\(node.name) is a node of cluster '\(settings.cluster)', not '\(peer.cluster)'")
         }
-        if peer.node.name == node.name, peer.node != node {
-            return "node name '\(peer.node.name)' is already taken by this node"
+        do {
+            try peer.checkRanges()
+        } catch {
+            return refused("\(error)")
         }
         let them = peer.address.isEmpty ? "this client" : peer.node.name
+        if let conflict = nameConflict(with: peer) { return conflict }
         if peer.authenticated, authentication == nil {
-            return "\(them) has a cluster secret and node \(node.name) of cluster '\(settings.cluster)' has none; give both the same secret, or neither"
+            return refused("\(them) has a cluster secret and node \(node.name) of cluster '\(settings.cluster)' has none; give both the same secret, or neither")
         }
         if !peer.authenticated, authentication != nil {
-            return "cluster '\(settings.cluster)' (node \(node.name)) requires its secret (SPOKES_SECRET or secret_file) and \(them) has none"
+            return refused("cluster '\(settings.cluster)' (node \(node.name)) requires its secret (SPOKES_SECRET or secret_file) and \(them) has none")
         }
         if peer.nonce.utf8.count != 2 * HandshakeAuthentication.nonceSize {
-            return "the handshake's nonce is not \(HandshakeAuthentication.nonceSize) bytes of hex"
+            return refused("the handshake's nonce is not \(HandshakeAuthentication.nonceSize) bytes of hex")
         }
         return nil
+    }
+
+    /// The refusal of a member `peer` whose name a live node holds (see ``NameConflict``):
+    /// this node, or a member this node is connected to and heard from within the suspect
+    /// timeout. Of this node and a peer with its name, the one that started first keeps
+    /// it; when that is the peer, this node yields (a ``PeerEvent/nameTaken(_:)`` event).
+    private func nameConflict(with peer: WireMessage.Handshake) -> WireMessage.Refusal? {
+        guard isMember, !peer.address.isEmpty else { return nil }
+        if peer.node.name == node.name {
+            guard peer.node != node else { return nil }
+            if peer.node.incarnation < node.incarnation {
+                emit(.nameTaken(NameConflict(name: node.name, address: peer.address)))
+                return WireMessage.Refusal(reason: "\(node) started after \(peer.node) at \(peer.address), which keeps the name '\(node.name)'; \(node) stops")
+            }
+            return WireMessage.Refusal(reason: NameConflict(name: node.name, address: address.description).description, nameTakenAt: address.description)
+        }
+        guard let holder = connections.withLock({ $0[peer.node.name] }), !holder.isClosed, let held = holder.peer,
+              held.node != peer.node, MonotonicClock.now - holder.lastReceived < settings.suspectTimeout else { return nil }
+        return WireMessage.Refusal(reason: NameConflict(name: held.node.name, address: held.address).description, nameTakenAt: held.address)
     }
 
     /// Counts `rejection` and closes `connection` for a protocol violation.
@@ -589,7 +646,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             let now = MonotonicClock.now
             connection.roundTrip.withLock { _ = $0.acknowledged(sequence: beat.sequence, at: now) }
         case .leave:
-            if let peer = connection.peer { emit(.left(peer.node)) }
+            if let peer = connection.peer { leaving(peer.node) }
             connection.close(reason: "peer left")
         case .hello, .welcome, .proof, .refused:
             violation(.malformedFrame, on: connection, "\(message.kind) after the handshake")
@@ -599,6 +656,19 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         case .unsupported(let refusal):
             logOnce("\(connection) did not understand a message: \(refusal.reason)")
         }
+    }
+
+    /// `node` said it leaves: its registered connection is taken out before anyone hears
+    /// `left` (so its name is free the moment it is gone) and closed without a
+    /// `disconnected` event (a goodbye, not a drop).
+    private func leaving(_ node: NodeID) {
+        let registered = connections.withLock { connections -> Connection? in
+            guard let existing = connections[node.name], existing.peer?.node == node else { return nil }
+            connections[node.name] = nil
+            return existing
+        }
+        emit(.left(node))
+        registered?.close(reason: "peer left")
     }
 
     /// Remembers an open connection until it closes.
@@ -638,6 +708,8 @@ public enum PeerEvent: Sendable, Equatable {
     case connected(WireMessage.Handshake)
     case disconnected(NodeID, reason: String)
     case left(NodeID)
+    /// A live member of the cluster has this node's name, and keeps it: this node must stop.
+    case nameTaken(NameConflict)
 }
 
 /// A call waiting for its reply.

@@ -85,10 +85,13 @@ public struct ClusterSettings: Sendable, Hashable {
     public var maximumJSONDepth = 32
     /// Longest JSON array accepted in a frame or argument.
     public var maximumArrayLength = 100_000
-    /// Open connections at once, in total.
+    /// Connections that finished their handshake (members and clients), at once, in total.
     public var maximumConnections = 1024
-    /// Open connections at once from one IP address.
+    /// Connections that finished their handshake, at once, from one IP address.
     public var maximumConnectionsPerAddress = 128
+    /// Inbound connections still in their handshake at once; when full, the oldest is
+    /// closed to make room (see ``ClusterSystem``).
+    public var maximumHandshakingConnections = 64
     /// Calls one connection may have running on this node at once.
     public var maximumCallsPerConnection = 1024
     /// Bytes waiting to be sent to one peer before it counts as not reading and is dropped.

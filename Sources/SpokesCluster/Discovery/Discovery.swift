@@ -1,4 +1,5 @@
 import Foundation
+import SpokesConcurrency
 import Synchronization
 
 /// Finds peers with UDP beacons. One dedicated thread both sends this node's beacon
@@ -95,11 +96,16 @@ final class Discovery: Sendable {
             // Wake for the next beacon to send, and at least every 100 ms to notice stop().
             let wait = min(0.1, max(0.001, beacon == nil ? 0.1 : nextSend - MonotonicClock.now))
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(wait * 1000)) > 0 else { continue }
+            guard poll(&poller, 1, Duration.clamped(seconds: wait).pollMilliseconds) > 0 else { continue }
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             guard count > 0 else { continue }
             switch authenticator.open(buffer[..<count], cluster: cluster, now: Date().timeIntervalSince1970) {
-            case .accepted(let received): onBeacon(received)
+            case .accepted(let received):
+                if (try? received.checkRanges()) == nil {
+                    rejections.count(.valueOutOfRange)
+                } else {
+                    onBeacon(received)
+                }
             case .ignored:
                 ignored.add(1, ordering: .relaxed)
                 if let onStranger, let heard = BeaconAuthenticator.peek(buffer[..<count]) { onStranger(heard) }

@@ -29,10 +29,20 @@ public struct HTTPLimits: Sendable, Hashable {
     /// the memory a client that does not read can hold, and lets `writeTimeout` notice it
     /// soon. 256 KiB is more than a LAN needs to run at full speed.
     public var sendBufferBytes = 256 * 1024
-    /// Most connections open at once; one more is answered `503` and closed.
+    /// Most connections with a request in progress at once (from its last byte until
+    /// its response is written, or its event stream ends); a request beyond is answered
+    /// `503` and its connection closed.
     public var maxConnections = 64
-    /// Most connections open at once from one IP address; one more is answered `503`.
+    /// Most connections with a request in progress at once from one IP address; a
+    /// request beyond is answered `503`.
     public var maxConnectionsPerAddress = 16
+    /// Most connections with no request in progress (just opened, still sending a
+    /// request, or idle between keep-alive requests). They have this budget of their
+    /// own, apart from the caps above: when one more connection arrives, the one that has
+    /// been without a request longest is closed to make room. So half-open connections
+    /// from anywhere (even 127.0.0.1, where every browser is) churn through this budget
+    /// and never keep a request from being answered.
+    public var maxIdleConnections = 32
     /// Most event streams open at once; one more is answered `503`.
     public var maxStreams = 16
     /// An event stream that has sent nothing for this many seconds sends a comment line,

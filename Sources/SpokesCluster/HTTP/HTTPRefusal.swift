@@ -1,10 +1,13 @@
 /// Why an ``HTTPServer`` turned a client away. Each is counted, by its raw value, in
 /// ``HTTPServer/refusals``, for tests and for a status page.
 public enum HTTPRefusal: String, Sendable, Hashable, CaseIterable {
-    /// A connection over `maxConnections`: answered `503` and closed.
+    /// A request over `maxConnections` in progress: answered `503` and closed.
     case tooManyConnections = "too_many_connections"
-    /// A connection over `maxConnectionsPerAddress` from one address: answered `503`.
+    /// A request over `maxConnectionsPerAddress` in progress from one address: answered `503`.
     case tooManyConnectionsFromAddress = "too_many_connections_per_address"
+    /// A connection without a request in progress, closed (the longest without one
+    /// first) to make room when `maxIdleConnections` were open.
+    case crowdedOut = "crowded_out"
     /// An event stream over `maxStreams`: answered `503`.
     case tooManyStreams = "too_many_streams"
     /// A request that did not arrive within `headerTimeout`: answered `408`.

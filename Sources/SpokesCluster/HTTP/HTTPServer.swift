@@ -4,9 +4,12 @@ import Synchronization
 /// A small HTTP/1.1 server for the dashboard: a page, a JSON API and Server-Sent Events.
 ///
 /// Threads, so that no socket call ever blocks the Swift cooperative pool:
-/// - one accept thread (``Listener``); a connection over the caps is answered `503` and
-///   closed right there, with non-blocking calls, so no thread is started for it;
-/// - one thread per admitted connection (at most `maxConnections`), which reads with
+/// - one accept thread (``Listener``), which admits every connection and, when
+///   `maxIdleConnections` have no request in progress, first closes the one that has been
+///   without one longest (see ``HTTPLimits/maxIdleConnections``);
+/// - one thread per admitted connection (at most `maxConnections` with a request in
+///   progress, and `maxIdleConnections` without; a request over the caps is answered
+///   `503`), which reads with
 ///   `poll` to enforce `headerTimeout` and `idleTimeout`, parses with
 ///   ``HTTPRequestParser``, runs the async handler in a `Task` while it waits on a
 ///   semaphore, and writes with non-blocking `send` and `poll` under `writeTimeout`;
@@ -28,7 +31,11 @@ public final class HTTPServer: Sendable {
         var stopped = false
         var nextID = 0
         var connections: [Int: HTTPServerConnection] = [:]
-        var connectionsPerHost: [String: Int] = [:]
+        /// Connections without a request in progress, and since when (monotonic seconds).
+        var idleSince: [Int: Double] = [:]
+        /// Connections with a request in progress.
+        var busy: Set<Int> = []
+        var busyPerHost: [String: Int] = [:]
         var streams = 0
         var refusals: [HTTPRefusal: Int] = [:]
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
@@ -119,52 +126,66 @@ public final class HTTPServer: Sendable {
         state.withLock { $0.refusals[refusal, default: 0] += 1 }
     }
 
-    /// On the accept thread: starts a connection's thread, or answers `503` over the caps.
+    /// On the accept thread: starts a connection's thread, without a request in progress.
+    /// When `maxIdleConnections` are without one, the one without one longest is closed
+    /// first (its thread sees the end of its stream and leaves).
     private func admit(_ descriptor: Int32, from peer: SocketAddress) {
-        enum Admission {
-            case admitted(HTTPServerConnection)
-            case refused(HTTPRefusal)
-            case stopped
-        }
-        let admission: Admission = state.withLock { state in
-            if state.stopped { return .stopped }
-            if state.connections.count >= limits.maxConnections {
-                state.refusals[.tooManyConnections, default: 0] += 1
-                return .refused(.tooManyConnections)
-            }
-            if state.connectionsPerHost[peer.host, default: 0] >= limits.maxConnectionsPerAddress {
-                state.refusals[.tooManyConnectionsFromAddress, default: 0] += 1
-                return .refused(.tooManyConnectionsFromAddress)
+        let connection: HTTPServerConnection? = state.withLock { state in
+            if state.stopped { return nil }
+            if state.idleSince.count >= limits.maxIdleConnections,
+               let oldest = state.idleSince.min(by: { $0.value < $1.value || ($0.value == $1.value && $0.key < $1.key) })?.key {
+                state.idleSince[oldest] = nil
+                state.refusals[.crowdedOut, default: 0] += 1
+                // Under the lock, as in stop(): its descriptor is not closed or reused yet.
+                if let crowded = state.connections[oldest] { Glibc.shutdown(crowded.descriptor, Int32(SHUT_RDWR)) }
             }
             state.nextID += 1
             let connection = HTTPServerConnection(id: state.nextID, descriptor: descriptor, remoteAddress: peer)
             state.connections[connection.id] = connection
-            state.connectionsPerHost[peer.host, default: 0] += 1
-            return .admitted(connection)
+            state.idleSince[connection.id] = MonotonicClock.now
+            return connection
         }
-        switch admission {
-        case .admitted(let connection):
-            connection.start(server: self)
-        case .refused(let refusal):
-            Self.refuse(descriptor, because: refusal)
-        case .stopped:
+        guard let connection else {
             close(descriptor)
+            return
+        }
+        connection.start(server: self)
+    }
+
+    /// A request arrived on `connection`: nil when it may be served (it now counts
+    /// against `maxConnections` and `maxConnectionsPerAddress`), else why not (over a cap,
+    /// answered `503`; or crowded out meanwhile, not answered).
+    func beginRequest(on connection: HTTPServerConnection) -> HTTPRefusal? {
+        state.withLock { state in
+            guard state.idleSince.removeValue(forKey: connection.id) != nil || state.busy.contains(connection.id) else { return .crowdedOut }
+            guard !state.busy.contains(connection.id) else { return nil }
+            let host = connection.remoteAddress.host
+            let refusal: HTTPRefusal? = state.busy.count >= limits.maxConnections ? .tooManyConnections
+                : state.busyPerHost[host, default: 0] >= limits.maxConnectionsPerAddress ? .tooManyConnectionsFromAddress : nil
+            if let refusal {
+                state.refusals[refusal, default: 0] += 1
+                return refusal
+            }
+            state.busy.insert(connection.id)
+            state.busyPerHost[host, default: 0] += 1
+            return nil
         }
     }
 
-    /// Answers `503` and closes, without blocking the accept thread: a new socket's send
-    /// buffer always has room for this short answer. What the client already sent is read
-    /// first, so the close does not turn into a reset that could destroy the answer.
-    private static func refuse(_ descriptor: Int32, because refusal: HTTPRefusal) {
-        let reason = refusal == .tooManyConnections ? "too many connections" : "too many connections from your address"
-        var response = HTTPResponse.text("503 Service Unavailable: \(reason); try again shortly\n", status: .serviceUnavailable)
-        response.headers.add(name: "Retry-After", value: "1")
-        var scratch = [UInt8](repeating: 0, count: 4096)
-        for _ in 0..<16 where scratch.withUnsafeMutableBytes({ recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
-        let bytes = response.serialized(for: nil, keepAlive: false, date: Date())
-        _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
-        Glibc.shutdown(descriptor, Int32(SHUT_WR))
-        close(descriptor)
+    /// The request in progress on `connection` was answered; it waits for its next one.
+    func endRequest(on connection: HTTPServerConnection) {
+        state.withLock { state in
+            guard Self.leaveBusy(connection, &state) else { return }
+            state.idleSince[connection.id] = MonotonicClock.now
+        }
+    }
+
+    private static func leaveBusy(_ connection: HTTPServerConnection, _ state: inout State) -> Bool {
+        guard state.busy.remove(connection.id) != nil else { return false }
+        let host = connection.remoteAddress.host
+        state.busyPerHost[host, default: 1] -= 1
+        if state.busyPerHost[host] == 0 { state.busyPerHost[host] = nil }
+        return true
     }
 
     /// Admits one more event stream, unless `maxStreams` are open or the server stopped.
@@ -189,9 +210,8 @@ public final class HTTPServer: Sendable {
     func release(_ connection: HTTPServerConnection) {
         let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
             state.connections[connection.id] = nil
-            let host = connection.remoteAddress.host
-            state.connectionsPerHost[host, default: 1] -= 1
-            if state.connectionsPerHost[host] == 0 { state.connectionsPerHost[host] = nil }
+            state.idleSince[connection.id] = nil
+            _ = Self.leaveBusy(connection, &state)
             guard state.connections.isEmpty else { return [] }
             defer { state.closeWaiters = [] }
             return state.closeWaiters

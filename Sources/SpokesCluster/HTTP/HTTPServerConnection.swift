@@ -1,4 +1,5 @@
 import Foundation
+import SpokesConcurrency
 import Synchronization
 
 /// One client connection of an ``HTTPServer``, served on its own thread from accept to
@@ -106,6 +107,15 @@ final class HTTPServerConnection: Sendable {
 
     /// Answers `request`; true to keep the connection for another request.
     private func serve(_ request: HTTPRequest, server: HTTPServer) -> Bool {
+        if let refusal = server.beginRequest(on: self) {
+            // Crowded out meanwhile: its descriptor is shut down, there is no one to answer.
+            guard refusal != .crowdedOut else { return false }
+            let reason = refusal == .tooManyConnections ? "too many requests in progress" : "too many requests in progress from your address"
+            var response = HTTPResponse.text("503 Service Unavailable: \(reason); try again shortly\n", status: .serviceUnavailable)
+            response.headers.add(name: "Retry-After", value: "1")
+            answerAndClose(response, server: server)
+            return false
+        }
         var request = request
         request.remoteAddress = remoteAddress
         guard let response = callHandler(request, server: server) else { return false }
@@ -115,7 +125,11 @@ final class HTTPServerConnection: Sendable {
         }
         let keepAlive = request.keepAlive && !response.asksToClose && !server.isStopped
         guard write(response.serialized(for: request, keepAlive: keepAlive, date: Date()), server: server) else { return false }
-        if !keepAlive { lingeringClose() }
+        if keepAlive {
+            server.endRequest(on: self)
+        } else {
+            lingeringClose()
+        }
         return keepAlive
     }
 
@@ -313,7 +327,7 @@ final class HTTPServerConnection: Sendable {
 
     /// `seconds` as a `poll` timeout, rounded up so a wait never ends before its deadline.
     private static func milliseconds(_ seconds: Double) -> Int32 {
-        Int32(min(max(1, (seconds * 1000).rounded(.up)), Double(Int32.max)))
+        max(1, Duration.clamped(seconds: seconds).pollMilliseconds)
     }
 }
 

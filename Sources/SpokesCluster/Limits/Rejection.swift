@@ -27,6 +27,9 @@ public enum Rejection: String, Sendable, Hashable, Codable, CaseIterable {
     case tooManyConnections = "too_many_connections"
     /// A connection over `limits.max_connections_per_address` from one address.
     case tooManyConnectionsFromAddress = "too_many_connections_per_address"
+    /// A connection still in its handshake, closed (oldest first) to make room for a new
+    /// one when `limits.max_handshaking_connections` were handshaking.
+    case tooManyHandshakes = "too_many_handshakes"
     /// A call over `limits.max_calls_per_connection` in flight on one connection.
     case tooManyCalls = "too_many_calls_in_flight"
     /// A peer that stopped reading while `limits.max_send_queue_bytes` waited for it.
@@ -37,6 +40,9 @@ public enum Rejection: String, Sendable, Hashable, Codable, CaseIterable {
     case unknownActor = "unknown_actor"
     /// A task of a kind this node has not registered.
     case unknownTaskKind = "unknown_task_kind"
+    /// A number out of the range this node accepts for it, in a handshake, a beacon, a
+    /// call argument or a task's input (see ``OutOfRange``).
+    case valueOutOfRange = "value_out_of_range"
     /// A job over `limits.max_users`, `limits.max_paths` or `limits.max_stations`.
     case jobTooLarge = "job_too_large"
     /// A datagram on the discovery port that is not a beacon.

@@ -6,13 +6,25 @@
 /// Rules:
 /// - a beacon or seed of an unknown node adds it as `joining` and asks to dial it
 ///   (again at most once per `redialInterval` while it is not connected);
-/// - a completed handshake makes a member `alive`; so does hearing from a `suspect`;
+/// - a completed handshake makes a member `alive`; so does hearing from a `suspect`, but
+///   only a message received after the suspicion began: a frozen node's old messages
+///   never bring it back;
 /// - silence past `suspectTimeout` makes an alive member `suspect`, past `deadTimeout`
 ///   `dead` (and asks to close its connection);
 /// - a dropped connection makes a member `dead` at once: its calls have already failed;
 /// - a `leave` makes it `left`;
-/// - a newer incarnation replaces the old entry (`removed`, then `joined`); older ones
-///   are ignored;
+/// - a tick that comes more than `lateTickAfter` seconds after the previous one means
+///   this node's own timers ran late (it was paused or starved): the silence it measured
+///   is its own, so nobody is suspected or declared dead on it. Silence is measured again
+///   from that tick, while fresh heartbeats go out (Lifeguard's local health, simplified);
+/// - a node name belongs to one incarnation at a time. A beacon of another incarnation
+///   of an alive or suspect member is ignored (a newcomer with a taken name is refused
+///   when it dials; see ``ClusterSystem``); once the member is dead or has left, any
+///   incarnation of that name is admitted at once, older or newer. A newer incarnation
+///   replaces a `joining` entry, and a completed handshake replaces any entry but a
+///   live newer one (`removed`, then `joined`);
+/// - a beacon with this node's own name but another incarnation asks to dial it, so the
+///   two find out which started first (the other yields; see ``ClusterSystem``);
 /// - dead and left members are removed after `forgetAfter` seconds.
 public struct Membership: Sendable {
     /// What the node observed.
@@ -38,6 +50,9 @@ public struct Membership: Sendable {
         case dial(address: String)
         case disconnect(node: NodeID)
         case publish(MembershipEvent)
+        /// This node's own ticks stopped for `seconds` (it was paused or starved): nobody
+        /// was suspected or declared dead on that silence; for the node's log.
+        case timersRanLate(seconds: Double)
     }
 
     public let local: NodeID
@@ -45,18 +60,30 @@ public struct Membership: Sendable {
     public var deadTimeout: Double
     public var redialInterval: Double
     public var forgetAfter: Double
+    /// A gap between two ticks longer than this means this node's timers ran late.
+    public var lateTickAfter: Double
 
     /// Members by node name (this node is not among them).
     public private(set) var members: [String: Member] = [:]
     private var connected: Set<String> = []
     private var lastDial: [String: Double] = [:]
+    /// When each suspect member became suspect: only news from after it clears it.
+    private var suspectedSince: [String: Double] = [:]
+    private var lastTick: Double?
+    /// Silence is counted from here at the earliest: the tick that ended this node's
+    /// last pause (nothing heard during a pause counts against a peer).
+    private var silenceCountedFrom = -Double.infinity
 
-    public init(local: NodeID, suspectTimeout: Double, deadTimeout: Double, redialInterval: Double = 1, forgetAfter: Double = 60) {
+    /// `lateTickAfter` defaults to `suspectTimeout`: a node that did not tick for that
+    /// long would suspect a healthy peer on its own silence alone.
+    public init(local: NodeID, suspectTimeout: Double, deadTimeout: Double, redialInterval: Double = 1, forgetAfter: Double = 60,
+                lateTickAfter: Double? = nil) {
         self.local = local
         self.suspectTimeout = suspectTimeout
         self.deadTimeout = deadTimeout
         self.redialInterval = redialInterval
         self.forgetAfter = forgetAfter
+        self.lateTickAfter = lateTickAfter ?? suspectTimeout
     }
 
     /// Applies one observation made at monotonic time `now` (seconds) and returns the actions.
@@ -71,9 +98,12 @@ public struct Membership: Sendable {
             return connect(node, address: address, slots: slots, now: now)
         case .heard(let node):
             guard var member = members[node.name], member.node == node else { return [] }
-            member.lastHeard = now
+            member.lastHeard = max(member.lastHeard, now)
             members[node.name] = member
-            return member.state == .suspect ? transition(node.name, to: .alive) : []
+            // News only: a message from before the suspicion (the same old timestamp fed
+            // again, say) says nothing about the member now.
+            guard member.state == .suspect, let since = suspectedSince[node.name], now > since else { return [] }
+            return transition(node.name, to: .alive)
         case .disconnected(let node):
             guard members[node.name]?.node == node else { return [] }
             connected.remove(node.name)
@@ -94,16 +124,23 @@ public struct Membership: Sendable {
     }
 
     private mutating func beacon(_ node: NodeID, address: String, slots: Int, now: Double) -> [Action] {
-        guard node.name != local.name else { return [] }
+        if node.name == local.name {
+            return node == local ? [] : dialIfDue(key: "name:\(address)", address: address, now: now)
+        }
         var actions: [Action] = []
-        if let known = members[node.name] {
-            if node.incarnation < known.node.incarnation { return [] }
-            if node.incarnation > known.node.incarnation {
-                members[node.name] = nil
-                connected.remove(node.name)
-                actions.append(.publish(.removed(known)))
-                if known.state != .dead && known.state != .left { actions.append(.disconnect(node: known.node)) }
+        if let known = members[node.name], known.node != node {
+            switch known.state {
+            case .dead, .left:
+                break
+            case .joining where node.incarnation > known.node.incarnation:
+                break
+            case .joining, .alive, .suspect:
+                return []
             }
+            members[node.name] = nil
+            connected.remove(node.name)
+            suspectedSince[node.name] = nil
+            actions.append(.publish(.removed(known)))
         }
         if members[node.name] == nil {
             let member = Member(node: node, address: address, state: .joining, slots: slots, lastHeard: now)
@@ -120,12 +157,14 @@ public struct Membership: Sendable {
         guard node.name != local.name else { return [] }
         var actions: [Action] = []
         if let known = members[node.name], known.node != node {
-            if node.incarnation < known.node.incarnation { return [] }
+            let holdsTheName = known.state == .alive || known.state == .suspect
+            if holdsTheName, node.incarnation < known.node.incarnation { return [] }
             members[node.name] = nil
             actions.append(.publish(.removed(known)))
         }
         connected.insert(node.name)
         lastDial[node.name] = nil
+        suspectedSince[node.name] = nil
         if var member = members[node.name] {
             member.address = address
             member.slots = slots
@@ -140,13 +179,21 @@ public struct Membership: Sendable {
 
     private mutating func tick(now: Double) -> [Action] {
         var actions: [Action] = []
+        if let last = lastTick, now - last > lateTickAfter {
+            silenceCountedFrom = now
+            actions.append(.timersRanLate(seconds: now - last))
+        }
+        lastTick = max(lastTick ?? now, now)
         for (name, member) in members.sorted(by: { $0.key < $1.key }) {
             let silence = now - member.lastHeard
+            let silenceToBlame = now - max(member.lastHeard, silenceCountedFrom)
             switch member.state {
-            case .alive where silence > deadTimeout, .suspect where silence > deadTimeout:
+            case .alive where silenceToBlame > deadTimeout, .suspect where silenceToBlame > deadTimeout:
                 connected.remove(name)
+                suspectedSince[name] = nil
                 actions += transition(name, to: .dead) + [.disconnect(node: member.node)]
-            case .alive where silence > suspectTimeout:
+            case .alive where silenceToBlame > suspectTimeout:
+                suspectedSince[name] = now
                 actions += transition(name, to: .suspect)
             case .dead where silence > forgetAfter, .left where silence > forgetAfter:
                 members[name] = nil

@@ -1,4 +1,5 @@
 import Foundation
+import SpokesConcurrency
 import Synchronization
 
 /// A running node: the actor system, its member list, discovery, heartbeats, and the
@@ -29,6 +30,9 @@ public final class ClusterNode: Sendable {
     private let discovery: Discovery?
     private let subscribers = Mutex<[UUID: AsyncStream<MembershipEvent>.Continuation]>([:])
     private let tasks = Mutex<[Task<Void, Never>]>([])
+    /// Set by ``stop()`` (and when the node yields its name): observations that still
+    /// arrive (a beacon the discovery thread read just before it stopped) are dropped.
+    private let stopped = Atomic<Bool>(false)
     private let started = MonotonicClock.now
     private let status: Mutex<NodeStatus?> = Mutex(nil)
     /// Supplies the running/completed task counts shown by `status` (set by the worker).
@@ -36,6 +40,18 @@ public final class ClusterNode: Sendable {
     private let taskCounts = Mutex<@Sendable () -> (running: Int, completed: Int)>({ (0, 0) })
     /// What `spokes stop` asks for (``NodeStatus/stop()``); nil: this node cannot be stopped remotely.
     private let stopRequest = Mutex<(@Sendable () -> Void)?>(nil)
+    private let nameConflictPromise = Promise<NameConflict, Never>()
+
+    /// Completes when a live member of the cluster turns out to have this node's name
+    /// (see ``NameConflict``). The node has then stopped finding and greeting peers;
+    /// whoever runs it should ``stop()`` it and exit (`spokes node` exits 1).
+    public var nameConflict: Future<NameConflict, Never> { nameConflictPromise.future }
+
+    /// The conflict, once there is one.
+    public var nameTaken: NameConflict? {
+        if case .success(let conflict)? = nameConflict.currentResult { return conflict }
+        return nil
+    }
 
     /// Lets clients stop this node (`spokes stop`): `action` runs once one asks.
     public func onStopRequest(_ action: @escaping @Sendable () -> Void) {
@@ -88,6 +104,8 @@ public final class ClusterNode: Sendable {
                     self.observe(.disconnected(node: node))
                 case .left(let node):
                     self.observe(.left(node: node))
+                case .nameTaken(let conflict):
+                    self.yieldName(conflict)
                 }
             }
         }
@@ -102,7 +120,7 @@ public final class ClusterNode: Sendable {
                 }
                 for seed in seeds { self.observe(.seed(address: seed)) }
                 self.observe(.tick)
-                try? await Task.sleep(for: .seconds(interval))
+                try? await Task.sleep(for: .clamped(seconds: interval))
             }
         }
         tasks.withLock { $0 += [listening, ticking] }
@@ -122,6 +140,7 @@ public final class ClusterNode: Sendable {
     }
 
     private func stopTimersAndDiscovery() {
+        stopped.store(true, ordering: .releasing)
         tasks.withLock { tasks in
             for task in tasks { task.cancel() }
             tasks.removeAll()
@@ -193,6 +212,7 @@ public final class ClusterNode: Sendable {
     }
 
     private func observe(_ observation: Membership.Observation, at time: Double = MonotonicClock.now) {
+        guard !stopped.load(ordering: .acquiring) else { return }
         let actions = membership.withLock { $0.observe(observation, at: time) }
         for action in actions {
             switch action {
@@ -211,8 +231,18 @@ public final class ClusterNode: Sendable {
             case .publish(let event):
                 let streams = subscribers.withLock { Array($0.values) }
                 for stream in streams { stream.yield(event) }
+            case .timersRanLate(let seconds):
+                system.log("this node's timers ran \(String(format: "%.1f", seconds)) s late (was it paused?): peers get fresh heartbeats before anyone is declared dead")
             }
         }
+    }
+
+    /// Gives up this node's name: stops beacons and timers (so it neither announces nor
+    /// dials any more), logs why, and completes ``nameConflict``.
+    private func yieldName(_ conflict: NameConflict) {
+        guard nameConflictPromise.resolve(conflict) else { return }
+        stopTimersAndDiscovery()
+        system.log("\(conflict)")
     }
 
     /// Logs why dialling `address` failed, once per address and reason (redials repeat).

@@ -1,4 +1,5 @@
 import Distributed
+import SpokesConcurrency
 
 /// One line of `spokes status`: a member as the answering node sees it.
 public struct MemberStatus: Sendable, Hashable, Codable {
@@ -73,10 +74,11 @@ public distributed actor NodeStatus {
         actorSystem.rejections.snapshot
     }
 
-    /// Answers with this node's name after `delay` seconds (at most 60): measures round
-    /// trips, and gives tests a call that stays in flight.
+    /// Answers with this node's name after `delay` seconds (0 to 60; others are refused
+    /// with ``OutOfRange``): measures round trips, and gives tests a call that stays in flight.
     public distributed func ping(delay: Double = 0) async throws -> String {
-        if delay > 0 { try await Task.sleep(for: .seconds(min(delay, 60))) }
+        try OutOfRange.check("ping delay", delay, in: 0...60, unit: " seconds")
+        if delay > 0 { try await Task.sleep(for: .clamped(seconds: delay)) }
         return id.node.name
     }
 }

@@ -4,8 +4,8 @@ import Synchronization
 /// dashboard shows of jobs. Coordinators feed it the same ``JobRunner/Event``s that
 /// drive their progress displays.
 ///
-/// Invariant: per job, `done + failed <= total`, and each node's `running` never goes
-/// below zero. At most `keepFinished` ended jobs are kept, newest first.
+/// Invariant: per job, `done + failed + cancelled <= total`, and each node's `running`
+/// never goes below zero. At most `keepFinished` ended jobs are kept, newest first.
 public final class JobBoard: Sendable {
     /// How a job stands.
     public enum State: String, Sendable, Hashable, Codable {
@@ -36,7 +36,11 @@ public final class JobBoard: Sendable {
         public var coordinator: String
         public var total: Int
         public var done = 0
+        /// Tasks whose every attempt failed.
         public var failed = 0
+        /// Tasks stopped because the job was cancelled.
+        public var cancelled = 0
+        /// Attempts started again after a failed one (a worker that was full does not count).
         public var retries = 0
         /// Monotonic seconds on the coordinator.
         public var startedAt: Double
@@ -85,16 +89,22 @@ public final class JobBoard: Sendable {
         state.withLock { state in
             guard var record = state.running[job] else { return }
             switch event {
-            case .started(_, _, let node):
+            case .started(_, let attempt, let node):
                 record.perNode[node, default: Share()].running += 1
+                if attempt > 1 { record.retries += 1 }
+            case .busy(_, let attempt, let node):
+                record.perNode[node, default: Share()].running = max(0, record.perNode[node, default: Share()].running - 1)
+                if attempt > 1 { record.retries = max(0, record.retries - 1) }
             case .finished(_, let node):
                 record.perNode[node, default: Share()].running = max(0, record.perNode[node, default: Share()].running - 1)
                 record.perNode[node, default: Share()].done += 1
-                record.done = min(record.total - record.failed, record.done + 1)
+                record.done = min(record.total - record.failed - record.cancelled, record.done + 1)
             case .failed(_, _, let node, _, let willRetry):
                 record.perNode[node, default: Share()].running = max(0, record.perNode[node, default: Share()].running - 1)
-                record.retries += 1
-                if !willRetry { record.failed = min(record.total - record.done, record.failed + 1) }
+                if !willRetry { record.failed = min(record.total - record.done - record.cancelled, record.failed + 1) }
+            case .cancelled(_, _, let node):
+                if let node { record.perNode[node, default: Share()].running = max(0, record.perNode[node, default: Share()].running - 1) }
+                record.cancelled = min(record.total - record.done - record.failed, record.cancelled + 1)
             }
             state.running[job] = record
         }

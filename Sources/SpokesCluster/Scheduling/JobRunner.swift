@@ -11,6 +11,9 @@ public struct JobRunner: Sendable {
         public var attempt: Int
         public var node: String
         public var reason: String
+        /// The attempt ended, or never started, because the job was cancelled: not a
+        /// failure of the task.
+        public var cancelled = false
     }
 
     /// How one task ended.
@@ -22,6 +25,10 @@ public struct JobRunner: Sendable {
         public var node: String?
         public var attempts: Int
         public var failures: [Failure]
+
+        /// No result because the job was cancelled (its last attempt was cancelled, or
+        /// never started), rather than because every attempt failed.
+        public var cancelled: Bool { output == nil && failures.last?.cancelled == true }
     }
 
     /// What happens as the job runs, for progress displays.
@@ -29,6 +36,10 @@ public struct JobRunner: Sendable {
         case started(task: Int, attempt: Int, node: String)
         case finished(task: Int, node: String)
         case failed(task: Int, attempt: Int, node: String, reason: String, willRetry: Bool)
+        /// The worker at `node` was full: the attempt did not start there, and goes elsewhere.
+        case busy(task: Int, attempt: Int, node: String)
+        /// The job was cancelled: the attempt stopped on `node`, or (nil) never started.
+        case cancelled(task: Int, attempt: Int, node: String?)
     }
 
     public let systems: Systems
@@ -38,6 +49,23 @@ public struct JobRunner: Sendable {
     public let deadline: Double
     /// Retries after the first attempt.
     public let retries: Int
+
+    /// Attempts started again after a failed one, over `outcomes`: what reports call
+    /// retries. A cancelled attempt, or one a full worker turned away, is not one.
+    public static func retries(in outcomes: [Outcome]) -> Int {
+        outcomes.reduce(0) { $0 + max(0, $1.attempts - 1) }
+    }
+
+    /// Deadlines a job may ask for, in seconds: more than nothing, at most about 11.6 days.
+    public static let deadlineRange = 0.001...1_000_000.0
+    /// Retries a job may ask for.
+    public static let retryRange = 0...100
+
+    /// Throws when a job's deadline or retries (from a submitter) are out of range.
+    public static func checkRanges(deadline: Double, retries: Int) throws(OutOfRange) {
+        try OutOfRange.check("deadline", deadline, in: deadlineRange, unit: " seconds")
+        try OutOfRange.check("retries", retries, in: retryRange)
+    }
 
     public init(systems: Systems, job: String, kind: String, deadline: Double, retries: Int) {
         self.systems = systems
@@ -69,7 +97,8 @@ public struct JobRunner: Sendable {
         }
         let finished = Set(outcomes.map(\.task))
         for task in 0..<count where !finished.contains(task) {
-            outcomes.append(Outcome(task: task, output: nil, node: nil, attempts: 0, failures: [Failure(attempt: 0, node: "", reason: "cancelled before it started")]))
+            outcomes.append(Outcome(task: task, output: nil, node: nil, attempts: 0, failures: [Failure(attempt: 1, node: "", reason: "cancelled before it started", cancelled: true)]))
+            onEvent(.cancelled(task: task, attempt: 1, node: nil))
         }
         return outcomes.sorted { $0.task < $1.task }
     }
@@ -83,11 +112,20 @@ public struct JobRunner: Sendable {
         var commitment = first
         var attempt = 1
         var failures: [Failure] = []
+        /// The job was cancelled: the attempt stopped on its node, or never started.
+        func cancelled(started: Bool) -> Outcome {
+            let node = started ? commitment.node : nil
+            failures.append(Failure(attempt: attempt, node: node ?? "", reason: started ? "cancelled while it ran" : "cancelled before it started", cancelled: true))
+            onEvent(.cancelled(task: task, attempt: attempt, node: node))
+            return Outcome(task: task, output: nil, node: nil, attempts: started ? attempt : attempt - 1, failures: failures)
+        }
         while true {
             let reason: String
+            var sent = false
             do {
                 let request = TaskRequest(job: job, task: task, attempt: attempt, kind: kind, input: try await input(task, attempt))
                 onEvent(.started(task: task, attempt: attempt, node: commitment.node))
+                sent = true
                 let system = commitment.system
                 // A queued task waits at most until a task ahead of it ends, which is
                 // within that task's deadline: it gets that much longer.
@@ -96,9 +134,8 @@ public struct JobRunner: Sendable {
                 switch result {
                 case .busy:
                     await systems.releaseBusy(commitment)
-                    guard let next = try? await systems.firstAvailableSystem(stillToSend: 0) else {
-                        return Outcome(task: task, output: nil, node: nil, attempts: attempt, failures: failures + [Failure(attempt: attempt, node: commitment.node, reason: "cancelled")])
-                    }
+                    onEvent(.busy(task: task, attempt: attempt, node: commitment.node))
+                    guard let next = try? await systems.firstAvailableSystem(stillToSend: 0) else { return cancelled(started: false) }
                     commitment = next
                     continue
                 case .done(let output):
@@ -117,16 +154,18 @@ public struct JobRunner: Sendable {
                     let key = TaskRequest(job: job, task: task, attempt: attempt, kind: kind, input: "").key
                     Task { try? await system.cancel(key) }
                 }
-                reason = error is TimeoutError ? "no result within the \(deadline) s deadline" : "\(error)"
+                if Task.isCancelled { return cancelled(started: sent) }
+                reason = FailureReason.describe(error, deadline: deadline)
             }
             failures.append(Failure(attempt: attempt, node: commitment.node, reason: reason))
-            let willRetry = attempt <= retries && !Task.isCancelled
+            let willRetry = attempt <= retries
             onEvent(.failed(task: task, attempt: attempt, node: commitment.node, reason: reason, willRetry: willRetry))
-            guard willRetry, let next = try? await systems.firstAvailableSystem(avoiding: commitment.node, stillToSend: 0) else {
-                return Outcome(task: task, output: nil, node: nil, attempts: attempt, failures: failures)
+            guard willRetry else { return Outcome(task: task, output: nil, node: nil, attempts: attempt, failures: failures) }
+            attempt += 1
+            guard let next = try? await systems.firstAvailableSystem(avoiding: commitment.node, stillToSend: 0) else {
+                return cancelled(started: false)
             }
             commitment = next
-            attempt += 1
         }
     }
 }

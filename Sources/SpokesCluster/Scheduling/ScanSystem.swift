@@ -84,6 +84,12 @@ public distributed actor ScanSystem {
     /// Runs a task in a free (or reserved) slot, waits for one in the queue, or answers
     /// `.busy` when the queue is full too.
     public distributed func run(_ request: TaskRequest) async throws -> TaskResult {
+        do {
+            try request.checkRanges()
+        } catch {
+            if reserved > 0 { reserved -= 1 }
+            throw error
+        }
         guard registry.contains(request.kind) else {
             if reserved > 0 { reserved -= 1 }
             actorSystem.rejections.count(.unknownTaskKind)
@@ -97,6 +103,7 @@ public distributed actor ScanSystem {
         } else if queue.count < Self.queueLength(slots: slots) {
             guard await waitForSlot(request.key) else { throw CancellationError() }
         } else {
+            counters.answeredBusy()
             return .busy
         }
         defer { releaseSlot() }
@@ -172,6 +179,7 @@ public final class TaskCounters: Sendable {
     private let active = Atomic<Int>(0)
     private let succeededCount = Atomic<Int>(0)
     private let failedCount = Atomic<Int>(0)
+    private let busyCount = Atomic<Int>(0)
 
     public init() {}
 
@@ -182,6 +190,10 @@ public final class TaskCounters: Sendable {
     public var failed: Int { failedCount.load(ordering: .relaxed) }
     /// Attempts that ended, either way.
     public var completed: Int { succeeded + failed }
+    /// Attempts turned away with ``TaskResult/busy`` (every slot and queue place taken).
+    public var busy: Int { busyCount.load(ordering: .relaxed) }
+
+    func answeredBusy() { busyCount.add(1, ordering: .relaxed) }
 
     func started() { active.add(1, ordering: .relaxed) }
 

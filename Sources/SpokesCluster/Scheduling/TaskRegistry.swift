@@ -1,4 +1,5 @@
 import Foundation
+import SpokesConcurrency
 import Synchronization
 
 /// The task kinds a node runs, by name. Thread-safe; register before tasks arrive.
@@ -10,8 +11,9 @@ import Synchronization
 ///
 /// Running a task, the registry checks the input against ``TaskLimits`` and the node's
 /// JSON shape limits, decodes it, runs the kind, turns an error it throws into a
-/// ``TaskError`` its submitter can read (``TaskError/init(kind:thrown:)``), encodes the
-/// output with sorted keys and checks its size before it is sent.
+/// ``TaskError`` its submitter can read (``TaskError/init(kind:thrown:)``; the cluster's
+/// own errors pass as they are), encodes the output with sorted keys and checks its size
+/// before it is sent.
 public final class TaskRegistry: Sendable {
     /// One registered kind, with its type erased: what running and costing a task needs.
     private struct Entry: Sendable {
@@ -66,12 +68,8 @@ public final class TaskRegistry: Sendable {
                 let output: Kind.Output
                 do {
                     output = try await kind.run(input, context: context)
-                } catch let error as CancellationError {
-                    throw error
-                } catch let error as TaskError {
-                    throw error
                 } catch {
-                    throw TaskError(kind: name, thrown: error)
+                    throw TaskError.passingOwn(error, kind: name)
                 }
                 let encoder = JSONEncoder()
                 // The same output prints the same on every node.
@@ -85,22 +83,25 @@ public final class TaskRegistry: Sendable {
     }
 
     /// `text` as `kind`'s input: within ``TaskLimits`` and the JSON shape limits of
-    /// `settings`, decoded, and accepted by the kind's ``TaskKind/validate(_:)``.
-    private static func input<Kind: TaskKind>(of kind: Kind, from text: String, settings: ClusterSettings) throws(TaskError) -> Kind.Input {
+    /// `settings`, decoded, and accepted by the kind's ``TaskKind/validate(_:)`` (a
+    /// refusal is ``TaskError/invalidInput(kind:reason:)``, or the ``OutOfRange`` it threw).
+    private static func input<Kind: TaskKind>(of kind: Kind, from text: String, settings: ClusterSettings) throws -> Kind.Input {
         let limit = TaskLimits.maximumDataBytes(frameBytes: settings.maximumFrameSize)
         let bytes = Array(text.utf8)
-        guard bytes.count <= limit else { throw .inputTooLarge(kind: Kind.name, bytes: bytes.count, limit: limit) }
+        guard bytes.count <= limit else { throw TaskError.inputTooLarge(kind: Kind.name, bytes: bytes.count, limit: limit) }
         let input: Kind.Input
         do {
             try settings.jsonLimits.check(bytes)
             input = try JSONDecoder().decode(Kind.Input.self, from: Data(bytes))
         } catch {
-            throw .invalidInput(kind: Kind.name, reason: describeDecoding(error))
+            throw TaskError.invalidInput(kind: Kind.name, reason: describeDecoding(error))
         }
         do {
             try kind.validate(input)
+        } catch let error as OutOfRange {
+            throw error
         } catch {
-            throw .invalidInput(kind: Kind.name, reason: TaskError(kind: Kind.name, thrown: error).description)
+            throw TaskError.invalidInput(kind: Kind.name, reason: TaskError(kind: Kind.name, thrown: error).description)
         }
         return input
     }
@@ -199,14 +200,15 @@ public struct NoopTask: TaskKind {
     public func run(_ input: Int, context: TaskContext) async throws -> Int { input }
 }
 
-/// `bench.sleep`: sleeps the given seconds (at most an hour). Measures slot-bound scaling,
+/// `bench.sleep`: sleeps the given seconds (0 to an hour). Measures slot-bound scaling,
 /// so it is declared ``TaskCost/cpu`` on purpose: it stands in for a task that holds a
 /// slot for that long.
 public struct SleepTask: TaskKind {
     public static let name = "bench.sleep"
     public init() {}
     public func run(_ input: Double, context: TaskContext) async throws -> Double {
-        try await Task.sleep(for: .seconds(min(max(0, input), 3_600)))
+        try OutOfRange.check("bench.sleep seconds", input, in: 0...3_600)
+        try await Task.sleep(for: .clamped(seconds: input))
         return input
     }
 }

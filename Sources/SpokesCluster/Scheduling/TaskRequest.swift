@@ -20,6 +20,12 @@ public struct TaskRequest: Sendable, Hashable, Codable {
         self.input = input
     }
 
+    /// Throws when the task number is negative or the attempt below 1.
+    public func checkRanges() throws(OutOfRange) {
+        try OutOfRange.check("task", task, in: 0...Int.max)
+        try OutOfRange.check("attempt", attempt, in: 1...Int.max)
+    }
+
     /// Identifies the attempt, for cancellation.
     public var key: String { "\(job)/\(task)/\(attempt)" }
 }
@@ -53,7 +59,7 @@ public enum TaskError: Error, Sendable, Hashable, Codable, CustomStringConvertib
         case .unknownKind(let name): "unknown task kind '\(name)'"
         case .invalidInput(let kind, let reason): "invalid input for \(kind): \(reason)"
         case .kindFailed(_, let type, let message):
-            message.isEmpty ? type : message.hasPrefix("(") ? type + message : "\(type): \(message)"
+            message.isEmpty ? type : message.hasPrefix(" (") ? type + message : "\(type): \(message)"
         case .inputTooLarge(let kind, let bytes, let limit):
             "the input of \(kind) is \(bytes) bytes of JSON; a task's input may be at most \(limit) (a quarter of limits.max_frame_bytes)"
         case .outputTooLarge(let kind, let bytes, let limit):
@@ -64,8 +70,9 @@ public enum TaskError: Error, Sendable, Hashable, Codable, CustomStringConvertib
 
     /// What a kind's thrown `error` says to its submitter: its type, with the enum case
     /// when one can be told (`MyError.tooLarge`), and its message: `errorDescription` of a
-    /// `LocalizedError`, `description` of a `CustomStringConvertible`, or else its cases's
-    /// associated values or its fields (`MyError.tooLarge(limit: 5)`, `Oops(code: 3)`).
+    /// `LocalizedError`, `description` of a `CustomStringConvertible`, or else its case's
+    /// associated values or its fields (`MyError.tooLarge (limit: 5)`, `Oops (code: 3)`: a
+    /// space before the values, so no report takes the words for a dump of a value).
     public init(kind: String, thrown error: any Error) {
         let typeName = String(describing: type(of: error))
         let shown = String(describing: error)
@@ -78,24 +85,25 @@ public enum TaskError: Error, Sendable, Hashable, Codable, CustomStringConvertib
             // has no description of its own, prints as its name.
             if let label = mirror.children.first?.label {
                 type += "." + label
-                if described == nil { message = String(shown.dropFirst(label.count)) }
+                if described == nil { message = " " + String(shown.dropFirst(label.count)) }
             } else if described == nil {
                 type += "." + shown
             }
         } else if described == nil {
-            message = shown.hasPrefix(typeName) ? String(shown.dropFirst(typeName.count)) : shown
+            message = shown.hasPrefix(typeName) ? " " + String(shown.dropFirst(typeName.count)) : shown
         }
         self = .kindFailed(kind: kind, type: type, message: message)
     }
 
-    /// An attempt's failure as its submitter should read it: a kind's error as
-    /// ``description`` says, also when it comes from another node (where the transport
-    /// would add "node threw TaskError: "). Other errors read as they describe themselves.
-    public static func reason(for error: any Error) -> String {
-        if case .remoteError(let type, let message, _)? = error as? RemoteCallError, type == String(describing: TaskError.self) {
-            return message
+    /// `error`, thrown by the kind `kind`, as the worker sends it on: the cluster's own
+    /// errors as they are (`CancellationError`, so the attempt counts as cancelled;
+    /// `TaskError`; ``OutOfRange``, so the refusal is counted), any other as
+    /// ``kindFailed(kind:type:message:)``.
+    static func passingOwn(_ error: any Error, kind: String) -> any Error {
+        switch error {
+        case is CancellationError, is TaskError, is OutOfRange: error
+        default: TaskError(kind: kind, thrown: error)
         }
-        return "\(error)"
     }
 }
 

@@ -56,6 +56,8 @@ public final class Connection: Sendable, CustomStringConvertible {
     public let remoteAddress: SocketAddress
     /// True on the side that dialled.
     public let isOutbound: Bool
+    /// Monotonic seconds when the connection opened.
+    public let opened = MonotonicClock.now
     private let fd: Int32
     private let limits: Limits
     private let rejections: RejectionCounters
@@ -158,6 +160,13 @@ public final class Connection: Sendable, CustomStringConvertible {
         writes.async { [self] in close(reason: reason) }
     }
 
+    /// Sends `message`, then closes as ``close(reason:rejecting:)`` does: a refusal the
+    /// peer can read before its connection ends.
+    func send(_ message: WireMessage, thenCloseWithReason reason: String, rejecting rejection: Rejection) {
+        send(message)
+        writes.async { [self] in close(reason: reason, rejecting: rejection) }
+    }
+
     /// Blocks until every write queued so far has been attempted. Call off the cooperative pool.
     func drainWrites() {
         writes.sync {}
@@ -213,6 +222,10 @@ public final class Connection: Sendable, CustomStringConvertible {
                     break reading
                 }
                 switch message(in: frame, decoder: json) {
+                case .failure(let failure) where failure.rejection == .malformedFrame:
+                    // A field of the wrong type or out of its type's range: say which, then close.
+                    send(.refused(WireMessage.Refusal(reason: failure.reason)), thenCloseWithReason: failure.reason, rejecting: failure.rejection)
+                    break reading
                 case .failure(let failure):
                     close(reason: failure.reason, rejecting: failure.rejection)
                     break reading

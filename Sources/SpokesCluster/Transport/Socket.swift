@@ -1,4 +1,5 @@
 import Glibc
+import SpokesConcurrency
 
 /// Thin, blocking wrappers over the POSIX socket calls the transport needs. They block
 /// the calling thread, so they run only on the transport's own threads and queues,
@@ -38,7 +39,7 @@ enum Socket {
                 throw .socketFailed(operation: "connect to", address: address.description, errno: code)
             }
             var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            let ready = poll(&poller, 1, Int32(max(1, timeout * 1000)))
+            let ready = poll(&poller, 1, max(1, Duration.clamped(seconds: timeout).pollMilliseconds))
             if ready <= 0 {
                 close(fd)
                 throw .connectTimedOut(address: address.description)

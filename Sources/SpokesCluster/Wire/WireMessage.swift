@@ -51,6 +51,16 @@ public enum WireMessage: Sendable, Equatable {
             self.authenticated = authenticated
             self.nonce = nonce
         }
+
+        /// Slots a member may announce (0 for a client). Coordinators add a member's slots
+        /// and queue places up, so a peer's count is checked before it is believed.
+        public static let slotRange = 0...10_000
+
+        /// Throws when a number in this handshake (or beacon) is out of range: the
+        /// handshake is then refused with the reason, and a beacon is dropped.
+        public func checkRanges() throws(OutOfRange) {
+            try OutOfRange.check("slots", slots, in: Self.slotRange)
+        }
     }
 
     public struct Welcome: Sendable, Equatable, Codable {
@@ -66,6 +76,9 @@ public enum WireMessage: Sendable, Equatable {
 
     public struct Refusal: Sendable, Equatable, Codable {
         public var reason: String
+        /// Set when the dialler's name is taken by a live member: where that member
+        /// listens. The dialler stops (see ``NameConflict``).
+        public var nameTakenAt: String?
     }
 
     public struct Call: Sendable, Equatable, Codable {

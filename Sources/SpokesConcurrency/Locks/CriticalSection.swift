@@ -140,11 +140,11 @@ private struct MonotonicInstant {
         return MonotonicInstant(nanoseconds: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
     }
 
-    /// This instant plus `seconds`, treating NaN and negative values as zero and capping at
-    /// roughly 30 years so that the arithmetic cannot overflow.
+    /// This instant plus `seconds`, clamped as ``Duration/clamped(seconds:)`` clamps (NaN
+    /// and negative values are zero, at most about 31.7 years), so nothing overflows.
     func advanced(bySeconds seconds: Double) -> MonotonicInstant {
-        let clamped = seconds.isNaN ? 0 : min(max(seconds, 0), 1e9)
-        return MonotonicInstant(nanoseconds: nanoseconds + Int64(clamped * 1e9))
+        let (whole, attoseconds) = Duration.clamped(seconds: seconds).components
+        return MonotonicInstant(nanoseconds: nanoseconds + whole * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
     var absoluteTimespec: timespec {

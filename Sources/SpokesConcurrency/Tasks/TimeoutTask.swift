@@ -11,6 +11,10 @@ import Synchronization
 /// let reply = try await TimeoutTask(seconds: 5) { try await peer.scan(sector) }.value
 /// ```
 ///
+/// `seconds` may be any number: it goes through ``Duration/clamped(seconds:)``, so NaN
+/// and negative deadlines pass at once and huge ones (even infinity) wait at most about
+/// 31.7 years; nothing traps.
+///
 /// The operation starts when the task is made. Every awaiter of `value` gets the same
 /// outcome. Unlike the book's version, the outcome is settled once under a lock, and
 /// each waiting continuation is taken out of the state in the same step that settles
@@ -33,7 +37,7 @@ public final class TimeoutTask<Success: Sendable>: Sendable {
             }
         }
         timerTask = Task {
-            guard (try? await Task.sleep(for: .seconds(max(0, seconds)))) != nil else { return }
+            guard (try? await Task.sleep(for: .clamped(seconds: seconds))) != nil else { return }
             outcome.settle(.failure(TimeoutError(seconds: seconds)))
         }
         outcome.onSettle { [operationTask, timerTask] in

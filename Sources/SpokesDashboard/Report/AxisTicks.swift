@@ -1,4 +1,5 @@
 import Foundation
+import SpokesConcurrency
 
 /// "Nice" axis ticks (1, 2 or 5 times a power of ten) from zero to at least a maximum,
 /// and their labels.
@@ -10,7 +11,7 @@ enum AxisTicks {
         guard maximum.isFinite, maximum > 0 else { return [0, 1] }
         var step = niceStep(maximum / Double(max(1, count)))
         if integers { step = max(1, step.rounded(.up)) }
-        let steps = Int((maximum / step - 1e-9).rounded(.up))
+        let steps = min(Int(saturating: (maximum / step - 1e-9).rounded(.up)), 10 * max(1, count))
         return (0...max(1, steps)).map { Double($0) * step }
     }
 

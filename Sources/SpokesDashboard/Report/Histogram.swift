@@ -1,3 +1,5 @@
+import SpokesConcurrency
+
 /// Counts of values in equal bins starting at zero, sized for a readable chart.
 ///
 /// Values come in steps (waiting time in multiples of the move time, paths in whole
@@ -41,10 +43,10 @@ struct Histogram: Sendable, Hashable {
             bins = []
             return
         }
-        let binCount = min(Int((maximum / width + 1e-9).rounded(.down)) + 1, max(limit, 1) * 10)
+        let binCount = min(Int(saturating: (maximum / width + 1e-9).rounded(.down)), max(limit, 1) * 10 - 1) + 1
         var counts = [Int](repeating: 0, count: binCount)
         for value in finite {
-            let index = Int(max(0, value / width + 1e-9).rounded(.down))
+            let index = Int(saturating: max(0, value / width + 1e-9).rounded(.down))
             counts[min(index, binCount - 1)] += 1
         }
         bins = counts.enumerated().map { index, count in

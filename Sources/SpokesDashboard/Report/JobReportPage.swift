@@ -158,7 +158,7 @@ public enum JobReportPage {
         var completed = "\(report.completedUsers) of \(report.users)"
         if report.usersReachedGoal > 0 { completed += " (\(report.usersReachedGoal) reached the goal)" }
         if report.usersGaveUp > 0 { completed += " (\(report.usersGaveUp) gave up)" }
-        if report.cancelled { completed += " (interrupted)" }
+        if report.cancelled { completed += " (\(HTML.escape(report.cancelReason ?? "interrupted")))" }
         rows.append(("Users completed", completed))
         rows.append(("Paths ridden", "\(report.totalPaths)"))
         let averageWait = report.users > 0 ? report.totalWaitingTime / Double(report.users) : 0
@@ -184,6 +184,7 @@ public enum JobReportPage {
         }
         if let retries = report.retries { rows.append(("Retries", "\(retries)")) }
         if let failed = report.failedUsers, !failed.isEmpty { rows.append(("Failed users", "\(failed.count)")) }
+        if let cancelled = report.cancelledUsers, !cancelled.isEmpty { rows.append(("Cancelled users", "\(cancelled.count)")) }
         let body = rows.map { "<tr><th scope=\"row\">\($0.0)</th><td>\($0.1)</td></tr>" }.joined(separator: "\n")
         return "<section id=\"summary\"><h2>Summary</h2>\n<table class=\"summary\">\n\(body)\n</table></section>\n"
     }
@@ -292,24 +293,27 @@ public enum JobReportPage {
         var html = "<section id=\"retries\" class=\"long\"><h2>Retries and failures</h2>\n"
         if report.cancelled {
             let unfinished = report.users - report.completedUsers
-            html += "<p><strong>The job was cancelled.</strong> \(unfinished) user\(unfinished == 1 ? "" : "s") did not complete.</p>\n"
+            let who = report.cancelReason.map { " (\(HTML.escape($0)))" } ?? ""
+            html += "<p><strong>The job was cancelled\(who).</strong> \(unfinished) user\(unfinished == 1 ? "" : "s") did not complete.</p>\n"
         }
         guard report.job != nil || report.retries != nil else {
             return html + "<p id=\"no-retries\">No retries: a one-process run (<code>spokes simulate</code>) does not retry.</p></section>\n"
         }
         let failed = report.failedUsers ?? []
         let retried = report.retriedUsers ?? []
+        let cancelled = report.cancelledUsers?.count ?? 0
         let retries = report.retries ?? 0
         if failed.isEmpty, retried.isEmpty {
             if retries == 0 {
-                html += "<p id=\"no-retries\">No retries: every user completed on its first attempt.</p>\n"
+                html += cancelled > 0 ? "" : "<p id=\"no-retries\">No retries: every user completed on its first attempt.</p>\n"
             } else {
-                html += "<p>\(retries) failed attempt\(retries == 1 ? "" : "s") (this report does not list their reasons).</p>\n"
+                html += "<p>\(retries) retr\(retries == 1 ? "y" : "ies") (this report does not list their reasons).</p>\n"
             }
             return html + "</section>\n"
         }
-        html += "<p>\(retries) failed attempt\(retries == 1 ? "" : "s") in all: \(retried.count) user"
-            + "\(retried.count == 1 ? "" : "s") completed after a retry, \(failed.count) failed on every attempt.</p>\n"
+        html += "<p>\(retries) retr\(retries == 1 ? "y" : "ies") (attempts started again) in all: \(retried.count) user"
+            + "\(retried.count == 1 ? "" : "s") completed after a failed attempt, \(failed.count) failed on every attempt"
+            + (cancelled > 0 ? ", \(cancelled) stopped by the cancel" : "") + ".</p>\n"
         var budget = listedUsers
         if !failed.isEmpty {
             html += "<h3>Failed users</h3>\n" + userTable(failed, budget: &budget, id: "failed-users")

@@ -51,11 +51,21 @@ public struct DashboardAccess: Sendable {
         return .deny(.unauthorized, reason: "this dashboard needs its token: open the address the node printed (it ends in ?token=...), or ask 'spokes status --to NODE' with the cluster's secret")
     }
 
-    /// The request's path and query without the `token` item.
+    /// The request's path and query without the `token` item, as a path of the
+    /// dashboard's own origin, whatever the target: an absolute-form target
+    /// (`http://evil.example/x`) loses its scheme and host, and a run of leading slashes or
+    /// backslashes (`//evil.example/`, `/\evil.example/`, which a browser would take for
+    /// another host) becomes one slash. The redirect never leaves the dashboard.
     static func withoutToken(_ request: HTTPRequest) -> String {
-        let parts = request.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        var target = Substring(request.target)
+        if !target.hasPrefix("/"), let scheme = target.range(of: "://") {
+            let authorityAndRest = target[scheme.upperBound...]
+            target = authorityAndRest.firstIndex { $0 == "/" || $0 == "?" }.map { authorityAndRest[$0...] } ?? ""
+        }
+        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let path = "/" + (parts.first ?? "").drop { $0 == "/" || $0 == "\\" }
         let kept = parts.dropFirst().first?.split(separator: "&").filter { !$0.hasPrefix("token=") && $0 != "token" } ?? []
-        return kept.isEmpty ? String(parts[0]) : parts[0] + "?" + kept.joined(separator: "&")
+        return kept.isEmpty ? path : path + "?" + kept.joined(separator: "&")
     }
 
     /// `127.0.0.1:8787`, `[::1]:8787`, `localhost:8787` (port optional).

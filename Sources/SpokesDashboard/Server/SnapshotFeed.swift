@@ -1,5 +1,6 @@
 import Foundation
 import SpokesCluster
+import SpokesConcurrency
 
 /// The dashboard's snapshots as JSON text, encoded once per gathering however many
 /// pages watch, and the event streams that push them.
@@ -37,7 +38,7 @@ actor SnapshotFeed {
             while !Task.isCancelled {
                 let text = await self.json(maxAge: interval * 0.8)
                 guard stream.send(event: "snapshot", data: text) else { return }
-                try? await Task.sleep(for: .seconds(interval))
+                try? await Task.sleep(for: .clamped(seconds: interval))
             }
         }
         stream.onTermination = { producer.cancel() }

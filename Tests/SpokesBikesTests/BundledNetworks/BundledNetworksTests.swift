@@ -6,7 +6,7 @@ import Testing
     @Test func embeddedMilanoIsTheDataFileVerbatim() throws {
         let file = try String(contentsOfFile: TestData.milanoPath, encoding: .utf8)
         // A multi-line literal drops the file's final newline.
-        #expect(BundledNetworks.milanoJSON + "\n" == file, "run Scripts/embed-networks after changing Data/citybikes")
+        #expect(BundledNetworks.milanoJSON + "\n" == file, "run Scripts/embed-resources after changing Data/citybikes")
     }
 
     @Test func bundledMilanoDecodes() throws {

@@ -61,4 +61,20 @@ import Testing
         #expect(milano.stations.contains { $0.name == "Medaglie D'Oro 1" })
         #expect(!milano.stations.contains { $0.name.contains(#"\u"#) })
     }
+
+    /// Counts past ``Station/maximumCount`` and positions off the globe are refused when
+    /// read, so no sum over an accepted network can overflow (two stations near
+    /// `Int.max` used to trap the simulation).
+    @Test func countsAndPositionsOutOfRangeAreRefusedWhenRead() {
+        func decode(bikes: String = "1", slots: String = "1", latitude: String = "45") -> Bool {
+            let json = #"{"id":"a","name":"A","latitude":"# + latitude + #","longitude":9,"free_bikes":"# + bikes + #","empty_slots":"# + slots + "}"
+            return (try? JSONDecoder().decode(Station.self, from: Data(json.utf8))) != nil
+        }
+        #expect(decode())
+        #expect(decode(bikes: "1000000", slots: "1000000"))
+        #expect(!decode(bikes: "1000001"))
+        #expect(!decode(slots: "9223372036854775000"))
+        #expect(!decode(bikes: "-1"))
+        #expect(!decode(latitude: "91"))
+    }
 }

@@ -41,6 +41,22 @@ struct SubmitProcessTests {
                                  smallNetwork] + workload + flags())
     }
 
+    /// `spokes submit --json` of a long real-time job as a child process (ended after 60 s
+    /// at the latest), with its stdout and stderr.
+    func startSubmit(to node: NodeProcess, _ workload: [String]) throws -> (Process, out: Pipe, err: Pipe) {
+        guard let executable = SpokesExecutableTests.executable else { throw CocoaError(.fileNoSuchFile) }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["submit", "--to", node.address.description, "--paths", "1000", "--time-scale", "1", "--json",
+                             "--network", smallNetwork] + workload + flags()
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
+        return (process, out, err)
+    }
+
     func report(_ run: CommandRun) -> [String: Any] {
         (try? run.json()) ?? [:]
     }
@@ -156,19 +172,11 @@ struct SubmitProcessTests {
     @Test func ctrlCCancelsTheJobOnEveryNodeAndStillReports() async throws {
         let nodes = try await startNodes(2) { _ in ["--slots", "2"] }
         defer { nodes.forEach { $0.kill(SIGTERM) } }
-        guard let executable = SpokesExecutableTests.executable else { throw CocoaError(.fileNoSuchFile) }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["submit", "--to", nodes[0].address.description, "--users", "40", "--paths", "1000",
-                             "--time-scale", "1", "--json", "--progress", "--network", smallNetwork] + flags()
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
+        let (process, out, err) = try startSubmit(to: nodes[0], ["--users", "40", "--progress"])
         // Once users run on both nodes, interrupt.
-        let sawBoth = await readOutput(of: err.fileHandleForReading, until: "j0 3, j1 3").contains("j0 3, j1 3")
-        #expect(sawBoth, "progress showed users on both nodes, each with its 2 slots and 1 queue place taken")
+        let progress = await readOutput(of: err.fileHandleForReading, until: "j0 3, j1 3")
+        #expect(progress.contains("j0 3, j1 3"), "progress showed users on both nodes, each with its 2 slots and 1 queue place taken")
+        #expect(progress.hasPrefix("job job-") && progress.contains(" accepted by j0 at "), "the job's id came first: \(progress.prefix(200))")
         kill(process.processIdentifier, SIGINT)
         let data = await runBlocking("test.output") { out.fileHandleForReading.readDataToEndOfFile() }
         await runBlocking("test.wait") { process.waitUntilExit() }
@@ -176,6 +184,13 @@ struct SubmitProcessTests {
         let cancelled = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(cancelled["cancelled"] as? Bool == true)
         #expect((cancelled["conservation"] as? [String: Any])?["holds"] as? Bool == true)
+        #expect(cancelled["cancelReason"] as? String == "cancelled by the submitter")
+        #expect(cancelled["retries"] as? Int == 0, "cancelled attempts are not retries")
+        #expect((cancelled["failedUsers"] as? [Any])?.isEmpty == true, "cancelled users are not failed users")
+        let cancelledUsers = cancelled["cancelledUsers"] as? [[String: Any]] ?? []
+        #expect(cancelledUsers.count == 40 - (cancelled["completedUsers"] as? Int ?? 0) && !cancelledUsers.isEmpty)
+        let text = String(decoding: data, as: UTF8.self)
+        #expect(!text.contains("CancellationError") && text.contains("cancelled by the submitter while it ran"))
         // Every node stops running the job's users.
         var settings = ClusterProcessTests().clientSettings
         settings.cluster = cluster
@@ -191,6 +206,77 @@ struct SubmitProcessTests {
         }
     }
 
+    @Test func aJobWhoseClientIsKilledRunsOnAndCanBeCancelledFromAnotherClient() async throws {
+        let nodes = try await startNodes(2) { _ in ["--slots", "2"] }
+        defer { nodes.forEach { $0.kill(SIGTERM) } }
+        let (process, _, err) = try startSubmit(to: nodes[0], ["--users", "30"])
+        // The id comes as soon as the job is accepted, long before it could end.
+        let accepted = await readOutput(of: err.fileHandleForReading, until: "\n")
+        let words = accepted.split(separator: " ")
+        #expect(words.count > 4 && words[0] == "job" && words[2] == "accepted", "\(accepted)")
+        let job = words.count > 1 ? String(words[1]) : "?"
+        #expect(accepted.contains("spokes cancel \(job) --to \(nodes[0].address)"))
+        kill(process.processIdentifier, SIGKILL)
+        await runBlocking("test.wait") { process.waitUntilExit() }
+
+        let list = await CommandRun.spokes(["jobs", "--to", nodes[0].address.description, "--json"] + flags())
+        let running = (try? list.json()["jobs"] as? [[String: Any]])?.first { $0["job"] as? String == job }
+        #expect(running?["state"] as? String == "running", "the job runs on without its client: \(list.standardOutput)")
+        // Asked through the node that does not coordinate it.
+        let cancel = await CommandRun.spokes(["cancel", job, "--to", nodes[1].address.description] + flags())
+        #expect(cancel.status == 0, "\(cancel.standardError)")
+        #expect(cancel.standardOutput.hasPrefix("cancelled job \(job) on j0 at \(nodes[0].address): "), "\(cancel.standardOutput)")
+        #expect(cancel.standardOutput.contains("its report is stored: spokes result \(job) --to \(nodes[0].address)"))
+
+        let result = await CommandRun.spokes(["result", job, "--to", nodes[0].address.description, "--json"] + flags())
+        #expect(result.status == 0, "\(result.standardError)")
+        let report = (try? result.json()) ?? [:]
+        #expect(report["cancelled"] as? Bool == true)
+        #expect(report["cancelReason"] as? String == "cancelled with 'spokes cancel'")
+        #expect(report["stored"] as? Bool == true)
+        #expect((report["conservation"] as? [String: Any])?["holds"] as? Bool == true)
+        let table = await CommandRun.spokes(["jobs", "--to", nodes[0].address.description] + flags())
+        #expect(table.standardOutput.split(separator: "\n").contains { $0.hasPrefix(job) && $0.contains(" cancelled ") }, "\(table.standardOutput)")
+        var settings = ClusterProcessTests().clientSettings
+        settings.cluster = cluster
+        for node in nodes {
+            #expect(try await StatusCommand.fetchMembers(from: node.address, settings: settings, timeout: 2).first?.running == 0,
+                    "\(node.name) stopped the job's users")
+        }
+        let again = await CommandRun.spokes(["cancel", job, "--to", nodes[0].address.description] + flags())
+        #expect(again.status == 1)
+        #expect(again.standardError.contains("no node of the cluster runs job \(job)"))
+    }
+
+    @Test func aReportTheCoordinatorCannotStoreIsSaidSoAndFailsTheExitStatus() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-not-a-folder-\(UUID().uuidString)").path
+        try Data().write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let node = try await NodeProcess(name: "j0", flags: flags(), environment: ["SPOKES_DATA_DIRECTORY": file + "/data"])
+        defer { node.kill(SIGTERM) }
+        let run = await submit(to: node, ["--users", "5", "--paths", "2", "--time-scale", "0", "--seed", "8"])
+        let report = report(run)
+        #expect(run.status == 1)
+        #expect(report["completedUsers"] as? Int == 5, "the report itself is whole")
+        #expect(report["stored"] as? Bool == false)
+        #expect(report["storeError"] as? String == "cannot create the folder \(file)/data: not a directory")
+        #expect(run.standardError.contains("warning: the coordinator could not store job \(report["job"] as? String ?? "?"): cannot create the folder \(file)/data: not a directory"),
+                "\(run.standardError)")
+    }
+
+    @Test func withoutRetriesAFailingNodeShowsFailedUsersAndNoRetries() async throws {
+        let nodes = try await startNodes(2) { $0 == 1 ? ["--fail-every", "5"] : [] }
+        defer { nodes.forEach { $0.kill(SIGTERM) } }
+        let run = await CommandRun.spokes(["submit", "--to", nodes[0].address.description, "--network", smallNetwork, "--retries", "0",
+                                           "--users", "40", "--paths", "3", "--time-scale", "0.02", "--seed", "3"] + flags())
+        #expect(run.status == 1, "not every user completed")
+        let lines = run.standardOutput.split(separator: "\n")
+        #expect(lines.contains("Retries          0"), "\(run.standardOutput)")
+        #expect(lines.contains { $0.hasPrefix("Failed users     ") })
+        let reasons = lines.filter { $0.hasPrefix("  user ") }
+        #expect(!reasons.isEmpty && reasons.allSatisfy { $0.contains(": attempt 1 on j1: injected failure on j1 (every Nth task fails), task ") }, "\(reasons)")
+    }
+
     @Test func badJobParametersAreRefusedBeforeAnythingRuns() async throws {
         let nodes = try await startNodes(1)
         defer { nodes.forEach { $0.kill(SIGTERM) } }
@@ -200,6 +286,10 @@ struct SubmitProcessTests {
         let goal = await CommandRun.spokes(["submit", "--to", nodes[0].address.description, "--goal", "nowhere"] + flags())
         #expect(goal.status == 1)
         #expect(goal.standardError.contains("goal station 'nowhere'"))
+        let large = await CommandRun.spokes(["submit", "--to", nodes[0].address.description, "--users", "30000", "--time-scale", "0"] + flags())
+        #expect(large.status == 1)
+        #expect(large.standardError == "error: j0 refused the job: the job has 30000 users; this node accepts at most 20000 (limits.max_users in its cluster.yaml)\n",
+                "the node's words, not its error's type")
         var settings = ClusterProcessTests().clientSettings
         settings.cluster = cluster
         #expect(try await StatusCommand.fetchMembers(from: nodes[0].address, settings: settings, timeout: 2).first?.completed == 0)

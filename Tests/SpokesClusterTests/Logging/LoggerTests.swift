@@ -57,7 +57,7 @@ import Testing
         let stranger = try ClusterSystem(settings: settings)
         defer { stranger.shutdown() }
         await #expect(throws: RemoteCallError.self) { try await stranger.join(node.address) }
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(15)
         while !memory.messages.contains(where: { $0.contains("refused") }), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }

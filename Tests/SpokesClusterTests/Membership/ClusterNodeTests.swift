@@ -1,5 +1,6 @@
 import Foundation
 import SpokesConcurrency
+import Synchronization
 import Testing
 @testable import SpokesCluster
 
@@ -34,6 +35,26 @@ struct ClusterNodeTests {
     }
 
     static func port() -> UInt16 { UInt16.random(in: 40_000...49_000) }
+
+    /// A node named `name` joining the cluster of `nodes`, started.
+    static func startNode(named name: String, like node: ClusterNode) throws -> ClusterNode {
+        var settings = node.settings
+        settings.nodeName = name
+        settings.port = 0
+        let started = try ClusterNode(settings: settings)
+        started.start()
+        return started
+    }
+
+    /// The conflict `node` found within 10 s, or nil (recorded as an issue).
+    static func conflict(of node: ClusterNode) async throws -> NameConflict? {
+        do {
+            return try await withTimeout(seconds: 10) { await node.nameConflict.value }
+        } catch is TimeoutError {
+            Issue.record("\(node.system.node) did not find that its name is taken within 10 s")
+            return nil
+        }
+    }
 
     @Test func threeNodesFindEachOtherByLoopbackBroadcast() async throws {
         let nodes = try Self.startNodes(3, discoveryPort: Self.port(), cluster: "converge-\(UUID())")
@@ -87,6 +108,52 @@ struct ClusterNodeTests {
         #expect(!nodes[1].members.contains { $0.node == client.node }, "a client is not a member")
     }
 
+    @Test func aNewcomerWithALiveMembersNameStopsAndTheMemberIsNotDisturbed() async throws {
+        let nodes = try Self.startNodes(2, discoveryPort: Self.port(), cluster: "names-\(UUID())")
+        defer { nodes.forEach { $0.stop() } }
+        try await Self.waitUntil(nodes[0], "seeing n1 alive") { $0.first?.state == .alive }
+        let original = nodes[1].system.node
+        let seen = Mutex<[MembershipEvent]>([])
+        let events = nodes[0].membershipEvents()
+        let watching = Task { for await event in events { seen.withLock { $0.append(event) } } }
+        let impostor = try Self.startNode(named: "n1", like: nodes[0])
+        defer { impostor.stop() }
+        let conflict = try await Self.conflict(of: impostor)
+        #expect(conflict == NameConflict(name: "n1", address: nodes[1].system.address.description))
+        #expect(nodes[1].nameTaken == nil && nodes[0].nameTaken == nil)
+        // The member keeps its place: still alive under its own incarnation, never
+        // removed, replaced or changed on n0, and n0 never connected to the impostor.
+        #expect(nodes[0].members.first?.node == original && nodes[0].members.first?.state == .alive)
+        #expect(!nodes[0].system.connectedPeers.contains { $0.node == impostor.system.node })
+        watching.cancel()
+        #expect(seen.withLock { $0 }.isEmpty, "n0 saw membership change: \(seen.withLock { $0 })")
+    }
+
+    @Test func ofTwoNodesWithOneNameTheLaterOneStops() async throws {
+        let nodes = try Self.startNodes(1, discoveryPort: Self.port(), cluster: "twins-\(UUID())")
+        defer { nodes.forEach { $0.stop() } }
+        let twin = try Self.startNode(named: "n0", like: nodes[0])
+        defer { twin.stop() }
+        let conflict = try await Self.conflict(of: twin)
+        #expect(conflict?.address == nodes[0].system.address.description)
+        #expect(nodes[0].nameTaken == nil, "the node that started first keeps its name")
+    }
+
+    @Test func aNodeThatLeftIsReplacedByItsRestartAtOnce() async throws {
+        let nodes = try Self.startNodes(2, discoveryPort: Self.port(), cluster: "restart-\(UUID())")
+        defer { nodes.forEach { $0.stop() } }
+        try await Self.waitUntil(nodes[0], "seeing n1 alive") { $0.first?.state == .alive }
+        await nodes[1].stop()
+        try await Self.waitUntil(nodes[0], "seeing n1 leave") { $0.first?.state == .left }
+        let restarted = try Self.startNode(named: "n1", like: nodes[0])
+        defer { restarted.stop() }
+        // Well within the 60 s a dead or left entry is kept: admitted at once.
+        try await Self.waitUntil(nodes[0], seconds: 5, "seeing the restarted n1 alive") {
+            $0.first?.node == restarted.system.node && $0.first?.state == .alive
+        }
+        #expect(restarted.nameTaken == nil, "old n1 was \(nodes[1].system.address), n0 is \(nodes[0].system.address)")
+    }
+
     @Test func beaconsOfOtherClustersAndGarbageAreIgnored() async throws {
         let port = Self.port()
         let nodes = try Self.startNodes(1, discoveryPort: port, cluster: "mine-\(UUID())")
@@ -103,9 +170,17 @@ struct ClusterNodeTests {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
         }
-        try await withTimeout(seconds: 10) {
-            while nodes[0].ignoredBeacons < 5 { try await Task.sleep(for: .milliseconds(20)) }
+        // Both kinds must be seen: the other cluster's valid beacons ignored, and each of
+        // the four garbage datagrams rejected as malformed.
+        let rejections = nodes[0].system.rejections
+        do {
+            try await withTimeout(seconds: 10) {
+                while nodes[0].ignoredBeacons < 1 || rejections[.malformedBeacon] < 4 { try await Task.sleep(for: .milliseconds(20)) }
+            }
+        } catch is TimeoutError {
+            Issue.record("ignored \(nodes[0].ignoredBeacons) beacons of the other cluster, rejected \(rejections[.malformedBeacon]) of 4 garbage datagrams")
         }
+        #expect(rejections[.malformedBeacon] == 4, "each garbage datagram rejected once")
         #expect(nodes[0].members.isEmpty, "the other cluster's node was not admitted")
     }
 }

@@ -10,12 +10,38 @@ import Testing
         tracker.record(.started(task: 2, attempt: 1, node: "b"))
         tracker.record(.finished(task: 0, node: "a"))
         tracker.record(.failed(task: 1, attempt: 1, node: "b", reason: "lost", willRetry: true))
+        tracker.record(.started(task: 1, attempt: 2, node: "a"))
         let record = try #require(board.records.first)
         #expect(record.state == .running)
         #expect(record.done == 1 && record.failed == 0 && record.retries == 1)
-        #expect(record.perNode["a"] == JobBoard.Share(done: 1, running: 0))
+        #expect(record.perNode["a"] == JobBoard.Share(done: 1, running: 1))
         #expect(record.perNode["b"] == JobBoard.Share(done: 0, running: 1))
         #expect(record.coordinator == "a" && record.startedAt == 1)
+    }
+
+    @Test func retriesCountAttemptsStartedAgainAndNothingElse() throws {
+        let board = JobBoard(coordinator: "a")
+        let tracker = board.track(job: "j", kind: "k", title: "t", total: 5, at: 0)
+        // Failures with no retry left, as with --retries 0: failed tasks, no retry.
+        for task in [0, 4] {
+            tracker.record(.started(task: task, attempt: 1, node: "a"))
+            tracker.record(.failed(task: task, attempt: 1, node: "a", reason: "x", willRetry: false))
+        }
+        // A retry sent to a full worker, then started elsewhere: one retry.
+        tracker.record(.started(task: 1, attempt: 1, node: "a"))
+        tracker.record(.failed(task: 1, attempt: 1, node: "a", reason: "x", willRetry: true))
+        tracker.record(.started(task: 1, attempt: 2, node: "b"))
+        tracker.record(.busy(task: 1, attempt: 2, node: "b"))
+        tracker.record(.started(task: 1, attempt: 2, node: "c"))
+        // The job is cancelled: a running attempt and one that never started.
+        tracker.record(.started(task: 2, attempt: 1, node: "b"))
+        tracker.record(.cancelled(task: 2, attempt: 1, node: "b"))
+        tracker.record(.cancelled(task: 3, attempt: 1, node: nil))
+        let record = try #require(board.record(of: "j"))
+        #expect(record.retries == 1)
+        #expect(record.failed == 2 && record.cancelled == 2)
+        #expect(record.perNode["b"]?.running == 0 && record.perNode["c"]?.running == 1)
+        #expect(record.perNode[""] == nil)
     }
 
     @Test func aJobEndsFinishedFailedOrCancelled() throws {

@@ -75,6 +75,29 @@ struct SchedulingTests {
         { _, _ in "\(value)" }
     }
 
+    @Test func hugeDeadlinesAndTimeoutsFromSettingsNeverTrap() async throws {
+        // Settings are checked where they are loaded; what slips past still must not trap
+        // (`.seconds(1e21)` does): a deadline and a call timeout of 1e21 and 1e300 s.
+        let nodes = try await startCluster(2, slots: 2)
+        defer { nodes.forEach { $0.stop() } }
+        var settings = nodes[0].settings
+        settings.nodeName = "huge"
+        settings.callTimeout = 1e300
+        settings.handshakeTimeout = 1e300
+        settings.taskDeadline = 1e21
+        let registry = TaskRegistry()
+        registry.register(ProbeTask(gauge: gauge))
+        let node = try ClusterNode(settings: settings, registry: registry)
+        node.start()
+        defer { node.stop() }
+        let (systems, following) = try await coordinator(node, expecting: 3)
+        defer { following.cancel() }
+        let runner = JobRunner(systems: systems, job: "huge", kind: ProbeTask.name, deadline: node.settings.taskDeadline, retries: 0)
+        let outcomes = await runner.run(count: 12, input: input(0.01))
+        #expect(outcomes.allSatisfy { $0.output != nil }, "\(outcomes.map(\.failures))")
+        #expect(Set(outcomes.compactMap(\.node)) == ["huge", "w0", "w1"])
+    }
+
     @Test func tasksSpreadOverEveryNodeWithinTheirSlots() async throws {
         let nodes = try await startCluster(3)
         defer { nodes.forEach { $0.stop() } }
@@ -104,12 +127,10 @@ struct SchedulingTests {
             got.store(true, ordering: .releasing)
             return node
         }
-        // While the slot and the queue place are held, the waiter must not get one (checked over 50 ms).
-        for _ in 0..<10 {
-            try await Task.sleep(for: .milliseconds(5))
-            let early = got.load(ordering: .acquiring)
-            #expect(!early, "got a place while every one was held")
-        }
+        // The waiter looked, found every place held, and parked: it holds nothing.
+        try await waitUntil("the caller waiting for a place") { await systems.waitingCount == 1 }
+        let early = got.load(ordering: .acquiring)
+        #expect(!early, "got a place while every one was held")
         await systems.release(queued)
         #expect(try await withTimeout(seconds: 5) { try await waiting.value } == "w0")
     }
@@ -141,13 +162,16 @@ struct SchedulingTests {
             got.store(true, ordering: .releasing)
             return commitment
         }
+        try await waitUntil("the caller that does not queue waiting") { await systems.waitingCount == 1 }
         let queued = try await systems.firstAvailableSystem(stillToSend: 2)
         #expect(queued.isQueued, "with a whole round still to send, the queue place is free")
+        // The release wakes the waiter; it looks again and parks again: the free queue
+        // place is not for a caller with less than a round still to send.
         await systems.release(queued)
-        // The waiter that does not queue still waits while both slots are held (checked over 30 ms).
-        try await Task.sleep(for: .milliseconds(30))
+        try await waitUntil("the caller that does not queue waiting again") { await systems.waitingCount == 1 }
         let early = got.load(ordering: .acquiring)
         #expect(!early, "a caller that does not queue was given a queue place")
+        #expect(await systems.inFlight(on: "w0") == 2)
         waiting.cancel()
         await #expect(throws: CancellationError.self) { try await waiting.value }
     }
@@ -274,10 +298,50 @@ struct SchedulingTests {
         let (first, followingFirst) = try await coordinator(nodes[0], expecting: 3)
         let (second, followingSecond) = try await coordinator(nodes[1], expecting: 3)
         defer { followingFirst.cancel(); followingSecond.cancel() }
+        // A third coordinator (the test) fills w2's slot and queue place, unknown to both.
+        let w2 = try ScanSystem.resolve(id: ActorID(node: nodes[2].system.node, name: ScanSystem.wellKnownName), using: nodes[0].system)
+        let gauge = gauge
+        let held = (0..<2).map { task in Task { try await w2.run(probe("held", task, seconds: 60)) } }
+        try await waitUntil("filling w2") { try await w2.queued == 1 && gauge.ran["w2", default: 0] == 1 }
         async let a = JobRunner(systems: first, job: "a", kind: ProbeTask.name, deadline: 10, retries: 3).run(count: 12, input: input(0.02))
         async let b = JobRunner(systems: second, job: "b", kind: ProbeTask.name, deadline: 10, retries: 3).run(count: 12, input: input(0.02))
         let (resultsA, resultsB) = await (a, b)
         #expect((resultsA + resultsB).allSatisfy { $0.output != nil && $0.failures.isEmpty }, "busy is not a failure")
+        #expect(nodes[2].counters.busy >= 2, "the full worker answered busy to both coordinators: \(nodes[2].counters.busy)")
         #expect(gauge.most.values.allSatisfy { $0 <= 1 }, "slot limit held: \(gauge.most)")
+        #expect(gauge.ran["w2"] == 1, "w2 ran only the task that held its slot")
+        for task in 0..<2 { try await w2.cancel("held/\(task)/1") }
+        for task in held { _ = await task.result }
+    }
+
+    @Test func aWorkerIsNeverSentMoreThanItsPlacesWhateverMembershipDoes() async throws {
+        let nodes = try await startCluster(2, slots: 1)
+        defer { nodes.forEach { $0.stop() } }
+        let (systems, following) = try await coordinator(nodes[0], expecting: 2)
+        following.cancel()
+        // Every place taken: a slot and a queue place on each of w0 and w1.
+        var taken: [Systems.Commitment] = []
+        for _ in 0..<4 { taken.append(try await systems.firstAvailableSystem()) }
+        #expect(taken.map(\.node).sorted() == ["w0", "w0", "w1", "w1"])
+        // Membership flaps: w1 is added again (as each return to alive does), removed
+        // (dead) and added again (alive), all while its two tasks are in flight.
+        let w1 = nodes[1].system.node
+        func worker(_ node: NodeID) throws -> ScanSystem {
+            try ScanSystem.resolve(id: ActorID(node: node, name: ScanSystem.wellKnownName), using: nodes[0].system)
+        }
+        await systems.addSystem(node: "w1", system: try worker(w1), slots: 1)
+        await systems.removeSystem(node: "w1")
+        await systems.addSystem(node: "w1", system: try worker(w1), slots: 1)
+        #expect(await systems.inFlight(on: "w1") == 2, "the flapping forgot tasks in flight")
+        #expect(await systems.commitFirstOpen() == nil, "a place was handed out beyond w1's slot and queue")
+        // A new incarnation of w1 is another worker: its places are free, and the old
+        // one's releases do not count against it.
+        let reborn = NodeID(name: "w1", incarnation: w1.incarnation + 1)
+        await systems.addSystem(node: "w1", system: try worker(reborn), slots: 1)
+        #expect(await systems.inFlight(on: "w1") == 0)
+        let fresh = try #require(await systems.commitFirstOpen())
+        #expect(fresh.node == "w1" && fresh.system.id.node == reborn)
+        for commitment in taken where commitment.node == "w1" { await systems.release(commitment) }
+        #expect(await systems.inFlight(on: "w1") == 1, "only the new incarnation's own task")
     }
 }

@@ -68,21 +68,29 @@ struct TaskKindTests {
     @Test func aThrownErrorReadsAsItsTypeCaseAndMessage() {
         func reads(_ error: any Error) -> String { TaskError(kind: "k", thrown: error).description }
         #expect(reads(DescribedError.tooManySamples(20)) == "DescribedError.tooManySamples: samples must be at most 10, got 20")
-        #expect(reads(SampleError.tooLarge(limit: 5)) == "SampleError.tooLarge(limit: 5)")
+        #expect(reads(SampleError.tooLarge(limit: 5)) == "SampleError.tooLarge (limit: 5)")
         #expect(reads(SampleError.plain) == "SampleError.plain")
         #expect(reads(DescribedError.empty) == "DescribedError: nothing to do", "a described case without values has no name to show")
-        #expect(reads(Oops(code: 3)) == "Oops(code: 3)")
+        #expect(reads(Oops(code: 3)) == "Oops (code: 3)")
         #expect(reads(Explained()) == "Explained: explained in words")
         #expect(TaskError(kind: "k", thrown: SampleError.plain) == .kindFailed(kind: "k", type: "SampleError.plain", message: ""))
     }
 
     @Test func aKindsErrorFromAnotherNodeReadsAsItDoesLocally() {
-        let error = TaskError.kindFailed(kind: "k", type: "SampleError.plain", message: "")
-        let remote = RemoteCallError.remoteError(type: "TaskError", message: error.description, node: "w1")
-        #expect(TaskError.reason(for: remote) == "SampleError.plain")
-        #expect(TaskError.reason(for: error) == "SampleError.plain")
-        let other = RemoteCallError.remoteError(type: "GreeterError", message: "no", node: "w1")
-        #expect(TaskError.reason(for: other) == "w1 threw GreeterError: no")
+        for error in [SampleError.tooLarge(limit: 5), SampleError.plain, DescribedError.tooManySamples(20), Oops(code: 3)] as [any Error] {
+            let local = TaskError(kind: "k", thrown: error)
+            let remote = RemoteCallError.remoteError(type: "TaskError", message: local.description, node: "w1")
+            #expect(FailureReason.describe(remote, deadline: 1) == local.description, "a report shows the words, not 'w1 failed with TaskError'")
+            #expect(FailureReason.describe(local, deadline: 1) == local.description)
+        }
+    }
+
+    @Test func theClustersOwnErrorsPassUnwrapped() {
+        let refusal = OutOfRange(name: "seconds", value: "-1", expected: "0 to 3600")
+        #expect(TaskError.passingOwn(refusal, kind: "k") as? OutOfRange == refusal, "so the node counts the refusal")
+        #expect(TaskError.passingOwn(CancellationError(), kind: "k") is CancellationError)
+        #expect(TaskError.passingOwn(TaskError.unknownKind("x"), kind: "k") as? TaskError == .unknownKind("x"))
+        #expect(TaskError.passingOwn(SampleError.plain, kind: "k") as? TaskError == .kindFailed(kind: "k", type: "SampleError.plain", message: ""))
     }
 
     @Test func taskDataMayTakeAQuarterOfAFrameLessTheEnvelope() {

@@ -127,8 +127,8 @@ struct TaskRegistryTests {
     @Test func anErrorTheKindThrowsComesBackWithItsTypeAndMessage() async throws {
         try await withRegistry { registry, context in
             let error = await failure(of: registry, "test.count", "1001", context: context)
-            #expect(error as? TaskError == .kindFailed(kind: "test.count", type: "SampleError.tooLarge", message: "(limit: 1000)"))
-            #expect("\(error!)" == "SampleError.tooLarge(limit: 1000)")
+            #expect(error as? TaskError == .kindFailed(kind: "test.count", type: "SampleError.tooLarge", message: " (limit: 1000)"))
+            #expect("\(error!)" == "SampleError.tooLarge (limit: 1000)")
         }
     }
 

@@ -68,6 +68,21 @@ struct HostileInputTests {
             #expect(grown < 256 << 20, "resident memory grew by \(grown >> 20) MiB after \(batch)")
         }
 
+        /// Another honest client (or member), joined to the node.
+        func join(asMember: Bool = false) async throws -> ClusterSystem {
+            var settings = node.settings
+            settings.nodeName = asMember ? "honest-member" : "another-client"
+            settings.discoveryMode = .off
+            let system = try ClusterSystem(settings: settings, isMember: asMember)
+            do {
+                try await system.join(address)
+            } catch {
+                system.shutdown()
+                throw error
+            }
+            return system
+        }
+
         func stop() {
             client.shutdown()
             node.stop()
@@ -280,14 +295,18 @@ struct HostileInputTests {
             settings.maximumCallsPerConnection = 2
         }
         defer { target.stop() }
-        // The honest client already holds one connection from 127.0.0.1: two more fit.
-        var peers: [RawPeer] = []
-        for _ in 0..<2 { peers.append(try await RawPeer.connect(to: target.address)) }
+        // The honest client already holds one connection from 127.0.0.1: two more
+        // established ones fit, then the address is at its cap.
+        var clients: [ClusterSystem] = []
+        for _ in 0..<2 { clients.append(try await target.join()) }
+        // The node counts a client once it has checked its proof, just after the client's join returns.
+        let registered = MonotonicClock.now + 5
+        while target.node.system.connectedPeers.count < 3, MonotonicClock.now < registered { try await Task.sleep(for: .milliseconds(2)) }
         let turnedAway = try await RawPeer.connect(to: target.address)
         #expect(await turnedAway.closedByNode(within: 2))
         turnedAway.close()
         #expect(target.rejections[.tooManyConnectionsFromAddress] == 1)
-        for peer in peers { peer.close() }
+        for client in clients { client.shutdown() }
         try await target.expectHealthy(after: "connection cap")
 
         let status = try NodeStatus.resolve(id: ActorID(node: target.node.system.node, name: NodeStatus.wellKnownName), using: target.client)
@@ -303,15 +322,53 @@ struct HostileInputTests {
     @Test func connectionsAreCappedInTotal() async throws {
         let target = try await Target { settings in settings.maximumConnections = 2 }
         defer { target.stop() }
-        let held = try await RawPeer.connect(to: target.address)
-        defer { held.close() }
-        let deadline = MonotonicClock.now + 3
-        while target.node.system.openConnectionCount < 2, MonotonicClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        let held = try await target.join()
+        defer { held.shutdown() }
+        let registered = MonotonicClock.now + 5
+        while target.node.system.connectedPeers.count < 2, MonotonicClock.now < registered { try await Task.sleep(for: .milliseconds(2)) }
         let turnedAway = try await RawPeer.connect(to: target.address)
         #expect(await turnedAway.closedByNode(within: 2))
         turnedAway.close()
         #expect(target.rejections[.tooManyConnections] == 1)
         #expect(target.rejections[.tooManyConnectionsFromAddress] == 0)
+    }
+
+    @Test func aFloodOfHalfOpenConnectionsLocksOutNoMemberOrClient() async throws {
+        // Caps far below the flood, as 200 connections are to the defaults.
+        let target = try await Target { settings in
+            settings.maximumHandshakingConnections = 8
+            settings.maximumConnectionsPerAddress = 6
+            settings.maximumConnections = 12
+        }
+        defer { target.stop() }
+        // The honest client is established once the node has checked its proof, just
+        // after its join returns; until then it is a stranger too, and the flood may close it.
+        let registered = MonotonicClock.now + 5
+        while target.node.system.connectedPeers.isEmpty, MonotonicClock.now < registered { try await Task.sleep(for: .milliseconds(2)) }
+        try #require(!target.node.system.connectedPeers.isEmpty, "the honest client was not registered within 5 s")
+        // Forty strangers on 127.0.0.1, as every client and member here, that never say hello.
+        var strangers: [RawPeer] = []
+        for _ in 0..<40 { strangers.append(try await RawPeer.connect(to: target.address)) }
+        defer { strangers.forEach { $0.close() } }
+        // At once (the strangers' 2 s handshake deadline has not passed): the established
+        // client, a new client and a new member are all served.
+        let status = try NodeStatus.resolve(id: ActorID(node: target.node.system.node, name: NodeStatus.wellKnownName), using: target.client)
+        #expect(try await status.ping() == "target")
+        for asMember in [false, true] {
+            let newcomer = try await target.join(asMember: asMember)
+            let reached = try NodeStatus.resolve(id: ActorID(node: target.node.system.node, name: NodeStatus.wellKnownName), using: newcomer)
+            #expect(try await reached.ping() == "target", asMember ? "a member" : "a client")
+            newcomer.shutdown()
+        }
+        // Each stranger beyond the budget closed the oldest one, and so did the first
+        // newcomer (the second found a place: the first had proved itself).
+        #expect(target.rejections[.tooManyHandshakes] == 40 - 8 + 1, "strangers beyond their budget were closed, oldest first")
+        #expect(target.rejections[.tooManyConnectionsFromAddress] == 0 && target.rejections[.tooManyConnections] == 0)
+        // The oldest strangers were closed; the newest still hold their places.
+        #expect(await strangers[0].closedByNode(within: 1))
+        #expect(await !strangers[39].closedByNode(within: 0.2))
+        strangers.forEach { $0.close() }
+        try await target.expectHealthy(after: "a flood of half-open connections")
     }
 
     @Test func badReplayedAndStaleBeaconsAreRejectedAndChangeNoMembership() async throws {
@@ -356,10 +413,189 @@ struct HostileInputTests {
         try await target.expectHealthy(after: "bad beacons")
     }
 
+    @Test func everyNumberInAHelloMayBeHostileAndIsRefusedWithAReason() async throws {
+        let target = try await Target()
+        defer { target.stop() }
+        let hello = WireMessage.hello(.init(cluster: target.cluster, node: NodeID(name: "numbers", incarnation: 5), address: "127.0.0.1:9",
+                                            slots: 4, authenticated: true, nonce: HandshakeAuthentication.makeNonce()))
+        let variants = HostileNumbers.variants(of: String(decoding: try JSONEncoder().encode(hello), as: UTF8.self))
+        #expect(variants.count == 3 * HostileNumbers.literals.count, "protocolVersion, incarnation and slots")
+        for (field, text) in variants {
+            let peer = try await RawPeer.connect(to: target.address)
+            await peer.sendFrame(Array(text.utf8))
+            // A hello that decodes and is in range is welcomed; anything else is refused, with the reason.
+            switch await peer.readMessage() {
+            case .refused(let refusal)?: #expect(!refusal.reason.isEmpty, "hello with \(field)")
+            case .welcome?: break
+            case let answer: Issue.record("hello with \(field): no refusal to read, got \(String(describing: answer))")
+            }
+            peer.close()
+        }
+        // Well typed but out of range: the refusal names the field.
+        for slots in [-1, WireMessage.Handshake.slotRange.upperBound + 1, Int.max] {
+            let peer = try await RawPeer.connect(to: target.address)
+            await peer.sendFrame(.hello(.init(cluster: target.cluster, node: NodeID(name: "greedy", incarnation: 1), address: "127.0.0.1:9",
+                                              slots: slots, authenticated: true, nonce: HandshakeAuthentication.makeNonce())))
+            guard case .refused(let refusal)? = await peer.readMessage() else {
+                Issue.record("a hello with \(slots) slots was not refused")
+                return
+            }
+            #expect(refusal.reason.contains("slots is \(slots)"), "\(refusal.reason)")
+            peer.close()
+        }
+        #expect(target.node.members.isEmpty)
+        try await target.expectHealthy(after: "hostile numbers in hellos")
+    }
+
+    @Test func everyNumberInAWelcomeMayBeHostileAndTheDialEndsWithAReason() async throws {
+        let target = try await Target()
+        defer { target.stop() }
+        // A fake node the target dials: it answers each hello with a welcome whose numbers
+        // are hostile, signed with the secret whenever the handshake still decodes.
+        let (listener, address) = try Socket.listen(on: SocketAddress(host: "127.0.0.1", port: 0))
+        defer { close(listener) }
+        let authentication = HandshakeAuthentication(secret: Self.secret)
+        let template = WireMessage.Handshake(cluster: target.cluster, node: NodeID(name: "fake", incarnation: 5), address: address.description,
+                                             slots: 4, authenticated: true, nonce: HandshakeAuthentication.makeNonce())
+        let variants = HostileNumbers.variants(of: String(decoding: try JSONEncoder().encode(template), as: UTF8.self))
+        #expect(variants.count == 3 * HostileNumbers.literals.count, "protocolVersion, incarnation and slots")
+        for (index, (field, variant)) in variants.enumerated() {
+            // A name of its own each time: a fake that was welcomed holds its name a while.
+            let text = variant.replacingOccurrences(of: #""name":"fake""#, with: #""name":"fake-\#(index)""#)
+            let dialling = Task { try await target.node.system.join(address) }
+            let peer = try await RawPeer.accept(on: listener)
+            guard case .hello(let hello)? = await peer.readMessage() else {
+                Issue.record("no hello from the target")
+                peer.close()
+                continue
+            }
+            let decoded = try? JSONDecoder().decode(WireMessage.Handshake.self, from: Data(text.utf8))
+            let proof = decoded.map { authentication.acceptorProof(hello: hello, welcome: $0) } ?? ""
+            await peer.sendFrame(Array(#"{"type":"welcome","body":{"handshake":\#(text),"proof":"\#(proof)"}}"#.utf8))
+            switch await dialling.result {
+            case .success:
+                let acceptable = decoded.map { (try? $0.checkRanges()) != nil && $0.protocolVersion == WireMessage.protocolVersion } ?? false
+                #expect(acceptable, "a welcome with \(field) was accepted")
+            case .failure(let error):
+                #expect("\(error)".contains("cannot reach"), "welcome with \(field): \(error)")
+            }
+            peer.close()
+        }
+        try await target.expectHealthy(after: "hostile numbers in welcomes")
+    }
+
+    @Test func everyNumberInASessionsFramesMayBeHostile() async throws {
+        let target = try await Target()
+        defer { target.stop() }
+        let status = ActorID(node: target.node.system.node, name: NodeStatus.wellKnownName)
+        let templates: [WireMessage] = [
+            .heartbeat(.init(sequence: 7)), .heartbeatAck(.init(sequence: 7)), .reply(.init(id: 7, outcome: .value("1"))),
+            .call(.init(id: 7, recipient: status, target: Self.pingTarget, genericSubstitutions: [], arguments: ["0"])),
+        ]
+        let probe: UInt64 = 424_242
+        for template in templates {
+            let variants = HostileNumbers.variants(of: String(decoding: try JSONEncoder().encode(template), as: UTF8.self))
+            #expect(!variants.isEmpty)
+            for (field, text) in variants {
+                let peer = try await RawPeer.connect(to: target.address)
+                defer { peer.close() }
+                let session = try #require(await peer.handshake(cluster: target.cluster, secret: Self.secret, name: "numbers"), "the honest handshake failed")
+                await peer.sendFrame(session.sender.seal(Array(text.utf8)))
+                await session.send(.heartbeat(.init(sequence: probe)))
+                // The node either refuses the frame, saying why, or goes on serving the session.
+                var outcome = "no answer"
+                let deadline = MonotonicClock.now + 3
+                reading: while let message = await session.read(timeout: deadline - MonotonicClock.now) {
+                    switch message {
+                    case .refused(let refusal): outcome = refusal.reason.isEmpty ? "an empty refusal" : "refused"; break reading
+                    case .heartbeatAck(let beat) where beat.sequence == probe: outcome = "served"; break reading
+                    default: continue
+                    }
+                }
+                #expect(outcome == "refused" || outcome == "served", "\(template.kind) with \(field): \(outcome)")
+            }
+        }
+        try await target.expectHealthy(after: "hostile numbers in session frames")
+    }
+
+    @Test func everyNumberInACallArgumentMayBeHostileAndGetsAnAnswer() async throws {
+        let target = try await Target()
+        defer { target.stop() }
+        let node = target.node.system.node
+        let status = ActorID(node: node, name: NodeStatus.wellKnownName)
+        let worker = ActorID(node: node, name: ScanSystem.wellKnownName)
+        func request(_ kind: String, input: String) throws -> String {
+            String(decoding: try JSONEncoder().encode(TaskRequest(job: "numbers", task: 0, attempt: 1, kind: kind, input: input)), as: UTF8.self)
+        }
+        // Each target with the JSON text of its argument, and the words a refusal of a number out of range names.
+        var calls: [(recipient: ActorID, target: String, argument: String, field: String, refusal: String?)] = []
+        for (target, template, names) in [(Self.pingTarget, "0", "ping delay"), (Self.observeTarget, "0", nil)] as [(String, String, String?)] {
+            for (field, text) in HostileNumbers.variants(of: template) { calls.append((status, target, text, field, names)) }
+        }
+        for (field, text) in HostileNumbers.variants(of: try request(NoopTask.name, input: "0")) {
+            calls.append((worker, Self.runTarget, text, "request " + field, nil))
+        }
+        for kind in [NoopTask.name, SleepTask.name] {
+            for (field, text) in HostileNumbers.variants(of: "0") {
+                calls.append((worker, Self.runTarget, try request(kind, input: text), "\(kind) input " + field, kind == SleepTask.name ? "bench.sleep seconds" : nil))
+            }
+        }
+        let peer = try await RawPeer.connect(to: target.address)
+        let session = try #require(await peer.handshake(cluster: target.cluster, secret: Self.secret, name: "numbers"), "the honest handshake failed")
+        // All at once (a valid sleep or ping waits 1.5 s), then every reply, matched by id.
+        for (index, call) in calls.enumerated() {
+            await session.send(.call(.init(id: UInt64(index), recipient: call.recipient, target: call.target, genericSubstitutions: [], arguments: [call.argument])))
+        }
+        var outcomes: [UInt64: WireMessage.Reply.Outcome] = [:]
+        let deadline = MonotonicClock.now + 10
+        while outcomes.count < calls.count, let message = await session.read(timeout: deadline - MonotonicClock.now) {
+            if case .reply(let reply) = message { outcomes[reply.id] = reply.outcome }
+        }
+        var refused = 0
+        for (index, call) in calls.enumerated() {
+            switch outcomes[UInt64(index)] {
+            case nil:
+                Issue.record("\(call.field): no reply")
+            case .error(_, let message)?:
+                #expect(!message.isEmpty, "\(call.field)")
+                if message.contains("this node accepts") { refused += 1 }
+                if let words = call.refusal, ["1e300", "-1", "-1e300"].contains(where: { call.field.hasSuffix(" as \($0)") }) {
+                    #expect(message.contains(words), "\(call.field): \(message)")
+                }
+            case .value?, .void?:
+                break
+            }
+        }
+        #expect(refused > 0 && target.rejections[.valueOutOfRange] == refused, "each refusal of a number is counted")
+        peer.close()
+        try await target.expectHealthy(after: "hostile numbers in call arguments")
+    }
+
+    @Test func beaconsAnnouncingSlotsOutOfRangeAreDropped() async throws {
+        let target = try await Target()
+        defer { target.stop() }
+        let endpoint = try UDPEndpoint(port: target.node.settings.discoveryPort)
+        defer { endpoint.close() }
+        let counts = [-1, WireMessage.Handshake.slotRange.upperBound + 1, Int.max]
+        for (index, slots) in counts.enumerated() {
+            let ghost = Beacon(cluster: target.cluster, node: NodeID(name: "ghost-\(index)", incarnation: 1), address: "127.0.0.1:9", slots: slots)
+            endpoint.send(BeaconAuthenticator(secret: Self.secret).seal(ghost, now: Date().timeIntervalSince1970))
+            let deadline = MonotonicClock.now + 3
+            while target.rejections[.valueOutOfRange] <= index, MonotonicClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        #expect(target.rejections[.valueOutOfRange] == counts.count)
+        #expect(target.node.members.allSatisfy { !$0.node.name.hasPrefix("ghost") }, "\(target.node.members)")
+        try await target.expectHealthy(after: "beacons with hostile slots")
+    }
+
     /// The mangled name of `NodeStatus.members()`, as a member sends it.
     static let membersTarget = "$s13SpokesCluster10NodeStatusC7membersSayAA06MemberD0VGyYaKFTE"
     /// The mangled name of `NodeStatus.ping(delay:)`.
     static let pingTarget = "$s13SpokesCluster10NodeStatusC4ping5delaySSSd_tYaKFTE"
+    /// The mangled name of `NodeStatus.observe(tasksAfter:)`.
+    static let observeTarget = "$s13SpokesCluster10NodeStatusC7observe10tasksAfterAA0C11ObservationVs6UInt64V_tYaKFTE"
+    /// The mangled name of `ScanSystem.run(_:)`.
+    static let runTarget = "$s13SpokesCluster10ScanSystemC3runyAA10TaskResultOAA0F7RequestVYaKFTE"
 }
 
 /// A UDP socket on the loopback broadcast address and a discovery port, to hear and

@@ -1,5 +1,6 @@
 import SpokesConcurrency
 import Foundation
+import Synchronization
 @testable import SpokesCluster
 
 /// A hand-driven TCP peer for hostile-input tests: it sends whatever bytes a test gives
@@ -14,6 +15,18 @@ final class RawPeer: Sendable {
 
     static func connect(to address: SocketAddress) async throws -> RawPeer {
         try await offPool { RawPeer(fd: try Socket.connect(to: address, timeout: 2)) }
+    }
+
+    /// The next connection to the listening socket `listener`, as a peer the node dialled
+    /// (at most `timeout` seconds).
+    static func accept(on listener: Int32, timeout: Double = 5) async throws -> RawPeer {
+        try await offPool {
+            var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, Duration.clamped(seconds: timeout).pollMilliseconds) > 0 else { throw TransportError.socketFailed(operation: "accept", address: "", errno: ETIMEDOUT) }
+            let fd = Glibc.accept(listener, nil, nil)
+            guard fd >= 0 else { throw TransportError.socketFailed(operation: "accept", address: "", errno: errno) }
+            return RawPeer(fd: fd)
+        }
     }
 
     /// Sends `bytes`; false if the node has closed the connection.
@@ -62,7 +75,11 @@ final class RawPeer: Sendable {
         }) ?? false
     }
 
+    private let closed = Atomic<Bool>(false)
+
+    /// Closes the socket, once (later calls do nothing: the number may be reused by then).
     func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         Glibc.close(fd)
     }
 
@@ -130,12 +147,15 @@ final class AuthenticatedSession {
         await peer.sendFrame(seal(message))
     }
 
-    /// The next message from the node, its tag checked; nil on close, timeout or a bad tag.
-    /// The node's own heartbeats (every 0.2 s on every connection) are read and passed
-    /// over, so they never stand in for the answer a test waits for.
+    /// The next message from the node, its tag checked; nil on close, a bad tag, or when
+    /// nothing else arrives within `timeout`. The node's own heartbeats (every 0.2 s on
+    /// every connection) are read and passed over, so they never stand in for the answer
+    /// a test waits for (nor keep the wait going past `timeout`).
     func read(timeout: Double = 2) async -> WireMessage? {
+        let deadline = MonotonicClock.now + timeout
         while true {
-            guard let frame = await peer.readFrame(timeout: timeout), let payload = receiver.open(frame) else { return nil }
+            let remaining = deadline - MonotonicClock.now
+            guard remaining > 0, let frame = await peer.readFrame(timeout: remaining), let payload = receiver.open(frame) else { return nil }
             let message = try? JSONDecoder().decode(WireMessage.self, from: Data(payload))
             if case .heartbeat? = message { continue }
             return message

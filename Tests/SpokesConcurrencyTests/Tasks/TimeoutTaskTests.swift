@@ -34,14 +34,31 @@ import Testing
         let clock = ContinuousClock()
         let start = clock.now
         let task = TimeoutTask(seconds: 0.1) { () async -> Int in
-            // Not cancellable: resumes only after 5 s whatever happens.
+            // Not cancellable: resumes only after 30 s whatever happens.
             await withCheckedContinuation { continuation in
-                DispatchQueue.global().asyncAfter(deadline: .now() + 5) { continuation.resume() }
+                DispatchQueue.global().asyncAfter(deadline: .now() + 30) { continuation.resume() }
             }
             return 1
         }
         await #expect(throws: TimeoutError.self) { try await task.value }
-        #expect(clock.now - start < .seconds(4), "the timeout did not wait for the operation")
+        // Far below the operation's 30 s, with room for a loaded machine's slow timers.
+        #expect(clock.now - start < .seconds(20), "the timeout did not wait for the operation")
+    }
+
+    @Test func anyDeadlineIsAcceptedWithoutTrapping() async throws {
+        // Huge and infinite deadlines wait (the value comes first); `.seconds(1e21)` traps.
+        for seconds: Double in [1e21, 1e300, .greatestFiniteMagnitude, .infinity] {
+            #expect(try await withTimeout(seconds: seconds) { 3 } == 3, "deadline \(seconds)")
+        }
+        // NaN, negative and zero deadlines pass at once.
+        for seconds: Double in [.nan, -1, -.infinity, 0] {
+            await #expect(throws: TimeoutError.self, "deadline \(seconds)") {
+                try await withTimeout(seconds: seconds) { () async throws -> Int in
+                    try await Task.sleep(for: .seconds(60))
+                    return 1
+                }
+            }
+        }
     }
 
     @Test func cancelFromOutsideEndsItWithCancellationError() async {

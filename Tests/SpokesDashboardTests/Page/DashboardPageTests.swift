@@ -2,6 +2,11 @@ import Foundation
 import Testing
 @testable import SpokesDashboard
 
+/// The page's script and stylesheet files, found from this source file's place in the repository.
+private let assetsFolder = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Sources/SpokesDashboard/Page/Assets")
+
 @Suite struct DashboardPageTests {
     /// Every key of `value` encoded as JSON, at any depth; the keys of dictionaries named in
     /// `dictionaries` (such as `perNode`, keyed by node name) are data, not schema.
@@ -117,6 +122,24 @@ import Testing
         let script = DashboardPage.javascript
         for forbidden in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"] {
             #expect(!script.contains(forbidden), "\(forbidden)")
+        }
+    }
+
+    @Test func embeddedScriptIsTheAssetFileVerbatim() throws {
+        let file = try String(contentsOf: assetsFolder.appendingPathComponent("dashboard.js"), encoding: .utf8)
+        // A multi-line literal drops the file's final newline.
+        #expect(DashboardPage.scriptAsset + "\n" == file, "run Scripts/embed-resources after changing Page/Assets")
+    }
+
+    @Test func embeddedStyleIsTheAssetFileVerbatim() throws {
+        let file = try String(contentsOf: assetsFolder.appendingPathComponent("dashboard.css"), encoding: .utf8)
+        #expect(DashboardPage.styleAsset + "\n" == file, "run Scripts/embed-resources after changing Page/Assets")
+    }
+
+    @Test func everySharedConstantHasOnePlaceholderInTheScriptFile() {
+        for constant in DashboardPage.sharedConstants {
+            let occurrences = DashboardPage.scriptAsset.components(separatedBy: constant.placeholder).count - 1
+            #expect(occurrences == 1, "\(constant.placeholder) appears \(occurrences) times in dashboard.js")
         }
     }
 

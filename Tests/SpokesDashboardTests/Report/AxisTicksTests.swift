@@ -36,4 +36,11 @@ import Testing
         #expect(AxisTicks.label(-0.0001) == "0")
         #expect(AxisTicks.label(.nan) == "0")
     }
+
+    @Test func anyFiniteMaximumGivesAFewTicksWithoutTrapping() {
+        for maximum in [4 * .leastNonzeroMagnitude, .leastNonzeroMagnitude, 1e-300, .greatestFiniteMagnitude] {
+            let ticks = AxisTicks.upTo(maximum)
+            #expect(ticks.first == 0 && ticks.count >= 2 && ticks.count <= 51, "\(maximum): \(ticks.count) ticks")
+        }
+    }
 }

@@ -53,4 +53,13 @@ import Testing
         #expect(histogram.bins.last?.count == 3)
         #expect(histogram.bins.last?.lower == 10)
     }
+
+    @Test func extremeValuesAndStepsBinWithoutTrapping() {
+        // A report from a peer may hold any finite number: bins are counted, never trapped on.
+        let huge = Histogram(values: [.greatestFiniteMagnitude, 1, 0], step: 1e-300)
+        #expect(huge.total == 3)
+        #expect(huge.bins.count <= 24 * 10)
+        let tiny = Histogram(values: [4 * .leastNonzeroMagnitude, 0], step: 0)
+        #expect(tiny.total == 2)
+    }
 }

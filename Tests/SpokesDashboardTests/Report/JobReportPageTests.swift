@@ -182,6 +182,12 @@ import SpokesCluster
         #expect(html.contains("<strong>Cancelled</strong>"))
         #expect(html.contains("The job was cancelled"))
         #expect(html.contains("(interrupted)"))
+        report.cancelReason = "cancelled by the submitter"
+        report.cancelledUsers = [.init(user: 3, reasons: ["attempt 1 on demo-2: cancelled by the submitter while it ran"])]
+        let said = Self.render(report)
+        #expect(said.contains("The job was cancelled (cancelled by the submitter)"))
+        #expect(said.contains("<th scope=\"row\">Cancelled users</th><td>1</td>"))
+        #expect(!said.contains("(interrupted)"))
     }
 
     @Test func rendersTheSameBytesForTheSameReport() async throws {

@@ -17,6 +17,28 @@ import Testing
             cookie: "spokes_dashboard=\(token); Path=/; HttpOnly; SameSite=Strict", location: "/api/jobs"))
     }
 
+    @Test func theRedirectAfterTheTokenNeverLeavesTheDashboard() throws {
+        let access = DashboardAccess(secret: secret)
+        let cases = [
+            ("//evil.example/?token=\(token)", "/evil.example/"),
+            ("///evil.example/x?token=\(token)&a=1", "/evil.example/x?a=1"),
+            ("/\\evil.example/?token=\(token)", "/evil.example/"),
+            ("/\\/evil.example?token=\(token)", "/evil.example"),
+            ("http://evil.example/?token=\(token)", "/"),
+            ("HTTP://evil.example//x?token=\(token)", "/x"),
+            ("http://evil.example?token=\(token)&b=2", "/?b=2"),
+            ("/jobs/j-1/report.html?token=\(token)", "/jobs/j-1/report.html"),
+        ]
+        for (target, location) in cases {
+            guard case .grant(_, let granted) = access.decide(try request(target)) else {
+                Issue.record("\(target) was not granted")
+                continue
+            }
+            #expect(granted == location, "\(target)")
+            #expect(granted.hasPrefix("/") && !granted.hasPrefix("//") && !granted.hasPrefix("/\\"), "\(target) redirects off the dashboard")
+        }
+    }
+
     @Test func theCookieOrABearerTokenLetsARequestIn() throws {
         let access = DashboardAccess(secret: secret)
         #expect(access.decide(try request("/api/snapshot", headers: ["Cookie": "a=b; spokes_dashboard=\(token)"])) == .allow)

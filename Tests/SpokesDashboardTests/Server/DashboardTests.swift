@@ -1,6 +1,7 @@
 import Foundation
 import SpokesBikes
-import SpokesCluster
+@testable import SpokesCluster
+import SpokesConcurrency
 import Testing
 @testable import SpokesDashboard
 
@@ -34,6 +35,25 @@ struct DashboardTests {
 
         let refused = try await LoopbackHTTP.get(port: port, "/api/snapshot")
         #expect(refused.status == 401)
+    }
+
+    @Test func aFloodOfHalfOpenConnectionsLeavesTheTokenHoldersServed() async throws {
+        let secret = try ClusterSecret("s3cret-that-is-long-enough", source: "test")
+        let cluster = try await TestCluster.start(1, secret: secret)
+        defer { cluster.stop() }
+        let dashboard = try Dashboard(node: cluster.nodes[0])
+        dashboard.start()
+        defer { dashboard.stop() }
+        let address = dashboard.server.address
+        // 200 connections from 127.0.0.1 that never send a request, held open: far over
+        // the default caps (16 per address, 64 in all).
+        let strangers = try await runBlocking("test.flood") { try (0..<200).map { _ in try Socket.connect(to: address, timeout: 2) } }
+        defer { strangers.forEach { close($0) } }
+        for attempt in 1...3 {
+            let answer = try await LoopbackHTTP.get(port: address.port, "/api/members", headers: ["Authorization": "Bearer \(secret.dashboardToken)"])
+            #expect(answer.status == 200, "request \(attempt) with the token through the flood: \(answer.status)")
+        }
+        #expect(dashboard.server.refusals["crowded_out", default: 0] >= 200 - HTTPLimits().maxIdleConnections)
     }
 
     @Test func withoutASecretItRefusesToListenBeyondLoopbackAndNamesTheFix() async throws {

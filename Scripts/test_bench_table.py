@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Tests of Scripts/bench_table.py: a failed measurement reads FAILED and fails its target.
+
+    python3 Scripts/test_bench_table.py
+"""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_table  # noqa: E402
+
+
+def table(*entries):
+    """The rendered lines for these JSON-line entries, read from a file as the script does."""
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as file:
+        for entry in entries:
+            file.write(json.dumps(entry) + "\n")
+    try:
+        return bench_table.render(*bench_table.load([file.name]))
+    finally:
+        os.unlink(file.name)
+
+
+def row(lines, label):
+    cells = next(line for line in lines if line.startswith(f"| {label} ")).strip("|").split("|")
+    return [cell.strip() for cell in cells]
+
+
+MiB = 1048576
+
+
+class BenchTableTests(unittest.TestCase):
+    def test_a_measured_figure_meets_or_misses_its_target(self):
+        lines = table({"system": "spokes", "figure": "memory", "worker_bytes": 24 * MiB, "head_bytes": 25 * MiB},
+                      {"system": "dask", "figure": "memory", "worker_bytes": 100 * MiB, "head_bytes": 50 * MiB},
+                      {"system": "spokes", "figure": "recovery", "seconds": 2.5})
+        memory = row(lines, "idle worker resident memory")
+        self.assertEqual(memory[2:5], ["24.0", "100.0", "0.24"])
+        self.assertEqual(memory[-1], "<= 0.25x best peer: 0.24x met")
+        self.assertEqual(row(lines, "recovery after a killed worker")[-1], "< 2 s: MISSED")
+
+    def test_a_failed_measurement_fails_its_figure_and_never_meets_the_target(self):
+        lines = table({"system": "spokes", "figure": "memory", "error": "cannot read VmRSS from /proc/8/status"},
+                      {"system": "dask", "figure": "memory", "worker_bytes": 100 * MiB, "head_bytes": 50 * MiB},
+                      {"system": "spokes", "figure": "recovery", "error": "no task started again after the kill"})
+        memory = row(lines, "idle worker resident memory")
+        self.assertEqual(memory[2], "FAILED")
+        self.assertEqual(memory[4], "-", "no ratio from a failed measurement")
+        self.assertEqual(memory[-1], "FAILED: the measurement failed")
+        self.assertEqual(row(lines, "recovery after a killed worker")[-1], "FAILED: the measurement failed")
+        self.assertIn("spokes memory: cannot read VmRSS from /proc/8/status", lines)
+
+    def test_zero_bytes_is_a_failed_measurement_not_a_small_one(self):
+        # What residentBytes used to report when /proc could not be read.
+        lines = table({"system": "spokes", "figure": "memory", "worker_bytes": 0, "head_bytes": 0},
+                      {"system": "dask", "figure": "memory", "worker_bytes": 100 * MiB, "head_bytes": 50 * MiB})
+        memory = row(lines, "idle worker resident memory")
+        self.assertEqual(memory[2], "FAILED")
+        self.assertNotIn("met", memory[-1])
+
+    def test_a_peer_that_failed_is_not_the_one_compared_with(self):
+        lines = table({"system": "spokes", "figure": "memory", "worker_bytes": 24 * MiB, "head_bytes": 25 * MiB},
+                      {"system": "dask", "figure": "memory", "worker_bytes": None, "head_bytes": None, "error": "cannot read"},
+                      {"system": "ray", "figure": "memory", "worker_bytes": 0, "head_bytes": 0})
+        memory = row(lines, "idle worker resident memory")
+        self.assertEqual(memory[3:5], ["FAILED", "FAILED"])
+        self.assertEqual(memory[-1], "not compared: no peer measured it")
+
+    def test_a_skipped_figure_is_not_a_failed_one(self):
+        lines = table({"system": "spokes", "figure": "recovery", "seconds": 0.004},
+                      {"system": "ray", "figure": "recovery", "seconds": None, "note": "skipped in --quick"})
+        recovery = row(lines, "recovery after a killed worker")
+        self.assertEqual(recovery[2:4], ["0.004", "-"])
+        self.assertEqual(recovery[-1], "< 2 s: met")
+
+
+if __name__ == "__main__":
+    unittest.main()
