@@ -12,6 +12,9 @@ let package = Package(
         .library(name: "SpokesCluster", targets: ["SpokesCluster"]),
         .library(name: "SpokesBikes", targets: ["SpokesBikes"]),
         .library(name: "SpokesDashboard", targets: ["SpokesDashboard"]),
+        // The whole command-line tool as a library: an app's executable registers its own
+        // task kinds and calls SpokesTool.main(kinds:) (README, "Your own tasks").
+        .library(name: "SpokesCLI", targets: ["SpokesCLI"]),
         .library(name: "SpokesConsensus", targets: ["SpokesConsensus"]),
         .library(name: "SpokesSimulation", targets: ["SpokesSimulation"]),
         .executable(name: "spokes", targets: ["spokes"]),

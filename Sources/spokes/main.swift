@@ -1,4 +1,3 @@
-import Foundation
 import SpokesCLI
 
-exit(await SpokesTool.main(Array(CommandLine.arguments.dropFirst())))
+await SpokesTool.main(kinds: [])

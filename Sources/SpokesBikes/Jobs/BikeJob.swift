@@ -26,13 +26,6 @@ public struct BikeJob: Sendable, Codable {
         "\(network.name): \(options.users) users x \(options.paths) paths"
     }
 
-    /// What one user task costs: a user whose moves sleep (time scale above 0) spends
-    /// nearly all its time asleep or in calls to the stations, a waiting task; at time
-    /// scale 0 it computes, a cpu task.
-    public var userCost: TaskCost {
-        options.timing.timeScale > 0 ? .waiting : .cpu
-    }
-
     /// A fresh job id, e.g. `job-1a2b3c4d`.
     public static func newID() -> String {
         JobIdentifier.make("job")
@@ -81,7 +74,8 @@ public struct BikeJob: Sendable, Codable {
             job: id, coordinator: system.node, stationCount: stations.count, goalIndex: goalIndex, user: 0,
             paths: options.paths, seed: options.seed, timing: options.timing, maxMoves: options.maxMovesPerUser,
             progress: UserProgress())
-        let runner = JobRunner(systems: systems, job: id, kind: BikeUserTask.name, deadline: deadline, retries: retries, cost: userCost)
+        // Every user of a job costs the same: waiting when its moves sleep, cpu at time scale 0.
+        let runner = JobRunner(systems: systems, job: id, kind: BikeUserTask.name, deadline: deadline, retries: retries, cost: BikeUserTask().cost(of: base))
         let clock = ContinuousClock()
         let start = clock.now
         let outcomes = await runner.run(

@@ -23,6 +23,12 @@ public struct BikeUserTask: TaskKind {
 
     public init() {}
 
+    /// Waiting when the user's moves sleep (time scale above 0): it spends nearly all its
+    /// time asleep or in remote calls to the stations. At time scale 0 it computes.
+    public func cost(of input: Input) -> TaskCost {
+        input.timing.timeScale > 0 ? .waiting : .cpu
+    }
+
     public func run(_ input: Input, context: TaskContext) async throws -> SimulationResult {
         try input.checkRanges()
         let docks = try (0..<input.stationCount).map { index in

@@ -27,17 +27,19 @@ enum NodeCommand {
         options: ClusterOptions.nodeOptions + [failEvery, slow, stopWithParent] + ClusterOptions.connectionOptions)
         .retiring("seed", "on node this is now --peer HOST:PORT (a node to connect to); --seed is only the random seed of submit, demo and simulate. Use --peer HOST:PORT")
 
-    static let subcommand = Subcommand(spec: spec) { arguments, context in
-        let faults = ScanSystem.Faults(failEvery: try arguments.value(failEvery), slowMilliseconds: try arguments.value(slow))
-        return try await run(ClusterOptions.settings(arguments, environment: context.environment), faults: faults,
-                             stopWithParent: try arguments.value(stopWithParent), context: context)
+    /// `node` for a tool whose nodes also run `kinds` (``SpokesTool/main(kinds:)``).
+    static func subcommand(kinds: [any TaskKind]) -> Subcommand {
+        Subcommand(spec: spec) { arguments, context in
+            let faults = ScanSystem.Faults(failEvery: try arguments.value(failEvery), slowMilliseconds: try arguments.value(slow))
+            return try await run(ClusterOptions.settings(arguments, environment: context.environment), kinds: kinds, faults: faults,
+                                 stopWithParent: try arguments.value(stopWithParent), context: context)
+        }
     }
 
-    static func run(_ settings: ClusterSettings, faults: ScanSystem.Faults = .init(), stopWithParent: Bool = false, context: CommandContext) async throws -> Int32 {
+    static func run(_ settings: ClusterSettings, kinds: [any TaskKind] = [], faults: ScanSystem.Faults = .init(), stopWithParent: Bool = false, context: CommandContext) async throws -> Int32 {
         var settings = settings
         settings.dataDirectory = HomeDirectory.expand(settings.dataDirectory, environment: context.environment)
-        let registry = TaskRegistry()
-        registry.register(BikeUserTask())
+        let registry = SpokesTool.registry(kinds: kinds)
         let node = try ClusterNode(settings: settings, registry: registry, faults: faults, logger: .lines(context.standardError))
         let log = node.system
         if settings.secret == nil, settings.allowInsecure, let address = try? SocketAddress(parsing: "\(settings.host):0"), !address.isLoopback {
@@ -84,6 +86,7 @@ enum NodeCommand {
         let security = settings.secret.map { "secret \($0.fingerprint)" } ?? "no secret"
         log.log("listening on \(node.system.address), cluster '\(settings.cluster)', \(security), \(settings.slots) cpu slots, \(settings.waitingSlots) waiting slots, discovery \(settings.discoveryMode.rawValue), job records in \(settings.dataDirectory)\(faultNote)")
         if let dashboard { log.log("dashboard at \(dashboard.url)") }
+        log.log("runs task kinds \(registry.schemas.map(\.description).joined(separator: ", "))")
         let logging = Task {
             for await event in events {
                 log.log(describe(event))

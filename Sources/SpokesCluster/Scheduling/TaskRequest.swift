@@ -1,3 +1,5 @@
+import Foundation
+
 /// One attempt of one task of a job, as sent to a worker.
 public struct TaskRequest: Sendable, Hashable, Codable {
     public var job: String
@@ -39,10 +41,19 @@ public enum TaskResult: Sendable, Hashable, Codable {
     case busy
 }
 
-/// Why a task attempt did not produce a result.
+/// Why a task attempt did not produce a result. A failed attempt is retried on another
+/// node (up to the job's retries); the description is the reason its submitter reads.
 public enum TaskError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
     case unknownKind(String)
     case invalidInput(kind: String, reason: String)
+    /// The kind's function threw: the error's type (`PiSampleError.tooManySamples`, with
+    /// the enum case when there is one) and message (its `errorDescription` or
+    /// `description`), see ``init(kind:thrown:)``.
+    case kindFailed(kind: String, type: String, message: String)
+    /// The input's JSON is larger than a task's input may be (``TaskLimits``).
+    case inputTooLarge(kind: String, bytes: Int, limit: Int)
+    /// The output's JSON is larger than a task's output may be (``TaskLimits``).
+    case outputTooLarge(kind: String, bytes: Int, limit: Int)
     /// Fault injection (`spokes node --fail-every N`).
     case injectedFailure(node: String, task: Int)
 
@@ -50,7 +61,65 @@ public enum TaskError: Error, Sendable, Hashable, Codable, CustomStringConvertib
         switch self {
         case .unknownKind(let name): "unknown task kind '\(name)'"
         case .invalidInput(let kind, let reason): "invalid input for \(kind): \(reason)"
+        case .kindFailed(_, let type, let message):
+            message.isEmpty ? type : message.hasPrefix(" (") ? type + message : "\(type): \(message)"
+        case .inputTooLarge(let kind, let bytes, let limit):
+            "the input of \(kind) is \(bytes) bytes of JSON; a task's input may be at most \(limit) (a quarter of limits.max_frame_bytes)"
+        case .outputTooLarge(let kind, let bytes, let limit):
+            "the output of \(kind) is \(bytes) bytes of JSON; a task's output may be at most \(limit) (a quarter of limits.max_frame_bytes)"
         case .injectedFailure(let node, let task): "injected failure on \(node) (every Nth task fails), task \(task)"
         }
+    }
+
+    /// What a kind's thrown `error` says to its submitter: its type, with the enum case
+    /// when one can be told (`MyError.tooLarge`), and its message: `errorDescription` of a
+    /// `LocalizedError`, `description` of a `CustomStringConvertible`, or else its case's
+    /// associated values or its fields (`MyError.tooLarge (limit: 5)`, `Oops (code: 3)`: a
+    /// space before the values, so no report takes the words for a dump of a value).
+    public init(kind: String, thrown error: any Error) {
+        let typeName = String(describing: type(of: error))
+        let shown = String(describing: error)
+        let described = (error as? any LocalizedError)?.errorDescription ?? ((error as Any) is any CustomStringConvertible ? shown : nil)
+        let mirror = Mirror(reflecting: error)
+        var type = typeName
+        var message = described ?? ""
+        if mirror.displayStyle == .enum {
+            // A case with values is a child named after the case; one without, when it
+            // has no description of its own, prints as its name.
+            if let label = mirror.children.first?.label {
+                type += "." + label
+                if described == nil { message = " " + String(shown.dropFirst(label.count)) }
+            } else if described == nil {
+                type += "." + shown
+            }
+        } else if described == nil {
+            message = shown.hasPrefix(typeName) ? " " + String(shown.dropFirst(typeName.count)) : shown
+        }
+        self = .kindFailed(kind: kind, type: type, message: message)
+    }
+
+    /// `error`, thrown by the kind `kind`, as the worker sends it on: the cluster's own
+    /// errors as they are (`CancellationError`, so the attempt counts as cancelled;
+    /// `TaskError`; ``OutOfRange``, so the refusal is counted), any other as
+    /// ``kindFailed(kind:type:message:)``.
+    static func passingOwn(_ error: any Error, kind: String) -> any Error {
+        switch error {
+        case is CancellationError, is TaskError, is OutOfRange: error
+        default: TaskError(kind: kind, thrown: error)
+        }
+    }
+}
+
+/// How large a task's input and output may be. Both travel as JSON text inside a frame's
+/// JSON (the input inside the ``TaskRequest``, the output inside the reply), escaped
+/// twice, so a byte may take up to four in the frame; a frame may be at most
+/// `limits.max_frame_bytes` (8 MiB by default), and a larger one would cost the
+/// connection. So each may be at most a quarter of a frame, less 1 KiB for the envelope:
+/// 2,096,896 bytes with the default. Larger data belongs in files the task reads.
+public enum TaskLimits {
+    /// The most bytes of JSON a task's input or output may have, for frames of at most
+    /// `frameBytes` bytes.
+    public static func maximumDataBytes(frameBytes: Int) -> Int {
+        max(0, frameBytes - min(1_024, frameBytes / 2)) / 4
     }
 }

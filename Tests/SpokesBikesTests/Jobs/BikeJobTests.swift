@@ -18,8 +18,7 @@ struct BikeJobTests {
             settings.slots = slots
             settings.discoveryPort = port
             settings.discoveryInterval = 0.05
-            let registry = TaskRegistry()
-            registry.register(BikeUserTask())
+            let registry = TaskRegistry(kinds: BikeKinds.all)
             let node = try ClusterNode(settings: settings, registry: registry, faults: index < faults.count ? faults[index] : .init())
             node.start()
             return node

@@ -107,8 +107,7 @@ struct SweepRunTaskTests {
             settings.slots = 1
             settings.discoveryPort = port
             settings.discoveryInterval = 0.05
-            let registry = TaskRegistry()
-            registry.register(SweepRunTask())
+            let registry = TaskRegistry(kinds: BikeKinds.all)
             let node = try ClusterNode(settings: settings, registry: registry)
             node.start()
             return node

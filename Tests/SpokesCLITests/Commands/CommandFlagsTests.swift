@@ -7,7 +7,7 @@ import Testing
     /// Options whose values are not numbers (so need no numeric range).
     static let textOptions: Set<String> = [
         "network", "goal", "to", "config", "cluster", "html", "name", "host", "broadcast", "peer", "dashboard-host",
-        "data-directory", "job", "only",
+        "data-directory", "job", "only", "kind", "inputs",
     ]
 
     /// What a command needs besides the flag under test to get as far as reading it.
@@ -15,6 +15,7 @@ import Testing
         switch command {
         case "result", "cancel": [command, "job-00000000"]
         case "stop": [command, "--to", "127.0.0.1:9"]
+        case "run": [command, "bench.noop"]
         default: [command]
         }
     }

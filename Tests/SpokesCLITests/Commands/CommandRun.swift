@@ -1,4 +1,5 @@
 import Foundation
+import SpokesCluster
 import SpokesConcurrency
 import Synchronization
 @testable import SpokesCLI
@@ -15,15 +16,15 @@ struct CommandRun: Sendable {
     }
 
     /// Runs `spokes` with `arguments` in this process, capturing its output; `environment`
-    /// is added to the process's for this run only.
-    static func spokes(_ arguments: [String], environment: [String: String] = [:]) async -> CommandRun {
+    /// is added to the process's for this run only; its nodes also run `kinds`.
+    static func spokes(_ arguments: [String], environment: [String: String] = [:], kinds: [any TaskKind] = []) async -> CommandRun {
         let output = Mutex(("", ""))
         let context = CommandContext(
             standardOutput: { text in output.withLock { $0.0 += text } },
             standardError: { text in output.withLock { $0.1 += text } },
             standardErrorIsTerminal: false,
             environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
-        let status = await SpokesTool.main(arguments, context: context)
+        let status = await SpokesTool.main(arguments, context: context, kinds: kinds)
         let (out, err) = output.withLock { $0 }
         return CommandRun(status: status, standardOutput: out, standardError: err)
     }

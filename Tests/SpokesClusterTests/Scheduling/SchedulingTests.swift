@@ -45,8 +45,11 @@ struct AlwaysFails: TaskKind {
 struct SchedulingTests {
     let gauge = ConcurrencyGauge()
 
-    /// Nodes on loopback discovery of the test's own; node i gets `faults[i]`.
-    func startCluster(_ count: Int, slots: Int = 2, waitingSlots: Int = 100, faults: [ScanSystem.Faults] = []) async throws -> [ClusterNode] {
+    /// Nodes on loopback discovery of the test's own; node i gets `faults[i]`; each runs
+    /// the probe, the failing kind and `kinds`.
+    func startCluster(
+        _ count: Int, slots: Int = 2, waitingSlots: Int = 100, faults: [ScanSystem.Faults] = [], kinds: [any TaskKind] = []
+    ) async throws -> [ClusterNode] {
         let port = UInt16.random(in: 40_000...49_000)
         let cluster = "sched-\(UUID().uuidString.prefix(8))"
         let nodes = try (0..<count).map { index in
@@ -57,9 +60,7 @@ struct SchedulingTests {
             settings.waitingSlots = waitingSlots
             settings.discoveryPort = port
             settings.discoveryInterval = 0.05
-            let registry = TaskRegistry()
-            registry.register(ProbeTask(gauge: gauge))
-            registry.register(AlwaysFails())
+            let registry = TaskRegistry(kinds: [ProbeTask(gauge: gauge), AlwaysFails()] + kinds)
             let node = try ClusterNode(settings: settings, registry: registry, faults: index < faults.count ? faults[index] : .init())
             node.start()
             return node

@@ -27,8 +27,7 @@ struct TestCluster {
             settings.discoveryInterval = 0.05
             settings.secret = secret
             settings.dataDirectory = dataDirectory.path
-            let registry = TaskRegistry()
-            registry.register(BikeUserTask())
+            let registry = TaskRegistry(kinds: BikeKinds.all)
             let node = try ClusterNode(settings: settings, registry: registry)
             node.start()
             nodes.append(node)

@@ -1,0 +1,24 @@
+/// SplitMix64 (Steele, Lea and Flood, 2014; Vigna's reference C code): a small, fast
+/// generator whose output depends only on its seed, so `pi.sample` counts the same points
+/// on every machine and every Swift version (the standard library's generator is not
+/// seedable).
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) {
+        state = seed
+    }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A uniform `Double` in [0, 1): the top 53 bits of the next output.
+    public mutating func nextUnit() -> Double {
+        Double(next() >> 11) * 0x1p-53
+    }
+}
