@@ -74,7 +74,8 @@ public struct BikeJob: Sendable, Codable {
             job: id, coordinator: system.node, stationCount: stations.count, goalIndex: goalIndex, user: 0,
             paths: options.paths, seed: options.seed, timing: options.timing, maxMoves: options.maxMovesPerUser,
             progress: UserProgress())
-        let runner = JobRunner(systems: systems, job: id, kind: BikeUserTask.name, deadline: deadline, retries: retries)
+        // Every user of a job costs the same: waiting when its moves sleep, cpu at time scale 0.
+        let runner = JobRunner(systems: systems, job: id, kind: BikeUserTask.name, deadline: deadline, retries: retries, cost: BikeUserTask().cost(of: base))
         let clock = ContinuousClock()
         let start = clock.now
         let outcomes = await runner.run(

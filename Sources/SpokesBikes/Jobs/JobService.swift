@@ -290,7 +290,8 @@ public distributed actor JobService {
         let expected = 1 + node.members.count { $0.state == .alive }
         _ = try? await withTimeout(seconds: 5) { try await systems.waitForSystems(atLeast: expected) }
         let job = JobIdentifier.make("batch")
-        let runner = JobRunner(systems: systems, job: job, kind: kind, deadline: deadline, retries: retries)
+        let cost = node.registry.cost(kind: kind, input: input) ?? .cpu
+        let runner = JobRunner(systems: systems, job: job, kind: kind, deadline: deadline, retries: retries, cost: cost)
         let board = node.jobBoard.track(job: job, kind: kind, title: "\(count) x \(kind)", total: count)
         defer { board.end(cancelled: Task.isCancelled) }
         let clock = ContinuousClock()

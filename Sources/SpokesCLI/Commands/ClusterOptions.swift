@@ -46,7 +46,10 @@ enum ClusterOptions {
     static let name = SettingFlag("name", "NAME", setting: "node.name", help: "This node's name, unique in the cluster (default: node-<random>).")
     static let host = SettingFlag("host", "HOST", setting: "node.host", help: "IPv4 address to listen on; loopback keeps the node on this machine.")
     static let port = SettingFlag("port", "PORT", setting: "node.port", help: "TCP port to listen on; 0 picks a free one.")
-    static let slots = SettingFlag("slots", "S", setting: "node.slots", help: "Tasks this node runs at once (see README, 'Sizing a cluster').")
+    static let slots = SettingFlag("slots", "S", setting: "node.slots",
+                                   help: "Cpu tasks this node runs at once; cores: one per core it may run on (see README, 'Sizing a cluster').")
+    static let waitingSlots = SettingFlag("waiting-slots", "N", setting: "node.waiting_slots",
+                                          help: "Waiting tasks (they mostly sleep or await calls, e.g. real-time bike users) this node runs at once.")
     static let peer = SettingFlag("peer", "HOST:PORT", setting: "peers", help: "A node to connect to, in any discovery mode; repeat for several.")
     static let insecure = Option.flag("insecure", help: "Without a cluster secret, still listen beyond loopback (an open cluster: anyone who can reach it can join).")
     static let dashboard = SettingFlag("dashboard", "PORT", setting: "dashboard.port",
@@ -56,10 +59,10 @@ enum ClusterOptions {
                                            help: "Where the node keeps its job records; ~ is $HOME.")
 
     /// The flags of `spokes node`.
-    static let nodeOptions: [any OptionDeclaration] = [name, host, port, slots, peer, insecure, dashboard, dashboardHost, dataDirectory]
+    static let nodeOptions: [any OptionDeclaration] = [name, host, port, slots, waitingSlots, peer, insecure, dashboard, dashboardHost, dataDirectory]
 
     /// Every setting flag, in the order they apply.
-    private static let settingFlags = [cluster, discovery, discoveryPort, broadcast, name, host, port, slots, peer, dashboard, dashboardHost, dataDirectory]
+    private static let settingFlags = [cluster, discovery, discoveryPort, broadcast, name, host, port, slots, waitingSlots, peer, dashboard, dashboardHost, dataDirectory]
 
     /// Settings from the layers, with the command's own flags applied last. A client
     /// that names a node (`--to`) but no cluster (no `--cluster`, no `cluster:` in the

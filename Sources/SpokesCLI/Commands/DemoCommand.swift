@@ -7,7 +7,8 @@ import SpokesConcurrency
 enum DemoCommand {
     static let workload = WorkloadOptions(users: 300, timeScale: 0.25)
     static let nodes = Option.integer("nodes", "N", in: 1...16, default: 3, help: "Nodes to start.")
-    static let nodeSlots = Option.integer("node-slots", "S", in: 1...1_000, default: 4, help: "Task slots per node.")
+    static let nodeSlots = Option.integer("node-slots", "S", in: 1...1_000, help: "Cpu slots per node (the bike users run in waiting slots unless --time-scale is 0).",
+                                          defaultText: "cores")
     static let json = Option.flag("json", help: "Print one JSON report on stdout instead of the summary.")
     static let progress = Option.flag("progress", help: "Show progress on stderr even when it is not a terminal (one line per update).")
     static let dashboard = Option.flag("dashboard", help: "Serve the web dashboard on the first node and keep the cluster up after the job, until Ctrl-C.")
@@ -114,7 +115,7 @@ final class LocalCluster: Sendable {
     /// Starts `count` nodes, with `environment` added to ours, and returns once each sees
     /// all the others alive (at most 20 s).
     static func start(
-        count: Int, slots: Int, settings: ClusterSettings, environment: [String: String] = [:], context: CommandContext,
+        count: Int, slots: Int?, settings: ClusterSettings, environment: [String: String] = [:], context: CommandContext,
         extraArguments: (Int) -> [String] = { _ in [] }
     ) async throws -> LocalCluster {
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
@@ -124,7 +125,7 @@ final class LocalCluster: Sendable {
                 let name = "demo-\(index)"
                 let process = Process()
                 process.executableURL = executable
-                process.arguments = ["node", "--name", name, "--slots", "\(slots)", "--stop-with-parent", "--cluster", settings.cluster,
+                process.arguments = ["node", "--name", name] + (slots.map { ["--slots", "\($0)"] } ?? []) + ["--stop-with-parent", "--cluster", settings.cluster,
                                      "--discovery-port", "\(settings.discoveryPort)"] + extraArguments(index - 1)
                 process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
                 let out = Pipe()

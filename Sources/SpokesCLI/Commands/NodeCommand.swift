@@ -84,7 +84,7 @@ enum NodeCommand {
         if faults.failEvery > 0 { faultNote += ", failing every \(faults.failEvery)th task" }
         if faults.slowMilliseconds > 0 { faultNote += ", \(faults.slowMilliseconds) ms slow" }
         let security = settings.secret.map { "secret \($0.fingerprint)" } ?? "no secret"
-        log.log("listening on \(node.system.address), cluster '\(settings.cluster)', \(security), \(settings.slots) slots, discovery \(settings.discoveryMode.rawValue), job records in \(settings.dataDirectory)\(faultNote)")
+        log.log("listening on \(node.system.address), cluster '\(settings.cluster)', \(security), \(settings.slots) cpu slots, \(settings.waitingSlots) waiting slots, discovery \(settings.discoveryMode.rawValue), job records in \(settings.dataDirectory)\(faultNote)")
         if let dashboard { log.log("dashboard at \(dashboard.url)") }
         log.log("runs task kinds \(registry.schemas.map(\.description).joined(separator: ", "))")
         let logging = Task {

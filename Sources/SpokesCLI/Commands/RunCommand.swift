@@ -50,11 +50,15 @@ enum RunCommand {
                     throw RunError.unreadable(path: path, reason: (error as NSError).localizedDescription)
                 }
             }
-            let lines = try TaskInputLines(text, source: source, kind: kind, registry: SpokesTool.registry(kinds: kinds), settings: settings).lines
+            let registry = SpokesTool.registry(kinds: kinds)
+            let lines = try TaskInputLines(text, source: source, kind: kind, registry: registry, settings: settings).lines
             guard !lines.isEmpty else { throw RunError.noInputs(source: source) }
             let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
             let run = Task {
-                try await RunCommand.run(kind: kind, inputs: lines, at: target, settings: settings, deadline: deadline, retries: retries, context: context)
+                // Each input's cost, when this program runs the kind too; else cpu.
+                let costs = lines.map { registry.cost(kind: kind, input: $0.json) ?? .cpu }
+                return try await RunCommand.run(
+                    kind: kind, inputs: lines, costs: costs, at: target, settings: settings, deadline: deadline, retries: retries, context: context)
             }
             let interrupt = InterruptHandler(signals: [SIGINT, SIGTERM]) { run.cancel() }
             defer { interrupt.stop() }
@@ -80,7 +84,7 @@ enum RunCommand {
     /// Runs one task per input on the members of the node at `target`'s cluster; prints
     /// outputs, failures and a summary; the exit status.
     static func run(
-        kind: String, inputs: [TaskInputLines.Line], at target: SocketAddress, settings: ClusterSettings,
+        kind: String, inputs: [TaskInputLines.Line], costs: [TaskCost], at target: SocketAddress, settings: ClusterSettings,
         deadline: Double, retries: Int, context: CommandContext
     ) async throws -> Int32 {
         // A queued attempt may take twice the deadline; the call must outlive it.
@@ -88,7 +92,7 @@ enum RunCommand {
         defer { client.shutdown() }
         let first = try await NodeClient.join(target, with: client)
         let members = try await NodeStatus.resolve(id: ActorID(node: first.node, name: NodeStatus.wellKnownName), using: client).members()
-        var workers: [(name: String, worker: ScanSystem, slots: Int)] = []
+        var workers: [(name: String, worker: ScanSystem, slots: Int, waitingSlots: Int)] = []
         for member in members where member.state == Member.State.alive.rawValue {
             guard let address = try? SocketAddress(parsing: member.address),
                   let peer = try? await NodeClient.join(address, with: client),
@@ -97,14 +101,15 @@ enum RunCommand {
                 context.standardError("run: cannot reach member \(member.name) at \(member.address); running without it\n")
                 continue
             }
-            workers.append((member.name, worker, member.slots))
+            workers.append((member.name, worker, member.slots, member.waitingSlots))
         }
         guard let head = workers.first else { throw RunError.noMembers(address: target) }
-        let systems = Systems(local: head.worker, node: head.name, slots: head.slots)
-        for other in workers.dropFirst() { await systems.addSystem(node: other.name, system: other.worker, slots: other.slots) }
+        let systems = Systems(
+            local: head.worker, node: head.name, slots: head.slots, waitingSlots: head.waitingSlots,
+            others: workers.dropFirst().map { ($0.name, $0.worker, $0.slots, $0.waitingSlots) })
 
         let job = JobIdentifier.make("run")
-        let runner = JobRunner(systems: systems, job: job, kind: kind, deadline: deadline, retries: retries)
+        let runner = JobRunner(systems: systems, job: job, kind: kind, deadline: deadline, retries: retries, costOf: { costs[$0] })
         let clock = ContinuousClock()
         let start = clock.now
         let outcomes = await runner.run(count: inputs.count, input: { task, _ in inputs[task].json })

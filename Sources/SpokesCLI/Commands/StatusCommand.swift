@@ -7,16 +7,19 @@ import SpokesConcurrency
 enum StatusCommand {
     static let timeout = Option.number("timeout", "SECONDS", in: 0.1...600, default: 3,
                                        help: "How long to look for a node, and to wait for each node's answer.")
-    static let json = Option.flag("json", help: "Print {\"members\": [...], \"total\": {...}, \"rejected\": {...}} as JSON: the members with their figures, the cluster's sums, and what the node turned away by kind.")
+    static let json = Option.flag("json", help: "Print {\"members\": [...], \"total\": {...}, \"rejected\": {...}} as JSON: the members with their figures (both slot budgets: slots and slotsInUse, waitingSlots and waitingSlotsInUse), the cluster's sums, and what the node turned away by kind.")
 
     static let spec = CommandSpec(
         name: "status",
-        abstract: "Show the members of a cluster, each with its slots and tasks, and the cluster's total.",
+        abstract: "Show the members of a cluster, each with its slots (cpu and waiting, in use / total) and tasks, and the cluster's total.",
         discussion: """
             Asks the node at --to, or without it the first node of the cluster heard by \
             discovery on this machine, for its members: itself first, then every node it knows. \
             Then asks every alive member, at once and each for at most --timeout seconds, for \
-            its own figures (tasks running and completed, uptime), and adds a total line. Also \
+            its own figures (cpu slots and waiting slots in use, tasks completed, uptime), and \
+            adds a total line. CPU is cpu slots in use / cpu slots (cpu tasks: they compute); \
+            WAITING is waiting slots in use / waiting slots (waiting tasks: they mostly sleep \
+            or await calls, such as real-time bike users). Also \
             says where the first node serves its dashboard, with the token when you hold the secret.
             """,
         options: [NodeClient.to, timeout, json] + ClusterOptions.connectionOptions)
@@ -55,11 +58,14 @@ enum StatusCommand {
         var rejected: [String: Int]
     }
 
-    /// The cluster's figures: alive members, and their slots and tasks added up.
+    /// The cluster's figures: alive members, and their budgets and tasks added up.
     struct Total: Codable, Equatable {
         var alive: Int
         var members: Int
         var slots: Int
+        var slotsInUse: Int
+        var waitingSlots: Int
+        var waitingSlotsInUse: Int
         var running: Int
         var completed: Int
 
@@ -68,6 +74,9 @@ enum StatusCommand {
             self.alive = alive.count
             self.members = members.count
             slots = alive.reduce(0) { $0 + $1.slots }
+            slotsInUse = alive.reduce(0) { $0 + ($1.slotsInUse ?? 0) }
+            waitingSlots = alive.reduce(0) { $0 + $1.waitingSlots }
+            waitingSlotsInUse = alive.reduce(0) { $0 + ($1.waitingSlotsInUse ?? 0) }
             running = alive.reduce(0) { $0 + ($1.running ?? 0) }
             completed = alive.reduce(0) { $0 + ($1.completed ?? 0) }
         }
@@ -86,6 +95,8 @@ enum StatusCommand {
                 switch answers[members[index].name] {
                 case .success(let own)?:
                     members[index].running = own.running
+                    members[index].slotsInUse = own.slotsInUse
+                    members[index].waitingSlotsInUse = own.waitingSlotsInUse
                     members[index].completed = own.completed
                     members[index].uptime = own.uptime
                 case .failure(let reason)?:
@@ -139,12 +150,15 @@ enum StatusCommand {
     /// The members, one line each, and the cluster's total.
     static func table(_ report: Report) -> String {
         let total = report.total
+        /// `used/total`, `-/total` when the use is not known.
+        func budget(_ used: Int?, _ total: Int) -> String { "\(used.map(String.init) ?? "-")/\(total)" }
         return NodeClient.table(
-            ["NAME", "ADDRESS", "STATE", "SLOTS", "RUNNING", "COMPLETED", "UPTIME"],
+            ["NAME", "ADDRESS", "STATE", "CPU", "WAITING", "COMPLETED", "UPTIME"],
             report.members.map { member in
-                [member.name, member.address, member.state, "\(member.slots)",
-                 member.running.map(String.init) ?? "-", member.completed.map(String.init) ?? "-",
+                [member.name, member.address, member.state, budget(member.slotsInUse, member.slots),
+                 budget(member.waitingSlotsInUse, member.waitingSlots), member.completed.map(String.init) ?? "-",
                  member.uptime.map { String(format: "%.0fs", $0) } ?? "-"]
-            } + [["total", "\(total.alive) of \(total.members) alive", "", "\(total.slots)", "\(total.running)", "\(total.completed)", ""]])
+            } + [["total", "\(total.alive) of \(total.members) alive", "", budget(total.slotsInUse, total.slots),
+                  budget(total.waitingSlotsInUse, total.waitingSlots), "\(total.completed)", ""]])
     }
 }

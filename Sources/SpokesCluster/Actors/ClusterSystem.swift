@@ -431,7 +431,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     func handshake(nonce: String = "") -> WireMessage.Handshake {
         WireMessage.Handshake(
             cluster: isMember || !settings.joinsAnyCluster ? settings.cluster : "", node: node, address: isMember ? address.description : "",
-            slots: isMember ? settings.slots : 0, authenticated: authentication != nil, nonce: nonce)
+            slots: isMember ? settings.slots : 0, waitingSlots: isMember ? settings.waitingSlots : 0, authenticated: authentication != nil, nonce: nonce)
     }
 
     /// Admits an inbound connection, as a stranger: it has `limits.handshake_timeout` to

@@ -192,6 +192,7 @@ extension ClusterSettings {
     private func checkRelations(assigned: [String: ConfigurationError.Origin]) throws(ConfigurationError) {
         try requireLess("heartbeat.interval", heartbeatInterval, "heartbeat.suspect_after", suspectTimeout, assigned)
         try requireLess("heartbeat.suspect_after", suspectTimeout, "heartbeat.dead_after", deadTimeout, assigned)
+        try requireCallsForEveryPlace(assigned)
         if discoveryMode == .lan, broadcastAddress.isEmpty {
             if let origin = assigned["discovery.broadcast"] {
                 throw .invalidValue(origin, setting: "discovery.broadcast", problem: "must be the LAN's broadcast address when discovery.mode is lan, got nothing")
@@ -199,6 +200,21 @@ extension ClusterSettings {
             throw .invalidValue(assigned["discovery.mode"] ?? .settings, setting: "discovery.mode",
                                 problem: "'lan' needs discovery.broadcast set to the LAN's broadcast address, e.g. 198.51.100.255")
         }
+    }
+
+    /// Every place a coordinator may fill on this node (both budgets and their queues)
+    /// is a call running on one connection: `limits.max_calls_per_connection` must allow
+    /// them all, or tasks within the budgets would be refused as too many calls.
+    private func requireCallsForEveryPlace(_ assigned: [String: ConfigurationError.Origin]) throws(ConfigurationError) {
+        let places = [slots, waitingSlots].reduce(0) { $0 + $1 + WorkerAdmission.queueLength(places: $1) }
+        guard maximumCallsPerConnection < places else { return }
+        let why = "node.slots (\(slots)) and node.waiting_slots (\(waitingSlots)) with their queues, \(places) places a coordinator may fill over one connection"
+        if let origin = assigned["limits.max_calls_per_connection"] {
+            throw .invalidValue(origin, setting: "limits.max_calls_per_connection", problem: "must be at least \(places): \(why), got '\(maximumCallsPerConnection)'")
+        }
+        let blamed = assigned["node.waiting_slots"] != nil || assigned["node.slots"] == nil ? "node.waiting_slots" : "node.slots"
+        throw .invalidValue(assigned[blamed] ?? .settings, setting: blamed,
+                            problem: "needs limits.max_calls_per_connection (\(maximumCallsPerConnection)) at least \(places): \(why); raise that limit too")
     }
 
     private func requireLess(_ lower: String, _ lowerValue: Double, _ upper: String, _ upperValue: Double,

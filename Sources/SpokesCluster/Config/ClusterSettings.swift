@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything a node needs to know to run. The defaults suit several nodes on one
 /// machine; `cluster.yaml`, `SPOKES_*` environment variables and command-line flags
 /// override them, in that order (see ``ClusterSettings/load(file:environment:)``).
@@ -24,8 +26,22 @@ public struct ClusterSettings: Sendable, Hashable {
     public var host = "127.0.0.1"
     /// TCP port; 0 picks any free port.
     public var port: UInt16 = 0
-    /// Tasks this node runs at once.
-    public var slots = 4
+    /// How many cpu tasks (``TaskCost/cpu``) this node runs at once: one per core it may
+    /// run on (the default, `cores`), or a number.
+    public var cpuSlots = SlotCount.cores
+    /// Cpu tasks this node runs at once: ``cpuSlots`` as a number (setting it sets a number).
+    public var slots: Int {
+        get {
+            switch cpuSlots {
+            case .cores: Self.coreCount
+            case .fixed(let count): count
+            }
+        }
+        set { cpuSlots = .fixed(newValue) }
+    }
+    /// Waiting tasks (``TaskCost/waiting``) this node runs at once: each mostly awaits
+    /// sleeps or remote calls, so thousands fit; memory is the bound.
+    public var waitingSlots = ClusterSettings.defaultWaitingSlots
 
     public var discoveryMode = DiscoveryMode.loopback
     /// UDP port shared by every node's beacons (several nodes per machine share it).
@@ -92,8 +108,10 @@ public struct ClusterSettings: Sendable, Hashable {
     /// Inbound connections still in their handshake at once; when full, the oldest is
     /// closed to make room (see ``ClusterSystem``).
     public var maximumHandshakingConnections = 64
-    /// Calls one connection may have running on this node at once.
-    public var maximumCallsPerConnection = 1024
+    /// Calls one connection may have running on this node at once. At least every place
+    /// a coordinator may fill on this node over one connection (both budgets and their
+    /// queues); see `checkRelations`.
+    public var maximumCallsPerConnection = 4096
     /// Bytes waiting to be sent to one peer before it counts as not reading and is dropped.
     public var maximumSendQueueBytes = 64 * 1024 * 1024
     /// Most users in a job submitted to this node.
@@ -109,4 +127,25 @@ public struct ClusterSettings: Sendable, Hashable {
     }
 
     public init() {}
+
+    /// A node's cpu slots: one per core, or a number.
+    public enum SlotCount: Sendable, Hashable {
+        /// One per core this process may run on (``ClusterSettings/coreCount``).
+        case cores
+        case fixed(Int)
+    }
+
+    /// The default of `node.waiting_slots`.
+    public static let defaultWaitingSlots = 2_000
+
+    /// The cores this process may run on: those of its CPU affinity mask (so a node
+    /// pinned with `taskset -c 0` counts 1), at least 1 and at most `node.slots`' range.
+    public static let coreCount: Int = {
+        // Glibc's sched_getaffinity is not exported to Swift; the kernel says the same in
+        // /proc/self/status as a hex mask, e.g. `Cpus_allowed:\tff` or `...,0000000f`.
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let mask = status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed:") }?.dropFirst("Cpus_allowed:".count)
+        let counted = mask?.reduce(0) { $0 + ($1.hexDigitValue?.nonzeroBitCount ?? 0) } ?? 0
+        return min(10_000, max(1, counted > 0 ? counted : ProcessInfo.processInfo.activeProcessorCount))
+    }()
 }

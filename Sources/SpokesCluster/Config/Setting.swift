@@ -110,6 +110,18 @@ extension Setting {
                 current: { .scalar(String($0[keyPath: key]), Self.noLocation) })
     }
 
+    /// `cores` (one per core this process may run on) or a whole number within `range`.
+    static func slotCount(_ path: String, _ key: WritableKeyPath<ClusterSettings, ClusterSettings.SlotCount> & Sendable, in range: ClosedRange<Int>, doc: String) -> Setting {
+        Setting(path: path, doc: doc, range: "cores, or " + Self.describe(range), isList: false,
+                read: { settings, reader throws(ConfigurationError) in settings[keyPath: key] = try reader.slotCount(in: range) },
+                current: { settings in
+                    switch settings[keyPath: key] {
+                    case .cores: .scalar("cores", Self.noLocation)
+                    case .fixed(let count): .scalar(String(count), Self.noLocation)
+                    }
+                })
+    }
+
     /// A TCP or UDP port from `lowest` to 65535.
     static func port(_ path: String, _ key: WritableKeyPath<ClusterSettings, UInt16> & Sendable, from lowest: Int, doc: String) -> Setting {
         Setting(path: path, doc: doc, range: Self.describe(lowest...65_535), isList: false,
@@ -194,6 +206,15 @@ struct SettingReader {
             throw invalid("must be an integer from \(range.lowerBound) to \(range.upperBound), got \(Self.describe(value))")
         }
         return number
+    }
+
+    /// `cores`, or a whole number within `range`.
+    func slotCount(in range: ClosedRange<Int>) throws(ConfigurationError) -> ClusterSettings.SlotCount {
+        if case .scalar(let text, _) = value, text == "cores" { return .cores }
+        guard case .scalar(let text, _) = value, let number = Int(text), range.contains(number) else {
+            throw invalid("must be cores (one per core) or an integer from \(range.lowerBound) to \(range.upperBound), got \(Self.describe(value))")
+        }
+        return .fixed(number)
     }
 
     /// A port from 0 to 65535, or `off` (nil).

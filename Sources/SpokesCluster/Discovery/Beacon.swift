@@ -1,5 +1,5 @@
 /// What a node announces over UDP: exactly what it says in a TCP handshake (protocol
-/// version, cluster, node id and incarnation, TCP address, slots), so one type serves both.
+/// version, cluster, node id and incarnation, TCP address, cpu and waiting slots), so one type serves both.
 public typealias Beacon = WireMessage.Handshake
 
 extension WireMessage.Handshake {

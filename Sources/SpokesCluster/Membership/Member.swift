@@ -24,14 +24,17 @@ public struct Member: Sendable, Hashable, Codable, CustomStringConvertible {
     public var address: String
     public var state: State
     public var slots: Int
+    /// Waiting slots (``TaskCost/waiting``) it announced.
+    public var waitingSlots: Int
     /// Monotonic seconds when it was last heard from.
     public var lastHeard: Double
 
-    public init(node: NodeID, address: String, state: State, slots: Int, lastHeard: Double) {
+    public init(node: NodeID, address: String, state: State, slots: Int, waitingSlots: Int = 0, lastHeard: Double) {
         self.node = node
         self.address = address
         self.state = state
         self.slots = slots
+        self.waitingSlots = waitingSlots
         self.lastHeard = lastHeard
     }
 

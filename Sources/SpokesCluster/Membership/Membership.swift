@@ -30,11 +30,11 @@ public struct Membership: Sendable {
     /// What the node observed.
     public enum Observation: Sendable, Hashable {
         /// A discovery beacon (or a seed's handshake details) naming a node and its address.
-        case beacon(node: NodeID, address: String, slots: Int)
+        case beacon(node: NodeID, address: String, slots: Int, waitingSlots: Int = 0)
         /// A static seed address whose node is not known yet.
         case seed(address: String)
         /// A connection to `node` finished its handshake.
-        case connected(node: NodeID, address: String, slots: Int)
+        case connected(node: NodeID, address: String, slots: Int, waitingSlots: Int = 0)
         /// A message arrived from `node`.
         case heard(node: NodeID)
         /// The connection to `node` dropped.
@@ -89,13 +89,13 @@ public struct Membership: Sendable {
     /// Applies one observation made at monotonic time `now` (seconds) and returns the actions.
     public mutating func observe(_ observation: Observation, at now: Double) -> [Action] {
         switch observation {
-        case .beacon(let node, let address, let slots):
-            return beacon(node, address: address, slots: slots, now: now)
+        case .beacon(let node, let address, let slots, let waitingSlots):
+            return beacon(node, address: address, slots: slots, waitingSlots: waitingSlots, now: now)
         case .seed(let address):
             guard !members.values.contains(where: { $0.address == address && connected.contains($0.node.name) }) else { return [] }
             return dialIfDue(key: "seed:\(address)", address: address, now: now)
-        case .connected(let node, let address, let slots):
-            return connect(node, address: address, slots: slots, now: now)
+        case .connected(let node, let address, let slots, let waitingSlots):
+            return connect(node, address: address, slots: slots, waitingSlots: waitingSlots, now: now)
         case .heard(let node):
             guard var member = members[node.name], member.node == node else { return [] }
             member.lastHeard = max(member.lastHeard, now)
@@ -123,7 +123,7 @@ public struct Membership: Sendable {
         members.values.sorted { $0.node.name < $1.node.name }
     }
 
-    private mutating func beacon(_ node: NodeID, address: String, slots: Int, now: Double) -> [Action] {
+    private mutating func beacon(_ node: NodeID, address: String, slots: Int, waitingSlots: Int, now: Double) -> [Action] {
         if node.name == local.name {
             return node == local ? [] : dialIfDue(key: "name:\(address)", address: address, now: now)
         }
@@ -143,7 +143,7 @@ public struct Membership: Sendable {
             actions.append(.publish(.removed(known)))
         }
         if members[node.name] == nil {
-            let member = Member(node: node, address: address, state: .joining, slots: slots, lastHeard: now)
+            let member = Member(node: node, address: address, state: .joining, slots: slots, waitingSlots: waitingSlots, lastHeard: now)
             members[node.name] = member
             actions.append(.publish(.joined(member)))
         }
@@ -153,7 +153,7 @@ public struct Membership: Sendable {
         return actions
     }
 
-    private mutating func connect(_ node: NodeID, address: String, slots: Int, now: Double) -> [Action] {
+    private mutating func connect(_ node: NodeID, address: String, slots: Int, waitingSlots: Int, now: Double) -> [Action] {
         guard node.name != local.name else { return [] }
         var actions: [Action] = []
         if let known = members[node.name], known.node != node {
@@ -168,11 +168,12 @@ public struct Membership: Sendable {
         if var member = members[node.name] {
             member.address = address
             member.slots = slots
+            member.waitingSlots = waitingSlots
             member.lastHeard = now
             members[node.name] = member
             return actions + transition(node.name, to: .alive)
         }
-        let member = Member(node: node, address: address, state: .alive, slots: slots, lastHeard: now)
+        let member = Member(node: node, address: address, state: .alive, slots: slots, waitingSlots: waitingSlots, lastHeard: now)
         members[node.name] = member
         return actions + [.publish(.joined(member))]
     }

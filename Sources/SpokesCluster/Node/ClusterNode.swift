@@ -10,7 +10,7 @@ public final class ClusterNode: Sendable {
     public var settings: ClusterSettings { system.settings }
     /// The task kinds this node runs; register an app's own before submitting.
     public let registry: TaskRegistry
-    /// Running and completed task counts of this node's worker.
+    /// Running (per budget) and completed task counts of this node's worker.
     public let counters = TaskCounters()
     /// The attempts this node's worker ran lately: the dashboard's task stream.
     public let timeline = TaskTimeline()
@@ -35,9 +35,7 @@ public final class ClusterNode: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let started = MonotonicClock.now
     private let status: Mutex<NodeStatus?> = Mutex(nil)
-    /// Supplies the running/completed task counts shown by `status` (set by the worker).
     private let loggedDialFailures = Mutex<Set<String>>([])
-    private let taskCounts = Mutex<@Sendable () -> (running: Int, completed: Int)>({ (0, 0) })
     /// What `spokes stop` asks for (``NodeStatus/stop()``); nil: this node cannot be stopped remotely.
     private let stopRequest = Mutex<(@Sendable () -> Void)?>(nil)
     private let nameConflictPromise = Promise<NameConflict, Never>()
@@ -84,12 +82,12 @@ public final class ClusterNode: Sendable {
         status.withLock { $0 = hosted }
         let counters = counters
         let worker = ClusterSystem.withWellKnownName(ScanSystem.wellKnownName) {
-            ScanSystem(actorSystem: system, slots: settings.slots, registry: registry, faults: faults, counters: counters, timeline: timeline)
+            ScanSystem(actorSystem: system, slots: settings.slots, waitingSlots: settings.waitingSlots, registry: registry, faults: faults,
+                       counters: counters, timeline: timeline)
         }
         hostedWorker.withLock { $0 = worker }
-        reportTaskCounts { (counters.running, counters.completed) }
         discovery?.start(cluster: settings.cluster) { [weak self] beacon in
-            self?.observe(.beacon(node: beacon.node, address: beacon.address, slots: beacon.slots))
+            self?.observe(.beacon(node: beacon.node, address: beacon.address, slots: beacon.slots, waitingSlots: beacon.waitingSlots))
         }
         let peerEvents = system.peerEventStream()
         let listening = Task { [weak self] in
@@ -97,7 +95,7 @@ public final class ClusterNode: Sendable {
                 guard let self else { return }
                 switch event {
                 case .connected(let peer) where !peer.address.isEmpty:
-                    self.observe(.connected(node: peer.node, address: peer.address, slots: peer.slots))
+                    self.observe(.connected(node: peer.node, address: peer.address, slots: peer.slots, waitingSlots: peer.waitingSlots))
                 case .connected:
                     break
                 case .disconnected(let node, _):
@@ -157,21 +155,28 @@ public final class ClusterNode: Sendable {
     /// This node's worker (nil before ``start()``).
     public var worker: ScanSystem? { hostedWorker.withLock { $0 } }
 
-    /// A coordinator's ``Systems``: this node's worker first, then every alive member's,
-    /// kept up to date from membership events until the returned task is cancelled.
+    /// A coordinator's ``Systems``: this node's worker first, then every alive member's
+    /// (with the budgets each announced), kept up to date from membership events until the
+    /// returned task is cancelled.
     public func makeSystems() throws -> (Systems, Task<Void, Never>) {
         guard let worker else { throw RemoteCallError.actorNotFound("worker: the node is not started") }
-        let systems = Systems(local: worker, node: system.node.name, slots: settings.slots)
         let events = membershipEvents()
         let system = system
+        func remote(_ member: Member) -> ScanSystem? {
+            try? ScanSystem.resolve(id: ActorID(node: member.node, name: ScanSystem.wellKnownName), using: system)
+        }
         func add(_ member: Member) async {
-            if let remote = try? ScanSystem.resolve(id: ActorID(node: member.node, name: ScanSystem.wellKnownName), using: system) {
-                await systems.addSystem(node: member.node.name, system: remote, slots: member.slots)
+            if let remote = remote(member) {
+                await systems.addSystem(node: member.node.name, system: remote, slots: member.slots, waitingSlots: member.waitingSlots)
             }
         }
-        let alive = members.filter { $0.state == .alive }
+        // The members alive now are there before the first task asks; later events
+        // (subscribed to before this list was read) keep it current.
+        let alive = members.filter { $0.state == .alive }.compactMap { member in
+            remote(member).map { (node: member.node.name, system: $0, slots: member.slots, waitingSlots: member.waitingSlots) }
+        }
+        let systems = Systems(local: worker, node: system.node.name, slots: settings.slots, waitingSlots: settings.waitingSlots, others: alive)
         let following = Task {
-            for member in alive { await add(member) }
             for await event in events {
                 switch event {
                 case .joined(let member) where member.state == .alive, .changed(let member, _) where member.state == .alive:
@@ -204,11 +209,6 @@ public final class ClusterNode: Sendable {
         subscribers.withLock { $0[key] = continuation }
         continuation.onTermination = { [weak self] _ in self?.subscribers.withLock { $0[key] = nil } }
         return stream
-    }
-
-    /// Lets the worker report its running and completed tasks to `status`.
-    public func reportTaskCounts(_ counts: @escaping @Sendable () -> (running: Int, completed: Int)) {
-        taskCounts.withLock { $0 = counts }
     }
 
     private func observe(_ observation: Membership.Observation, at time: Double = MonotonicClock.now) {
@@ -258,22 +258,23 @@ public final class ClusterNode: Sendable {
         let (spans, last) = timeline.spans(after: after)
         let now = MonotonicClock.now
         return NodeObservation(
-            node: system.node.name, now: now, uptime: now - started, slots: settings.slots,
-            running: counters.running, succeeded: counters.succeeded, failed: counters.failed,
+            node: system.node.name, now: now, uptime: now - started, slots: settings.slots, waitingSlots: settings.waitingSlots,
+            inUse: counters.inUse, succeeded: counters.succeeded, failed: counters.failed,
             tasks: spans, lastTaskSequence: last, jobs: jobBoard.records, roundTrips: system.heartbeatRoundTrips)
     }
 
     private func statusReport() -> [MemberStatus] {
-        let counts = taskCounts.withLock { $0 }()
+        let inUse = counters.inUse
         let me = MemberStatus(
             name: system.node.name, address: system.address.description, state: Member.State.alive.rawValue,
-            incarnation: String(system.node.incarnation, radix: 16), slots: settings.slots,
-            running: counts.running, completed: counts.completed, uptime: MonotonicClock.now - started, dashboard: dashboard)
+            incarnation: String(system.node.incarnation, radix: 16), slots: settings.slots, waitingSlots: settings.waitingSlots,
+            slotsInUse: inUse.cpu, waitingSlotsInUse: inUse.waiting,
+            running: inUse.total, completed: counters.completed, uptime: MonotonicClock.now - started, dashboard: dashboard)
         return [me] + members.map { member in
             MemberStatus(
                 name: member.node.name, address: member.address, state: member.state.rawValue,
-                incarnation: String(member.node.incarnation, radix: 16), slots: member.slots,
-                running: nil, completed: nil, uptime: nil, dashboard: nil)
+                incarnation: String(member.node.incarnation, radix: 16), slots: member.slots, waitingSlots: member.waitingSlots,
+                slotsInUse: nil, waitingSlotsInUse: nil, running: nil, completed: nil, uptime: nil, dashboard: nil)
         }
     }
 }

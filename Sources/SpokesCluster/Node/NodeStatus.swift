@@ -7,8 +7,15 @@ public struct MemberStatus: Sendable, Hashable, Codable {
     public var address: String
     public var state: String
     public var incarnation: String
+    /// Cpu slots it announced (``TaskCost/cpu``).
     public var slots: Int
-    /// Tasks running on that node now (known for the answering node itself).
+    /// Waiting slots it announced (``TaskCost/waiting``).
+    public var waitingSlots: Int
+    /// Cpu slots in use there now (known for the answering node itself).
+    public var slotsInUse: Int?
+    /// Waiting slots in use there now (known for the answering node itself).
+    public var waitingSlotsInUse: Int?
+    /// Tasks running on that node now, of either cost (known for the answering node itself).
     public var running: Int?
     /// Tasks completed on that node (known for the answering node itself).
     public var completed: Int?

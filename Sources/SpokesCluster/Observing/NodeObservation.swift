@@ -6,9 +6,14 @@ public struct NodeObservation: Sendable, Hashable, Codable {
     /// Now, on that node's monotonic clock: the reference for its task times.
     public var now: Double
     public var uptime: Double
+    /// Its cpu slots.
     public var slots: Int
-    /// Attempts running on its worker now.
-    public var running: Int
+    /// Its waiting slots.
+    public var waitingSlots: Int
+    /// Its slots of each cost held by attempts running now.
+    public var inUse: TaskBudgets
+    /// Attempts running on its worker now, of either cost.
+    public var running: Int { inUse.total }
     /// Attempts that ended with a result.
     public var succeeded: Int
     /// Attempts that ended with an error or were cancelled.
@@ -23,14 +28,15 @@ public struct NodeObservation: Sendable, Hashable, Codable {
     public var roundTrips: [String: Double]
 
     public init(
-        node: String, now: Double, uptime: Double, slots: Int, running: Int, succeeded: Int, failed: Int,
+        node: String, now: Double, uptime: Double, slots: Int, waitingSlots: Int, inUse: TaskBudgets, succeeded: Int, failed: Int,
         tasks: [TaskTimeline.Span], lastTaskSequence: UInt64, jobs: [JobBoard.Record], roundTrips: [String: Double]
     ) {
         self.node = node
         self.now = now
         self.uptime = uptime
         self.slots = slots
-        self.running = running
+        self.waitingSlots = waitingSlots
+        self.inUse = inUse
         self.succeeded = succeeded
         self.failed = failed
         self.tasks = tasks

@@ -5,6 +5,8 @@ import SpokesConcurrency
 /// the first available system other than the one that failed (local first), at most
 /// `retries` times, keeping every attempt's reason.
 /// A busy answer is not a failure: the task just goes to another system.
+/// Each task has a ``TaskCost`` (one for the whole job, or one per task): the budget its
+/// attempts ask ``Systems`` for, and the one their ``TaskRequest`` tells the worker it takes.
 public struct JobRunner: Sendable {
     /// One failed attempt.
     public struct Failure: Sendable, Hashable, Codable {
@@ -49,6 +51,8 @@ public struct JobRunner: Sendable {
     public let deadline: Double
     /// Retries after the first attempt.
     public let retries: Int
+    /// What task `task` costs: a cpu slot or a waiting slot on its worker.
+    public let cost: @Sendable (_ task: Int) -> TaskCost
 
     /// Attempts started again after a failed one, over `outcomes`: what reports call
     /// retries. A cancelled attempt, or one a full worker turned away, is not one.
@@ -67,12 +71,19 @@ public struct JobRunner: Sendable {
         try OutOfRange.check("retries", retries, in: retryRange)
     }
 
-    public init(systems: Systems, job: String, kind: String, deadline: Double, retries: Int) {
+    /// A runner whose tasks all cost `cost`.
+    public init(systems: Systems, job: String, kind: String, deadline: Double, retries: Int, cost: TaskCost = .cpu) {
+        self.init(systems: systems, job: job, kind: kind, deadline: deadline, retries: retries, costOf: { _ in cost })
+    }
+
+    /// A runner whose task `task` costs `costOf(task)` (for kinds whose cost depends on the input).
+    public init(systems: Systems, job: String, kind: String, deadline: Double, retries: Int, costOf: @escaping @Sendable (_ task: Int) -> TaskCost) {
         self.systems = systems
         self.job = job
         self.kind = kind
         self.deadline = deadline
         self.retries = retries
+        cost = costOf
     }
 
     /// Runs tasks `0..<count`. `input` gives an attempt's input (so a retry can resume);
@@ -88,7 +99,7 @@ public struct JobRunner: Sendable {
         var outcomes: [Outcome] = []
         await withTaskGroup(of: Outcome.self) { group in
             for task in 0..<count {
-                guard let commitment = try? await systems.firstAvailableSystem(stillToSend: count - task - 1) else { break }
+                guard let commitment = try? await systems.firstAvailableSystem(for: cost(task), stillToSend: count - task - 1) else { break }
                 group.addTask {
                     await runTask(task, on: commitment, input: input, accept: accept, onEvent: onEvent)
                 }
@@ -123,7 +134,7 @@ public struct JobRunner: Sendable {
             let reason: String
             var sent = false
             do {
-                let request = TaskRequest(job: job, task: task, attempt: attempt, kind: kind, input: try await input(task, attempt))
+                let request = TaskRequest(job: job, task: task, attempt: attempt, kind: kind, input: try await input(task, attempt), cost: commitment.cost)
                 onEvent(.started(task: task, attempt: attempt, node: commitment.node))
                 sent = true
                 let system = commitment.system
@@ -135,7 +146,7 @@ public struct JobRunner: Sendable {
                 case .busy:
                     await systems.releaseBusy(commitment)
                     onEvent(.busy(task: task, attempt: attempt, node: commitment.node))
-                    guard let next = try? await systems.firstAvailableSystem(stillToSend: 0) else { return cancelled(started: false) }
+                    guard let next = try? await systems.firstAvailableSystem(for: first.cost, stillToSend: 0) else { return cancelled(started: false) }
                     commitment = next
                     continue
                 case .done(let output):
@@ -162,7 +173,7 @@ public struct JobRunner: Sendable {
             onEvent(.failed(task: task, attempt: attempt, node: commitment.node, reason: reason, willRetry: willRetry))
             guard willRetry else { return Outcome(task: task, output: nil, node: nil, attempts: attempt, failures: failures) }
             attempt += 1
-            guard let next = try? await systems.firstAvailableSystem(avoiding: commitment.node, stillToSend: 0) else {
+            guard let next = try? await systems.firstAvailableSystem(for: first.cost, avoiding: commitment.node, stillToSend: 0) else {
                 return cancelled(started: false)
             }
             commitment = next

@@ -1,21 +1,19 @@
 import Distributed
 import Synchronization
 
-/// A node's worker, in the SkyNet book's vocabulary: it runs tasks, at most `slots` at
-/// a time. Every node hosts one under the well-known name `worker`.
+/// A node's worker (the SkyNet book's `ScanSystem`): it runs the tasks coordinators send
+/// it, within its budgets. Every node hosts one under the well-known name `worker`.
 ///
-/// Besides its slots a worker keeps a short queue (``queueLength(slots:)`` places): an
-/// attempt that arrives while every slot is taken waits there, in arrival order, and
-/// takes the first slot that frees. A coordinator sends a worker its next task before
-/// the current one ends, so a slot never idles for a round trip (Dask's workers keep
-/// such a queue for the same reason). A freed slot passes straight to the oldest queued
-/// attempt, so a newcomer cannot overtake it.
+/// Which attempts run, wait in its queue or are turned away busy, and which waiting
+/// attempt takes a freed place, is ``WorkerAdmission``'s decision, a pure state machine;
+/// this actor is its shell: it parks and resumes attempts, runs them, and counts them.
+/// A task's cost (``TaskRequest/cost``) says which budget it draws on: a cpu slot
+/// (`node.slots`) or a waiting slot (`node.waiting_slots`).
 ///
-/// The worker enforces its own limits, because several coordinators may send to it:
-/// when every slot and queue place is taken, ``run(_:)`` answers ``TaskResult/busy``,
-/// which is not a failure. `commit()` reserves a slot ahead of `run(_:)` (the book's
-/// two-step); the scheduler skips it and lets `run(_:)` take the slot itself, saving a
-/// round trip.
+/// The worker enforces its budgets itself, because several coordinators may send to it:
+/// when a budget and its queue are full, ``run(_:)`` answers ``TaskResult/busy``, which is
+/// not a failure. A coordinator sends a worker its next task before the current one ends,
+/// so a slot never idles for a round trip: that task waits in the queue.
 public distributed actor ScanSystem {
     public typealias ActorSystem = ClusterSystem
 
@@ -32,81 +30,66 @@ public distributed actor ScanSystem {
         }
     }
 
-    private let slots: Int
     private let registry: TaskRegistry
     private let faults: Faults
     private let counters: TaskCounters
     private let timeline: TaskTimeline?
-    private var reserved = 0
-    /// Slots held by running attempts (a slot passed to a queued attempt stays held).
-    private var occupied = 0
+    private var admission: WorkerAdmission
     private var running: [String: Task<String, any Error>] = [:]
-    /// Attempts waiting for a slot, oldest first; resumed with true when given one.
-    private var queue: [(key: String, resume: CheckedContinuation<Bool, Never>)] = []
+    /// Attempts waiting in a queue, by ticket; resumed with true when given a place.
+    private var parked: [WorkerAdmission.Ticket: (key: String, resume: CheckedContinuation<Bool, Never>)] = [:]
     private var started = 0
 
-    /// Places in the queue of a worker with `slots` slots: a tenth of them, at least one
-    /// (as Dask saturates a worker at 1.1 x its threads). Coordinators compute it from the
-    /// slots a member announces, so both sides agree without asking.
-    public static func queueLength(slots: Int) -> Int {
-        max(1, (slots + 9) / 10)
-    }
-
+    /// A worker with `slots` cpu slots and `waitingSlots` waiting slots.
     public init(
-        actorSystem: ClusterSystem, slots: Int, registry: TaskRegistry, faults: Faults = Faults(),
-        counters: TaskCounters = TaskCounters(), timeline: TaskTimeline? = nil
+        actorSystem: ClusterSystem, slots: Int, waitingSlots: Int = ClusterSettings.defaultWaitingSlots, registry: TaskRegistry,
+        faults: Faults = Faults(), counters: TaskCounters = TaskCounters(), timeline: TaskTimeline? = nil
     ) {
         self.actorSystem = actorSystem
-        self.slots = slots
+        admission = WorkerAdmission(budgets: TaskBudgets(cpu: slots, waiting: waitingSlots))
         self.registry = registry
         self.faults = faults
         self.counters = counters
         self.timeline = timeline
     }
 
-    /// Tasks running or reserved now.
+    /// Places in use now (running attempts), of either cost.
     public distributed var count: Int {
-        occupied + reserved
+        admission.inUse.total
     }
 
-    /// Tasks waiting in the queue now.
+    /// Attempts waiting in a queue now, of either cost.
     public distributed var queued: Int {
-        queue.count
+        admission.queuedTotal
     }
 
-    /// Reserves a slot for a coming `run(_:)`; false when the worker is full.
-    public distributed func commit() -> Bool {
-        guard count < slots else { return false }
-        reserved += 1
-        return true
-    }
-
-    /// Runs a task in a free (or reserved) slot, waits for one in the queue, or answers
+    /// Runs a task in a free place of its cost, waits for one in the queue, or answers
     /// `.busy` when the queue is full too.
     public distributed func run(_ request: TaskRequest) async throws -> TaskResult {
-        do {
-            try request.checkRanges()
-        } catch {
-            if reserved > 0 { reserved -= 1 }
-            throw error
-        }
+        try request.checkRanges()
         guard registry.contains(request.kind) else {
-            if reserved > 0 { reserved -= 1 }
             actorSystem.rejections.count(.unknownTaskKind)
             throw TaskError.unknownKind(request.kind)
         }
-        if reserved > 0 {
-            reserved -= 1
-            occupied += 1
-        } else if occupied < slots {
-            occupied += 1
-        } else if queue.count < Self.queueLength(slots: slots) {
-            guard await waitForSlot(request.key) else { throw CancellationError() }
-        } else {
+        let cost = request.cost
+        switch admission.arrive(cost) {
+        case .run:
+            break
+        case .wait(let ticket):
+            // No suspension between arriving and parking: a place passed on always finds
+            // the ticket parked.
+            let granted = await withTaskCancellationHandler {
+                await withCheckedContinuation { parked[ticket] = (request.key, $0) }
+            } onCancel: {
+                // Runs after the park: the actor is busy until this call suspends.
+                Task { await self.withdraw(ticket) }
+            }
+            guard granted else { throw CancellationError() }
+        case .busy:
             counters.answeredBusy()
             return .busy
         }
-        defer { releaseSlot() }
+        defer { finish(cost) }
         started += 1
         let number = started
         let context = TaskContext(system: actorSystem, job: request.job, task: request.task, attempt: request.attempt)
@@ -121,12 +104,12 @@ public distributed actor ScanSystem {
             return try await registry.run(request, context: context)
         }
         running[request.key] = work
-        counters.started()
+        counters.started(cost)
         let ticket = timeline?.begin(job: request.job, task: request.task, attempt: request.attempt)
         var outcome = TaskTimeline.Outcome.failed
         defer {
             running[request.key] = nil
-            counters.finished(succeeded: outcome == .succeeded)
+            counters.finished(cost, succeeded: outcome == .succeeded)
             if let ticket { timeline?.end(ticket, outcome: outcome) }
         }
         do {
@@ -146,44 +129,45 @@ public distributed actor ScanSystem {
     /// Cancels an attempt, running or queued (after its deadline passed on the coordinator).
     public distributed func cancel(_ key: String) {
         running[key]?.cancel()
-        leaveQueue(key)
+        for (ticket, attempt) in parked where attempt.key == key { withdraw(ticket) }
     }
 
-    /// Waits in the queue until a slot is passed on (true), or the attempt is cancelled (false).
-    private func waitForSlot(_ key: String) async -> Bool {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { queue.append((key, $0)) }
-        } onCancel: {
-            // Runs after the append: the actor is busy until this call suspends.
-            Task { await self.leaveQueue(key) }
-        }
+    /// A queued attempt gave up: it leaves the queue and is told it got no place.
+    private func withdraw(_ ticket: WorkerAdmission.Ticket) {
+        guard admission.withdraw(ticket) else { return }
+        parked.removeValue(forKey: ticket)?.resume.resume(returning: false)
     }
 
-    private func leaveQueue(_ key: String) {
-        guard let index = queue.firstIndex(where: { $0.key == key }) else { return }
-        queue.remove(at: index).resume.resume(returning: false)
-    }
-
-    /// Passes a freed slot to the oldest queued attempt, or frees it.
-    private func releaseSlot() {
-        if queue.isEmpty {
-            occupied -= 1
-        } else {
-            queue.removeFirst().resume.resume(returning: true)
+    /// A running attempt of `cost` ended: its place passes to the oldest queued attempt
+    /// of that cost, or is freed.
+    private func finish(_ cost: TaskCost) {
+        while let next = admission.finish(cost) {
+            guard let attempt = parked.removeValue(forKey: next) else { continue }
+            attempt.resume.resume(returning: true)
+            return
         }
     }
 }
 
 /// A worker's task counts, readable from any thread (for `status` and the dashboard).
+/// Running counts only attempts that started (a queued attempt or a busy answer is not one).
 public final class TaskCounters: Sendable {
-    private let active = Atomic<Int>(0)
+    private let activeCPU = Atomic<Int>(0)
+    private let activeWaiting = Atomic<Int>(0)
     private let succeededCount = Atomic<Int>(0)
     private let failedCount = Atomic<Int>(0)
     private let busyCount = Atomic<Int>(0)
 
     public init() {}
 
-    public var running: Int { active.load(ordering: .relaxed) }
+    /// Attempts running now, of either cost.
+    public var running: Int { runningCPU + runningWaiting }
+    /// Attempts running now in cpu slots.
+    public var runningCPU: Int { activeCPU.load(ordering: .relaxed) }
+    /// Attempts running now in waiting slots.
+    public var runningWaiting: Int { activeWaiting.load(ordering: .relaxed) }
+    /// Attempts running now, per cost: the budgets in use.
+    public var inUse: TaskBudgets { TaskBudgets(cpu: runningCPU, waiting: runningWaiting) }
     /// Attempts that ended with a result.
     public var succeeded: Int { succeededCount.load(ordering: .relaxed) }
     /// Attempts that ended with an error or were cancelled.
@@ -195,10 +179,12 @@ public final class TaskCounters: Sendable {
 
     func answeredBusy() { busyCount.add(1, ordering: .relaxed) }
 
-    func started() { active.add(1, ordering: .relaxed) }
+    func started(_ cost: TaskCost) {
+        if cost == .cpu { activeCPU.add(1, ordering: .relaxed) } else { activeWaiting.add(1, ordering: .relaxed) }
+    }
 
-    func finished(succeeded: Bool) {
-        active.subtract(1, ordering: .relaxed)
+    func finished(_ cost: TaskCost, succeeded: Bool) {
+        if cost == .cpu { activeCPU.subtract(1, ordering: .relaxed) } else { activeWaiting.subtract(1, ordering: .relaxed) }
         if succeeded {
             succeededCount.add(1, ordering: .relaxed)
         } else {

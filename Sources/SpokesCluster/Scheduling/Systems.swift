@@ -1,171 +1,137 @@
-/// A coordinator's view of every worker it may use, its own first: the book's `Systems`.
+import SpokesConcurrency
+
+/// A coordinator's view of every worker it may use, its own first (the SkyNet book calls
+/// it `Systems`): where the next task of a job goes. The rules are ``Placement``'s, a
+/// pure state machine; this actor is its shell. It reads the clock, and keeps only the
+/// callers waiting for a place, woken without polling when a place is released, a worker
+/// joins, or a busy worker's cool-down ends.
 ///
-/// `firstAvailableSystem()` returns the first system with room and commits it (counts
-/// the place as taken by this coordinator). A system has room for its slots plus its
-/// queue (``ScanSystem/queueLength(slots:)``): every slot first, then, on every system,
-/// the queue places, so a worker always has its next task waiting when one ends. When
-/// there is no room it waits, without polling, until a place is released, a system
-/// joins, or a busy system's short cool-down ends. A worker that answered busy (another
-/// coordinator filled it) is skipped for `busyCooldown` seconds.
-///
-/// Invariant: a worker is never sent more tasks than its slots plus queue places,
-/// whatever membership does. Places are counted per worker (its actor id, so per
-/// incarnation of a node), not per entry in the list: a system removed while tasks are in
-/// flight on it stays counted (not offered) until they are released, and adding it again
-/// (a member that flapped between states) finds its count where it was. A new
-/// incarnation of a node is another worker and starts with none in flight.
+/// A caller asks for a place for a task of a given cost with
+/// `firstAvailableSystem(for: cost, avoiding:stillToSend:)`: it returns a ``Commitment``
+/// (the node, its ``ScanSystem``, whether the task may wait in the worker's queue) once a
+/// worker has room, and the caller sends the task there with the same cost in its
+/// ``TaskRequest``, then gives the place back with ``release(_:)``, or with
+/// ``releaseBusy(_:)`` when the worker answered busy. ``JobRunner`` does all of this.
 public actor Systems {
-    /// A slot this coordinator holds on one system, until ``Systems/release(_:)``.
-    public struct Commitment: Sendable {
-        public let node: String
-        public let system: ScanSystem
-        public let isLocal: Bool
-        /// Taken beyond the system's slots: the task may wait in the worker's queue
-        /// (at most until one of the tasks ahead of it ends).
-        public let isQueued: Bool
-    }
+    /// A place this coordinator holds on one worker, until ``Systems/release(_:)``.
+    public typealias Commitment = Placement<ScanSystem>.Grant
 
-    private struct Entry {
-        let node: String
-        let system: ScanSystem
-        let slots: Int
-        var inFlight = 0
-        var busyUntil: ContinuousClock.Instant?
-        /// False once removed (or replaced by a new incarnation): no longer offered, kept
-        /// only while tasks are in flight on it.
-        var offered = true
-
-        var places: Int { slots + ScanSystem.queueLength(slots: slots) }
-    }
-
-    /// The local system first, then remote ones in the order they joined.
-    private var entries: [Entry]
+    private var placement: Placement<ScanSystem>
     private var waiters: [CheckedContinuation<Void, Never>] = []
-    private let clock = ContinuousClock()
-    public let busyCooldown: Duration
+    private let now: @Sendable () -> Double
 
-    /// Starts with the local system only.
-    public init(local system: ScanSystem, node: String, slots: Int, busyCooldown: Duration = .milliseconds(20)) {
-        entries = [Entry(node: node, system: system, slots: slots)]
-        self.busyCooldown = busyCooldown
+    /// Starts with the local worker, with its budgets (`slots` cpu slots and
+    /// `waitingSlots` waiting slots), then `others`, the remote workers known now, as
+    /// ``addSystem(node:system:slots:waitingSlots:)`` would add them: so the first task
+    /// already sees them (with thousands of waiting slots, the local worker alone would
+    /// take a whole job before an addition arrives). A worker that answered busy is
+    /// skipped for that cost for `busyCooldown`. `now` is the clock (monotonic seconds).
+    public init(
+        local system: ScanSystem, node: String, slots: Int, waitingSlots: Int = ClusterSettings.defaultWaitingSlots,
+        others: [(node: String, system: ScanSystem, slots: Int, waitingSlots: Int)] = [],
+        busyCooldown: Duration = .milliseconds(20), now: @escaping @Sendable () -> Double = { MonotonicClock.now }
+    ) {
+        let cooldown = Double(busyCooldown.components.seconds) + Double(busyCooldown.components.attoseconds) / 1e18
+        placement = Placement(local: system, node: node, budgets: TaskBudgets(cpu: slots, waiting: waitingSlots), busyCooldown: cooldown)
+        for other in others {
+            placement.add(node: other.node, worker: other.system, budgets: Self.budgets(slots: other.slots, waitingSlots: other.waitingSlots))
+        }
+        self.now = now
     }
 
-    /// Slots of every system offered now.
-    public var totalSlots: Int { entries.reduce(0) { $0 + ($1.offered ? $1.slots : 0) } }
+    /// A remote member's budgets as announced (at least one cpu slot, as before budgets
+    /// were announced per cost).
+    private static func budgets(slots: Int, waitingSlots: Int) -> TaskBudgets {
+        TaskBudgets(cpu: max(1, slots), waiting: max(0, waitingSlots))
+    }
+
+    /// Cpu slots of every system offered now.
+    public var totalSlots: Int { placement.totalSlots(.cpu) }
+
+    /// Slots of `cost` of every system offered now.
+    public func totalSlots(for cost: TaskCost) -> Int { placement.totalSlots(cost) }
 
     /// Names of the systems offered now, the local one first.
-    public var nodes: [String] { entries.filter(\.offered).map(\.node) }
+    public var nodes: [String] { placement.nodes }
 
-    /// Tasks this coordinator has in flight on `node`'s offered system (nil when none is offered).
-    public func inFlight(on node: String) -> Int? {
-        entries.first { $0.node == node && $0.offered }?.inFlight
+    /// Every worker as this coordinator counts it (budgets, tasks in flight, offered).
+    public var loads: [Placement<ScanSystem>.Load] { placement.workers }
+
+    /// Tasks this coordinator has in flight on `node`'s offered system, of `cost` or (nil)
+    /// of either; nil when none is offered.
+    public func inFlight(on node: String, cost: TaskCost? = nil) -> Int? {
+        placement.inFlight(on: node, cost: cost)
     }
 
-    /// Callers waiting in ``firstAvailableSystem(avoiding:stillToSend:)`` or
+    /// Callers waiting in ``firstAvailableSystem(for:avoiding:stillToSend:)`` or
     /// ``waitForSystems(atLeast:)`` now: a state tests await instead of sleeping.
     public var waitingCount: Int { waiters.count }
 
-    /// Offers a remote system. The same worker again keeps its tasks in flight; another
-    /// incarnation of the node replaces the old one's entry (whose tasks in flight stay
-    /// counted on it until released).
-    public func addSystem(node: String, system: ScanSystem, slots: Int) {
-        guard node != entries[0].node else { return }
-        for index in entries.indices where entries[index].node == node && entries[index].system.id != system.id {
-            entries[index].offered = false
-        }
-        if let index = entries.firstIndex(where: { $0.system.id == system.id }) {
-            entries[index].offered = true
-        } else {
-            entries.append(Entry(node: node, system: system, slots: max(1, slots)))
-        }
-        pruneDrained()
+    /// Offers a remote system with the budgets its node announced. The same worker again
+    /// keeps its tasks in flight; another incarnation of the node replaces the old one's
+    /// entry (whose tasks in flight stay counted on it until released).
+    public func addSystem(node: String, system: ScanSystem, slots: Int, waitingSlots: Int = ClusterSettings.defaultWaitingSlots) {
+        placement.add(node: node, worker: system, budgets: Self.budgets(slots: slots, waitingSlots: waitingSlots))
         wakeAll()
     }
 
     /// Stops offering a remote system; its in-flight tasks fail through their connection
     /// and are released as they do.
     public func removeSystem(node: String) {
-        guard node != entries[0].node else { return }
-        for index in entries.indices where entries[index].node == node { entries[index].offered = false }
-        pruneDrained()
+        placement.remove(node: node)
         // A retry waiting to avoid this node may now take any system.
         wakeAll()
     }
 
-    /// Forgets systems no longer offered once nothing is in flight on them.
-    private func pruneDrained() {
-        entries.removeAll { !$0.offered && $0.inFlight == 0 }
-    }
-
-    /// The first system with room, committed, local first. A retry passes the node its
-    /// last attempt failed on as `avoiding`: that node is skipped while any other system
-    /// is known, so a task lost with a dead node restarts on a live one.
-    ///
-    /// `stillToSend` is how many tasks the caller will ask for after this one. Queue
-    /// places are handed out only while that is a whole round or more (a task per slot
-    /// of every system): near the end a task waiting in one worker's queue while another
-    /// worker's slots stand empty would add a round to the job. Retries pass 0.
-    public func firstAvailableSystem(avoiding: String? = nil, stillToSend: Int = .max) async throws -> Commitment {
+    /// A place for a task of `cost`, waiting until a system has room (see ``Placement``
+    /// for which one). A retry passes the node its last attempt failed on as `avoiding`.
+    /// `stillToSend` is how many tasks the caller will ask for after this one (queue places
+    /// are handed out only while that is a whole round or more); retries pass 0.
+    public func firstAvailableSystem(for cost: TaskCost = .cpu, avoiding: String? = nil, stillToSend: Int = .max) async throws -> Commitment {
         while true {
             try Task.checkCancellation()
-            if let commitment = commitFirstOpen(avoiding: avoiding, stillToSend: stillToSend) { return commitment }
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { waiters.append($0) }
-            } onCancel: {
-                Task { await self.wakeAll() }
-            }
+            if let commitment = commitFirstOpen(for: cost, avoiding: avoiding, stillToSend: stillToSend) { return commitment }
+            await park()
         }
     }
 
-    /// What ``firstAvailableSystem(avoiding:stillToSend:)`` would take now, committed;
+    /// What ``firstAvailableSystem(for:avoiding:stillToSend:)`` would take now, committed;
     /// nil (and nothing committed) when no system has room.
-    public func commitFirstOpen(avoiding: String? = nil, stillToSend: Int = .max) -> Commitment? {
-        let queueing = stillToSend >= totalSlots
-        let now = clock.now
-        let offered = entries.indices.filter { entries[$0].offered }
-        let others = offered.filter { entries[$0].node != avoiding }
-        let candidates = others.isEmpty ? offered : others
-        let open = candidates.filter { entries[$0].busyUntil.map { now >= $0 } ?? true }
-        guard let index = open.first(where: { entries[$0].inFlight < entries[$0].slots })
-            ?? open.first(where: { queueing && entries[$0].inFlight < entries[$0].places }) else { return nil }
-        let queued = entries[index].inFlight >= entries[index].slots
-        entries[index].inFlight += 1
-        entries[index].busyUntil = nil
-        return Commitment(node: entries[index].node, system: entries[index].system, isLocal: index == 0, isQueued: queued)
+    public func commitFirstOpen(for cost: TaskCost = .cpu, avoiding: String? = nil, stillToSend: Int = .max) -> Commitment? {
+        placement.take(cost, avoiding: avoiding, stillToSend: stillToSend, now: now())
     }
 
     /// Waits until at least `count` systems are offered (woken by each addition).
     public func waitForSystems(atLeast count: Int) async throws {
-        while nodes.count < count {
+        while placement.nodes.count < count {
             try Task.checkCancellation()
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { waiters.append($0) }
-            } onCancel: {
-                Task { await self.wakeAll() }
-            }
+            await park()
         }
     }
 
-    /// Gives back a committed slot.
+    /// Gives back a committed place.
     public func release(_ commitment: Commitment) {
-        if let index = entries.firstIndex(where: { $0.system.id == commitment.system.id }) {
-            entries[index].inFlight = max(0, entries[index].inFlight - 1)
-        }
-        pruneDrained()
+        placement.release(commitment)
         wakeAll()
     }
 
-    /// Gives back a slot on a worker that answered busy, and skips it for a moment.
+    /// Gives back a place on a worker that answered busy, and skips it for that cost for
+    /// a moment (then wakes the callers waiting, so they look again).
     public func releaseBusy(_ commitment: Commitment) {
-        if let index = entries.firstIndex(where: { $0.system.id == commitment.system.id }) {
-            entries[index].inFlight = max(0, entries[index].inFlight - 1)
-            entries[index].busyUntil = clock.now + busyCooldown
-        }
-        pruneDrained()
-        let cooldown = busyCooldown
+        let until = placement.releaseBusy(commitment, now: now())
+        let wait = until - now()
         Task {
-            try? await Task.sleep(for: cooldown)
+            try? await Task.sleep(for: .clamped(seconds: wait))
             self.wakeAll()
+        }
+    }
+
+    /// Waits until woken (or cancelled).
+    private func park() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { waiters.append($0) }
+        } onCancel: {
+            Task { await self.wakeAll() }
         }
     }
 
@@ -174,4 +140,9 @@ public actor Systems {
         waiters.removeAll()
         for waiter in woken { waiter.resume() }
     }
+}
+
+extension Placement.Grant where Worker == ScanSystem {
+    /// The worker to send the task to.
+    public var system: ScanSystem { worker }
 }

@@ -77,9 +77,12 @@ extension TaskKind {
 
 /// What a task holds on its node while it runs (issue 17 §1).
 ///
-/// A node has two budgets: its cpu slots (`--slots`, one per core is right) and a much
-/// larger budget of waiting places (thousands, bounded by memory). A task of either cost
-/// spreads over the nodes the same way; the cost only says which budget it draws on.
+/// A node has two budgets: its cpu slots (`node.slots`, by default one per core it may
+/// run on) and a much larger budget of waiting slots (`node.waiting_slots`, thousands,
+/// bounded by memory). A ``TaskRequest`` carries its cost, so the worker counts it against
+/// that budget (``WorkerAdmission``); a coordinator asks ``Systems`` for a place of that
+/// cost: cpu tasks go to the first node with a cpu slot free (its own first), waiting
+/// tasks to the least loaded node (``Placement``).
 public enum TaskCost: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     /// It computes: it holds one of the node's cpu slots, so a node runs about as many at
     /// once as it has cores. Simulations at time scale 0, numeric work, parsing.

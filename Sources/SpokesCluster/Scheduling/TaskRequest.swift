@@ -11,13 +11,16 @@ public struct TaskRequest: Sendable, Hashable, Codable {
     public var kind: String
     /// The input as JSON text.
     public var input: String
+    /// Which of the worker's budgets it takes: a cpu slot or a waiting slot.
+    public var cost: TaskCost
 
-    public init(job: String, task: Int, attempt: Int, kind: String, input: String) {
+    public init(job: String, task: Int, attempt: Int, kind: String, input: String, cost: TaskCost = .cpu) {
         self.job = job
         self.task = task
         self.attempt = attempt
         self.kind = kind
         self.input = input
+        self.cost = cost
     }
 
     /// Throws when the task number is negative or the attempt below 1.

@@ -53,7 +53,7 @@ struct HandshakeAuthentication: Sendable {
             Self.append(label, to: &hasher)
             for side in [hello, welcome] {
                 for field in [String(side.protocolVersion), side.cluster, side.node.name, String(side.node.incarnation),
-                              side.address, String(side.slots), side.nonce, side.authenticated ? "secret" : "open"] {
+                              side.address, String(side.slots), String(side.waitingSlots), side.nonce, side.authenticated ? "secret" : "open"] {
                     Self.append(field, to: &hasher)
                 }
             }

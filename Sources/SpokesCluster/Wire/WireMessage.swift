@@ -36,18 +36,21 @@ public enum WireMessage: Sendable, Equatable {
         /// Where the sender listens, `host:port`; empty for a client that does not listen.
         public var address: String
         public var slots: Int
+        /// Waiting slots (``TaskCost/waiting``) the sender runs at once; 0 for a client.
+        public var waitingSlots: Int
         /// Whether the sender holds a cluster secret; nodes with and without one do not talk.
         public var authenticated: Bool
         /// Fresh random hex for each connection (empty in beacons).
         public var nonce: String
 
         public init(protocolVersion: Int = WireMessage.protocolVersion, cluster: String, node: NodeID, address: String, slots: Int,
-                    authenticated: Bool = false, nonce: String = "") {
+                    waitingSlots: Int = 0, authenticated: Bool = false, nonce: String = "") {
             self.protocolVersion = protocolVersion
             self.cluster = cluster
             self.node = node
             self.address = address
             self.slots = slots
+            self.waitingSlots = waitingSlots
             self.authenticated = authenticated
             self.nonce = nonce
         }
@@ -55,11 +58,14 @@ public enum WireMessage: Sendable, Equatable {
         /// Slots a member may announce (0 for a client). Coordinators add a member's slots
         /// and queue places up, so a peer's count is checked before it is believed.
         public static let slotRange = 0...10_000
+        /// Waiting slots a member may announce (0 for a client).
+        public static let waitingSlotRange = 0...100_000
 
         /// Throws when a number in this handshake (or beacon) is out of range: the
         /// handshake is then refused with the reason, and a beacon is dropped.
         public func checkRanges() throws(OutOfRange) {
             try OutOfRange.check("slots", slots, in: Self.slotRange)
+            try OutOfRange.check("waitingSlots", waitingSlots, in: Self.waitingSlotRange)
         }
     }
 

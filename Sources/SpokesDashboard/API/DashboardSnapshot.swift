@@ -1,3 +1,5 @@
+import SpokesCluster
+
 /// Everything the dashboard page shows at one moment: the body of `GET /api/snapshot`
 /// and of every `snapshot` event on `GET /api/events`.
 ///
@@ -43,8 +45,15 @@ public struct MemberView: Sendable, Hashable, Codable {
     public var state: String
     /// True for the node serving the dashboard.
     public var isServing: Bool
+    /// Its cpu slots (cpu tasks it runs at once).
     public var slots: Int
-    /// Task attempts running there now; nil when the node could not be asked.
+    /// Its waiting slots (waiting tasks it runs at once).
+    public var waitingSlots: Int
+    /// Cpu slots in use there now; nil when the node could not be asked.
+    public var slotsInUse: Int?
+    /// Waiting slots in use there now; nil when the node could not be asked.
+    public var waitingSlotsInUse: Int?
+    /// Task attempts running there now, of either cost; nil when the node could not be asked.
     public var running: Int?
     /// Task attempts that ended with a result there since it started.
     public var completed: Int?
@@ -57,7 +66,7 @@ public struct MemberView: Sendable, Hashable, Codable {
     public var uptime: Double?
 
     public init(
-        name: String, address: String, state: String, isServing: Bool, slots: Int, running: Int? = nil,
+        name: String, address: String, state: String, isServing: Bool, slots: Int, waitingSlots: Int = 0, inUse: TaskBudgets? = nil,
         completed: Int? = nil, failed: Int? = nil, roundTripMilliseconds: Double? = nil, uptime: Double? = nil
     ) {
         self.name = name
@@ -65,7 +74,10 @@ public struct MemberView: Sendable, Hashable, Codable {
         self.state = state
         self.isServing = isServing
         self.slots = slots
-        self.running = running
+        self.waitingSlots = waitingSlots
+        slotsInUse = inUse?.cpu
+        waitingSlotsInUse = inUse?.waiting
+        running = inUse?.total
         self.completed = completed
         self.failed = failed
         self.roundTripMilliseconds = roundTripMilliseconds

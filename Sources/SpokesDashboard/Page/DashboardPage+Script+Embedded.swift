@@ -450,9 +450,12 @@ extension DashboardPage {
     const troubled = members.filter((m) => m.state === 'suspect' || m.state === 'dead');
     setText($('tile-members-detail'), 'of ' + members.length + (troubled.length ? ' · ' + troubled.length + ' suspect or dead' : ''));
     const slots = alive.reduce((sum, m) => sum + (m.slots || 0), 0);
-    const busy = alive.reduce((sum, m) => sum + (m.running || 0), 0);
+    const busy = alive.reduce((sum, m) => sum + (cpuInUse(m) || 0), 0);
     setText($('tile-slots'), busy + ' / ' + slots);
     $('tile-slots-meter').style.width = (slots > 0 ? clamp((busy / slots) * 100, 0, 100) : 0).toFixed(1) + '%';
+    const waitingSlots = alive.reduce((sum, m) => sum + (m.waitingSlots || 0), 0);
+    const waiting = alive.reduce((sum, m) => sum + (m.waitingSlotsInUse || 0), 0);
+    setText($('tile-waiting'), 'waiting ' + fmtCount(waiting) + ' / ' + fmtCount(waitingSlots));
     const running = snapshot.jobs.filter((j) => j.state === 'running');
     setText($('tile-jobs'), String(running.length));
     const ended = snapshot.jobs.length - running.length;
@@ -470,6 +473,29 @@ extension DashboardPage {
 
   const memberRows = new Map();
 
+  // Cpu slots in use: slotsInUse, or from a node that reports only running tasks, those.
+  function cpuInUse(member) {
+    return member.slotsInUse != null ? member.slotsInUse : member.running;
+  }
+
+  // A budget's cell: "in use / total" and a meter.
+  function budgetCell() {
+    const td = element('td', 'slots');
+    const text = element('span', 'slots-text');
+    const meter = element('span', 'meter');
+    const fill = element('span', 'meter-fill');
+    meter.appendChild(fill);
+    td.append(text, meter);
+    return { td, text, fill };
+  }
+
+  function renderBudget(cell, used, total, color) {
+    setText(cell.text, (used === null || used === undefined ? '—' : fmtCount(used)) + ' / ' + fmtCount(total || 0));
+    const share = total > 0 && used != null ? clamp(used / total, 0, 1) : 0;
+    cell.fill.style.width = (share * 100).toFixed(1) + '%';
+    cell.fill.style.backgroundColor = color;
+  }
+
   function memberRow(name) {
     const tr = document.createElement('tr');
     tr.setAttribute('data-member', name);
@@ -485,17 +511,13 @@ extension DashboardPage {
     const addressCell = element('td', 'address');
     cells.address = element('code');
     addressCell.appendChild(cells.address);
-    const slotsCell = element('td', 'slots');
-    cells.slotsText = element('span', 'slots-text');
-    const meter = element('span', 'meter');
-    cells.meter = element('span', 'meter-fill');
-    meter.appendChild(cells.meter);
-    slotsCell.append(cells.slotsText, meter);
+    cells.cpu = budgetCell();
+    cells.waiting = budgetCell();
     cells.completed = element('td', 'num');
     cells.failed = element('td', 'num');
     cells.roundTrip = element('td', 'num');
     cells.uptime = element('td', 'num');
-    tr.append(nameCell, stateCell, addressCell, slotsCell, cells.completed, cells.failed, cells.roundTrip, cells.uptime);
+    tr.append(nameCell, stateCell, addressCell, cells.cpu.td, cells.waiting.td, cells.completed, cells.failed, cells.roundTrip, cells.uptime);
     return { tr, cells };
   }
 
@@ -517,11 +539,8 @@ extension DashboardPage {
       setText(c.state, member.state);
       c.state.className = 'badge badge-' + knownOr(member.state, MEMBER_STATES, 'other');
       setText(c.address, member.address || '—');
-      const running = member.running;
-      setText(c.slotsText, (running === null || running === undefined ? '—' : running) + ' / ' + member.slots);
-      const share = member.slots > 0 && running != null ? clamp(running / member.slots, 0, 1) : 0;
-      c.meter.style.width = (share * 100).toFixed(1) + '%';
-      c.meter.style.backgroundColor = nodeColor(member.name);
+      renderBudget(c.cpu, cpuInUse(member), member.slots, nodeColor(member.name));
+      renderBudget(c.waiting, member.waitingSlotsInUse, member.waitingSlots, nodeColor(member.name));
       setText(c.completed, fmtCount(member.completed));
       setText(c.failed, fmtCount(member.failed));
       c.failed.classList.toggle('bad', (member.failed || 0) > 0);

@@ -107,7 +107,7 @@ td.name { display: flex; align-items: center; gap: 8px; font-weight: 600; }
 tr.serving td { background: #f8fbff; }
 tr[data-state="dead"] td, tr[data-state="left"] td { color: var(--faint); }
 td.slots { display: flex; align-items: center; gap: 10px; }
-.slots-text { min-width: 48px; }
+.slots-text { min-width: 76px; }
 td.address code { color: #374151; }
 td.bad, dd.bad { color: var(--bad); font-weight: 600; }
 dd.warn { color: var(--warn); font-weight: 600; }

@@ -44,7 +44,7 @@ public enum DashboardPage {
         <main>
           <section id="overview" class="tiles" aria-label="Overview">
             <div class="tile"><span class="tile-name">Members alive</span><span class="tile-value" id="tile-members">–</span><span class="tile-detail" id="tile-members-detail"></span></div>
-            <div class="tile"><span class="tile-name">Slots busy</span><span class="tile-value" id="tile-slots">–</span><span class="tile-detail"><span class="meter"><span class="meter-fill" id="tile-slots-meter"></span></span></span></div>
+            <div class="tile"><span class="tile-name">CPU slots busy</span><span class="tile-value" id="tile-slots">–</span><span class="tile-detail"><span class="meter"><span class="meter-fill" id="tile-slots-meter"></span></span> <span id="tile-waiting"></span></span></div>
             <div class="tile"><span class="tile-name">Jobs running</span><span class="tile-value" id="tile-jobs">–</span><span class="tile-detail" id="tile-jobs-detail"></span></div>
             <div class="tile"><span class="tile-name">Tasks done</span><span class="tile-value" id="tile-done">–</span><span class="tile-detail" id="tile-done-detail"></span></div>
             <div class="tile"><span class="tile-name">Throughput</span><span class="tile-value" id="tile-rate">–</span><span class="tile-detail" id="tile-rate-detail"></span></div>
@@ -78,7 +78,7 @@ public enum DashboardPage {
             <div class="panel-head"><h2>Members</h2><span class="hint" id="members-hint"></span></div>
             <div class="table-wrap">
               <table id="members">
-                <thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Address</th><th scope="col">Slots in use</th><th scope="col" class="num">Tasks done</th><th scope="col" class="num">Failures</th><th scope="col" class="num">Heartbeat RTT</th><th scope="col" class="num">Uptime</th></tr></thead>
+                <thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Address</th><th scope="col" title="cpu tasks: they compute">CPU slots in use</th><th scope="col" title="waiting tasks: they mostly sleep or await calls">Waiting slots in use</th><th scope="col" class="num">Tasks done</th><th scope="col" class="num">Failures</th><th scope="col" class="num">Heartbeat RTT</th><th scope="col" class="num">Uptime</th></tr></thead>
                 <tbody></tbody>
               </table>
             </div>

@@ -122,7 +122,7 @@ struct ClusterProcessTests {
         #expect(run.status == 0, "stderr: \(run.standardError)")
         let members = try #require(try run.json()["members"] as? [[String: Any]])
         #expect(members.map { $0["name"] as? String } == ["solo"])
-        #expect(Set(members[0].keys).isSuperset(of: ["name", "address", "state", "slots", "running", "completed"]))
+        #expect(Set(members[0].keys).isSuperset(of: ["name", "address", "state", "slots", "slotsInUse", "waitingSlots", "waitingSlotsInUse", "running", "completed"]))
     }
 
     @Test func aClientOfAnotherClusterIsRefusedWithAClearMessage() async throws {
@@ -153,7 +153,9 @@ struct ClusterProcessTests {
     }
 
     @Test func statusShowsEveryAliveMembersFiguresAndATotal() async throws {
-        let nodes = try await NodeProcess.start(2) { try await NodeProcess(name: "t\($0)", flags: flags + ["--slots", "\(2 + $0)"]) }
+        let nodes = try await NodeProcess.start(2) {
+            try await NodeProcess(name: "t\($0)", flags: flags + ["--slots", "\(2 + $0)", "--waiting-slots", "\(100 + $0)"])
+        }
         defer { nodes.forEach { $0.kill(SIGTERM) } }
         try await waitUntil(nodes[0], "2 alive members") { $0.count == 2 && $0.allSatisfy { $0.state == "alive" } }
         let run = await CommandRun.spokes(["status", "--to", nodes[0].address.description, "--json"] + flags)
@@ -162,12 +164,15 @@ struct ClusterProcessTests {
         let members = try #require(report["members"] as? [[String: Any]])
         #expect(members.map { $0["name"] as? String } == ["t0", "t1"])
         #expect(members.allSatisfy { $0["running"] is Int && $0["completed"] is Int && $0["uptime"] is Double }, "every member's own figures: \(members)")
+        #expect(members.map { $0["waitingSlots"] as? Int } == [100, 101] && members.allSatisfy { $0["slotsInUse"] as? Int == 0 && $0["waitingSlotsInUse"] as? Int == 0 },
+                "both budgets, in use and total: \(members)")
         let total = try #require(report["total"] as? [String: Int])
-        #expect(total["alive"] == 2 && total["slots"] == 5 && total["running"] == 0, "\(total)")
+        #expect(total["alive"] == 2 && total["slots"] == 5 && total["waitingSlots"] == 201 && total["running"] == 0, "\(total)")
         let text = await CommandRun.spokes(["status", "--to", nodes[0].address.description] + flags)
         let lines = text.standardOutput.split(separator: "\n")
         #expect(lines.contains { $0.hasPrefix("t1 ") && !$0.contains(" - ") }, "\(text.standardOutput)")
-        #expect(lines.contains { $0.hasPrefix("total ") && $0.contains("2 of 2 alive") && $0.contains(" 5 ") }, "\(text.standardOutput)")
+        #expect(lines.contains { $0.hasPrefix("t1 ") && $0.contains(" 0/3 ") && $0.contains(" 0/101 ") }, "\(text.standardOutput)")
+        #expect(lines.contains { $0.hasPrefix("total ") && $0.contains("2 of 2 alive") && $0.contains(" 0/5 ") && $0.contains(" 0/201 ") }, "\(text.standardOutput)")
     }
 
     @Test func stopAsksANodeToLeaveAndExitAsSigtermDoes() async throws {

@@ -170,12 +170,13 @@ struct SubmitProcessTests {
     }
 
     @Test func ctrlCCancelsTheJobOnEveryNodeAndStillReports() async throws {
-        let nodes = try await startNodes(2) { _ in ["--slots", "2"] }
+        let nodes = try await startNodes(2) { _ in ["--waiting-slots", "10"] }
         defer { nodes.forEach { $0.kill(SIGTERM) } }
         let (process, out, err) = try startSubmit(to: nodes[0], ["--users", "40", "--progress"])
         // Once users run on both nodes, interrupt.
-        let progress = await readOutput(of: err.fileHandleForReading, until: "j0 3, j1 3")
-        #expect(progress.contains("j0 3, j1 3"), "progress showed users on both nodes, each with its 2 slots and 1 queue place taken")
+        let progress = await readOutput(of: err.fileHandleForReading, until: "j0 10, j1 10")
+        #expect(progress.contains("j0 10, j1 10"),
+                "progress showed users (waiting tasks) on both nodes, each with its 10 waiting slots taken (less than a round is left for queue places)")
         #expect(progress.hasPrefix("job job-") && progress.contains(" accepted by j0 at "), "the job's id came first: \(progress.prefix(200))")
         kill(process.processIdentifier, SIGINT)
         let data = await runBlocking("test.output") { out.fileHandleForReading.readDataToEndOfFile() }

@@ -118,7 +118,7 @@ private func failure(environment: [String: String]) -> String? {
         try settings.apply(flag: "--peer", values: ["1.2.3.4:80", "5.6.7.8:90"], to: "peers")
         try settings.apply(flag: "--slots", values: ["7"], to: "node.slots")
         #expect(settings.peers == ["1.2.3.4:80", "5.6.7.8:90"] && settings.slots == 7)
-        #expect(throws: ConfigurationError.invalidValue(.flag("--slots"), setting: "node.slots", problem: "must be an integer from 1 to 10000, got '0'")) {
+        #expect(throws: ConfigurationError.invalidValue(.flag("--slots"), setting: "node.slots", problem: "must be cores (one per core) or an integer from 1 to 10000, got '0'")) {
             try settings.apply(flag: "--slots", values: ["0"], to: "node.slots")
         }
         #expect(settings.slots == 7, "a refused flag changes nothing")
@@ -237,7 +237,7 @@ private func failure(environment: [String: String]) -> String? {
             "SPOKES_LIMITS_MAX_ARRAY_LENGTH", "SPOKES_LIMITS_MAX_CALLS_PER_CONNECTION", "SPOKES_LIMITS_MAX_CONNECTIONS",
             "SPOKES_LIMITS_MAX_CONNECTIONS_PER_ADDRESS", "SPOKES_LIMITS_MAX_FRAME_BYTES", "SPOKES_LIMITS_MAX_HANDSHAKING_CONNECTIONS", "SPOKES_LIMITS_MAX_JSON_DEPTH",
             "SPOKES_LIMITS_MAX_PATHS", "SPOKES_LIMITS_MAX_SEND_QUEUE_BYTES", "SPOKES_LIMITS_MAX_STATIONS", "SPOKES_LIMITS_MAX_USERS",
-            "SPOKES_NODE_HOST", "SPOKES_NODE_NAME", "SPOKES_NODE_PORT", "SPOKES_NODE_SLOTS", "SPOKES_PEERS",
+            "SPOKES_NODE_HOST", "SPOKES_NODE_NAME", "SPOKES_NODE_PORT", "SPOKES_NODE_SLOTS", "SPOKES_NODE_WAITING_SLOTS", "SPOKES_PEERS",
             "SPOKES_SECRET_FILE", "SPOKES_TASKS_DEADLINE", "SPOKES_TASKS_RETRIES",
         ])
         #expect(!environment.keys.contains(ClusterSettings.secretVariable), "the secret itself is not a setting path")
@@ -300,7 +300,7 @@ private func failure(environment: [String: String]) -> String? {
         ("clustr: x", "cluster.yaml:1:1: unknown key 'clustr' at the top level. Did you mean 'cluster'?"),
         ("heartbeat:\n  suspect: 1", "cluster.yaml:2:3: unknown key 'suspect' in 'heartbeat'. Did you mean 'suspect_after'?"),
         ("limits:\n  max_frame: 1", "cluster.yaml:2:3: unknown key 'max_frame' in 'limits'. Did you mean 'max_frame_bytes'?"),
-        ("node:\n  color: red", "cluster.yaml:2:3: unknown key 'color' in 'node'. Known keys: name, host, port, slots."),
+        ("node:\n  color: red", "cluster.yaml:2:3: unknown key 'color' in 'node'. Known keys: name, host, port, slots, waiting_slots."),
         ("secret: s", "cluster.yaml:1:1: secret cannot be written in cluster.yaml: put the secret in a file only you can read and name it with secret_file, or set SPOKES_SECRET"),
         ("colour: red", "cluster.yaml:1:1: unknown key 'colour' at the top level. Known keys: cluster, node, discovery, peers, heartbeat, tasks, jobs, data_directory, secret_file, dashboard, limits."),
     ])
@@ -309,13 +309,13 @@ private func failure(environment: [String: String]) -> String? {
     }
 
     @Test(arguments: [
-        ("cluster: spokes\nnode:\n  name: a\n  host: 127.0.0.1\n  slots: many", "cluster.yaml:5:10: node.slots must be an integer from 1 to 10000, got 'many'"),
-        ("node:\n  slots: 0", "cluster.yaml:2:10: node.slots must be an integer from 1 to 10000, got '0'"),
+        ("cluster: spokes\nnode:\n  name: a\n  host: 127.0.0.1\n  slots: many", "cluster.yaml:5:10: node.slots must be cores (one per core) or an integer from 1 to 10000, got 'many'"),
+        ("node:\n  slots: 0", "cluster.yaml:2:10: node.slots must be cores (one per core) or an integer from 1 to 10000, got '0'"),
         ("node:\n  port: 65536", "cluster.yaml:2:9: node.port must be an integer from 0 to 65535, got '65536'"),
         ("node:\n  port:", "cluster.yaml:2:8: node.port must be an integer from 0 to 65535, got nothing"),
         ("node:\n  host: localhost", "cluster.yaml:2:9: node.host must be an IPv4 address like 127.0.0.1, got 'localhost'"),
         ("node:\n  host: 1.2.3.256", "cluster.yaml:2:9: node.host must be an IPv4 address like 127.0.0.1, got '1.2.3.256'"),
-        ("node: 5", "cluster.yaml:1:7: node must be a mapping with keys name, host, port, slots, got '5'"),
+        ("node: 5", "cluster.yaml:1:7: node must be a mapping with keys name, host, port, slots, waiting_slots, got '5'"),
         ("cluster: ''", "cluster.yaml:1:10: cluster must be a non-empty name, got ''"),
         ("cluster: [a]", "cluster.yaml:1:10: cluster must be a single value, got a list"),
         ("discovery:\n  mode: wan", "cluster.yaml:2:9: discovery.mode must be one of loopback, lan, off, got 'wan'"),
@@ -343,6 +343,12 @@ private func failure(environment: [String: String]) -> String? {
         ("heartbeat:\n  dead_after: 0.5", "cluster.yaml:2:15: heartbeat.dead_after must be greater than heartbeat.suspect_after (0.6), got '0.5'"),
         ("heartbeat:\n  interval: 0.6", "cluster.yaml:2:13: heartbeat.interval must be less than heartbeat.suspect_after (0.6), got '0.6'"),
         ("discovery:\n  mode: lan", "cluster.yaml:2:9: discovery.mode 'lan' needs discovery.broadcast set to the LAN's broadcast address, e.g. 198.51.100.255"),
+        ("node:\n  slots: 4\nlimits:\n  max_calls_per_connection: 2000",
+         "cluster.yaml:4:29: limits.max_calls_per_connection must be at least 2205: node.slots (4) and node.waiting_slots (2000) with their queues, 2205 places a coordinator may fill over one connection, got '2000'"),
+        ("node:\n  slots: 4\n  waiting_slots: 5000",
+         "cluster.yaml:3:18: node.waiting_slots needs limits.max_calls_per_connection (4096) at least 5505: node.slots (4) and node.waiting_slots (5000) with their queues, 5505 places a coordinator may fill over one connection; raise that limit too"),
+        ("node:\n  slots: 3000",
+         "cluster.yaml:2:10: node.slots needs limits.max_calls_per_connection (4096) at least 5500: node.slots (3000) and node.waiting_slots (2000) with their queues, 5500 places a coordinator may fill over one connection; raise that limit too"),
     ])
     func inconsistentSettingsBlameTheValueThisLayerSet(yaml: String, message: String) throws {
         #expect(try failure(yaml: yaml) == message)
@@ -350,10 +356,11 @@ private func failure(environment: [String: String]) -> String? {
 
     @Test func consistentChangesInOneLayerAreAccepted() throws {
         #expect(try failure(yaml: "heartbeat:\n  interval: 2\n  suspect_after: 5\n  dead_after: 9\ndiscovery:\n  mode: lan\n  broadcast: 198.51.100.255") == nil)
+        #expect(try failure(yaml: "node:\n  slots: 4\n  waiting_slots: 50000\nlimits:\n  max_calls_per_connection: 55005") == nil)
     }
 
     @Test(arguments: [
-        (["SPOKES_NODE_SLOTS": "many"], "SPOKES_NODE_SLOTS must be an integer from 1 to 10000, got 'many'"),
+        (["SPOKES_NODE_SLOTS": "many"], "SPOKES_NODE_SLOTS must be cores (one per core) or an integer from 1 to 10000, got 'many'"),
         (["SPOKES_NODE_PORT": ""], "SPOKES_NODE_PORT must be an integer from 0 to 65535, got ''"),
         (["SPOKES_DISCOVERY_MODE": "LAN"], "SPOKES_DISCOVERY_MODE must be one of loopback, lan, off, got 'LAN'"),
         (["SPOKES_PEERS": "1.2.3.4:80,nope"], "SPOKES_PEERS must be host:port with an IPv4 host and a port from 1 to 65535, e.g. 198.51.100.20:7000, got 'nope'"),
@@ -395,7 +402,7 @@ private func failure(environment: [String: String]) -> String? {
         #expect(throws: Never.self) { try ClusterSettings().validate() }
         var settings = ClusterSettings()
         settings.slots = 0
-        #expect(throws: ConfigurationError.invalidValue(.settings, setting: "node.slots", problem: "must be an integer from 1 to 10000, got '0'")) {
+        #expect(throws: ConfigurationError.invalidValue(.settings, setting: "node.slots", problem: "must be cores (one per core) or an integer from 1 to 10000, got '0'")) {
             try settings.validate()
         }
         settings = ClusterSettings()
@@ -438,5 +445,27 @@ private func failure(environment: [String: String]) -> String? {
             }
         }
         #expect(loaded > 0 && loaded < 1_000)
+    }
+}
+
+@Suite struct SlotBudgetSettingsTests {
+    @Test func cpuSlotsDefaultToTheCoresThisProcessMayRunOn() throws {
+        let settings = ClusterSettings()
+        #expect(settings.cpuSlots == .cores && settings.slots == ClusterSettings.coreCount)
+        #expect(ClusterSettings.coreCount >= 1)
+        #expect(ClusterSettings.setting("node.slots")?.defaultText == "cores")
+        var fixed = ClusterSettings()
+        try fixed.apply(flag: "--slots", values: ["3"], to: "node.slots")
+        #expect(fixed.cpuSlots == .fixed(3) && fixed.slots == 3)
+        try fixed.apply(environment: ["SPOKES_NODE_SLOTS": "cores"])
+        #expect(fixed.cpuSlots == .cores)
+    }
+
+    @Test func waitingSlotsAreAThousandsBudgetOfTheirOwn() throws {
+        let settings = ClusterSettings()
+        #expect(settings.waitingSlots == ClusterSettings.defaultWaitingSlots && settings.waitingSlots >= 1_000)
+        var changed = ClusterSettings()
+        try changed.apply(environment: ["SPOKES_NODE_WAITING_SLOTS": "300"])
+        #expect(changed.waitingSlots == 300 && changed.slots == settings.slots)
     }
 }

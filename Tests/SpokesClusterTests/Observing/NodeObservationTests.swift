@@ -25,11 +25,12 @@ struct NodeObservationTests {
         let status = try NodeStatus.resolve(id: ActorID(node: nodes[1].system.node, name: NodeStatus.wellKnownName), using: nodes[0].system)
         let first = try await status.observe(tasksAfter: 0)
         #expect(first.node == "n1")
-        #expect(first.slots == 4)
+        let slots = nodes[1].settings.slots
+        #expect(first.slots == slots && first.waitingSlots == nodes[1].settings.waitingSlots && first.inUse == .zero)
         let ranThere = outcomes.count { $0.node == "n1" }
         #expect(first.succeeded == ranThere && first.failed == 0 && first.running == 0)
         #expect(first.tasks.count == ranThere)
-        #expect(first.tasks.allSatisfy { $0.job == "seen" && $0.outcome == .succeeded && (0..<4).contains($0.slot) && ($0.end ?? 0) >= $0.start })
+        #expect(first.tasks.allSatisfy { $0.job == "seen" && $0.outcome == .succeeded && (0..<slots).contains($0.slot) && ($0.end ?? 0) >= $0.start })
         #expect(first.tasks.allSatisfy { $0.start <= first.now }, "times are on n1's clock, before its now")
         #expect(first.lastTaskSequence == UInt64(ranThere))
         let job = try #require(first.jobs.first)

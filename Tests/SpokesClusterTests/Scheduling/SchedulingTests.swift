@@ -47,7 +47,9 @@ struct SchedulingTests {
 
     /// Nodes on loopback discovery of the test's own; node i gets `faults[i]`; each runs
     /// the probe, the failing kind and `kinds`.
-    func startCluster(_ count: Int, slots: Int = 2, faults: [ScanSystem.Faults] = [], kinds: [any TaskKind] = []) async throws -> [ClusterNode] {
+    func startCluster(
+        _ count: Int, slots: Int = 2, waitingSlots: Int = 100, faults: [ScanSystem.Faults] = [], kinds: [any TaskKind] = []
+    ) async throws -> [ClusterNode] {
         let port = UInt16.random(in: 40_000...49_000)
         let cluster = "sched-\(UUID().uuidString.prefix(8))"
         let nodes = try (0..<count).map { index in
@@ -55,6 +57,7 @@ struct SchedulingTests {
             settings.cluster = cluster
             settings.nodeName = "w\(index)"
             settings.slots = slots
+            settings.waitingSlots = waitingSlots
             settings.discoveryPort = port
             settings.discoveryInterval = 0.05
             let registry = TaskRegistry(kinds: [ProbeTask(gauge: gauge), AlwaysFails()] + kinds)
@@ -188,8 +191,8 @@ struct SchedulingTests {
         }
     }
 
-    func probe(_ job: String, _ task: Int, seconds: Double) -> TaskRequest {
-        TaskRequest(job: job, task: task, attempt: 1, kind: ProbeTask.name, input: "\(seconds)")
+    func probe(_ job: String, _ task: Int, seconds: Double, cost: TaskCost = .cpu) -> TaskRequest {
+        TaskRequest(job: job, task: task, attempt: 1, kind: ProbeTask.name, input: "\(seconds)", cost: cost)
     }
 
     @Test func aFullWorkerQueuesInArrivalOrderAndAnswersBusyBeyondItsQueue() async throws {
@@ -343,5 +346,83 @@ struct SchedulingTests {
         #expect(fresh.node == "w1" && fresh.system.id.node == reborn)
         for commitment in taken where commitment.node == "w1" { await systems.release(commitment) }
         #expect(await systems.inFlight(on: "w1") == 1, "only the new incarnation's own task")
+    }
+
+    @Test func aWorkerEnforcesEachBudgetApart() async throws {
+        let nodes = try await startCluster(1, slots: 1, waitingSlots: 20)
+        defer { nodes.forEach { $0.stop() } }
+        let worker = try #require(nodes[0].worker)
+        let gauge = gauge
+        // Twenty waiting tasks run at once on a node with one cpu slot.
+        let waiting = (0..<20).map { task in Task { try await worker.run(probe("w", task, seconds: 60, cost: .waiting)) } }
+        try await waitUntil("running 20 waiting tasks") { gauge.ran["w0", default: 0] == 20 }
+        #expect(nodes[0].counters.inUse == TaskBudgets(cpu: 0, waiting: 20))
+        // The cpu slot is still free.
+        #expect(try await worker.run(probe("c", 0, seconds: 0.01)) == .done(output: #""w0""#))
+        // Two more wait (20 waiting slots have 2 queue places), the next is turned away.
+        let queued = (20..<22).map { task in Task { try await worker.run(probe("w", task, seconds: 0.01, cost: .waiting)) } }
+        try await waitUntil("queueing two waiting tasks") { try await worker.queued == 2 }
+        #expect(try await worker.run(probe("w", 22, seconds: 0.01, cost: .waiting)) == .busy)
+        #expect(gauge.most["w0"] == 21, "the 20 waiting slots and the cpu slot, never more at once")
+        // A freed waiting slot passes to the oldest queued waiting task.
+        try await worker.cancel("w/0/1")
+        #expect(try await queued[0].value == .done(output: #""w0""#))
+        for task in 1..<20 { try await worker.cancel("w/\(task)/1") }
+        for task in waiting { _ = await task.result }
+        _ = await queued[1].result
+        #expect(try await worker.count == 0 && nodes[0].counters.inUse == .zero)
+    }
+
+    @Test func waitingTasksSpreadOverEveryNodeLeastLoadedFirst() async throws {
+        let nodes = try await startCluster(3, slots: 1, waitingSlots: 10)
+        defer { nodes.forEach { $0.stop() } }
+        let (systems, following) = try await coordinator(nodes[0], expecting: 3)
+        defer { following.cancel() }
+        #expect(await systems.totalSlots(for: .waiting) == 30, "each member's waiting slots, from its handshake")
+        var taken: [Systems.Commitment] = []
+        for _ in 0..<15 { taken.append(try await systems.firstAvailableSystem(for: .waiting)) }
+        #expect(Dictionary(grouping: taken, by: \.node).mapValues(\.count) == ["w0": 5, "w1": 5, "w2": 5])
+        for commitment in taken { await systems.release(commitment) }
+        // A job of waiting tasks runs them past every node's one cpu slot.
+        let runner = JobRunner(systems: systems, job: "waits", kind: ProbeTask.name, deadline: 10, retries: 0, cost: .waiting)
+        let outcomes = await runner.run(count: 24, input: input(0.3))
+        #expect(outcomes.allSatisfy { $0.output != nil }, "\(outcomes.map(\.failures))")
+        #expect(Dictionary(grouping: outcomes.compactMap(\.node), by: { $0 }).mapValues(\.count) == ["w0": 8, "w1": 8, "w2": 8])
+        #expect(gauge.most.values.allSatisfy { $0 > 1 && $0 <= 10 }, "more than the cpu slot, within the waiting slots: \(gauge.most)")
+    }
+
+    /// Issue 21 §5: a busy answer is not a running task. While a full worker turns a job's
+    /// attempts away again and again, the job's running count on it (the progress line's
+    /// and the dashboard's) never passes the places the coordinator may hold there, and
+    /// ends at 0.
+    @Test func busyAnswersNeverCountAsRunningTasks() async throws {
+        let nodes = try await startCluster(3, slots: 1)
+        defer { nodes.forEach { $0.stop() } }
+        let (systems, following) = try await coordinator(nodes[0], expecting: 3)
+        defer { following.cancel() }
+        // Another coordinator (the test) holds w2's slot and queue place all job long.
+        let w2 = try ScanSystem.resolve(id: ActorID(node: nodes[2].system.node, name: ScanSystem.wellKnownName), using: nodes[1].system)
+        let gauge = gauge
+        let held = (0..<2).map { task in Task { try await w2.run(probe("held", task, seconds: 60)) } }
+        try await waitUntil("filling w2") { try await w2.queued == 1 && gauge.ran["w2", default: 0] == 1 }
+        let board = JobBoard(coordinator: "w0")
+        let tracker = board.track(job: "b", kind: ProbeTask.name, title: "busy", total: 40)
+        let most = Mutex<[String: Int]>([:])
+        let runner = JobRunner(systems: systems, job: "b", kind: ProbeTask.name, deadline: 10, retries: 0)
+        let outcomes = await runner.run(count: 40, input: input(0.03), onEvent: { event in
+            tracker.record(event)
+            let running = tracker.current?.perNode.mapValues(\.running) ?? [:]
+            most.withLock { most in most.merge(running) { max($0, $1) } }
+        })
+        #expect(outcomes.allSatisfy { $0.output != nil })
+        #expect(nodes[2].counters.busy >= 3, "w2 turned attempts away: \(nodes[2].counters.busy)")
+        let record = try #require(tracker.current)
+        #expect(record.perNode["w2"]?.running == 0 && record.perNode["w2"]?.done == 0)
+        #expect(record.perNode.values.allSatisfy { $0.running == 0 }, "\(record.perNode)")
+        #expect(record.retries == 0, "a busy answer is not a retry")
+        let places = 1 + WorkerAdmission.queueLength(places: 1)
+        #expect(most.withLock { $0 }.values.allSatisfy { $0 <= places }, "running never passed a node's places: \(most.withLock { $0 })")
+        for task in 0..<2 { try await w2.cancel("held/\(task)/1") }
+        for task in held { _ = await task.result }
     }
 }

@@ -419,7 +419,7 @@ struct HostileInputTests {
         let hello = WireMessage.hello(.init(cluster: target.cluster, node: NodeID(name: "numbers", incarnation: 5), address: "127.0.0.1:9",
                                             slots: 4, authenticated: true, nonce: HandshakeAuthentication.makeNonce()))
         let variants = HostileNumbers.variants(of: String(decoding: try JSONEncoder().encode(hello), as: UTF8.self))
-        #expect(variants.count == 3 * HostileNumbers.literals.count, "protocolVersion, incarnation and slots")
+        #expect(variants.count == 4 * HostileNumbers.literals.count, "protocolVersion, incarnation, slots and waitingSlots")
         for (field, text) in variants {
             let peer = try await RawPeer.connect(to: target.address)
             await peer.sendFrame(Array(text.utf8))
@@ -443,6 +443,17 @@ struct HostileInputTests {
             #expect(refusal.reason.contains("slots is \(slots)"), "\(refusal.reason)")
             peer.close()
         }
+        for waitingSlots in [-1, WireMessage.Handshake.waitingSlotRange.upperBound + 1, Int.max] {
+            let peer = try await RawPeer.connect(to: target.address)
+            await peer.sendFrame(.hello(.init(cluster: target.cluster, node: NodeID(name: "greedy", incarnation: 1), address: "127.0.0.1:9",
+                                              slots: 4, waitingSlots: waitingSlots, authenticated: true, nonce: HandshakeAuthentication.makeNonce())))
+            guard case .refused(let refusal)? = await peer.readMessage() else {
+                Issue.record("a hello with \(waitingSlots) waiting slots was not refused")
+                return
+            }
+            #expect(refusal.reason.contains("waitingSlots is \(waitingSlots)"), "\(refusal.reason)")
+            peer.close()
+        }
         #expect(target.node.members.isEmpty)
         try await target.expectHealthy(after: "hostile numbers in hellos")
     }
@@ -458,7 +469,7 @@ struct HostileInputTests {
         let template = WireMessage.Handshake(cluster: target.cluster, node: NodeID(name: "fake", incarnation: 5), address: address.description,
                                              slots: 4, authenticated: true, nonce: HandshakeAuthentication.makeNonce())
         let variants = HostileNumbers.variants(of: String(decoding: try JSONEncoder().encode(template), as: UTF8.self))
-        #expect(variants.count == 3 * HostileNumbers.literals.count, "protocolVersion, incarnation and slots")
+        #expect(variants.count == 4 * HostileNumbers.literals.count, "protocolVersion, incarnation, slots and waitingSlots")
         for (index, (field, variant)) in variants.enumerated() {
             // A name of its own each time: a fake that was welcomed holds its name a while.
             let text = variant.replacingOccurrences(of: #""name":"fake""#, with: #""name":"fake-\#(index)""#)

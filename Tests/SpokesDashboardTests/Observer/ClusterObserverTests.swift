@@ -31,7 +31,8 @@ struct ClusterObserverTests {
         #expect(seen.0.node == "d0")
         #expect(seen.0.members.map(\.name) == ["d0", "d1", "d2"])
         #expect(seen.0.members.filter(\.isServing).map(\.name) == ["d0"])
-        #expect(seen.0.members.allSatisfy { $0.state == "alive" && $0.slots == 2 })
+        #expect(seen.0.members.allSatisfy { $0.state == "alive" && $0.slots == 2 && $0.waitingSlots == ClusterSettings.defaultWaitingSlots })
+        #expect(seen.0.members.allSatisfy { $0.slotsInUse != nil && $0.waitingSlotsInUse != nil })
         #expect(seen.1.coordinator == "d1")
         #expect(seen.1.kind == BikeUserTask.name)
         #expect(seen.1.title == "\(job.network.name): 24 users x 4 paths")
@@ -53,7 +54,8 @@ struct ClusterObserverTests {
         let attempts = after.tasks.filter { $0.job == job.id }
         #expect(attempts.count == 24)
         #expect(Set(attempts.map(\.node)).isSubset(of: ["d0", "d1", "d2"]))
-        #expect(attempts.allSatisfy { $0.outcome == "succeeded" && ($0.end ?? .infinity) <= after.time + 0.05 && (0..<2).contains($0.slot) })
+        // Users at time scale 0.2 are waiting tasks: 24 spread over 3 nodes, 8 at once on each.
+        #expect(attempts.allSatisfy { $0.outcome == "succeeded" && ($0.end ?? .infinity) <= after.time + 0.05 && (0..<8).contains($0.slot) })
         #expect(try #require(await observer.report(of: job.id)).job == job.id)
     }
 

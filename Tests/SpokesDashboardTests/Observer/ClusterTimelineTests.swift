@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct ClusterTimelineTests {
     func observation(_ node: String, now: Double, uptime: Double = 100, last: UInt64, _ spans: [TaskTimeline.Span]) -> NodeObservation {
-        NodeObservation(node: node, now: now, uptime: uptime, slots: 4, running: 0, succeeded: 0, failed: 0, tasks: spans,
+        NodeObservation(node: node, now: now, uptime: uptime, slots: 4, waitingSlots: 100, inUse: .zero, succeeded: 0, failed: 0, tasks: spans,
                         lastTaskSequence: last, jobs: [], roundTrips: [:])
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SpokesCluster
 import Testing
 @testable import SpokesDashboard
 
@@ -42,7 +43,8 @@ private let assetsFolder = URL(fileURLWithPath: #filePath)
     static let fullSnapshot = DashboardSnapshot(
         node: "a", cluster: "c", time: 12.5,
         members: [MemberView(
-            name: "a", address: "127.0.0.1:1", state: "alive", isServing: true, slots: 4, running: 1, completed: 2, failed: 0,
+            name: "a", address: "127.0.0.1:1", state: "alive", isServing: true, slots: 4, waitingSlots: 100, inUse: TaskBudgets(cpu: 1, waiting: 2),
+            completed: 2, failed: 0,
             roundTripMilliseconds: 0.25, uptime: 30)],
         jobs: [JobView(
             id: "job-1", kind: "bikes.user", title: "t", coordinator: "a", state: "running", total: 10, done: 3, failed: 0,

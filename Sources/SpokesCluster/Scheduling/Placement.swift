@@ -1,0 +1,182 @@
+/// Where a coordinator sends its next task, as a pure state machine: the workers it may
+/// use (its own first), how many of its tasks each has in flight per ``TaskCost``, and
+/// which ones answered busy lately. ``Systems`` is its shell: it holds the callers that
+/// wait for a place and wakes them. Time comes in as a value (monotonic seconds), so every
+/// rule is tested without a node, and a simulator can drive it with a virtual clock.
+/// `Worker` is whatever names one worker (per incarnation): ``ScanSystem`` in a node,
+/// anything hashable in a simulator. It has no randomness: ties go to the worker added
+/// first, the coordinator's own.
+///
+/// A worker offers, per cost, its budget (``TaskBudgets``) plus its queue places
+/// (``WorkerAdmission/queueLength(places:)``). Rules of ``take(_:avoiding:stillToSend:now:)``:
+/// - a retry passes the node its last attempt failed on as `avoiding`: that node is
+///   skipped while any other is offered, so a task lost with a dead node restarts on a
+///   live one;
+/// - a worker that answered busy for a cost is skipped for that cost until its cool-down
+///   ends (``releaseBusy(_:now:)``);
+/// - every budget place of every worker is handed out before any queue place. Cpu tasks
+///   take the first worker with a free slot (own first, then in the order they joined);
+///   waiting tasks take the least loaded worker (fewest in flight for its budget; ties to
+///   the first), so a job's waiting load spreads over the cluster;
+/// - queue places are handed out only while `stillToSend` (how many tasks the caller will
+///   ask for after this one) is a whole round or more (one task per budget place of that
+///   cost in the cluster): near the end, a task waiting in one worker's queue while
+///   another worker's slots stand empty would add a round to the job (measured: 2.61 s
+///   instead of 2.51 s for 200 x 0.1 s on 8 slots). Retries pass 0.
+///
+/// Invariant: a worker is never sent more tasks of a cost than its budget plus queue
+/// places, whatever membership does. Tasks in flight are counted per `Worker`, not per
+/// entry in the list: a worker removed while tasks are in flight stays counted (not
+/// offered) until they are released, and adding it again (a member that flapped between
+/// states) finds its count where it was. A new incarnation of a node is another `Worker`
+/// and starts with none in flight.
+public struct Placement<Worker: Hashable & Sendable>: Sendable {
+    /// A place this coordinator holds on one worker, until it is released.
+    public struct Grant: Sendable, Hashable {
+        public let node: String
+        public let worker: Worker
+        /// On the coordinator's own worker.
+        public let isLocal: Bool
+        /// Taken beyond the worker's budget: the task may wait in the worker's queue (at
+        /// most until one of the tasks ahead of it ends).
+        public let isQueued: Bool
+        /// The budget it draws on.
+        public let cost: TaskCost
+
+        public init(node: String, worker: Worker, isLocal: Bool, isQueued: Bool, cost: TaskCost) {
+            self.node = node
+            self.worker = worker
+            self.isLocal = isLocal
+            self.isQueued = isQueued
+            self.cost = cost
+        }
+    }
+
+    /// One worker as this coordinator counts it.
+    public struct Load: Sendable, Hashable {
+        public var node: String
+        public var worker: Worker
+        public var budgets: TaskBudgets
+        /// This coordinator's tasks on it, per cost, not yet released.
+        public var inFlight = TaskBudgets.zero
+        /// Until when (monotonic seconds) it is skipped for a cost after answering busy.
+        public var busyUntil: [TaskCost: Double] = [:]
+        /// False once removed (or replaced by a new incarnation): no longer offered, kept
+        /// only while tasks are in flight on it.
+        public var offered = true
+
+        /// Budget plus queue places of `cost`: the most this coordinator sends it at once.
+        public func places(_ cost: TaskCost) -> Int {
+            budgets[cost] + WorkerAdmission.queueLength(places: budgets[cost])
+        }
+    }
+
+    /// The local worker first, then the others in the order they joined.
+    public private(set) var workers: [Load]
+    /// Seconds a worker that answered busy is skipped for that cost.
+    public let busyCooldown: Double
+
+    /// Starts with the coordinator's own worker only.
+    public init(local worker: Worker, node: String, budgets: TaskBudgets, busyCooldown: Double = 0.02) {
+        workers = [Load(node: node, worker: worker, budgets: budgets)]
+        self.busyCooldown = busyCooldown
+    }
+
+    /// Names of the workers offered now, the local one first.
+    public var nodes: [String] { workers.filter(\.offered).map(\.node) }
+
+    /// Budget places of `cost` over every worker offered now.
+    public func totalSlots(_ cost: TaskCost) -> Int {
+        workers.reduce(0) { $0 + ($1.offered ? $1.budgets[cost] : 0) }
+    }
+
+    /// Tasks in flight on `node`'s offered worker, of `cost` or (nil) of either; nil when
+    /// no worker of that node is offered.
+    public func inFlight(on node: String, cost: TaskCost? = nil) -> Int? {
+        guard let load = workers.first(where: { $0.node == node && $0.offered }) else { return nil }
+        return cost.map { load.inFlight[$0] } ?? load.inFlight.total
+    }
+
+    /// Offers a remote worker. The same worker again keeps its tasks in flight (and takes
+    /// the budgets it announces now); another incarnation of the node replaces the old
+    /// one's entry, whose tasks in flight stay counted on it until released.
+    public mutating func add(node: String, worker: Worker, budgets: TaskBudgets) {
+        guard node != workers[0].node else { return }
+        for index in workers.indices where workers[index].node == node && workers[index].worker != worker {
+            workers[index].offered = false
+        }
+        if let index = workers.firstIndex(where: { $0.worker == worker }) {
+            workers[index].offered = true
+            workers[index].budgets = budgets
+        } else {
+            workers.append(Load(node: node, worker: worker, budgets: budgets))
+        }
+        pruneDrained()
+    }
+
+    /// Stops offering `node`'s remote worker; its tasks in flight stay counted until
+    /// released (they fail through their connection).
+    public mutating func remove(node: String) {
+        guard node != workers[0].node else { return }
+        for index in workers.indices where workers[index].node == node { workers[index].offered = false }
+        pruneDrained()
+    }
+
+    /// The place a task of `cost` takes now, counted as in flight; nil (and nothing
+    /// counted) when no worker has room for it. See the type's rules.
+    public mutating func take(_ cost: TaskCost, avoiding: String? = nil, stillToSend: Int = .max, now: Double) -> Grant? {
+        let queueing = stillToSend >= totalSlots(cost)
+        let offered = workers.indices.filter { workers[$0].offered }
+        let others = offered.filter { workers[$0].node != avoiding }
+        let open = (others.isEmpty ? offered : others).filter { workers[$0].busyUntil[cost].map { now >= $0 } ?? true }
+        let withSlot = open.filter { workers[$0].inFlight[cost] < workers[$0].budgets[cost] }
+        let withPlace = queueing ? open.filter { workers[$0].inFlight[cost] < workers[$0].places(cost) } : []
+        let chosen: Int?
+        switch cost {
+        case .cpu:
+            chosen = withSlot.first ?? withPlace.first
+        case .waiting:
+            chosen = leastLoaded(withSlot, cost: cost) { $0.budgets[cost] } ?? leastLoaded(withPlace, cost: cost) { $0.places(cost) }
+        }
+        guard let index = chosen else { return nil }
+        let queued = workers[index].inFlight[cost] >= workers[index].budgets[cost]
+        workers[index].inFlight[cost] += 1
+        workers[index].busyUntil[cost] = nil
+        return Grant(node: workers[index].node, worker: workers[index].worker, isLocal: index == 0, isQueued: queued, cost: cost)
+    }
+
+    /// Of `candidates`, the worker with the fewest tasks of `cost` in flight for its
+    /// `capacity` (the first of equals).
+    private func leastLoaded(_ candidates: [Int], cost: TaskCost, capacity: (Load) -> Int) -> Int? {
+        candidates.min { a, b in
+            // inFlight_a / capacity_a < inFlight_b / capacity_b, without dividing.
+            workers[a].inFlight[cost] * max(1, capacity(workers[b])) < workers[b].inFlight[cost] * max(1, capacity(workers[a]))
+        }
+    }
+
+    /// Gives back a place: the task ended, failed or was cancelled.
+    public mutating func release(_ grant: Grant) {
+        if let index = workers.firstIndex(where: { $0.worker == grant.worker }) {
+            workers[index].inFlight[grant.cost] = max(0, workers[index].inFlight[grant.cost] - 1)
+        }
+        pruneDrained()
+    }
+
+    /// Gives back a place on a worker that answered busy at `now`: it is skipped for that
+    /// cost for ``busyCooldown`` seconds. Returns when the cool-down ends, when a caller
+    /// waiting for a place should look again.
+    public mutating func releaseBusy(_ grant: Grant, now: Double) -> Double {
+        let until = now + busyCooldown
+        if let index = workers.firstIndex(where: { $0.worker == grant.worker }) {
+            workers[index].inFlight[grant.cost] = max(0, workers[index].inFlight[grant.cost] - 1)
+            workers[index].busyUntil[grant.cost] = until
+        }
+        pruneDrained()
+        return until
+    }
+
+    /// Forgets workers no longer offered once nothing is in flight on them.
+    private mutating func pruneDrained() {
+        workers.removeAll { !$0.offered && $0.inFlight.total == 0 }
+    }
+}
