@@ -44,6 +44,8 @@ import Testing
         beacon.authenticated = false
         #expect(BeaconAuthenticator.peek(BeaconAuthenticator(secret: nil).seal(beacon, now: 0))?.signed == false)
         #expect(BeaconAuthenticator.peek(Array("not a beacon".utf8)) == nil)
+        beacon.address = ""
+        #expect(BeaconAuthenticator.peek(BeaconAuthenticator(secret: nil).seal(beacon, now: 0)) == nil, "a client's query is no node")
     }
 
     /// Nodes beacon only every 60 s here: once both have started (and sent their first
