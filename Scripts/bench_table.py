@@ -17,6 +17,7 @@ import sys
 # (label, figure key, field, scale, unit, better: "higher"/"lower", target)
 ROWS = [
     ("no-op throughput, 2 workers", "noop_throughput", "tasks_per_second", 1, "tasks/s", "higher", ("peer", 2.0)),
+    ("cpu per no-op task, both nodes", "noop_cpu", "microseconds_per_task", 1, "us", "lower", ("below", 20.0)),
     ("round trip p50", "round_trip", "p50", 1000, "ms", "lower", ("peer", 0.5)),
     ("round trip p99", "round_trip", "p99", 1000, "ms", "lower", None),
     ("200 x 0.1 s on 1 node, wall", "scaling/1", "seconds", 1, "s", "lower", None),

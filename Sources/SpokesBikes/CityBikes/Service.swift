@@ -1,17 +1,16 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// Where some decodable data comes from, as a protocol witness: a value holding the
 /// closure that gets it. Code that needs a network does not care whether it comes from
 /// a file, a URL or a test's literal value.
 ///
 /// ```swift
 /// let city = try await Service<City>.file(at: "Milano.json").get()
-/// let live = try await Service<City>.url(URL(string: "https://api.citybik.es/v2/networks/bikemi")!).get()
+/// let live = try await Service<City>.url(URL(string: "https://api.citybik.es/v2/networks/bikemi")!).get() // SpokesBikesWeb
 /// ```
+///
+/// Fetching over HTTP(S) (`Service.url`) lives in the `SpokesBikesWeb` module, so that a
+/// node, which never fetches, does not link FoundationNetworking and libcurl.
 public struct Service<Value: Decodable & Sendable>: Sendable {
     /// Delivers the value, or throws a ``ServiceError``.
     public let get: @Sendable () async throws -> Value
@@ -37,30 +36,8 @@ public struct Service<Value: Decodable & Sendable>: Sendable {
         .value(try decode(data, source: source))
     }
 
-    /// Fetches and decodes `url` each time `get` is called. `file:` URLs are read
-    /// directly; other schemes go through `URLSession`.
-    public static func url(_ url: URL) -> Service {
-        Service {
-            if url.isFileURL {
-                return try decode(readFile(at: url.path), source: url.path)
-            }
-            let data: Data
-            do {
-                let (body, response) = try await URLSession.shared.data(from: url)
-                if let http = response as? HTTPURLResponse, !(200..<300).contains(http.statusCode) {
-                    throw ServiceError.requestFailed(url: url.absoluteString, reason: "HTTP status \(http.statusCode)")
-                }
-                data = body
-            } catch let error as ServiceError {
-                throw error
-            } catch {
-                throw ServiceError.requestFailed(url: url.absoluteString, reason: error.localizedDescription)
-            }
-            return try decode(data, source: url.absoluteString)
-        }
-    }
-
-    static func readFile(at path: String) throws(ServiceError) -> Data {
+    /// The file's bytes, or a ``ServiceError`` naming it.
+    public static func readFile(at path: String) throws(ServiceError) -> Data {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw .missingFile(path)
@@ -76,7 +53,7 @@ public struct Service<Value: Decodable & Sendable>: Sendable {
     }
 
     /// Decodes JSON, turning Foundation's errors into ones that say where the problem is.
-    static func decode(_ data: Data, source: String) throws(ServiceError) -> Value {
+    public static func decode(_ data: Data, source: String) throws(ServiceError) -> Value {
         do {
             return try JSONDecoder().decode(Value.self, from: data)
         } catch let error as DecodingError {

@@ -188,17 +188,41 @@ struct Bench {
     /// 1: 20,000 no-op tasks at once on 2 nodes x 1 slot.
     func noopThroughput(_ report: Report) async throws {
         let count = quick ? 2_000 : 20_000
-        let best = try await withCluster(nodes: 2, slots: 1) { cluster, settings in
+        let (best, cpu) = try await withCluster(nodes: 2, slots: 1) { cluster, settings in
             _ = try await runBatch(on: cluster, settings: settings, kind: NoopTask.name, input: "1", count: 100)
             var best = 0.0
+            var cpu: Double?
             for _ in 0..<runs {
+                let before = cluster.nodes.map { Self.cpuSeconds(pid: $0.pid) }
                 let batch = try await runBatch(on: cluster, settings: settings, kind: NoopTask.name, input: "1", count: count)
                 best = max(best, Double(count) / batch.wallTime)
+                let after = cluster.nodes.map { Self.cpuSeconds(pid: $0.pid) }
+                if !before.contains(nil), !after.contains(nil) {
+                    let used = zip(after, before).reduce(0.0) { $0 + $1.0! - $1.1! }
+                    cpu = min(cpu ?? .infinity, used / Double(count))
+                }
             }
-            return best
+            return (best, cpu)
         }
         report(.init(figure: "noop_throughput", values: ["tasks": Double(count), "tasks_per_second": best],
                      text: String(format: "noop throughput, 2 nodes x 1 slot: %d tasks at %.0f tasks/s", count, best)))
+        if let cpu {
+            report(.init(figure: "noop_cpu", values: ["microseconds_per_task": cpu * 1e6],
+                         text: String(format: "cpu per no-op task, coordinator and worker together: %.0f us", cpu * 1e6)))
+        } else {
+            report(.failed("noop_cpu", what: "cpu per no-op task", error: "cannot read the nodes' CPU times from /proc/PID/stat"))
+        }
+    }
+
+    /// User plus system CPU seconds `pid` has used (fields 14 and 15 of /proc/PID/stat,
+    /// in clock ticks), or nil when unreadable.
+    static func cpuSeconds(pid: Int32, proc: String = "/proc") -> Double? {
+        guard let text = try? String(contentsOfFile: "\(proc)/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        // After the command name (which may hold spaces, hence the last ')'): state is field 3.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// 2: sequential no-op tasks from a client straight to one node's worker.

@@ -78,10 +78,12 @@ struct BeaconAuthenticator: Sendable {
     /// telling a user that nodes were heard but hold another secret (or none), or belong
     /// to another cluster. Nil when the datagram is not a beacon at all. Names are cut to
     /// printable ASCII of at most 40 characters: they come from strangers.
+    /// A client's query (a beacon without an address) is no node: nil.
     static func peek<Bytes: Collection<UInt8>>(_ datagram: Bytes) -> HeardBeacon? {
         guard datagram.count <= Beacon.maximumBeaconSize,
               let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(datagram)),
-              let beacon = try? JSONDecoder().decode(Beacon.self, from: Data(envelope.beacon.utf8))
+              let beacon = try? JSONDecoder().decode(Beacon.self, from: Data(envelope.beacon.utf8)),
+              !beacon.address.isEmpty
         else { return nil }
         func printable(_ text: String) -> String {
             String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F }.prefix(40)))

@@ -7,6 +7,12 @@ import Synchronization
 /// ``BeaconAuthenticator``: malformed, unauthenticated and replayed datagrams are
 /// rejected and counted in `rejections`; beacons of other clusters are ignored.
 ///
+/// A node answers a newcomer at once: when it hears a node it has not heard before, or a
+/// client's query (a beacon without an address, see ``NodeFinder``), it sends its own
+/// beacon right away instead of at its next interval, at most once per
+/// ``minimumAnswerGap``. So a node that starts, or a `spokes status` that looks for one,
+/// learns every node in a round trip, not in up to one interval.
+///
 /// Where beacons go is explicit: `loopback` sends to 127.255.255.255 (every node on
 /// this machine, none elsewhere); `lan` sends only to the broadcast address the user
 /// configured. Several nodes on one machine share the port (SO_REUSEADDR and
@@ -24,7 +30,15 @@ final class Discovery: Sendable {
     /// Valid beacons of another cluster or protocol version, ignored.
     var ignoredBeacons: Int { ignored.load(ordering: .relaxed) }
 
-    /// Opens the discovery socket. `beacon` nil only listens (a client looking for a node).
+    /// The shortest time between two beacons a node sends early to answer newcomers: a
+    /// flood of queries makes it beacon at most this often.
+    static let minimumAnswerGap = 0.02
+    /// The most node names a node remembers having heard (to answer each newcomer once);
+    /// past it the memory starts again.
+    static let maximumRemembered = 10_000
+
+    /// Opens the discovery socket. `beacon` nil only listens; a beacon without an address
+    /// is a client's query, sent every interval until stopped, that nodes answer at once.
     init(settings: ClusterSettings, beacon: Beacon?, rejections: RejectionCounters) throws(TransportError) {
         let port = settings.discoveryPort
         let broadcastAddress = settings.broadcastAddress
@@ -78,6 +92,9 @@ final class Discovery: Sendable {
     private func run(cluster: String, onBeacon: @Sendable (Beacon) -> Void, onStranger: (@Sendable (HeardBeacon) -> Void)?) {
         var authenticator = BeaconAuthenticator(secret: secret)
         var nextSend = MonotonicClock.now
+        var lastSent = -Double.infinity
+        var heard = Set<String>()
+        let answers = beacon.map { !$0.address.isEmpty } ?? false
         var buffer = [UInt8](repeating: 0, count: Beacon.maximumBeaconSize + 1)
         while !stopped.load(ordering: .acquiring) {
             let now = MonotonicClock.now
@@ -92,6 +109,7 @@ final class Discovery: Sendable {
                     }
                 }
                 nextSend = now + interval
+                lastSent = now
             }
             // Wake for the next beacon to send, and at least every 100 ms to notice stop().
             let wait = min(0.1, max(0.001, beacon == nil ? 0.1 : nextSend - MonotonicClock.now))
@@ -103,9 +121,17 @@ final class Discovery: Sendable {
             case .accepted(let received):
                 if (try? received.checkRanges()) == nil {
                     rejections.count(.valueOutOfRange)
-                } else {
-                    onBeacon(received)
+                    continue
                 }
+                let isQuery = received.address.isEmpty
+                if answers, isQuery || !heard.contains(received.node.name) {
+                    nextSend = min(nextSend, max(MonotonicClock.now, lastSent + Self.minimumAnswerGap))
+                    if !isQuery {
+                        if heard.count >= Self.maximumRemembered { heard.removeAll() }
+                        heard.insert(received.node.name)
+                    }
+                }
+                if !isQuery { onBeacon(received) }
             case .ignored:
                 ignored.add(1, ordering: .relaxed)
                 if let onStranger, let heard = BeaconAuthenticator.peek(buffer[..<count]) { onStranger(heard) }

@@ -2,7 +2,8 @@ import Synchronization
 import SpokesConcurrency
 
 /// Finds a node for a client (`spokes status`, `spokes submit`) by listening for the
-/// cluster's beacons, without sending any. When none is found it says why as exactly as
+/// cluster's beacons. It sends a query (a beacon without an address, sealed like a node's)
+/// that nodes answer at once, so it need not wait for their next interval. When none is found it says why as exactly as
 /// beacons allow: nothing heard, nodes of other clusters, or nodes of this cluster that
 /// hold another secret (or none).
 public enum NodeFinder {
@@ -49,7 +50,9 @@ public enum NodeFinder {
     /// The address of the first node of `settings.cluster` heard within `timeout` seconds.
     public static func firstNode(settings: ClusterSettings, timeout: Double) async throws -> SocketAddress {
         guard settings.discoveryMode != .off else { throw Failure.discoveryOff }
-        let discovery = try Discovery(settings: settings, beacon: nil, rejections: RejectionCounters())
+        let query = Beacon(cluster: settings.cluster, node: NodeID(name: "query-\(randomBytes(4).hex)", incarnation: 0), address: "",
+                           slots: 0, authenticated: settings.secret != nil)
+        let discovery = try Discovery(settings: settings, beacon: query, rejections: RejectionCounters())
         let found = Promise<SocketAddress, Never>()
         let strangers = Mutex<[HeardBeacon]>([])
         discovery.start(cluster: settings.cluster, onBeacon: { beacon in

@@ -2,6 +2,7 @@ import Foundation
 import SpokesTestKit
 import Testing
 @testable import SpokesBikes
+import SpokesBikesWeb
 
 @Suite struct ServiceTests {
     @Test func missingFileErrorNamesTheFile() {

@@ -44,5 +44,27 @@ import Testing
         beacon.authenticated = false
         #expect(BeaconAuthenticator.peek(BeaconAuthenticator(secret: nil).seal(beacon, now: 0))?.signed == false)
         #expect(BeaconAuthenticator.peek(Array("not a beacon".utf8)) == nil)
+        beacon.address = ""
+        #expect(BeaconAuthenticator.peek(BeaconAuthenticator(secret: nil).seal(beacon, now: 0)) == nil, "a client's query is no node")
+    }
+
+    /// Nodes beacon only every 60 s here: once both have started (and sent their first
+    /// beacon), a client finds one in time only because its query is answered at once.
+    @Test(.timeLimit(.minutes(1))) func aClientsQueryAndANewcomerAreAnsweredAtOnce() async throws {
+        var settings = ClusterSettings()
+        settings.cluster = "answer-\(UUID())"
+        settings.discoveryPort = ClusterNodeTests.port()
+        settings.discoveryInterval = 60
+        settings.nodeName = "a0"
+        let first = try ClusterNode(settings: settings)
+        first.start()
+        defer { first.stop() }
+        settings.nodeName = "a1"
+        let second = try ClusterNode(settings: settings)
+        second.start()
+        defer { second.stop() }
+        try await ClusterNodeTests.waitUntil(second, seconds: 10, "seeing a0") { $0.contains { $0.node.name == "a0" && $0.state == .alive } }
+        let found = try await NodeFinder.firstNode(settings: settings, timeout: 10)
+        #expect([first.system.address, second.system.address].contains(found))
     }
 }
