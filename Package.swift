@@ -9,6 +9,8 @@ let package = Package(
     name: "Spokes",
     products: [
         .library(name: "SpokesConcurrency", targets: ["SpokesConcurrency"]),
+        .library(name: "SpokesTransport", targets: ["SpokesTransport"]),
+        .library(name: "SpokesHTTP", targets: ["SpokesHTTP"]),
         .library(name: "SpokesCluster", targets: ["SpokesCluster"]),
         .library(name: "SpokesBikes", targets: ["SpokesBikes"]),
         .library(name: "SpokesBikesWeb", targets: ["SpokesBikesWeb"]),
@@ -23,12 +25,14 @@ let package = Package(
     dependencies: [],
     targets: [
         .target(name: "SpokesConcurrency"),
-        .target(name: "SpokesCluster", dependencies: ["SpokesConcurrency"]),
+        .target(name: "SpokesTransport", dependencies: ["SpokesConcurrency"]),
+        .target(name: "SpokesHTTP", dependencies: ["SpokesTransport", "SpokesConcurrency"]),
+        .target(name: "SpokesCluster", dependencies: ["SpokesTransport", "SpokesConcurrency"]),
         .target(name: "SpokesBikes", dependencies: ["SpokesCluster", "SpokesConcurrency"]),
         // Fetching networks over HTTP(S) needs FoundationNetworking, which links libcurl and
         // about 30 libraries more (6 MiB of an idle node's memory): kept out of the node.
         .target(name: "SpokesBikesWeb", dependencies: ["SpokesBikes"]),
-        .target(name: "SpokesDashboard", dependencies: ["SpokesBikes", "SpokesCluster", "SpokesConcurrency"],
+        .target(name: "SpokesDashboard", dependencies: ["SpokesBikes", "SpokesCluster", "SpokesHTTP", "SpokesConcurrency"],
                 exclude: ["Page/Assets"]),  // embedded by Scripts/embed-resources
         .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency"]),
         .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
@@ -37,9 +41,10 @@ let package = Package(
         // What every test target shares (temporary folders that are always removed).
         .target(name: "SpokesTestKit", path: "Tests/SpokesTestKit"),
         .testTarget(name: "SpokesConcurrencyTests", dependencies: ["SpokesConcurrency", "SpokesTestKit"]),
+        .testTarget(name: "SpokesHTTPTests", dependencies: ["SpokesHTTP", "SpokesTransport", "SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesClusterTests", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes", "SpokesBikesWeb", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit"]),
-        .testTarget(name: "SpokesDashboardTests", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit"]),
+        .testTarget(name: "SpokesDashboardTests", dependencies: ["SpokesDashboard", "SpokesHTTP", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesCLITests", dependencies: ["SpokesCLI", "SpokesCluster", "SpokesTestKit"]),
         .testTarget(name: "SpokesConsensusTests", dependencies: ["SpokesConsensus", "SpokesTestKit"]),
         .testTarget(name: "SpokesSimulationTests", dependencies: ["SpokesSimulation", "SpokesConsensus", "SpokesConcurrency", "SpokesTestKit"]),

@@ -1,4 +1,5 @@
 import SpokesCluster
+import SpokesHTTP
 
 /// A node's web dashboard: the page, its JSON API and live updates, served over our own
 /// HTTP server (``HTTPServer``) on a port of its own.

@@ -1,4 +1,5 @@
 import SpokesCluster
+import SpokesHTTP
 
 /// Who may see a node's dashboard. Sans-IO: a request goes in, a decision comes out.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import SpokesBikes
 import SpokesCluster
+import SpokesHTTP
 
 /// Answers the dashboard's requests: the page and its two static files, the JSON API
 /// under `/api/`, the event stream, and each bike job's HTML report.

@@ -1,5 +1,6 @@
 import Foundation
 import SpokesCluster
+import SpokesHTTP
 import SpokesConcurrency
 
 /// The dashboard's snapshots as JSON text, encoded once per gathering however many

@@ -1,5 +1,6 @@
 import Distributed
 import Foundation
+import SpokesTestKit
 import Testing
 @testable import SpokesCluster
 

@@ -1,3 +1,4 @@
+import SpokesTestKit
 import Testing
 @testable import SpokesCluster
 

@@ -1,6 +1,7 @@
 import Foundation
 import SpokesBikes
 import SpokesCluster
+import SpokesHTTP
 import Testing
 @testable import SpokesDashboard
 

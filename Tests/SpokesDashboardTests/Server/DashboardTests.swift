@@ -1,6 +1,7 @@
 import Foundation
 import SpokesBikes
 @testable import SpokesCluster
+@testable import SpokesHTTP
 import SpokesConcurrency
 import Testing
 @testable import SpokesDashboard

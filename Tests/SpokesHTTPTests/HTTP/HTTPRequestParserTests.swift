@@ -1,5 +1,7 @@
+import SpokesTestKit
 import Testing
-@testable import SpokesCluster
+@testable import SpokesHTTP
+@testable import SpokesTransport
 
 @Suite struct HTTPRequestParserTests {
     /// Every request `bytes` holds, fed in one piece; rethrows the parser's error.

@@ -4,10 +4,10 @@ import SpokesConcurrency
 /// Thin, blocking wrappers over the POSIX socket calls the transport needs. They block
 /// the calling thread, so they run only on the transport's own threads and queues,
 /// never on the Swift cooperative pool.
-enum Socket {
+public enum Socket {
     /// A TCP socket listening on `address` (port 0 picks a free one); returns it and the
     /// address actually bound.
-    static func listen(on address: SocketAddress, backlog: Int32 = 128) throws(TransportError) -> (Int32, SocketAddress) {
+    public static func listen(on address: SocketAddress, backlog: Int32 = 128) throws(TransportError) -> (Int32, SocketAddress) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .socketFailed(operation: "socket for", address: address.description, errno: errno) }
         var yes: Int32 = 1
@@ -25,7 +25,7 @@ enum Socket {
     }
 
     /// Connects to `address`, giving up after `timeout` seconds.
-    static func connect(to address: SocketAddress, timeout: Double) throws(TransportError) -> Int32 {
+    public static func connect(to address: SocketAddress, timeout: Double) throws(TransportError) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw .socketFailed(operation: "socket for", address: address.description, errno: errno) }
         var remote = address.sockaddr
@@ -59,13 +59,13 @@ enum Socket {
     }
 
     /// Low latency for small frames.
-    static func configureStream(_ fd: Int32) {
+    public static func configureStream(_ fd: Int32) {
         var yes: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// Writes all of `bytes`; false when the connection is gone.
-    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    public static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { buffer in
@@ -80,7 +80,7 @@ enum Socket {
         return true
     }
 
-    static func localAddress(of fd: Int32) -> SocketAddress? {
+    public static func localAddress(of fd: Int32) -> SocketAddress? {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let result = withUnsafeMutablePointer(to: &address) {
@@ -89,7 +89,7 @@ enum Socket {
         return result == 0 ? SocketAddress(address) : nil
     }
 
-    static func peerAddress(of fd: Int32) -> SocketAddress? {
+    public static func peerAddress(of fd: Int32) -> SocketAddress? {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let result = withUnsafeMutablePointer(to: &address) {

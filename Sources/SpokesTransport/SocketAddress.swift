@@ -25,7 +25,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible, Codabl
     public var description: String { "\(host):\(port)" }
 
     /// The address in network byte order, or nil when `host` is not IPv4.
-    static func ipv4(_ host: String) -> in_addr_t? {
+    public static func ipv4(_ host: String) -> in_addr_t? {
         let name = host == "localhost" ? "127.0.0.1" : host
         var address = in_addr()
         guard inet_pton(AF_INET, name, &address) == 1 else { return nil }
@@ -38,7 +38,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible, Codabl
         return UInt32(bigEndian: address) >> 24 == 127
     }
 
-    var sockaddr: sockaddr_in {
+    public var sockaddr: sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -46,7 +46,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible, Codabl
         return address
     }
 
-    init(_ address: sockaddr_in) {
+    public init(_ address: sockaddr_in) {
         var copy = address.sin_addr
         var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
         inet_ntop(AF_INET, &copy, &text, socklen_t(text.count))

@@ -1,3 +1,4 @@
+import SpokesTransport
 import Foundation
 import SpokesConcurrency
 import Synchronization

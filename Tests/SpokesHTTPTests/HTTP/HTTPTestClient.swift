@@ -1,7 +1,8 @@
 import SpokesConcurrency
 import Foundation
 import Synchronization
-@testable import SpokesCluster
+@testable import SpokesHTTP
+@testable import SpokesTransport
 
 /// A hand-driven HTTP client for the live server tests: it sends exactly the bytes a test
 /// gives it (a request cut anywhere, pipelined, dribbled) and reads responses as bytes.

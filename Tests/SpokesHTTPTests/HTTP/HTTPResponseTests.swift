@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SpokesCluster
+@testable import SpokesHTTP
+@testable import SpokesTransport
 
 @Suite struct HTTPResponseTests {
     func request(_ method: HTTPMethod = .get, version: HTTPVersion = .http1_1) throws -> HTTPRequest {

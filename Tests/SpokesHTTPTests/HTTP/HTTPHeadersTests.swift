@@ -1,5 +1,6 @@
 import Testing
-@testable import SpokesCluster
+@testable import SpokesHTTP
+@testable import SpokesTransport
 
 @Suite struct HTTPHeadersTests {
     @Test func looksNamesUpIgnoringCaseAndKeepsOrder() {

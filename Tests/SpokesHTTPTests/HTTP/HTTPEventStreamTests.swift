@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
-@testable import SpokesCluster
+@testable import SpokesHTTP
+@testable import SpokesTransport
 
 @Suite struct HTTPEventStreamTests {
     func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }

@@ -1,3 +1,4 @@
+import SpokesTransport
 /// One request, as the handler sees it: validated by ``HTTPRequestParser`` (or by this
 /// type's initialiser), its target split into a percent-decoded path and query.
 ///

@@ -1,8 +1,10 @@
 import Foundation
 import SpokesConcurrency
 import Synchronization
+import SpokesTestKit
 import Testing
-@testable import SpokesCluster
+@testable import SpokesHTTP
+@testable import SpokesTransport
 
 /// The server live on loopback, driven by raw sockets. Limits are small so the timeouts
 /// the tests prove take a fraction of a second; every wait is bounded.

@@ -2,17 +2,17 @@ import Foundation
 import Synchronization
 
 /// A listening TCP socket with its own accept thread.
-final class Listener: Sendable {
-    let address: SocketAddress
+public final class Listener: Sendable {
+    public let address: SocketAddress
     private let fd: Int32
     private let stopped = Atomic<Bool>(false)
 
-    init(address: SocketAddress) throws(TransportError) {
+    public init(address: SocketAddress) throws(TransportError) {
         (fd, self.address) = try Socket.listen(on: address)
     }
 
     /// Accepts connections until `stop()`, handing each socket and peer address to `onAccept`.
-    func start(onAccept: @escaping @Sendable (Int32, SocketAddress) -> Void) {
+    public func start(onAccept: @escaping @Sendable (Int32, SocketAddress) -> Void) {
         let thread = Thread { [self] in
             while !stopped.load(ordering: .acquiring) {
                 var peer = sockaddr_in()
@@ -37,7 +37,7 @@ final class Listener: Sendable {
         thread.start()
     }
 
-    func stop() {
+    public func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         shutdown(fd, Int32(SHUT_RDWR))
     }
