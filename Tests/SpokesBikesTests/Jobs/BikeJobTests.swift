@@ -1,6 +1,7 @@
 import Foundation
 import SpokesCluster
 import SpokesConcurrency
+import SpokesTestKit
 import Testing
 @testable import SpokesBikes
 
@@ -9,7 +10,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct BikeJobTests {
     func startCluster(_ count: Int, slots: Int = 4, faults: [ScanSystem.Faults] = []) async throws -> [ClusterNode] {
-        let port = UInt16.random(in: 40_000...49_000)
+        let port = TestPorts.discovery()
         let cluster = "bikes-\(UUID().uuidString.prefix(8))"
         let nodes = try (0..<count).map { index in
             var settings = ClusterSettings()

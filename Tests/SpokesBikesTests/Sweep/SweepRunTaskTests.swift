@@ -1,6 +1,7 @@
 import Foundation
 import SpokesCluster
 import SpokesConcurrency
+import SpokesTestKit
 import Testing
 @testable import SpokesBikes
 
@@ -98,7 +99,7 @@ struct SweepRunTaskTests {
     // MARK: On a cluster
 
     func startCluster(_ count: Int) async throws -> [ClusterNode] {
-        let port = UInt16.random(in: 40_000...49_000)
+        let port = TestPorts.discovery()
         let cluster = "sweep-\(UUID().uuidString.prefix(8))"
         let nodes = try (0..<count).map { index in
             var settings = ClusterSettings()

@@ -10,7 +10,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct ClusterProcessTests {
     let cluster = "proc-\(UUID().uuidString.prefix(8))"
-    let discoveryPort = String(UInt16.random(in: 40_000...49_000))
+    let discoveryPort = String(TestPorts.discovery())
 
     var flags: [String] { ["--cluster", cluster, "--discovery-port", discoveryPort] }
 

@@ -77,7 +77,7 @@ struct RunCommandTests {
     /// Two in-process nodes of an app that registers ``SquareKind``, converged.
     func startNodes() async throws -> [InProcessNode] {
         let cluster = "run-\(UUID().uuidString.prefix(8))"
-        let port = UInt16.random(in: 40_000...49_000)
+        let port = TestPorts.discovery()
         var nodes: [InProcessNode] = []
         for index in 0..<2 {
             nodes.append(try await InProcessNode(

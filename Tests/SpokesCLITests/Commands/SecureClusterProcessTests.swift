@@ -9,7 +9,7 @@ import SpokesCluster
 @Suite(.timeLimit(.minutes(3)))
 struct SecureClusterProcessTests {
     let cluster = "secure-\(UUID().uuidString.prefix(8))"
-    let discoveryPort = String(UInt16.random(in: 40_000...49_000))
+    let discoveryPort = String(TestPorts.discovery())
     let secret = ["SPOKES_SECRET": "process-test-secret-\(UUID().uuidString)"]
     let wrongSecret = ["SPOKES_SECRET": "some-other-secret-\(UUID().uuidString)"]
     /// This test's files, removed when the test ends.

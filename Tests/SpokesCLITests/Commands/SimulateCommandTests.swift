@@ -68,7 +68,7 @@ import Testing
     @Test func syntheticNetworkAndGoal() async throws {
         let run = await CommandRun.spokes(
             "simulate", "--stations", "4", "--bikes", "5", "--slots", "5", "--users", "10", "--paths", "30",
-            "--goal", "station-3", "--time-scale", "0", "--json")
+            "--goal", "station-3", "--time-scale", "0", "--seed", "1", "--json")
         #expect(run.status == 0, "stderr: \(run.standardError)")
         let report = try run.json()
         #expect(report["bikesBefore"] as? Int == 20)

@@ -8,7 +8,7 @@ import Testing
 @Suite(.timeLimit(.minutes(3)))
 struct SubmitProcessTests {
     let cluster = "jobs-\(UUID().uuidString.prefix(8))"
-    let discoveryPort = String(UInt16.random(in: 40_000...49_000))
+    let discoveryPort = String(TestPorts.discovery())
     /// This test's files, removed when the test ends.
     let files: TemporaryDirectory
     let smallNetwork: String

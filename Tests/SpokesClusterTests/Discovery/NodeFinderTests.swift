@@ -1,4 +1,5 @@
 import Foundation
+import SpokesTestKit
 import Testing
 @testable import SpokesCluster
 
@@ -53,7 +54,7 @@ import Testing
     @Test(.timeLimit(.minutes(1))) func aClientsQueryAndANewcomerAreAnsweredAtOnce() async throws {
         var settings = ClusterSettings()
         settings.cluster = "answer-\(UUID())"
-        settings.discoveryPort = ClusterNodeTests.port()
+        settings.discoveryPort = TestPorts.discovery()
         settings.discoveryInterval = 60
         settings.nodeName = "a0"
         let first = try ClusterNode(settings: settings)

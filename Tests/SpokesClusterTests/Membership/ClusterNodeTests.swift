@@ -1,6 +1,7 @@
 import Foundation
 import SpokesConcurrency
 import Synchronization
+import SpokesTestKit
 import Testing
 @testable import SpokesCluster
 
@@ -34,7 +35,6 @@ struct ClusterNodeTests {
         }
     }
 
-    static func port() -> UInt16 { UInt16.random(in: 40_000...49_000) }
 
     /// A node named `name` joining the cluster of `nodes`, started.
     static func startNode(named name: String, like node: ClusterNode) throws -> ClusterNode {
@@ -57,7 +57,7 @@ struct ClusterNodeTests {
     }
 
     @Test func threeNodesFindEachOtherByLoopbackBroadcast() async throws {
-        let nodes = try Self.startNodes(3, discoveryPort: Self.port(), cluster: "converge-\(UUID())")
+        let nodes = try Self.startNodes(3, discoveryPort: TestPorts.discovery(), cluster: "converge-\(UUID())")
         defer { nodes.forEach { $0.stop() } }
         for node in nodes {
             try await Self.waitUntil(node, "seeing 2 alive peers") { members in
@@ -84,7 +84,7 @@ struct ClusterNodeTests {
     }
 
     @Test func aStoppedNodeIsSeenLeaving() async throws {
-        let nodes = try Self.startNodes(2, discoveryPort: Self.port(), cluster: "leave-\(UUID())")
+        let nodes = try Self.startNodes(2, discoveryPort: TestPorts.discovery(), cluster: "leave-\(UUID())")
         defer { nodes.forEach { $0.stop() } }
         try await Self.waitUntil(nodes[0], "seeing n1 alive") { $0.first?.state == .alive }
         await nodes[1].stop()
@@ -92,7 +92,7 @@ struct ClusterNodeTests {
     }
 
     @Test func statusListsEveryMember() async throws {
-        let nodes = try Self.startNodes(2, discoveryPort: Self.port(), cluster: "status-\(UUID())")
+        let nodes = try Self.startNodes(2, discoveryPort: TestPorts.discovery(), cluster: "status-\(UUID())")
         defer { nodes.forEach { $0.stop() } }
         try await Self.waitUntil(nodes[0], "seeing n1 alive") { $0.first?.state == .alive }
         var settings = ClusterSettings()
@@ -109,7 +109,7 @@ struct ClusterNodeTests {
     }
 
     @Test func aNewcomerWithALiveMembersNameStopsAndTheMemberIsNotDisturbed() async throws {
-        let nodes = try Self.startNodes(2, discoveryPort: Self.port(), cluster: "names-\(UUID())")
+        let nodes = try Self.startNodes(2, discoveryPort: TestPorts.discovery(), cluster: "names-\(UUID())")
         defer { nodes.forEach { $0.stop() } }
         try await Self.waitUntil(nodes[0], "seeing n1 alive") { $0.first?.state == .alive }
         let original = nodes[1].system.node
@@ -130,7 +130,7 @@ struct ClusterNodeTests {
     }
 
     @Test func ofTwoNodesWithOneNameTheLaterOneStops() async throws {
-        let nodes = try Self.startNodes(1, discoveryPort: Self.port(), cluster: "twins-\(UUID())")
+        let nodes = try Self.startNodes(1, discoveryPort: TestPorts.discovery(), cluster: "twins-\(UUID())")
         defer { nodes.forEach { $0.stop() } }
         let twin = try Self.startNode(named: "n0", like: nodes[0])
         defer { twin.stop() }
@@ -140,7 +140,7 @@ struct ClusterNodeTests {
     }
 
     @Test func aNodeThatLeftIsReplacedByItsRestartAtOnce() async throws {
-        let nodes = try Self.startNodes(2, discoveryPort: Self.port(), cluster: "restart-\(UUID())")
+        let nodes = try Self.startNodes(2, discoveryPort: TestPorts.discovery(), cluster: "restart-\(UUID())")
         defer { nodes.forEach { $0.stop() } }
         try await Self.waitUntil(nodes[0], "seeing n1 alive") { $0.first?.state == .alive }
         await nodes[1].stop()
@@ -155,7 +155,7 @@ struct ClusterNodeTests {
     }
 
     @Test func beaconsOfOtherClustersAndGarbageAreIgnored() async throws {
-        let port = Self.port()
+        let port = TestPorts.discovery()
         let nodes = try Self.startNodes(1, discoveryPort: port, cluster: "mine-\(UUID())")
         let strangers = try Self.startNodes(1, discoveryPort: port, cluster: "theirs-\(UUID())")
         defer { (nodes + strangers).forEach { $0.stop() } }

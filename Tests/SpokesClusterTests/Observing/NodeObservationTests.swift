@@ -1,5 +1,6 @@
 import Foundation
 import SpokesConcurrency
+import SpokesTestKit
 import Testing
 @testable import SpokesCluster
 
@@ -7,7 +8,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct NodeObservationTests {
     @Test func aRemoteObservationHasTheTasksItRanTheJobsItCoordinatesAndItsRoundTrips() async throws {
-        let nodes = try ClusterNodeTests.startNodes(2, discoveryPort: ClusterNodeTests.port(), cluster: "observe-\(UUID())")
+        let nodes = try ClusterNodeTests.startNodes(2, discoveryPort: TestPorts.discovery(), cluster: "observe-\(UUID())")
         defer { nodes.forEach { $0.stop() } }
         for node in nodes {
             try await ClusterNodeTests.waitUntil(node, "seeing its peer alive") { $0.contains { $0.state == .alive } }

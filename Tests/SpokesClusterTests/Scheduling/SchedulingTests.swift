@@ -1,6 +1,7 @@
 import Foundation
 import SpokesConcurrency
 import Synchronization
+import SpokesTestKit
 import Testing
 @testable import SpokesCluster
 
@@ -50,7 +51,7 @@ struct SchedulingTests {
     func startCluster(
         _ count: Int, slots: Int = 2, waitingSlots: Int = 100, faults: [ScanSystem.Faults] = [], kinds: [any TaskKind] = []
     ) async throws -> [ClusterNode] {
-        let port = UInt16.random(in: 40_000...49_000)
+        let port = TestPorts.discovery()
         let cluster = "sched-\(UUID().uuidString.prefix(8))"
         let nodes = try (0..<count).map { index in
             var settings = ClusterSettings()

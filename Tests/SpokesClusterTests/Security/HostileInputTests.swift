@@ -25,7 +25,7 @@ struct HostileInputTests {
             settings.cluster = "hostile-\(UUID().uuidString.prefix(8))"
             settings.nodeName = "target"
             settings.secret = HostileInputTests.secret
-            settings.discoveryPort = UInt16.random(in: 40_000...49_999)
+            settings.discoveryPort = TestPorts.discovery()
             settings.handshakeTimeout = 2
             configure(&settings)
             node = try ClusterNode(settings: settings)

@@ -13,7 +13,7 @@ struct TestCluster {
     let dataDirectory: TemporaryDirectory
 
     static func start(_ count: Int, slots: Int = 4, secret: ClusterSecret? = nil) async throws -> TestCluster {
-        let port = UInt16.random(in: 40_000...49_000)
+        let port = TestPorts.discovery()
         let cluster = "dash-\(UUID().uuidString.prefix(8))"
         var nodes: [ClusterNode] = []
         var services: [JobService] = []
