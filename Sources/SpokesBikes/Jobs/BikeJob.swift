@@ -64,7 +64,7 @@ public struct BikeJob: Sendable, Codable {
                 JobStation(actorSystem: system, station: station, index: index, ledger: ledger, goalIndex: goalIndex)
             }
         }
-        let (systems, following) = try node.makeSystems()
+        let (systems, following, _) = try await node.makeSystems(for: BikeUserTask.name)
         defer { following.cancel() }
 
         let board = node.jobBoard.track(job: id, kind: BikeUserTask.name, title: title, total: options.users)

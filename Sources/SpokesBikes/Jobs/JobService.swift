@@ -285,7 +285,7 @@ public distributed actor JobService {
     public distributed func runBatch(kind: String, input: String, count: Int, deadline: Double, retries: Int) async throws -> BatchReport {
         guard (1...10_000_000).contains(count) else { throw TaskError.invalidInput(kind: kind, reason: "count \(count)") }
         try JobRunner.checkRanges(deadline: deadline, retries: retries)
-        let (systems, following) = try node.makeSystems()
+        let (systems, following, _) = try await node.makeSystems(for: kind)
         defer { following.cancel() }
         let expected = 1 + node.members.count { $0.state == .alive }
         _ = try? await withTimeout(seconds: 5) { try await systems.waitForSystems(atLeast: expected) }

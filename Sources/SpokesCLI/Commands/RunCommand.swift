@@ -58,7 +58,8 @@ enum RunCommand {
                 // Each input's cost, when this program runs the kind too; else cpu.
                 let costs = lines.map { registry.cost(kind: kind, input: $0.json) ?? .cpu }
                 return try await RunCommand.run(
-                    kind: kind, inputs: lines, costs: costs, at: target, settings: settings, deadline: deadline, retries: retries, context: context)
+                    kind: kind, schema: registry.schema(of: kind), inputs: lines, costs: costs, at: target, settings: settings,
+                    deadline: deadline, retries: retries, context: context)
             }
             let interrupt = InterruptHandler(signals: [SIGINT, SIGTERM]) { run.cancel() }
             defer { interrupt.stop() }
@@ -81,10 +82,11 @@ enum RunCommand {
         }
     }
 
-    /// Runs one task per input on the members of the node at `target`'s cluster; prints
-    /// outputs, failures and a summary; the exit status.
+    /// Runs one task per input on the members of the node at `target`'s cluster that run
+    /// `kind` (at `schema`, this program's version, when it runs the kind too: see
+    /// ``KindPlacement``); prints outputs, failures and a summary; the exit status.
     static func run(
-        kind: String, inputs: [TaskInputLines.Line], costs: [TaskCost], at target: SocketAddress, settings: ClusterSettings,
+        kind: String, schema: TaskSchema?, inputs: [TaskInputLines.Line], costs: [TaskCost], at target: SocketAddress, settings: ClusterSettings,
         deadline: Double, retries: Int, context: CommandContext
     ) async throws -> Int32 {
         // A queued attempt may take twice the deadline; the call must outlive it.
@@ -92,7 +94,8 @@ enum RunCommand {
         defer { client.shutdown() }
         let first = try await NodeClient.join(target, with: client)
         let members = try await NodeStatus.resolve(id: ActorID(node: first.node, name: NodeStatus.wellKnownName), using: client).members()
-        var workers: [(name: String, worker: ScanSystem, slots: Int, waitingSlots: Int)] = []
+        var reached: [(name: String, worker: ScanSystem, slots: Int, waitingSlots: Int)] = []
+        var offers: [KindPlacement.Offer] = []
         for member in members where member.state == Member.State.alive.rawValue {
             guard let address = try? SocketAddress(parsing: member.address),
                   let peer = try? await NodeClient.join(address, with: client),
@@ -101,9 +104,13 @@ enum RunCommand {
                 context.standardError("run: cannot reach member \(member.name) at \(member.address); running without it\n")
                 continue
             }
-            workers.append((member.name, worker, member.slots, member.waitingSlots))
+            reached.append((member.name, worker, member.slots, member.waitingSlots))
+            offers.append(KindPlacement.Offer(node: member.name, schemas: try? await worker.kinds()))
         }
-        guard let head = workers.first else { throw RunError.noMembers(address: target) }
+        guard !reached.isEmpty else { throw RunError.noMembers(address: target) }
+        let placement = try KindPlacement(kind: kind, submitter: schema, offers: offers)
+        let workers = reached.filter { placement.nodes.contains($0.name) }
+        let head = workers[0]
         let systems = Systems(
             local: head.worker, node: head.name, slots: head.slots, waitingSlots: head.waitingSlots,
             others: workers.dropFirst().map { ($0.name, $0.worker, $0.slots, $0.waitingSlots) })
@@ -133,9 +140,6 @@ enum RunCommand {
         let shares = perNode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         context.standardError("run: \(succeeded) of \(outcomes.count) tasks of \(kind) succeeded\(cancelled > 0 ? ", \(cancelled) cancelled," : "") in \(String(format: "%.2f", seconds)) s on \(workers.count) node\(workers.count == 1 ? "" : "s") (\(shares.isEmpty ? "none" : shares)), \(JobRunner.retries(in: outcomes)) retries\n")
         if cancelled > 0 || Task.isCancelled { return 130 }
-        if !failed.isEmpty, failed.allSatisfy({ $0.failures.allSatisfy { $0.reason.hasPrefix(TaskError.unknownKind(kind).description) } }) {
-            context.standardError("run: no member runs task kind '\(kind)' (asked \(workers.map(\.name).joined(separator: ", "))); start nodes of a program that registers it\n")
-        }
         return failed.isEmpty ? 0 : 1
     }
 }

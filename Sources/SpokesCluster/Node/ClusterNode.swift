@@ -25,6 +25,8 @@ public final class ClusterNode: Sendable {
     }
     private let faults: ScanSystem.Faults
     private let hostedWorker = Mutex<ScanSystem?>(nil)
+    /// What each member incarnation's worker runs, once asked (``kinds(of:)``).
+    private let memberKinds = Mutex<[NodeID: [TaskSchema]]>([:])
 
     private let membership: Mutex<Membership>
     private let discovery: Discovery?
@@ -157,25 +159,75 @@ public final class ClusterNode: Sendable {
 
     /// A coordinator's ``Systems``: this node's worker first, then every alive member's
     /// (with the budgets each announced), kept up to date from membership events until the
-    /// returned task is cancelled.
+    /// returned task is cancelled. Every worker is offered, whatever it runs: for a job of
+    /// one kind use ``makeSystems(for:schema:)``.
     public func makeSystems() throws -> (Systems, Task<Void, Never>) {
-        guard let worker else { throw RemoteCallError.actorNotFound("worker: the node is not started") }
         let events = membershipEvents()
+        return try systems(localOffered: true, events: events, initial: members.filter { $0.state == .alive }, accepts: { _ in true })
+    }
+
+    /// A coordinator's ``Systems`` for a job of `kind`: only the workers that run it at the
+    /// job's version (``KindPlacement``: `schema` when the submitter runs the kind, else
+    /// this node's, else the one most members run) are offered, this node's included only
+    /// when it runs it; members that join later are asked what they run before they are
+    /// offered. Throws ``NoNodeRunsKind`` at once when no alive node runs it.
+    public func makeSystems(for kind: String, schema: TaskSchema? = nil) async throws -> (Systems, Task<Void, Never>, KindPlacement) {
+        let events = membershipEvents()
+        let alive = members.filter { $0.state == .alive }
+        var offers = [KindPlacement.Offer(node: system.node.name, schemas: registry.schemas)]
+        await withTaskGroup(of: KindPlacement.Offer.self) { group in
+            for member in alive {
+                group.addTask { KindPlacement.Offer(node: member.node.name, schemas: await self.kinds(of: member)) }
+            }
+            for await offer in group { offers.append(offer) }
+        }
+        let placement = try KindPlacement(kind: kind, submitter: schema ?? registry.schema(of: kind), offers: offers)
+        let wanted = placement.schema
+        let local = system.node.name
+        let initial = alive.filter { placement.nodes.contains($0.node.name) }
+        let (systems, following) = try systems(localOffered: placement.nodes.contains(local), events: events, initial: initial) { [weak self] member in
+            guard let self else { return false }
+            if placement.nodes.contains(member.node.name) { return true }
+            return await self.kinds(of: member)?.contains(wanted) == true
+        }
+        return (systems, following, placement)
+    }
+
+    /// What `member`'s worker runs, asked once per incarnation (within the call timeout);
+    /// nil when it could not be asked.
+    public func kinds(of member: Member) async -> [TaskSchema]? {
+        if let known = memberKinds.withLock({ $0[member.node] }) { return known }
+        guard let remote = try? ScanSystem.resolve(id: ActorID(node: member.node, name: ScanSystem.wellKnownName), using: system),
+              let schemas = try? await withTimeout(seconds: 2, operation: { try await remote.kinds() })
+        else { return nil }
+        memberKinds.withLock { $0[member.node] = schemas }
+        return schemas
+    }
+
+    /// Systems offering this node's worker (when `localOffered`), the `initial` members
+    /// from the start, and every member that turns alive later and `accepts`, kept current
+    /// from `events` (subscribed to before `initial` was read, so no change is missed).
+    private func systems(
+        localOffered: Bool, events: AsyncStream<MembershipEvent>, initial: [Member], accepts: @escaping @Sendable (Member) async -> Bool
+    ) throws -> (Systems, Task<Void, Never>) {
+        guard let worker else { throw RemoteCallError.actorNotFound("worker: the node is not started") }
         let system = system
         func remote(_ member: Member) -> ScanSystem? {
             try? ScanSystem.resolve(id: ActorID(node: member.node, name: ScanSystem.wellKnownName), using: system)
         }
+        // The initial members are there before the first task asks (with thousands of
+        // waiting slots the local worker alone would take a whole job before an addition).
+        let others = initial.compactMap { member in
+            remote(member).map { (node: member.node.name, system: $0, slots: member.slots, waitingSlots: member.waitingSlots) }
+        }
+        let systems = Systems(
+            local: worker, node: system.node.name, slots: settings.slots, waitingSlots: settings.waitingSlots, others: others,
+            localOffered: localOffered)
         func add(_ member: Member) async {
-            if let remote = remote(member) {
+            if let remote = remote(member), await accepts(member) {
                 await systems.addSystem(node: member.node.name, system: remote, slots: member.slots, waitingSlots: member.waitingSlots)
             }
         }
-        // The members alive now are there before the first task asks; later events
-        // (subscribed to before this list was read) keep it current.
-        let alive = members.filter { $0.state == .alive }.compactMap { member in
-            remote(member).map { (node: member.node.name, system: $0, slots: member.slots, waitingSlots: member.waitingSlots) }
-        }
-        let systems = Systems(local: worker, node: system.node.name, slots: settings.slots, waitingSlots: settings.waitingSlots, others: alive)
         let following = Task {
             for await event in events {
                 switch event {
@@ -260,7 +312,8 @@ public final class ClusterNode: Sendable {
         return NodeObservation(
             node: system.node.name, now: now, uptime: now - started, slots: settings.slots, waitingSlots: settings.waitingSlots,
             inUse: counters.inUse, succeeded: counters.succeeded, failed: counters.failed,
-            tasks: spans, lastTaskSequence: last, jobs: jobBoard.records, roundTrips: system.heartbeatRoundTrips)
+            tasks: spans, lastTaskSequence: last, jobs: jobBoard.records, roundTrips: system.heartbeatRoundTrips,
+            kinds: registry.schemas)
     }
 
     private func statusReport() -> [MemberStatus] {
@@ -269,12 +322,14 @@ public final class ClusterNode: Sendable {
             name: system.node.name, address: system.address.description, state: Member.State.alive.rawValue,
             incarnation: String(system.node.incarnation, radix: 16), slots: settings.slots, waitingSlots: settings.waitingSlots,
             slotsInUse: inUse.cpu, waitingSlotsInUse: inUse.waiting,
-            running: inUse.total, completed: counters.completed, uptime: MonotonicClock.now - started, dashboard: dashboard)
+            running: inUse.total, completed: counters.completed, uptime: MonotonicClock.now - started, dashboard: dashboard,
+            kinds: registry.schemas)
         return [me] + members.map { member in
             MemberStatus(
                 name: member.node.name, address: member.address, state: member.state.rawValue,
                 incarnation: String(member.node.incarnation, radix: 16), slots: member.slots, waitingSlots: member.waitingSlots,
-                slotsInUse: nil, waitingSlotsInUse: nil, running: nil, completed: nil, uptime: nil, dashboard: nil)
+                slotsInUse: nil, waitingSlotsInUse: nil, running: nil, completed: nil, uptime: nil, dashboard: nil,
+                kinds: memberKinds.withLock { $0[member.node] })
         }
     }
 }

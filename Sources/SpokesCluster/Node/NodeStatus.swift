@@ -24,6 +24,9 @@ public struct MemberStatus: Sendable, Hashable, Codable {
     /// Where the answering node serves its dashboard, `http://host:port/` without the
     /// token (known for itself, when it serves one).
     public var dashboard: String?
+    /// The task kinds it runs: known for the answering node itself, and for members a
+    /// job of this node has asked (``ClusterNode/kinds(of:)``).
+    public var kinds: [TaskSchema]? = nil
 }
 
 /// Every node's well-known status actor (name `status`): what `spokes status` asks.

@@ -26,11 +26,14 @@ public struct NodeObservation: Sendable, Hashable, Codable {
     public var jobs: [JobBoard.Record]
     /// Its smoothed heartbeat round trip to each connected peer, in seconds, by name.
     public var roundTrips: [String: Double]
+    /// The task kinds its worker runs (nil from a node that does not say).
+    public var kinds: [TaskSchema]?
 
     public init(
         node: String, now: Double, uptime: Double, slots: Int, waitingSlots: Int, inUse: TaskBudgets, succeeded: Int, failed: Int,
-        tasks: [TaskTimeline.Span], lastTaskSequence: UInt64, jobs: [JobBoard.Record], roundTrips: [String: Double]
+        tasks: [TaskTimeline.Span], lastTaskSequence: UInt64, jobs: [JobBoard.Record], roundTrips: [String: Double], kinds: [TaskSchema]? = nil
     ) {
+        self.kinds = kinds
         self.node = node
         self.now = now
         self.uptime = uptime

@@ -76,9 +76,11 @@ public struct Placement<Worker: Hashable & Sendable>: Sendable {
     /// Seconds a worker that answered busy is skipped for that cost.
     public let busyCooldown: Double
 
-    /// Starts with the coordinator's own worker only.
-    public init(local worker: Worker, node: String, budgets: TaskBudgets, busyCooldown: Double = 0.02) {
-        workers = [Load(node: node, worker: worker, budgets: budgets)]
+    /// Starts with the coordinator's own worker only. `localOffered` false keeps it out
+    /// of every grant (it does not run the job's kind, see ``KindPlacement``); it still
+    /// heads the list, so the others keep their order.
+    public init(local worker: Worker, node: String, budgets: TaskBudgets, busyCooldown: Double = 0.02, localOffered: Bool = true) {
+        workers = [Load(node: node, worker: worker, budgets: budgets, offered: localOffered)]
         self.busyCooldown = busyCooldown
     }
 
@@ -175,8 +177,9 @@ public struct Placement<Worker: Hashable & Sendable>: Sendable {
         return until
     }
 
-    /// Forgets workers no longer offered once nothing is in flight on them.
+    /// Forgets remote workers no longer offered once nothing is in flight on them (the
+    /// local one stays first, offered or not).
     private mutating func pruneDrained() {
-        workers.removeAll { !$0.offered && $0.inFlight.total == 0 }
+        workers = [workers[0]] + workers.dropFirst().filter { $0.offered || $0.inFlight.total > 0 }
     }
 }

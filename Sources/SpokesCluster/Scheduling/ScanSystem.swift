@@ -63,6 +63,12 @@ public distributed actor ScanSystem {
         admission.queuedTotal
     }
 
+    /// The task kinds this worker runs, with their versions: what coordinators ask before
+    /// placing a job's tasks here (``KindPlacement``).
+    public distributed func kinds() -> [TaskSchema] {
+        registry.schemas
+    }
+
     /// Runs a task in a free place of its cost, waits for one in the queue, or answers
     /// `.busy` when the queue is full too.
     public distributed func run(_ request: TaskRequest) async throws -> TaskResult {

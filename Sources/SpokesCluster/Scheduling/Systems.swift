@@ -26,13 +26,16 @@ public actor Systems {
     /// already sees them (with thousands of waiting slots, the local worker alone would
     /// take a whole job before an addition arrives). A worker that answered busy is
     /// skipped for that cost for `busyCooldown`. `now` is the clock (monotonic seconds).
+    /// `localOffered` false: the local worker does not run the job's kind and gets none
+    /// of its tasks.
     public init(
         local system: ScanSystem, node: String, slots: Int, waitingSlots: Int = ClusterSettings.defaultWaitingSlots,
         others: [(node: String, system: ScanSystem, slots: Int, waitingSlots: Int)] = [],
-        busyCooldown: Duration = .milliseconds(20), now: @escaping @Sendable () -> Double = { MonotonicClock.now }
+        busyCooldown: Duration = .milliseconds(20), localOffered: Bool = true, now: @escaping @Sendable () -> Double = { MonotonicClock.now }
     ) {
         let cooldown = Double(busyCooldown.components.seconds) + Double(busyCooldown.components.attoseconds) / 1e18
-        placement = Placement(local: system, node: node, budgets: TaskBudgets(cpu: slots, waiting: waitingSlots), busyCooldown: cooldown)
+        placement = Placement(
+            local: system, node: node, budgets: TaskBudgets(cpu: slots, waiting: waitingSlots), busyCooldown: cooldown, localOffered: localOffered)
         for other in others {
             placement.add(node: other.node, worker: other.system, budgets: Self.budgets(slots: other.slots, waitingSlots: other.waitingSlots))
         }

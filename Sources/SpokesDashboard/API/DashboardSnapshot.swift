@@ -64,11 +64,14 @@ public struct MemberView: Sendable, Hashable, Codable {
     public var roundTripMilliseconds: Double?
     /// Seconds it has been up; nil when it could not be asked.
     public var uptime: Double?
+    /// The task kinds it runs (`pi.sample v1`); nil when it could not be asked.
+    public var kinds: [String]?
 
     public init(
         name: String, address: String, state: String, isServing: Bool, slots: Int, waitingSlots: Int = 0, inUse: TaskBudgets? = nil,
-        completed: Int? = nil, failed: Int? = nil, roundTripMilliseconds: Double? = nil, uptime: Double? = nil
+        completed: Int? = nil, failed: Int? = nil, roundTripMilliseconds: Double? = nil, uptime: Double? = nil, kinds: [TaskSchema]? = nil
     ) {
+        self.kinds = kinds?.map { "\($0.name) v\($0.version)" }
         self.name = name
         self.address = address
         self.state = state

@@ -118,13 +118,13 @@ public actor ClusterObserver {
         var views = [MemberView(
             name: system.node.name, address: system.address.description, state: Member.State.alive.rawValue, isServing: true,
             slots: node.settings.slots, waitingSlots: node.settings.waitingSlots, inUse: me?.inUse, completed: me?.succeeded, failed: me?.failed,
-            uptime: me?.uptime)]
+            uptime: me?.uptime, kinds: me?.kinds)]
         for member in members {
             let observed = answered.contains(member.node.name) ? observations[member.node.name] : nil
             views.append(MemberView(
                 name: member.node.name, address: member.address, state: member.state.rawValue, isServing: false,
                 slots: member.slots, waitingSlots: member.waitingSlots, inUse: observed?.inUse, completed: observed?.succeeded, failed: observed?.failed,
-                roundTripMilliseconds: trips[member.node.name].map { $0 * 1000 }, uptime: observed?.uptime))
+                roundTripMilliseconds: trips[member.node.name].map { $0 * 1000 }, uptime: observed?.uptime, kinds: observed?.kinds))
         }
         return DashboardSnapshot(
             node: system.node.name, cluster: node.settings.cluster, time: now, members: views,

@@ -109,6 +109,7 @@ tr[data-state="dead"] td, tr[data-state="left"] td { color: var(--faint); }
 td.slots { display: flex; align-items: center; gap: 10px; }
 .slots-text { min-width: 76px; }
 td.address code { color: #374151; }
+td.kinds { font-size: 0.8em; color: #4b5563; max-width: 22em; }
 td.bad, dd.bad { color: var(--bad); font-weight: 600; }
 dd.warn { color: var(--warn); font-weight: 600; }
 

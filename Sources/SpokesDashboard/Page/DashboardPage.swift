@@ -78,7 +78,7 @@ public enum DashboardPage {
             <div class="panel-head"><h2>Members</h2><span class="hint" id="members-hint"></span></div>
             <div class="table-wrap">
               <table id="members">
-                <thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Address</th><th scope="col" title="cpu tasks: they compute">CPU slots in use</th><th scope="col" title="waiting tasks: they mostly sleep or await calls">Waiting slots in use</th><th scope="col" class="num">Tasks done</th><th scope="col" class="num">Failures</th><th scope="col" class="num">Heartbeat RTT</th><th scope="col" class="num">Uptime</th></tr></thead>
+                <thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Address</th><th scope="col" title="cpu tasks: they compute">CPU slots in use</th><th scope="col" title="waiting tasks: they mostly sleep or await calls">Waiting slots in use</th><th scope="col" class="num">Tasks done</th><th scope="col" class="num">Failures</th><th scope="col" class="num">Heartbeat RTT</th><th scope="col" class="num">Uptime</th><th scope="col" title="the task kinds it runs, with their versions">Kinds</th></tr></thead>
                 <tbody></tbody>
               </table>
             </div>

@@ -174,3 +174,17 @@ final class Coordinator {
         }
     }
 }
+
+extension PlacementTests {
+    @Test func aLocalWorkerThatDoesNotRunTheKindGetsNothingAndStaysFirst() {
+        var placement = Placement(local: Worker(node: "w0"), node: "w0", budgets: TaskBudgets(cpu: 4, waiting: 10), localOffered: false)
+        #expect(placement.take(.cpu, now: 0) == nil, "nothing else offered: no place")
+        placement.add(node: "w1", worker: Worker(node: "w1"), budgets: TaskBudgets(cpu: 1, waiting: 10))
+        let grants = (0..<3).compactMap { _ in placement.take(.cpu, now: 0) }
+        #expect(grants.map(\.node) == ["w1", "w1"], "w1's slot and its queue place, never w0")
+        #expect(placement.nodes == ["w1"])
+        placement.remove(node: "w1")
+        for grant in grants { placement.release(grant) }
+        #expect(placement.workers.map(\.node) == ["w0"], "the local entry stays first when the others drain")
+    }
+}

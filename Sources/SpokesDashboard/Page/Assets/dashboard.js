@@ -512,7 +512,8 @@
     cells.failed = element('td', 'num');
     cells.roundTrip = element('td', 'num');
     cells.uptime = element('td', 'num');
-    tr.append(nameCell, stateCell, addressCell, cells.cpu.td, cells.waiting.td, cells.completed, cells.failed, cells.roundTrip, cells.uptime);
+    cells.kinds = element('td', 'kinds');
+    tr.append(nameCell, stateCell, addressCell, cells.cpu.td, cells.waiting.td, cells.completed, cells.failed, cells.roundTrip, cells.uptime, cells.kinds);
     return { tr, cells };
   }
 
@@ -541,6 +542,7 @@
       c.failed.classList.toggle('bad', (member.failed || 0) > 0);
       setText(c.roundTrip, fmtMilliseconds(member.roundTripMilliseconds));
       setText(c.uptime, fmtSeconds(member.uptime));
+      setText(c.kinds, Array.isArray(member.kinds) ? member.kinds.join(', ') : '—');
       if (tbody.children[index] !== row.tr) tbody.insertBefore(row.tr, tbody.children[index] || null);
     });
     for (const [name, row] of memberRows) {

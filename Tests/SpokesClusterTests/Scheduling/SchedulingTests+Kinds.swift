@@ -1,0 +1,71 @@
+import Testing
+@testable import SpokesCluster
+
+/// `test.where`: answers the name of the node it ran on.
+struct WhereTask: TaskKind {
+    static let name = "test.where"
+    func run(_ input: Int, context: TaskContext) async throws -> String { context.system.node.name }
+}
+
+/// `test.where` at another version: a build whose kind changed.
+struct WhereTaskVersion2: TaskKind {
+    static let name = "test.where"
+    static let version = "2"
+    func run(_ input: Int, context: TaskContext) async throws -> String { "v2" }
+}
+
+extension SchedulingTests {
+    /// A node of `nodes`' cluster named `name`, running the probe and `kinds`.
+    func startNode(like other: ClusterNode, named name: String, kinds: [any TaskKind]) throws -> ClusterNode {
+        var settings = other.settings
+        settings.nodeName = name
+        let node = try ClusterNode(settings: settings, registry: TaskRegistry(kinds: [ProbeTask(gauge: gauge)] + kinds))
+        node.start()
+        return node
+    }
+
+    @Test func tasksOfAKindGoOnlyToTheNodesThatRunItAtTheSubmittersVersion() async throws {
+        let nodes = try await startCluster(1)
+        let runsIt = try startNode(like: nodes[0], named: "runs-it", kinds: [WhereTask()])
+        let other = try startNode(like: nodes[0], named: "other-version", kinds: [WhereTaskVersion2()])
+        defer { (nodes + [runsIt, other]).forEach { $0.stop() } }
+        try await waitUntil("w0 sees both others alive") { nodes[0].members.count { $0.state == .alive } == 2 }
+
+        // w0 (the coordinator) does not run the kind; other-version runs another version.
+        let (systems, following, placement) = try await nodes[0].makeSystems(for: WhereTask.name, schema: WhereTask.schema)
+        defer { following.cancel() }
+        #expect(placement.nodes == ["runs-it"])
+        #expect(await systems.nodes == ["runs-it"], "neither the coordinator nor the other version is offered")
+        let runner = JobRunner(systems: systems, job: "kinds", kind: WhereTask.name, deadline: 10, retries: 0)
+        let outcomes = await runner.run(count: 12, input: { _, _ in "0" })
+        #expect(outcomes.allSatisfy { $0.output == "\"runs-it\"" }, "\(outcomes.map { ($0.output, $0.failures) })")
+    }
+
+    @Test func aJobOfAKindNoAliveNodeRunsFailsAtOnceNamingTheNodesAsked() async throws {
+        let nodes = try await startCluster(2)
+        defer { nodes.forEach { $0.stop() } }
+        try await waitUntil("w0 sees w1 alive") { nodes[0].members.count { $0.state == .alive } == 1 }
+        do {
+            _ = try await nodes[0].makeSystems(for: "test.nobody-runs-this")
+            Issue.record("a kind no node runs got systems")
+        } catch let error as NoNodeRunsKind {
+            #expect(error.kind == "test.nobody-runs-this")
+            #expect(error.asked == ["w0", "w1"])
+        }
+    }
+
+    @Test func aMemberThatJoinsLaterIsOfferedOnlyWhenItRunsTheKind() async throws {
+        let nodes = try await startCluster(1, kinds: [WhereTask()])
+        defer { nodes.forEach { $0.stop() } }
+        let (systems, following, _) = try await nodes[0].makeSystems(for: WhereTask.name)
+        defer { following.cancel() }
+        let without = try startNode(like: nodes[0], named: "without", kinds: [])
+        let with = try startNode(like: nodes[0], named: "with", kinds: [WhereTask()])
+        defer { [without, with].forEach { $0.stop() } }
+        try await waitUntil("the member running the kind is offered") { await systems.nodes.contains("with") }
+        try await waitUntil("w0 asked the other member what it runs") { nodes[0].members.first { $0.node.name == "without" }.map { _ in true } ?? false }
+        let asked = nodes[0].members.first { $0.node.name == "without" }!
+        #expect(await nodes[0].kinds(of: asked)?.contains(WhereTask.schema) == false)
+        #expect(await systems.nodes.contains("without") == false)
+    }
+}
