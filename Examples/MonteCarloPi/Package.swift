@@ -12,6 +12,7 @@ let package = Package(
     name: "MonteCarloPi",
     products: [
         .executable(name: "pi-cluster", targets: ["pi-cluster"]),
+        .executable(name: "pi-estimate", targets: ["pi-estimate"]),
     ],
     dependencies: [
         // `name:` because SwiftPM otherwise names a path dependency after its folder.
@@ -22,6 +23,8 @@ let package = Package(
         .target(name: "MonteCarloPi", dependencies: [.product(name: "SpokesCluster", package: "Spokes")]),
         // The tool: `main.swift` is one line.
         .executableTarget(name: "pi-cluster", dependencies: ["MonteCarloPi", .product(name: "SpokesCLI", package: "Spokes")]),
+        // Submitting from Swift code: maps pi.sample with ClusterClient and sums the outputs.
+        .executableTarget(name: "pi-estimate", dependencies: ["MonteCarloPi", .product(name: "SpokesCluster", package: "Spokes")]),
         .testTarget(name: "MonteCarloPiTests", dependencies: ["MonteCarloPi", .product(name: "SpokesCluster", package: "Spokes")]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,7 @@
 import Foundation
 import SpokesCluster
 import SpokesConcurrency
+import Synchronization
 
 /// `spokes run KIND`: runs a task kind over JSON inputs on a cluster's workers, with this
 /// client coordinating, and prints the outputs in input order.
@@ -55,10 +56,8 @@ enum RunCommand {
             guard !lines.isEmpty else { throw RunError.noInputs(source: source) }
             let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
             let run = Task {
-                // Each input's cost, when this program runs the kind too; else cpu.
-                let costs = lines.map { registry.cost(kind: kind, input: $0.json) ?? .cpu }
-                return try await RunCommand.run(
-                    kind: kind, schema: registry.schema(of: kind), inputs: lines, costs: costs, at: target, settings: settings,
+                try await RunCommand.run(
+                    kind: kind, registry: registry, inputs: lines, at: target, settings: settings,
                     deadline: deadline, retries: retries, context: context)
             }
             let interrupt = InterruptHandler(signals: [SIGINT, SIGTERM]) { run.cancel() }
@@ -71,56 +70,38 @@ enum RunCommand {
     enum RunError: Error, CustomStringConvertible {
         case unreadable(path: String, reason: String)
         case noInputs(source: String)
-        case noMembers(address: SocketAddress)
 
         var description: String {
             switch self {
             case .unreadable(let path, let reason): "cannot read \(path): \(reason)"
             case .noInputs(let source): "\(source) holds no inputs (one JSON value per line)"
-            case .noMembers(let address): "the node at \(address) knows no alive member to run tasks on"
             }
         }
     }
 
     /// Runs one task per input on the members of the node at `target`'s cluster that run
-    /// `kind` (at `schema`, this program's version, when it runs the kind too: see
+    /// `kind` (at this program's version when `registry` holds it too: see
     /// ``KindPlacement``); prints outputs, failures and a summary; the exit status.
     static func run(
-        kind: String, schema: TaskSchema?, inputs: [TaskInputLines.Line], costs: [TaskCost], at target: SocketAddress, settings: ClusterSettings,
+        kind: String, registry: TaskRegistry, inputs: [TaskInputLines.Line], at target: SocketAddress, settings: ClusterSettings,
         deadline: Double, retries: Int, context: CommandContext
     ) async throws -> Int32 {
         // A queued attempt may take twice the deadline; the call must outlive it.
         let client = try NodeClient.makeClient(settings: settings, callTimeout: 2 * deadline + 30)
         defer { client.shutdown() }
         let first = try await NodeClient.join(target, with: client)
-        let members = try await NodeStatus.resolve(id: ActorID(node: first.node, name: NodeStatus.wellKnownName), using: client).members()
-        var reached: [(name: String, worker: ScanSystem, slots: Int, waitingSlots: Int)] = []
-        var offers: [KindPlacement.Offer] = []
-        for member in members where member.state == Member.State.alive.rawValue {
-            guard let address = try? SocketAddress(parsing: member.address),
-                  let peer = try? await NodeClient.join(address, with: client),
-                  let worker = try? ScanSystem.resolve(id: ActorID(node: peer.node, name: ScanSystem.wellKnownName), using: client)
-            else {
-                context.standardError("run: cannot reach member \(member.name) at \(member.address); running without it\n")
-                continue
-            }
-            reached.append((member.name, worker, member.slots, member.waitingSlots))
-            offers.append(KindPlacement.Offer(node: member.name, schemas: try? await worker.kinds()))
-        }
-        guard !reached.isEmpty else { throw RunError.noMembers(address: target) }
-        let placement = try KindPlacement(kind: kind, submitter: schema, offers: offers)
-        let workers = reached.filter { placement.nodes.contains($0.name) }
-        let head = workers[0]
-        let systems = Systems(
-            local: head.worker, node: head.name, slots: head.slots, waitingSlots: head.waitingSlots,
-            others: workers.dropFirst().map { ($0.name, $0.worker, $0.slots, $0.waitingSlots) })
-
-        let job = JobIdentifier.make("run")
-        let runner = JobRunner(systems: systems, job: job, kind: kind, deadline: deadline, retries: retries, costOf: { costs[$0] })
+        let cluster = ClusterClient(system: client, entry: first.node, registry: registry, callTimeout: settings.callTimeout)
+        let workers = Mutex(0)
         let clock = ContinuousClock()
         let start = clock.now
-        let outcomes = await runner.run(count: inputs.count, input: { task, _ in inputs[task].json })
+        let outcomes = try await cluster.run(
+            kind: kind, schema: registry.schema(of: kind), inputs: inputs.map(\.json), deadline: deadline, retries: retries,
+            onStart: { plan in
+                for name in plan.unreachable { context.standardError("run: cannot reach member \(name); running without it\n") }
+                workers.withLock { $0 = plan.placement.nodes.count }
+            })
         let seconds = (clock.now - start).seconds
+        let nodeCount = workers.withLock { $0 }
 
         var output = ""
         var perNode: [String: Int] = [:]
@@ -138,7 +119,7 @@ enum RunCommand {
         let succeeded = outcomes.count { $0.output != nil }
         let cancelled = outcomes.count { $0.cancelled }
         let shares = perNode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        context.standardError("run: \(succeeded) of \(outcomes.count) tasks of \(kind) succeeded\(cancelled > 0 ? ", \(cancelled) cancelled," : "") in \(String(format: "%.2f", seconds)) s on \(workers.count) node\(workers.count == 1 ? "" : "s") (\(shares.isEmpty ? "none" : shares)), \(JobRunner.retries(in: outcomes)) retries\n")
+        context.standardError("run: \(succeeded) of \(outcomes.count) tasks of \(kind) succeeded\(cancelled > 0 ? ", \(cancelled) cancelled," : "") in \(String(format: "%.2f", seconds)) s on \(nodeCount) node\(nodeCount == 1 ? "" : "s") (\(shares.isEmpty ? "none" : shares)), \(JobRunner.retries(in: outcomes)) retries\n")
         if cancelled > 0 || Task.isCancelled { return 130 }
         return failed.isEmpty ? 0 : 1
     }

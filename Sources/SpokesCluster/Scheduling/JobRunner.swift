@@ -88,13 +88,16 @@ public struct JobRunner: Sendable {
 
     /// Runs tasks `0..<count`. `input` gives an attempt's input (so a retry can resume);
     /// `accept` decides whether an attempt's output counts (so a fenced-off attempt's
-    /// late result does not). Returns one outcome per task, in task order. Cancelling
-    /// the calling task stops scheduling; running attempts are cancelled.
+    /// late result does not). `onOutcome` hears each task's outcome as it ends (a task
+    /// cancelled before it started is only returned). Returns one outcome per task, in
+    /// task order. Cancelling the calling task stops scheduling; running attempts are
+    /// cancelled.
     public func run(
         count: Int,
         input: @escaping @Sendable (_ task: Int, _ attempt: Int) async throws -> String,
         accept: @escaping @Sendable (_ task: Int, _ attempt: Int, _ output: String) async -> Bool = { _, _, _ in true },
-        onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+        onEvent: @escaping @Sendable (Event) -> Void = { _ in },
+        onOutcome: @escaping @Sendable (Outcome) -> Void = { _ in }
     ) async -> [Outcome] {
         var outcomes: [Outcome] = []
         await withTaskGroup(of: Outcome.self) { group in
@@ -104,7 +107,10 @@ public struct JobRunner: Sendable {
                     await runTask(task, on: commitment, input: input, accept: accept, onEvent: onEvent)
                 }
             }
-            for await outcome in group { outcomes.append(outcome) }
+            for await outcome in group {
+                onOutcome(outcome)
+                outcomes.append(outcome)
+            }
         }
         let finished = Set(outcomes.map(\.task))
         for task in 0..<count where !finished.contains(task) {

@@ -33,6 +33,7 @@ struct ClusterObserverTests {
         #expect(seen.0.members.filter(\.isServing).map(\.name) == ["d0"])
         #expect(seen.0.members.allSatisfy { $0.state == "alive" && $0.slots == 2 && $0.waitingSlots == ClusterSettings.defaultWaitingSlots })
         #expect(seen.0.members.allSatisfy { $0.slotsInUse != nil && $0.waitingSlotsInUse != nil })
+        #expect(seen.0.members.allSatisfy { $0.kinds?.contains("\(BikeUserTask.name) v1") == true }, "every member says what it runs")
         #expect(seen.1.coordinator == "d1")
         #expect(seen.1.kind == BikeUserTask.name)
         #expect(seen.1.title == "\(job.network.name): 24 users x 4 paths")

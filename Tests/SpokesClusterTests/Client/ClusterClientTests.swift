@@ -1,0 +1,154 @@
+import Foundation
+import SpokesConcurrency
+import SpokesTestKit
+import Synchronization
+import Testing
+@testable import SpokesCluster
+
+/// `test.cube`: the cube of a number; refuses negative numbers before they are sent,
+/// fails on 13 where it runs, and sleeps the number of milliseconds above 1000.
+struct CubeTask: TaskKind {
+    static let name = "test.cube"
+    struct Input: Codable, Sendable { var number: Int }
+    struct Output: Codable, Sendable, Equatable { var cube: Int; var node: String }
+    struct Unlucky: Error, CustomStringConvertible { var description: String { "13 is unlucky" } }
+    struct Negative: Error, CustomStringConvertible { var description: String { "number must be 0 or more" } }
+
+    func validate(_ input: Input) throws { if input.number < 0 { throw Negative() } }
+
+    func run(_ input: Input, context: TaskContext) async throws -> Output {
+        if input.number == 13 { throw Unlucky() }
+        if input.number > 1000 { try await Task.sleep(for: .milliseconds(input.number - 1000)) }
+        return Output(cube: input.number * input.number * input.number, node: context.system.node.name)
+    }
+}
+
+/// Mapping a kind over inputs from Swift code, with nodes in this process.
+@Suite(.timeLimit(.minutes(1)))
+struct ClusterClientTests {
+    /// `count` nodes that run `test.cube`, each seeing the others alive.
+    func startNodes(_ count: Int, slots: Int = 2) async throws -> [ClusterNode] {
+        let port = TestPorts.discovery()
+        let cluster = "client-\(UUID().uuidString.prefix(8))"
+        let nodes = try (0..<count).map { index in
+            var settings = ClusterSettings()
+            settings.cluster = cluster
+            settings.nodeName = "c\(index)"
+            settings.slots = slots
+            settings.discoveryPort = port
+            settings.discoveryInterval = 0.05
+            let node = try ClusterNode(settings: settings, registry: TaskRegistry(kinds: [CubeTask()]))
+            node.start()
+            return node
+        }
+        try await withTimeout(seconds: 10) {
+            while nodes.contains(where: { $0.members.count { $0.state == .alive } < count - 1 }) { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        return nodes
+    }
+
+    func connect(to node: ClusterNode, registry: TaskRegistry = TaskRegistry(kinds: [CubeTask()])) async throws -> ClusterClient {
+        var settings = ClusterSettings()
+        settings.cluster = node.settings.cluster
+        return try await ClusterClient.connect(to: node.system.address, settings: settings, registry: registry)
+    }
+
+    @Test func mapReturnsOutputsInInputOrderFromEveryNodeWithProgress() async throws {
+        let nodes = try await startNodes(2)
+        defer { nodes.forEach { $0.stop() } }
+        let client = try await connect(to: nodes[0])
+        defer { client.shutdown() }
+        let seen = Mutex<[ClusterClient.Progress]>([])
+        let inputs = (0..<40).map { CubeTask.Input(number: $0 == 13 ? 1013 : $0) }
+        let outputs = try await client.map(CubeTask.self, over: inputs) { progress in seen.withLock { $0.append(progress) } }
+        #expect(outputs.map(\.cube) == inputs.map { $0.number * $0.number * $0.number })
+        #expect(Set(outputs.map(\.node)) == ["c0", "c1"], "the tasks spread over both nodes")
+        let last = try #require(seen.withLock { $0.last })
+        #expect(seen.withLock { $0.count } == 40 && last.done == 40 && last.failed == 0 && last.total == 40)
+        #expect(last.perNode.values.reduce(0, +) == 40)
+    }
+
+    @Test func mapUnorderedYieldsEachResultAsItEnds() async throws {
+        let nodes = try await startNodes(1, slots: 4)
+        defer { nodes.forEach { $0.stop() } }
+        let client = try await connect(to: nodes[0])
+        defer { client.shutdown() }
+        // The slow task (0.3 s) ends after the quick ones, though it is the first input.
+        var order: [Int] = []
+        for try await (index, result) in client.mapUnordered(CubeTask.self, over: [1300, 2, 3].map { CubeTask.Input(number: $0) }) {
+            #expect(try result.get().cube == [1300, 2, 3][index] * [1300, 2, 3][index] * [1300, 2, 3][index])
+            order.append(index)
+        }
+        #expect(order.count == 3 && order.last == 0, "\(order)")
+    }
+
+    @Test func aFailingTaskIsRetriedElsewhereThenReportedWithTheOthersOutputs() async throws {
+        let nodes = try await startNodes(2)
+        defer { nodes.forEach { $0.stop() } }
+        let client = try await connect(to: nodes[0])
+        defer { client.shutdown() }
+        do {
+            _ = try await client.map(CubeTask.self, over: [2, 13, 4].map { CubeTask.Input(number: $0) }, retries: 1)
+            Issue.record("a task that always fails did not fail the map")
+        } catch let failure as ClusterClient.MapFailure<CubeTask.Output> {
+            #expect(failure.outputs.map { $0?.cube } == [8, nil, 64])
+            let task = try #require(failure.failures.first)
+            #expect(task.index == 1 && task.failures.count == 2, "the first attempt and one retry")
+            #expect(Set(task.failures.map(\.node)) == ["c0", "c1"], "the retry went to the other node")
+            #expect(task.description.contains("Unlucky: 13 is unlucky"), "\(task)")
+        }
+    }
+
+    @Test func anAttemptPastItsDeadlineFailsWithTheDeadlineAsReason() async throws {
+        let nodes = try await startNodes(1)
+        defer { nodes.forEach { $0.stop() } }
+        let client = try await connect(to: nodes[0])
+        defer { client.shutdown() }
+        let results = client.mapUnordered(CubeTask.self, over: [CubeTask.Input(number: 6000)], deadline: 0.2, retries: 0)
+        for try await (_, result) in results {
+            guard case .failure(let failure) = result else { Issue.record("a 5 s task met a 0.2 s deadline"); continue }
+            #expect(failure.description.contains("deadline"), "\(failure)")
+        }
+        try await withTimeout(seconds: 10) { while nodes[0].counters.inUse.total > 0 { try await Task.sleep(for: .milliseconds(10)) } }
+    }
+
+    @Test func cancellingTheMapStopsItsTasksOnTheNodes() async throws {
+        let nodes = try await startNodes(1)
+        defer { nodes.forEach { $0.stop() } }
+        let client = try await connect(to: nodes[0])
+        defer { client.shutdown() }
+        let mapping = Task { try await client.map(CubeTask.self, over: [CubeTask.Input(number: 30_000), CubeTask.Input(number: 30_000)]) }
+        try await withTimeout(seconds: 10) { while nodes[0].counters.inUse.total < 2 { try await Task.sleep(for: .milliseconds(10)) } }
+        mapping.cancel()
+        await #expect(throws: (any Error).self) { try await mapping.value }
+        try await withTimeout(seconds: 10) { while nodes[0].counters.inUse.total > 0 { try await Task.sleep(for: .milliseconds(10)) } }
+    }
+
+    @Test func aBadInputIsRefusedBeforeAnythingIsSentAndAKindNobodyRunsIsNamed() async throws {
+        let nodes = try await startNodes(1)
+        defer { nodes.forEach { $0.stop() } }
+        let client = try await connect(to: nodes[0])
+        defer { client.shutdown() }
+        do {
+            _ = try await client.map(CubeTask.self, over: [CubeTask.Input(number: 1), CubeTask.Input(number: -1)])
+            Issue.record("a negative number was sent")
+        } catch let refused as ClusterClient.InputRefused {
+            #expect(refused.index == 1 && refused.description.contains("number must be 0 or more"), "\(refused)")
+        }
+        #expect(nodes[0].counters.completed == 0)
+        await #expect(throws: NoNodeRunsKind.self) {
+            try await client.run(kind: "test.nobody", schema: nil, inputs: ["1"])
+        }
+    }
+
+    @Test func aClientFindsANodeByDiscoveryWithTheClustersSettings() async throws {
+        let nodes = try await startNodes(2)
+        defer { nodes.forEach { $0.stop() } }
+        var settings = ClusterSettings()
+        settings.cluster = nodes[0].settings.cluster
+        settings.discoveryPort = nodes[0].settings.discoveryPort
+        let client = try await ClusterClient.connect(settings: settings, registry: TaskRegistry(kinds: [CubeTask()]))
+        defer { client.shutdown() }
+        #expect(try await client.map(CubeTask.self, over: [CubeTask.Input(number: 3)]).map(\.cube) == [27])
+    }
+}
