@@ -1,6 +1,7 @@
 import Foundation
 import SpokesCluster
 import SpokesConcurrency
+import SpokesClusterTestKit
 import SpokesTestKit
 import Testing
 @testable import SpokesBikes
@@ -10,28 +11,11 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct BikeJobTests {
     func startCluster(_ count: Int, slots: Int = 4, faults: [ScanSystem.Faults] = []) async throws -> [ClusterNode] {
-        let port = TestPorts.discovery()
-        let cluster = "bikes-\(UUID().uuidString.prefix(8))"
-        let nodes = try (0..<count).map { index in
-            var settings = ClusterSettings()
-            settings.cluster = cluster
-            settings.nodeName = "b\(index)"
-            settings.slots = slots
-            settings.discoveryPort = port
-            settings.discoveryInterval = 0.05
-            let registry = TaskRegistry(kinds: BikeKinds.all)
-            let node = try ClusterNode(settings: settings, registry: registry, faults: index < faults.count ? faults[index] : .init())
-            node.start()
-            return node
-        }
-        // Wait until the coordinator sees every other node alive.
-        let events = nodes[0].membershipEvents()
-        if nodes[0].members.count(where: { $0.state == .alive }) < count - 1 {
-            try await withTimeout(seconds: 10) {
-                for await _ in events where nodes[0].members.count(where: { $0.state == .alive }) == count - 1 { return }
-            }
-        }
-        return nodes
+        let cluster = try TestCluster(
+            count, prefix: "b", slots: slots, registry: { _ in TaskRegistry(kinds: BikeKinds.all) },
+            faults: { $0 < faults.count ? faults[$0] : .init() })
+        try await cluster.awaitMesh()
+        return cluster.nodes
     }
 
     static func contendedNetwork() throws -> Network {

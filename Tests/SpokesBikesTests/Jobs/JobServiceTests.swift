@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SpokesCluster
 import SpokesConcurrency
+import SpokesTestKit
 import Testing
 @testable import SpokesBikes
 
@@ -16,18 +17,6 @@ struct JobServiceTests {
             ClusterSystem.withWellKnownName(JobService.wellKnownName) {
                 JobService(actorSystem: node.system, node: node, store: JobStore(directory: directory + "/" + node.settings.nodeName, operations: operations))
             }
-        }
-    }
-
-    /// Waits (at most 10 s) until `condition` holds.
-    func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("not within 10 s: \(what)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(10))
         }
     }
 

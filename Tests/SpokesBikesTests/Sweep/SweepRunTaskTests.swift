@@ -1,6 +1,7 @@
 import Foundation
 import SpokesCluster
 import SpokesConcurrency
+import SpokesClusterTestKit
 import SpokesTestKit
 import Testing
 @testable import SpokesBikes
@@ -99,21 +100,7 @@ struct SweepRunTaskTests {
     // MARK: On a cluster
 
     func startCluster(_ count: Int) async throws -> [ClusterNode] {
-        let port = TestPorts.discovery()
-        let cluster = "sweep-\(UUID().uuidString.prefix(8))"
-        let nodes = try (0..<count).map { index in
-            var settings = ClusterSettings()
-            settings.cluster = cluster
-            settings.nodeName = "s\(index)"
-            settings.slots = 1
-            settings.discoveryPort = port
-            settings.discoveryInterval = 0.05
-            let registry = TaskRegistry(kinds: BikeKinds.all)
-            let node = try ClusterNode(settings: settings, registry: registry)
-            node.start()
-            return node
-        }
-        return nodes
+        try TestCluster(count, prefix: "s", slots: 1, registry: { _ in TaskRegistry(kinds: BikeKinds.all) }).nodes
     }
 
     /// Runs spread over two nodes give the figures one process gives, and the report says

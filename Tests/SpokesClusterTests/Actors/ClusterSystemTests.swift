@@ -9,8 +9,8 @@ struct ClusterSystemTests {
     /// Node 1 joins node 0, which hosts a greeter named "greeter"; returns both and node 1's proxy.
     func connectedPair(
         napStarted: @escaping @Sendable () -> Void = {}, configure: (inout ClusterSettings, Int) -> Void = { _, _ in }
-    ) async throws -> (TestCluster, Greeter, Greeter) {
-        let cluster = try TestCluster(2, configure: configure)
+    ) async throws -> (TestSystems, Greeter, Greeter) {
+        let cluster = try TestSystems(2, configure: configure)
         let host = cluster.systems[0]
         let local = cluster.keep(ClusterSystem.withWellKnownName("greeter") { Greeter(actorSystem: host, napStarted: napStarted) })
         try await cluster.systems[1].join(host.address)
@@ -105,7 +105,7 @@ struct ClusterSystemTests {
     }
 
     @Test func aNodeOfAnotherClusterIsRefused() async throws {
-        let cluster = try TestCluster(2) { settings, index in settings.cluster = index == 0 ? "blue" : "green" }
+        let cluster = try TestSystems(2) { settings, index in settings.cluster = index == 0 ? "blue" : "green" }
         defer { cluster.shutdown() }
         do {
             try await cluster.systems[1].join(cluster.systems[0].address)
@@ -119,7 +119,7 @@ struct ClusterSystemTests {
     /// A client that names a node but no cluster joins that node's cluster; a member
     /// never does, and a client that names a cluster is held to it.
     @Test func aClientThatJoinsAnyClusterGetsInAndAMemberDoesNot() async throws {
-        let cluster = try TestCluster(1) { settings, _ in settings.cluster = "blue" }
+        let cluster = try TestSystems(1) { settings, _ in settings.cluster = "blue" }
         defer { cluster.shutdown() }
         var settings = ClusterSettings()
         settings.cluster = "green"
@@ -142,7 +142,7 @@ struct ClusterSystemTests {
     }
 
     @Test func nodesDiallingEachOtherAtOnceKeepOneConnection() async throws {
-        let cluster = try TestCluster(2)
+        let cluster = try TestSystems(2)
         defer { cluster.shutdown() }
         let a = cluster.systems[0], b = cluster.systems[1]
         async let ab = a.join(b.address)

@@ -61,8 +61,8 @@ distributed actor Counter {
     }
 }
 
-/// Systems for a test, all on loopback with free ports, shut down at the end.
-final class TestCluster: Sendable {
+/// Actor systems (not nodes) for a test, all on loopback with free ports, shut down at the end.
+final class TestSystems: Sendable {
     let systems: [ClusterSystem]
     /// Systems hold their actors weakly, as a node does; tests keep theirs alive here.
     private let kept = Mutex<[any DistributedActor]>([])

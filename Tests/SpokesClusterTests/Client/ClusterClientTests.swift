@@ -1,5 +1,6 @@
 import Foundation
 import SpokesConcurrency
+import SpokesClusterTestKit
 import SpokesTestKit
 import Synchronization
 import Testing
@@ -28,23 +29,9 @@ struct CubeTask: TaskKind {
 struct ClusterClientTests {
     /// `count` nodes that run `test.cube`, each seeing the others alive.
     func startNodes(_ count: Int, slots: Int = 2) async throws -> [ClusterNode] {
-        let port = TestPorts.discovery()
-        let cluster = "client-\(UUID().uuidString.prefix(8))"
-        let nodes = try (0..<count).map { index in
-            var settings = ClusterSettings()
-            settings.cluster = cluster
-            settings.nodeName = "c\(index)"
-            settings.slots = slots
-            settings.discoveryPort = port
-            settings.discoveryInterval = 0.05
-            let node = try ClusterNode(settings: settings, registry: TaskRegistry(kinds: [CubeTask()]))
-            node.start()
-            return node
-        }
-        try await withTimeout(seconds: 10) {
-            while nodes.contains(where: { $0.members.count { $0.state == .alive } < count - 1 }) { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        return nodes
+        let cluster = try TestCluster(count, prefix: "c", slots: slots, registry: { _ in TaskRegistry(kinds: [CubeTask()]) })
+        try await cluster.awaitMesh()
+        return cluster.nodes
     }
 
     func connect(to node: ClusterNode, registry: TaskRegistry = TaskRegistry(kinds: [CubeTask()])) async throws -> ClusterClient {
@@ -109,7 +96,7 @@ struct ClusterClientTests {
             guard case .failure(let failure) = result else { Issue.record("a 5 s task met a 0.2 s deadline"); continue }
             #expect(failure.description.contains("deadline"), "\(failure)")
         }
-        try await withTimeout(seconds: 10) { while nodes[0].counters.inUse.total > 0 { try await Task.sleep(for: .milliseconds(10)) } }
+        try await eventually("the attempt past its deadline freed its slot") { nodes[0].counters.inUse.total == 0 }
     }
 
     @Test func cancellingTheMapStopsItsTasksOnTheNodes() async throws {
@@ -118,10 +105,10 @@ struct ClusterClientTests {
         let client = try await connect(to: nodes[0])
         defer { client.shutdown() }
         let mapping = Task { try await client.map(CubeTask.self, over: [CubeTask.Input(number: 30_000), CubeTask.Input(number: 30_000)]) }
-        try await withTimeout(seconds: 10) { while nodes[0].counters.inUse.total < 2 { try await Task.sleep(for: .milliseconds(10)) } }
+        try await eventually("both tasks run") { nodes[0].counters.inUse.total == 2 }
         mapping.cancel()
         await #expect(throws: (any Error).self) { try await mapping.value }
-        try await withTimeout(seconds: 10) { while nodes[0].counters.inUse.total > 0 { try await Task.sleep(for: .milliseconds(10)) } }
+        try await eventually("the cancelled tasks freed their slots") { nodes[0].counters.inUse.total == 0 }
     }
 
     @Test func aBadInputIsRefusedBeforeAnythingIsSentAndAKindNobodyRunsIsNamed() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import SpokesConcurrency
 import Synchronization
+import SpokesClusterTestKit
 import SpokesTestKit
 import Testing
 @testable import SpokesCluster
@@ -9,17 +10,12 @@ import Testing
 /// cluster name of the test's own, so parallel tests never meet.
 @Suite(.timeLimit(.minutes(1)))
 struct ClusterNodeTests {
-    static func startNodes(_ count: Int, discoveryPort: UInt16, cluster: String) throws -> [ClusterNode] {
-        try (0..<count).map { index in
-            var settings = ClusterSettings()
-            settings.cluster = cluster
-            settings.nodeName = "n\(index)"
-            settings.discoveryPort = discoveryPort
-            settings.discoveryInterval = 0.05
-            let node = try ClusterNode(settings: settings)
-            node.start()
-            return node
-        }
+    /// `count` nodes `n0`, `n1`, ... on a cluster and discovery port of their own, unless given.
+    static func startNodes(_ count: Int, discoveryPort: UInt16? = nil, cluster: String? = nil) throws -> [ClusterNode] {
+        try TestCluster(count, configure: { _, settings in
+            if let discoveryPort { settings.discoveryPort = discoveryPort }
+            if let cluster { settings.cluster = cluster }
+        }).nodes
     }
 
     /// Waits (at most `seconds`) until `condition` holds for `node`'s members.
@@ -35,15 +31,9 @@ struct ClusterNodeTests {
         }
     }
 
-
-    /// A node named `name` joining the cluster of `nodes`, started.
+    /// A node named `name` joining the cluster of `node`, started.
     static func startNode(named name: String, like node: ClusterNode) throws -> ClusterNode {
-        var settings = node.settings
-        settings.nodeName = name
-        settings.port = 0
-        let started = try ClusterNode(settings: settings)
-        started.start()
-        return started
+        try TestCluster(nodes: [node]).startNode(named: name)
     }
 
     /// The conflict `node` found within 10 s, or nil (recorded as an issue).
@@ -57,7 +47,7 @@ struct ClusterNodeTests {
     }
 
     @Test func threeNodesFindEachOtherByLoopbackBroadcast() async throws {
-        let nodes = try Self.startNodes(3, discoveryPort: TestPorts.discovery(), cluster: "converge-\(UUID())")
+        let nodes = try Self.startNodes(3)
         defer { nodes.forEach { $0.stop() } }
         for node in nodes {
             try await Self.waitUntil(node, "seeing 2 alive peers") { members in

@@ -1,3 +1,4 @@
+import SpokesClusterTestKit
 import Testing
 @testable import SpokesCluster
 
@@ -15,13 +16,9 @@ struct WhereTaskVersion2: TaskKind {
 }
 
 extension SchedulingTests {
-    /// A node of `nodes`' cluster named `name`, running the probe and `kinds`.
+    /// A node of `other`'s cluster named `name`, running the probe and `kinds`.
     func startNode(like other: ClusterNode, named name: String, kinds: [any TaskKind]) throws -> ClusterNode {
-        var settings = other.settings
-        settings.nodeName = name
-        let node = try ClusterNode(settings: settings, registry: TaskRegistry(kinds: [ProbeTask(gauge: gauge)] + kinds))
-        node.start()
-        return node
+        try TestCluster(nodes: [other]).startNode(named: name, registry: TaskRegistry(kinds: [ProbeTask(gauge: gauge)] + kinds))
     }
 
     @Test func tasksOfAKindGoOnlyToTheNodesThatRunItAtTheSubmittersVersion() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import SpokesConcurrency
 import Synchronization
+import SpokesClusterTestKit
 import SpokesTestKit
 import Testing
 @testable import SpokesCluster
@@ -51,22 +52,12 @@ struct SchedulingTests {
     func startCluster(
         _ count: Int, slots: Int = 2, waitingSlots: Int = 100, faults: [ScanSystem.Faults] = [], kinds: [any TaskKind] = []
     ) async throws -> [ClusterNode] {
-        let port = TestPorts.discovery()
-        let cluster = "sched-\(UUID().uuidString.prefix(8))"
-        let nodes = try (0..<count).map { index in
-            var settings = ClusterSettings()
-            settings.cluster = cluster
-            settings.nodeName = "w\(index)"
-            settings.slots = slots
-            settings.waitingSlots = waitingSlots
-            settings.discoveryPort = port
-            settings.discoveryInterval = 0.05
-            let registry = TaskRegistry(kinds: [ProbeTask(gauge: gauge), AlwaysFails()] + kinds)
-            let node = try ClusterNode(settings: settings, registry: registry, faults: index < faults.count ? faults[index] : .init())
-            node.start()
-            return node
-        }
-        return nodes
+        let gauge = gauge
+        return try TestCluster(
+            count, prefix: "w", slots: slots, configure: { $1.waitingSlots = waitingSlots },
+            registry: { _ in TaskRegistry(kinds: [ProbeTask(gauge: gauge), AlwaysFails()] + kinds) },
+            faults: { $0 < faults.count ? faults[$0] : .init() }
+        ).nodes
     }
 
     func coordinator(_ node: ClusterNode, expecting count: Int) async throws -> (Systems, Task<Void, Never>) {
@@ -182,14 +173,7 @@ struct SchedulingTests {
 
     /// Waits (at most 10 s) until `condition` holds, checking every 2 ms.
     func waitUntil(_ what: String, _ condition: @escaping @Sendable () async throws -> Bool) async throws {
-        do {
-            try await withTimeout(seconds: 10) {
-                while try await !condition() { try await Task.sleep(for: .milliseconds(2)) }
-            }
-        } catch is TimeoutError {
-            Issue.record("not \(what) within 10 s")
-            throw TimeoutError(seconds: 10)
-        }
+        try await eventually(what, every: .milliseconds(2), condition)
     }
 
     func probe(_ job: String, _ task: Int, seconds: Double, cost: TaskCost = .cpu) -> TaskRequest {

@@ -54,7 +54,7 @@ struct SpinKind: TaskKind {
 struct TaskRegistryTests {
     /// A registry of the test kinds, run on a system whose frames are `frameBytes` long.
     func withRegistry(frameBytes: Int = 8 * 1024 * 1024, _ body: (TaskRegistry, TaskContext) async throws -> Void) async throws {
-        let cluster = try TestCluster(1) { settings, _ in settings.maximumFrameSize = frameBytes }
+        let cluster = try TestSystems(1) { settings, _ in settings.maximumFrameSize = frameBytes }
         defer { cluster.shutdown() }
         let registry = TaskRegistry(kinds: [CountKind(), EchoKind(), ChoosyKind(), WaitForCancelKind(), SpinKind()])
         try await body(registry, TaskContext(system: cluster.systems[0], job: "job-1", task: 0, attempt: 1))

@@ -9,8 +9,8 @@ struct AuthenticatedClusterTests {
     static let secret = try! ClusterSecret("authenticated-cluster-secret", source: "test")
     static let otherSecret = try! ClusterSecret("a-different-secret-entirely", source: "test")
 
-    func pair(_ first: ClusterSecret?, _ second: ClusterSecret?) throws -> TestCluster {
-        try TestCluster(2) { settings, index in settings.secret = index == 0 ? first : second }
+    func pair(_ first: ClusterSecret?, _ second: ClusterSecret?) throws -> TestSystems {
+        try TestSystems(2) { settings, index in settings.secret = index == 0 ? first : second }
     }
 
     @Test func membersWithTheSameSecretCallEachOther() async throws {

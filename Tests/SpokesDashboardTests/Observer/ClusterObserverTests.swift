@@ -9,10 +9,10 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct ClusterObserverTests {
     @Test func aNodeSeesEveryMemberAndAJobCoordinatedElsewhereWithItsStations() async throws {
-        let cluster = try await TestCluster.start(3, slots: 2)
+        let cluster = try await DashboardCluster.start(3, slots: 2)
         defer { cluster.stop() }
         let observer = ClusterObserver(node: cluster.nodes[0])
-        let job = BikeJob(network: try TestCluster.network(),
+        let job = BikeJob(network: try DashboardCluster.network(),
                           options: SimulationOptions(users: 24, paths: 4, seed: 3, timing: MoveTiming(moveTime: 0.1, timeScale: 0.2)))
         let running = Task { try await cluster.services[1].submit(job, listener: nil) }
 
@@ -61,7 +61,7 @@ struct ClusterObserverTests {
     }
 
     @Test func aDeadMemberLosesItsCountsAndTheSnapshotStillComesQuickly() async throws {
-        let cluster = try await TestCluster.start(2)
+        let cluster = try await DashboardCluster.start(2)
         defer { cluster.stop() }
         let observer = ClusterObserver(node: cluster.nodes[0], callTimeout: 0.5)
         let before = await observer.snapshot(maxAge: 0)
@@ -83,7 +83,7 @@ struct ClusterObserverTests {
     }
 
     @Test func viewersWithinTheMaximumAgeShareOneSnapshot() async throws {
-        let cluster = try await TestCluster.start(1)
+        let cluster = try await DashboardCluster.start(1)
         defer { cluster.stop() }
         let observer = ClusterObserver(node: cluster.nodes[0])
         let first = await observer.snapshot(maxAge: 60)

@@ -29,9 +29,9 @@ struct DashboardRouterTests {
     }
 
     @Test func theAPIDescribesTheClusterAndAFinishedBikeJob() async throws {
-        let cluster = try await TestCluster.start(2, slots: 2)
+        let cluster = try await DashboardCluster.start(2, slots: 2)
         defer { cluster.stop() }
-        let job = BikeJob(network: try TestCluster.network(),
+        let job = BikeJob(network: try DashboardCluster.network(),
                           options: SimulationOptions(users: 10, paths: 2, seed: 5, timing: MoveTiming(moveTime: 0.1, timeScale: 0)))
         let report = try await cluster.services[1].submit(job, listener: nil)
         let router = router(cluster.nodes[0])
@@ -64,7 +64,7 @@ struct DashboardRouterTests {
     }
 
     @Test func unknownJobsAndPathsAre404WithAReason() async throws {
-        let cluster = try await TestCluster.start(1)
+        let cluster = try await DashboardCluster.start(1)
         defer { cluster.stop() }
         let router = router(cluster.nodes[0])
         for target in ["/api/jobs/job-none", "/api/jobs/job-none/stations", "/api/jobs/job-none/report", "/api/nothing", "/nothing/here"] {
@@ -78,7 +78,7 @@ struct DashboardRouterTests {
     }
 
     @Test func thePageItsFilesAndItsPolicy() async throws {
-        let cluster = try await TestCluster.start(1)
+        let cluster = try await DashboardCluster.start(1)
         defer { cluster.stop() }
         let router = router(cluster.nodes[0])
         let page = try await get(router, "/")
@@ -96,7 +96,7 @@ struct DashboardRouterTests {
     }
 
     @Test func onlyGetAndHeadAreAnswered() async throws {
-        let cluster = try await TestCluster.start(1)
+        let cluster = try await DashboardCluster.start(1)
         defer { cluster.stop() }
         let response = try await get(router(cluster.nodes[0]), "/api/snapshot", method: .post)
         #expect(response.status == .methodNotAllowed)
@@ -105,7 +105,7 @@ struct DashboardRouterTests {
 
     @Test func withASecretTheAPIAsksForTheTokenInJSONAndThePageInHTML() async throws {
         let secret = try ClusterSecret("s3cret-that-is-long-enough", source: "test")
-        let cluster = try await TestCluster.start(1, secret: secret)
+        let cluster = try await DashboardCluster.start(1, secret: secret)
         defer { cluster.stop() }
         let router = router(cluster.nodes[0])
         let api = try await get(router, "/api/snapshot")

@@ -11,7 +11,7 @@ import Testing
 struct DashboardTests {
     @Test func aBrowserWithTheTokenGetsThePageAndLiveSnapshots() async throws {
         let secret = try ClusterSecret("s3cret-that-is-long-enough", source: "test")
-        let cluster = try await TestCluster.start(2, secret: secret)
+        let cluster = try await DashboardCluster.start(2, secret: secret)
         defer { cluster.stop() }
         let dashboard = try Dashboard(node: cluster.nodes[0])
         dashboard.start()
@@ -40,7 +40,7 @@ struct DashboardTests {
 
     @Test func aFloodOfHalfOpenConnectionsLeavesTheTokenHoldersServed() async throws {
         let secret = try ClusterSecret("s3cret-that-is-long-enough", source: "test")
-        let cluster = try await TestCluster.start(1, secret: secret)
+        let cluster = try await DashboardCluster.start(1, secret: secret)
         defer { cluster.stop() }
         let dashboard = try Dashboard(node: cluster.nodes[0])
         dashboard.start()
@@ -70,7 +70,7 @@ struct DashboardTests {
     }
 
     @Test func aTakenPortIsAClearError() async throws {
-        let cluster = try await TestCluster.start(1)
+        let cluster = try await DashboardCluster.start(1)
         defer { cluster.stop() }
         let first = try Dashboard(node: cluster.nodes[0])
         defer { first.stop() }
