@@ -48,11 +48,15 @@ public struct TestCluster: Sendable {
         }
     }
 
-    /// A node named `name` joining this cluster (like node 0, on a port of its own), started.
-    public func startNode(named name: String, registry: TaskRegistry = TaskRegistry()) throws -> ClusterNode {
+    /// A node named `name` joining this cluster (like node 0, on a port of its own, then
+    /// `configure`d), started.
+    public func startNode(
+        named name: String, registry: TaskRegistry = TaskRegistry(), configure: (inout ClusterSettings) -> Void = { _ in }
+    ) throws -> ClusterNode {
         var settings = nodes[0].settings
         settings.nodeName = name
         settings.port = 0
+        configure(&settings)
         let node = try ClusterNode(settings: settings, registry: registry)
         node.start()
         return node

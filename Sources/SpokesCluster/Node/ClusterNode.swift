@@ -98,6 +98,7 @@ public final class ClusterNode: Sendable {
                 switch event {
                 case .connected(let peer) where !peer.address.isEmpty:
                     self.observe(.connected(node: peer.node, address: peer.address, slots: peer.slots, waitingSlots: peer.waitingSlots))
+                    Task { await self.learnMembers(from: peer.node) }
                 case .connected:
                     break
                 case .disconnected(let node, _):
@@ -111,9 +112,15 @@ public final class ClusterNode: Sendable {
         }
         let interval = settings.heartbeatInterval
         let seeds = settings.peers
+        let learnEvery = max(1, Int((Self.memberListInterval / max(interval, 0.001)).rounded()))
         let ticking = Task { [weak self] in
+            var ticks = 0
             while !Task.isCancelled {
                 guard let self else { return }
+                ticks += 1
+                if ticks % learnEvery == 0, let peer = self.members.filter({ $0.state == .alive }).randomElement() {
+                    Task { await self.learnMembers(from: peer.node) }
+                }
                 self.system.sendHeartbeats()
                 for (node, time) in self.system.lastHeard where time > 0 {
                     self.observe(.heard(node: node), at: time)
@@ -124,6 +131,28 @@ public final class ClusterNode: Sendable {
             }
         }
         tasks.withLock { $0 += [listening, ticking] }
+    }
+
+    /// Seconds between asking one random alive member for the members it knows (besides
+    /// asking each member once when it connects): how a member that only one peer knows
+    /// of reaches every node without discovery.
+    public static let memberListInterval = 2.0
+
+    /// Asks `node` (a member) for the members it knows and dials the alive ones this node
+    /// does not know yet, as it dials its configured peers: one reachable peer is enough
+    /// to join the whole cluster, and a newcomer spreads from there. At most
+    /// `limits.max_connections` addresses are taken from one answer.
+    func learnMembers(from node: NodeID) async {
+        guard !stopped.load(ordering: .acquiring),
+              let status = try? NodeStatus.resolve(id: ActorID(node: node, name: NodeStatus.wellKnownName), using: system),
+              let listed = try? await withTimeout(seconds: 2, operation: { try await status.members() })
+        else { return }
+        let own = system.address.description
+        let known = Set(members.filter { $0.state == .alive || $0.state == .suspect }.map(\.address))
+        for member in listed.prefix(settings.maximumConnections)
+        where member.state == Member.State.alive.rawValue && member.address != own && !known.contains(member.address) {
+            observe(.seed(address: member.address))
+        }
     }
 
     /// Announces leave to every peer and stops, returning once the goodbyes are sent

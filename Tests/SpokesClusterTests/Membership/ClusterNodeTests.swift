@@ -57,6 +57,24 @@ struct ClusterNodeTests {
         #expect(nodes[0].members.map(\.node.name) == ["n1", "n2"])
     }
 
+    /// Without discovery, every node given only the hub as its peer: each learns the
+    /// others from the hub's member list (a star before members told each other).
+    @Test func nodesThatKnowOnlyOnePeerLearnTheWholeClusterFromIt() async throws {
+        let hub = try TestCluster(1, configure: { $1.discoveryMode = .off })
+        let address = hub[0].system.address.description
+        let spokes = try (1...3).map { index in
+            try hub.startNode(named: "n\(index)") { $0.peers = [address] }
+        }
+        let nodes = hub.nodes + spokes
+        defer { nodes.forEach { $0.stop() } }
+        for node in nodes {
+            try await Self.waitUntil(node, "seeing the 3 others alive") { members in
+                members.count(where: { $0.state == .alive }) == 3
+            }
+        }
+        #expect(spokes[0].members.map(\.node.name) == ["n0", "n2", "n3"])
+    }
+
     @Test func seedsWorkWithDiscoveryOff() async throws {
         var first = ClusterSettings()
         first.nodeName = "s0"
