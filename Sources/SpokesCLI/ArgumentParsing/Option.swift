@@ -89,6 +89,17 @@ extension Option where Value == String? {
     }
 }
 
+extension Option where Value == String? {
+    /// A list in the caller's syntax (`spokes sweep`'s `1-4,8`), nil when not given;
+    /// `range` (`each 1 to 20000`) is what `--help` shows its items may be. The caller
+    /// parses it and names this flag in its errors.
+    public static func list(_ name: String, _ valueName: String, range: String?, help: String, defaultText: String? = nil) -> Option<String?> {
+        Option(spec: OptionSpec(name: name, valueName: valueName, help: help, defaultValue: defaultText, range: range)) { arguments in
+            arguments.explicitValue(name)
+        }
+    }
+}
+
 extension Option where Value == Bool {
     /// A flag: true when given.
     public static func flag(_ name: String, help: String) -> Option<Bool> {

@@ -16,6 +16,7 @@ import Testing
         case "result", "cancel": [command, "job-00000000"]
         case "stop": [command, "--to", "127.0.0.1:9"]
         case "run": [command, "bench.noop"]
+        case "sweep": [command, "--seeds", "1", "--to", "127.0.0.1:9"]
         default: [command]
         }
     }
