@@ -141,8 +141,13 @@ public final class ClusterNode: Sendable {
     /// Asks `node` (a member) for the members it knows and dials the alive ones this node
     /// does not know yet, as it dials its configured peers: one reachable peer is enough
     /// to join the whole cluster, and a newcomer spreads from there. At most
-    /// `limits.max_connections` addresses are taken from one answer.
+    /// `limits.max_connections` addresses are taken from one answer. Only where discovery
+    /// is off or peers are configured.
     func learnMembers(from node: NodeID) async {
+        // Beacons already tell every node of the others: learning from member lists too
+        // would only add dials that race with the beacons' own (two connections, one
+        // closed after the handshake timeout). It is for clusters joined through peers.
+        guard settings.discoveryMode == .off || !settings.peers.isEmpty else { return }
         guard !stopped.load(ordering: .acquiring),
               let status = try? NodeStatus.resolve(id: ActorID(node: node, name: NodeStatus.wellKnownName), using: system),
               let listed = try? await withTimeout(seconds: 2, operation: { try await status.members() })
