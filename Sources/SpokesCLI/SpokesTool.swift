@@ -29,7 +29,7 @@ public enum SpokesTool {
             abstract: "Spokes: a zero-dependency Swift worker cluster, with a bike-share simulation as its workload." + own,
             version: version,
             subcommands: [DemoCommand.subcommand, SimulateCommand.subcommand, SubmitCommand.subcommand, NodeCommand.subcommand(kinds: kinds),
-                          StatusCommand.subcommand, RunCommand.subcommand(kinds: kinds), SweepCommand.subcommand, JobsCommand.subcommand, ResultCommand.subcommand,
+                          StatusCommand.subcommand, RunCommand.subcommand(kinds: kinds, name: "map"), RunCommand.subcommand(kinds: kinds), SweepCommand.subcommand, JobsCommand.subcommand, ResultCommand.subcommand,
                           CancelCommand.subcommand, StopCommand.subcommand, BenchCommand.subcommand])
     }
 

@@ -128,15 +128,19 @@ enum SweepCommand {
     }
 }
 
-/// The progress of a sweep on stderr (a terminal): runs done, rate, ETA and runs per node.
+/// The progress of a sweep or a map on stderr (a terminal): tasks done, rate, ETA and
+/// tasks per node.
 final class SweepProgressLine: Sendable {
     private let total: Int
+    /// What a task is called: `runs`, `tasks`.
+    private let unit: String
     private let enabled: Bool
     private let write: @Sendable (String) -> Void
     private let lastDrawn = Mutex(-1.0)
 
-    init(total: Int, enabled: Bool, write: @escaping @Sendable (String) -> Void) {
+    init(total: Int, unit: String = "runs", enabled: Bool, write: @escaping @Sendable (String) -> Void) {
         self.total = total
+        self.unit = unit
         self.enabled = enabled
         self.write = write
     }
@@ -151,7 +155,7 @@ final class SweepProgressLine: Sendable {
             return true
         }
         guard due else { return }
-        write("\r\u{1B}[K" + Self.text(progress, total: total, elapsed: elapsed))
+        write("\r\u{1B}[K" + Self.text(progress, total: total, elapsed: elapsed, unit: unit))
     }
 
     func finish() {
@@ -159,12 +163,12 @@ final class SweepProgressLine: Sendable {
     }
 
     /// `runs 40/96, 12.5/s, ETA 4.5 s, failed 1 (n1 20, n2 20)`.
-    static func text(_ progress: ClusterClient.Progress, total: Int, elapsed: Double) -> String {
+    static func text(_ progress: ClusterClient.Progress, total: Int, elapsed: Double, unit: String = "runs") -> String {
         let ended = progress.done + progress.failed
         let rate = elapsed > 0 ? Double(ended) / elapsed : 0
         let eta = rate > 0 ? String(format: ", ETA %.1f s", Double(total - ended) / rate) : ""
         let failed = progress.failed > 0 ? ", failed \(progress.failed)" : ""
         let nodes = progress.perNode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        return String(format: "runs %d/%d, %.1f/s", ended, total, rate) + eta + failed + (nodes.isEmpty ? "" : " (\(nodes))")
+        return "\(unit) \(ended)/\(total), " + String(format: "%.1f/s", rate) + eta + failed + (nodes.isEmpty ? "" : " (\(nodes))")
     }
 }

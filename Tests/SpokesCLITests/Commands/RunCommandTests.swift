@@ -109,6 +109,35 @@ struct RunCommandTests {
         #expect(run.standardError.contains("20 of 20 tasks of test.square succeeded"), "\(run.standardError)")
     }
 
+    @Test func mapWithUnorderedPrintsEachOutputAsItEndsWithItsInputsLineNumber() async throws {
+        let nodes = try await startNodes()
+        let inputs = try folder.write("{\"number\": 2}\n\n{\"number\": 5000}\n{\"number\": 3}\n", to: "inputs.jsonl")
+        let map = await CommandRun.spokes(["map", "test.square", "--to", nodes[0].address, "--inputs", inputs, "--unordered", "--retries", "0"])
+        let json = await CommandRun.spokes(["map", "test.square", "--to", nodes[0].address, "--inputs", inputs, "--json", "--retries", "0"])
+        for node in nodes { #expect(await node.stop() == 0) }
+        #expect(map.status == 1, "one task fails: \(map.standardError)")
+        let lines = map.standardOutput.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(lines.count == 3)
+        let byLine = Dictionary(uniqueKeysWithValues: lines.map { ($0["line"] as? Int ?? 0, $0) })
+        #expect(byLine[1]?["output"] as? Int == 4 && byLine[4]?["output"] as? Int == 9)
+        #expect((byLine[3]?["error"] as? String)?.contains("number must be at most 1000") == true, "\(byLine[3] ?? [:])")
+        #expect(["r0", "r1"].contains(byLine[1]?["node"] as? String ?? ""))
+        // --json in input order: lines 1, 3, 4.
+        let ordered = json.standardOutput.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(ordered.compactMap { $0["line"] as? Int } == [1, 3, 4])
+    }
+
+    @Test func mapListNamesEveryKindWithItsVersionAndTheNodesThatRunIt() async throws {
+        let nodes = try await startNodes()
+        let list = await CommandRun.spokes(["map", "--list", "--to", nodes[0].address])
+        for node in nodes { #expect(await node.stop() == 0) }
+        #expect(list.status == 0, "\(list.standardError)")
+        let rows = list.standardOutput.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        #expect(rows.first == ["KIND", "VERSION", "SCHEMA", "NODES"])
+        #expect(rows.contains { $0.first == "test.square" && $0[1] == "1" && $0.suffix(2) == ["r0,", "r1"] }, "\(list.standardOutput)")
+        #expect(rows.contains { $0.first == "bikes.user" }, "the built-in kinds are listed too")
+    }
+
     @Test func aKindsErrorIsListedWithItsLineTypeAndMessageAndTheRestSucceed() async throws {
         let nodes = try await startNodes()
         let inputs = try folder.write("{\"number\": 2}\n\n{\"number\": 5000}\n{\"number\": 3}\n", to: "inputs.jsonl")
