@@ -118,7 +118,9 @@ enum RunCommand {
         var nodesOf: [TaskSchema: [String]] = [:]
         var unreachable: [String] = []
         for member in members where member.state == Member.State.alive.rawValue {
-            guard let address = try? SocketAddress(parsing: member.address), let peer = try? await NodeClient.join(address, with: client),
+            // The node asked first is connected already: dialling it again would make a duplicate.
+            let joined = member.name == first.node.name ? first : try? await NodeClient.join(try SocketAddress(parsing: member.address), with: client)
+            guard let peer = joined,
                   let worker = try? ScanSystem.resolve(id: ActorID(node: peer.node, name: ScanSystem.wellKnownName), using: client),
                   let schemas = try? await worker.kinds()
             else {

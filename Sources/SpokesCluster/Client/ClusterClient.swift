@@ -241,10 +241,17 @@ public final class ClusterClient: Sendable {
         var reached: [(name: String, worker: ScanSystem, slots: Int, waitingSlots: Int)] = []
         var offers: [KindPlacement.Offer] = []
         var unreachable: [String] = []
+        // Connected nodes (the entry, at least) are not dialled again: a second connection
+        // to one node would be a duplicate, closed with the calls on it.
+        let connected = Dictionary(system.connectedPeers.map { ($0.node.name, $0.node) }, uniquingKeysWith: { first, _ in first })
         for member in members where member.state == Member.State.alive.rawValue {
-            guard let address = try? SocketAddress(parsing: member.address),
-                  let peer = try? await withTimeout(seconds: callTimeout, operation: { try await system.join(address) }),
-                  let worker = try? ScanSystem.resolve(id: ActorID(node: peer.node, name: ScanSystem.wellKnownName), using: system)
+            func node() async -> NodeID? {
+                if let known = connected[member.name] { return known }
+                guard let address = try? SocketAddress(parsing: member.address) else { return nil }
+                return try? await withTimeout(seconds: callTimeout, operation: { try await system.join(address) }).node
+            }
+            guard let peer = await node(),
+                  let worker = try? ScanSystem.resolve(id: ActorID(node: peer, name: ScanSystem.wellKnownName), using: system)
             else {
                 offers.append(KindPlacement.Offer(node: member.name, schemas: nil))
                 unreachable.append(member.name)
