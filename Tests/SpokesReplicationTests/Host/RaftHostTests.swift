@@ -160,6 +160,31 @@ struct RaftHostTests {
         await cluster.stopAll()
     }
 
+    @Test func aReplicaBehindTheLeadersSnapshotCatchesUpFromIt() async throws {
+        let cluster = try RaftTestCluster(nodes: 3, snapshotEvery: 4)
+        try await cluster.converge()
+        try await cluster.open("g", on: [0, 1, 2], firstLeader: 0)
+        try await cluster.leader(of: "g")
+        await cluster.kill(2)
+        for number in 1...20 { _ = try await cluster.host(0).propose(group: "g", command: "c\(number)") }
+        try cluster.restart(2)
+        try await cluster.converge()
+        try await cluster.open("g", on: [0, 1, 2], firstLeader: 0, only: [2])
+        let expected = (1...20).map { "c\($0)" }
+        try await eventually("n3 caught up from the leader's snapshot") { await cluster.applied("g", on: 2) == expected }
+        #expect(FileManager.default.fileExists(atPath: cluster.folder.file("n3/g/snapshot")), "n3 stored the snapshot it was sent")
+        for index in 0..<3 { await cluster.kill(index) }
+        for index in 0..<3 { try cluster.restart(index) }
+        try await cluster.converge()
+        try await cluster.open("g", on: [0, 1, 2], firstLeader: 0)
+        let leader = try await cluster.leader(of: "g")
+        _ = try await cluster.host(leader).propose(group: "g", command: "c21")
+        for index in 0..<3 {
+            try await eventually("\(cluster.name(index)) restored its snapshot and applied c21") { await cluster.applied("g", on: index) == expected + ["c21"] }
+        }
+        await cluster.stopAll()
+    }
+
     @Test func aGroupRestartedWholeFromItsDirectoriesKeepsItsCommands() async throws {
         let cluster = try RaftTestCluster(nodes: 3)
         try await cluster.converge()

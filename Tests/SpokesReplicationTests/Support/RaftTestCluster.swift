@@ -36,9 +36,9 @@ final class RaftTestCluster {
     private(set) var nodes: [ClusterNode?] = []
     private(set) var hosts: [RaftHost?] = []
 
-    init(nodes count: Int, proposalTimeout: Double = 5) throws {
+    init(nodes count: Int, snapshotEvery: Int = 1000) throws {
         folder = try TemporaryDirectory()
-        settings = RaftHostSettings(dataDirectory: folder.path, proposalTimeout: proposalTimeout)
+        settings = RaftHostSettings(dataDirectory: folder.path, snapshotEvery: snapshotEvery)
         for index in 0..<count {
             let (node, host) = try start(name(index))
             nodes.append(node)
