@@ -63,6 +63,29 @@ struct RaftHostTests {
         await cluster.stopAll()
     }
 
+    @Test func inAClusterWithASecretGroupsCommitAndMessagesFromOutsideAGroupAreIgnored() async throws {
+        let cluster = try RaftTestCluster(nodes: 3, secret: try ClusterSecret("raft-host-test-secret", source: "test"))
+        try await cluster.converge()
+        try await cluster.open("g", on: [0, 1, 2], firstLeader: 0)
+        try await cluster.leader(of: "g")
+        #expect(try await cluster.host(1).propose(group: "g", command: "c1").result == "1")
+        var settings = ClusterSettings()
+        settings.cluster = cluster.cluster
+        settings.secret = cluster.secret
+        let client = try ClusterSystem(settings: settings, isMember: false)
+        defer { client.shutdown() }
+        let peer = try await client.join(try #require(cluster.nodes[1]).system.address)
+        let endpoint = try RaftEndpoint.resolve(id: ActorID(node: peer.node, name: RaftEndpoint.wellKnownName), using: client)
+        let before = try #require(await cluster.host(1).status(of: "g"))
+        let unknownBefore = cluster.host(1).droppedMessages.unknownGroup
+        try await endpoint.deliver([RaftEnvelope(group: "g", messages: [.heartbeat(RaftHeartbeat(term: 99, commit: 0))])], from: "intruder")
+        try await endpoint.deliver([RaftEnvelope(group: "nothing", messages: [.heartbeat(RaftHeartbeat(term: 99, commit: 0))])], from: "n1")
+        let after = try #require(await cluster.host(1).status(of: "g"))
+        #expect(after.term == before.term && after.leader == "n1", "a message from a name outside the group changed nothing: \(after)")
+        #expect(cluster.host(1).droppedMessages.unknownGroup == unknownBefore + 1, "the message for a group n2 does not hold was dropped")
+        await cluster.stopAll()
+    }
+
     @Test func aFollowerToldNotToForwardNamesTheLeader() async throws {
         let cluster = try RaftTestCluster(nodes: 3)
         try await cluster.converge()

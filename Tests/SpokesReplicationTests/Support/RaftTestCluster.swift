@@ -36,7 +36,10 @@ final class RaftTestCluster {
     private(set) var nodes: [ClusterNode?] = []
     private(set) var hosts: [RaftHost?] = []
 
-    init(nodes count: Int, snapshotEvery: Int = 1000) throws {
+    let secret: ClusterSecret?
+
+    init(nodes count: Int, snapshotEvery: Int = 1000, secret: ClusterSecret? = nil) throws {
+        self.secret = secret
         folder = try TemporaryDirectory()
         settings = RaftHostSettings(dataDirectory: folder.path, snapshotEvery: snapshotEvery)
         for index in 0..<count {
@@ -55,6 +58,7 @@ final class RaftTestCluster {
         clusterSettings.nodeName = name
         clusterSettings.discoveryPort = discoveryPort
         clusterSettings.discoveryInterval = 0.05
+        clusterSettings.secret = secret
         let node = try ClusterNode(settings: clusterSettings)
         var settings = settings
         settings.dataDirectory = folder.file(name)
