@@ -22,6 +22,7 @@ public struct ReplicatedJobRegistry: ReplicatedStateMachine, Hashable {
         public static let maximumTextBytes = 4 << 20
     }
 
+    /// Running from its submission until its first result is recorded.
     public enum JobState: String, Sendable, Hashable, Codable {
         case running
         case finished

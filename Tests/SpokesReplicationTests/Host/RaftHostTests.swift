@@ -31,7 +31,7 @@ struct RaftHostTests {
         for number in 1...20 {
             let command = "c\(number)"
             // Every other one through a follower, which forwards it to the leader.
-            let commit = try await cluster.host(number.isMultiple(of: 2) ? follower : leader).propose(group: "g", command: command)
+            let commit = try await cluster.propose(command, to: "g", via: number.isMultiple(of: 2) ? follower : leader)
             #expect(commit.result == "\(number)", "the state machine's result comes back to the proposer")
             commands.append(command)
         }
@@ -50,7 +50,11 @@ struct RaftHostTests {
         try await cluster.leader(of: "g")
         let hosts = (0..<3).map { cluster.host($0) }
         let results = try await withThrowingTaskGroup(of: RaftCommit.self) { tasks in
-            for number in 0..<60 { tasks.addTask { try await hosts[number % 3].propose(group: "g", command: "c\(number)") } }
+            for number in 0..<60 {
+                tasks.addTask {
+                    try await retryingWhileLeaderless("c\(number) commits") { try await hosts[number % 3].propose(group: "g", command: "c\(number)") }
+                }
+            }
             return try await tasks.reduce(into: [RaftCommit]()) { $0.append($1) }
         }
         #expect(Set(results.map(\.index)).count == 60, "each command has an index of its own")
@@ -68,7 +72,7 @@ struct RaftHostTests {
         try await cluster.converge()
         try await cluster.open("g", on: [0, 1, 2], firstLeader: 0)
         try await cluster.leader(of: "g")
-        #expect(try await cluster.host(1).propose(group: "g", command: "c1").result == "1")
+        #expect(try await cluster.propose("c1", to: "g", via: 1).result == "1")
         var settings = ClusterSettings()
         settings.cluster = cluster.cluster
         settings.secret = cluster.secret
@@ -117,26 +121,16 @@ struct RaftHostTests {
     /// the kill is still there afterwards.
     static func failover(in cluster: RaftTestCluster, group: String) async throws -> Double {
         let leader = try await cluster.leader(of: group)
-        let before = try await cluster.host(leader).propose(group: group, command: "before")
+        let before = try await cluster.propose("before", to: group, via: leader)
         let survivors = (0..<cluster.names.count).filter { $0 != leader }
         let killed = MonotonicClock.now
         await cluster.kill(leader)
-        var commit: RaftCommit?
         var attempt = 0
-        try await eventually("a survivor commits after \(cluster.name(leader)) died", seconds: 10) {
+        let committed = try await retryingWhileLeaderless("a survivor commits after \(cluster.name(leader)) died") {
             attempt += 1
-            do {
-                commit = try await cluster.host(survivors[attempt % survivors.count]).propose(group: group, command: "after")
-                return true
-            } catch let error as RaftHostError {
-                switch error {
-                case .notLeader, .leaderUnreachable: return false
-                default: throw error
-                }
-            }
+            return try await cluster.host(survivors[attempt % survivors.count]).propose(group: group, command: "after")
         }
         let seconds = MonotonicClock.now - killed
-        let committed = try #require(commit)
         #expect(committed.index > before.index && committed.term > before.term)
         for index in survivors {
             try await eventually("\(cluster.name(index)) applied 'after'") { await cluster.applied(group, on: index).contains("after") }
@@ -168,11 +162,11 @@ struct RaftHostTests {
         try await cluster.converge()
         try await cluster.open("g", on: [0, 1, 2], firstLeader: 0)
         try await cluster.leader(of: "g")
-        for number in 1...5 { _ = try await cluster.host(0).propose(group: "g", command: "a\(number)") }
+        for number in 1...5 { try await cluster.propose("a\(number)", to: "g", via: 0) }
         try await eventually("n3 applied a1...a5") { await cluster.applied("g", on: 2).count == 5 }
         let held = try #require(await cluster.host(2).status(of: "g")).lastIndex
         await cluster.kill(2)
-        for number in 1...5 { _ = try await cluster.host(0).propose(group: "g", command: "b\(number)") }
+        for number in 1...5 { try await cluster.propose("b\(number)", to: "g", via: 0) }
         try cluster.restart(2)
         try await cluster.converge()
         try await cluster.open("g", on: [0, 1, 2], firstLeader: 0, only: [2])
@@ -189,7 +183,7 @@ struct RaftHostTests {
         try await cluster.open("g", on: [0, 1, 2], firstLeader: 0)
         try await cluster.leader(of: "g")
         await cluster.kill(2)
-        for number in 1...20 { _ = try await cluster.host(0).propose(group: "g", command: "c\(number)") }
+        for number in 1...20 { try await cluster.propose("c\(number)", to: "g", via: 0) }
         try cluster.restart(2)
         try await cluster.converge()
         try await cluster.open("g", on: [0, 1, 2], firstLeader: 0, only: [2])
@@ -201,7 +195,7 @@ struct RaftHostTests {
         try await cluster.converge()
         try await cluster.open("g", on: [0, 1, 2], firstLeader: 0)
         let leader = try await cluster.leader(of: "g")
-        _ = try await cluster.host(leader).propose(group: "g", command: "c21")
+        try await cluster.propose("c21", to: "g", via: leader)
         for index in 0..<3 {
             try await eventually("\(cluster.name(index)) restored its snapshot and applied c21") { await cluster.applied("g", on: index) == expected + ["c21"] }
         }
@@ -213,13 +207,13 @@ struct RaftHostTests {
         try await cluster.converge()
         try await cluster.open("g", on: [0, 1, 2])
         let leader = try await cluster.leader(of: "g")
-        for number in 1...5 { _ = try await cluster.host(leader).propose(group: "g", command: "c\(number)") }
+        for number in 1...5 { try await cluster.propose("c\(number)", to: "g", via: leader) }
         for index in 0..<3 { await cluster.kill(index) }
         for index in 0..<3 { try cluster.restart(index) }
         try await cluster.converge()
         try await cluster.open("g", on: [0, 1, 2])
         let newLeader = try await cluster.leader(of: "g")
-        _ = try await cluster.host(newLeader).propose(group: "g", command: "c6")
+        try await cluster.propose("c6", to: "g", via: newLeader)
         let expected = (1...6).map { "c\($0)" }
         for index in 0..<3 {
             try await eventually("\(cluster.name(index)) applied c1...c6 after the restart") { await cluster.applied("g", on: index) == expected }
@@ -234,7 +228,7 @@ struct RaftHostTests {
         try await cluster.open("solo", on: [1])
         let leader = try await cluster.leader(of: "pair")
         for number in 1...5 {
-            #expect(try await cluster.host(leader).propose(group: "pair", command: "p\(number)").result == "\(number)")
+            #expect(try await cluster.propose("p\(number)", to: "pair", via: leader).result == "\(number)")
             #expect(try await cluster.host(1).propose(group: "solo", command: "s\(number)").result == "\(number)")
         }
         for index in 0..<2 {

@@ -65,22 +65,15 @@ struct ReplicatedJobRegistryTests {
         let group = try RaftGroup(replicas: cluster.names)
         for index in 0..<3 { try await cluster.host(index).open(group: "jobs", group, machine: Registry()) }
         let leader = try await cluster.leader(of: "jobs")
-        let submitted = try await cluster.host(leader).propose(group: "jobs", .submit(id: "job-1", specification: #"{"users":3}"#))
+        let submitted = try await retryingWhileLeaderless("job-1 submitted") {
+            try await cluster.host(leader).propose(group: "jobs", .submit(id: "job-1", specification: #"{"users":3}"#))
+        }
         #expect(submitted == .submitted(Registry.Job(id: "job-1", specification: #"{"users":3}"#)))
         await cluster.kill(leader)
         let survivor = (leader + 1) % 3
         let finished = Registry.Job(id: "job-1", specification: #"{"users":3}"#, state: .finished, result: #"{"completed":3}"#)
-        var outcome: Registry.Outcome?
-        try await eventually("a survivor finishes job-1") {
-            do {
-                outcome = try await cluster.host(survivor).propose(group: "jobs", .finish(id: "job-1", result: #"{"completed":3}"#))
-                return true
-            } catch let error as RaftHostError {
-                switch error {
-                case .notLeader, .leaderUnreachable: return false
-                default: throw error
-                }
-            }
+        let outcome = try await retryingWhileLeaderless("a survivor finishes job-1") {
+            try await cluster.host(survivor).propose(group: "jobs", .finish(id: "job-1", result: #"{"completed":3}"#))
         }
         #expect(outcome == .finished(finished), "the new leader knew the job the old one accepted")
         for index in 0..<3 where index != leader {

@@ -109,6 +109,15 @@ final class RaftTestCluster {
         return names.firstIndex(of: leader)!
     }
 
+    /// Proposes `command` to `group` through node `index` (see `retryingWhileLeaderless`).
+    @discardableResult
+    func propose(_ command: String, to group: String, via index: Int) async throws -> RaftCommit {
+        let host = host(index)
+        return try await retryingWhileLeaderless("\(name(index)) commits \(command) to \(group)") {
+            try await host.propose(group: group, command: command)
+        }
+    }
+
     /// What the replica on `index` applied of `group`.
     func applied(_ group: String, on index: Int) async -> [String] {
         (await host(index).stateMachine(of: group) as? CommandList)?.applied ?? []
@@ -148,4 +157,25 @@ func eventually(_ what: String, seconds: Double = 10, _ condition: () async thro
         }
         try await Task.sleep(for: .milliseconds(5))
     }
+}
+
+/// Runs `body` again (for at most 10 s) while it fails because the group has no leader
+/// right now, the leader cannot be reached, or the command was lost in a change of
+/// leader: never applied, so trying again applies it once. On a loaded 2-core machine a
+/// leader's heartbeats can come late enough that it steps down (CheckQuorum), so any
+/// test may meet an election.
+func retryingWhileLeaderless<T>(_ what: String, _ body: () async throws -> T) async throws -> T {
+    var value: T?
+    try await eventually(what) {
+        do {
+            value = try await body()
+            return true
+        } catch let error as RaftHostError {
+            switch error {
+            case .notLeader, .leaderUnreachable, .lostInLeaderChange: return false
+            default: throw error
+            }
+        }
+    }
+    return value!
 }
