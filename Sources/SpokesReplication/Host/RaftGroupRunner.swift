@@ -157,6 +157,11 @@ actor RaftGroupRunner {
                 }
             case .stateChanged(let status):
                 log("raft \(id): \(node) is \(status)", .debug)
+                // Only a leader has waiters. One that stepped down (CheckQuorum: cut off
+                // from its majority; or a newer term) cannot tell whether its entries
+                // will be committed by a later leader: its proposers hear so now rather
+                // than at their deadline, and a cut-off side learns it is cut off.
+                if status.role != .leader, !waiters.isEmpty { releaseWaitersOnStepDown() }
             }
         }
         for (peer, messages) in outgoing { outbox.send(messages, of: id, to: peer) }
@@ -236,5 +241,13 @@ actor RaftGroupRunner {
         let failing = waiters
         waiters = [:]
         for (_, waiter) in failing { waiter.promise.reject(error) }
+    }
+
+    private func releaseWaitersOnStepDown() {
+        let failing = waiters
+        waiters = [:]
+        for (index, waiter) in failing {
+            waiter.promise.reject(.outcomeUnknown(group: id, index: index, reason: "\(node) stopped leading before it committed; a later leader may still commit it"))
+        }
     }
 }

@@ -167,6 +167,27 @@ struct RaftHostTests {
         print("raft failover over \(times.count) trials: median \(String(format: "%.3f", median)) s, min \(String(format: "%.3f", sorted.first!)) s, max \(String(format: "%.3f", sorted.last!)) s; all: \(times.map { String(format: "%.3f", $0) }.joined(separator: " "))")
     }
 
+    @Test func aLeaderCutOffFromItsMajorityTellsItsProposersWhenItStepsDown() async throws {
+        let cluster = try RaftTestCluster(nodes: 3)
+        try await cluster.converge()
+        try await cluster.open("g", on: [0, 1, 2], firstLeader: 0)
+        try await cluster.leader(of: "g")
+        try await cluster.propose("c1", to: "g", via: 0)
+        await cluster.kill(1)
+        await cluster.kill(2)
+        let started = MonotonicClock.now
+        do {
+            let commit = try await cluster.host(0).propose(group: "g", command: "c2")
+            Issue.record("a leader without a majority committed \(commit)")
+        } catch .outcomeUnknown(let group, _, let reason) {
+            #expect(group == "g" && reason == "n1 stopped leading before it committed; a later leader may still commit it")
+        }
+        let seconds = MonotonicClock.now - started
+        #expect(seconds < cluster.settings.proposalTimeout, "told when it stepped down (CheckQuorum), after \(seconds) s, not at the deadline")
+        #expect(await cluster.applied("g", on: 0) == ["c1"])
+        await cluster.stopAll()
+    }
+
     @Test func aRestartedNodeRecoversItsLogFromDiskAndCatchesUp() async throws {
         let cluster = try RaftTestCluster(nodes: 3)
         try await cluster.converge()
