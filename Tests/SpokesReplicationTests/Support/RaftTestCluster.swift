@@ -6,12 +6,19 @@ import SpokesReplication
 import SpokesTestKit
 import Testing
 
-/// A state machine that remembers every command it applied, in order; a command's
-/// result is its position among them (1, 2, ...).
+/// A state machine that remembers every command it applied, in order, once: a command
+/// proposed again (after an unknown outcome) is counted in `repeats` and changes nothing,
+/// as the job layer's idempotent commands do. A command's result is its position (1, 2,
+/// ...).
 struct CommandList: ReplicatedStateMachine, Equatable {
     var applied: [String] = []
+    var repeats = 0
 
     mutating func apply(_ command: String) -> String {
+        if let position = applied.firstIndex(of: command) {
+            repeats += 1
+            return "\(position + 1)"
+        }
         applied.append(command)
         return "\(applied.count)"
     }
@@ -109,13 +116,19 @@ final class RaftTestCluster {
         return names.firstIndex(of: leader)!
     }
 
-    /// Proposes `command` to `group` through node `index` (see `retryingWhileLeaderless`).
+    /// Proposes `command` to `group` through node `index` (see `retryingWhileLeaderless`),
+    /// again also after an unknown outcome (`CommandList` applies a command once).
     @discardableResult
     func propose(_ command: String, to group: String, via index: Int) async throws -> RaftCommit {
         let host = host(index)
-        return try await retryingWhileLeaderless("\(name(index)) commits \(command) to \(group)") {
+        return try await retryingWhileLeaderless("\(name(index)) commits \(command) to \(group)", unknownOutcomes: true) {
             try await host.propose(group: group, command: command)
         }
+    }
+
+    /// How often `CommandList` on node `index` saw a command again.
+    func repeats(_ group: String, on index: Int) async -> Int {
+        (await host(index).stateMachine(of: group) as? CommandList)?.repeats ?? 0
     }
 
     /// What the replica on `index` applied of `group`.
@@ -161,10 +174,11 @@ func eventually(_ what: String, seconds: Double = 10, _ condition: () async thro
 
 /// Runs `body` again (for at most 10 s) while it fails because the group has no leader
 /// right now, the leader cannot be reached, or the command was lost in a change of
-/// leader: never applied, so trying again applies it once. On a loaded 2-core machine a
-/// leader's heartbeats can come late enough that it steps down (CheckQuorum), so any
-/// test may meet an election.
-func retryingWhileLeaderless<T>(_ what: String, _ body: () async throws -> T) async throws -> T {
+/// leader (never applied, so trying again applies it once), and with `unknownOutcomes`
+/// also when the outcome is unknown (for idempotent commands only). On a loaded 2-core
+/// machine a leader's heartbeats can come late enough that it steps down (CheckQuorum),
+/// so any test may meet an election.
+func retryingWhileLeaderless<T>(_ what: String, unknownOutcomes: Bool = false, _ body: () async throws -> T) async throws -> T {
     var value: T?
     try await eventually(what) {
         do {
@@ -173,6 +187,7 @@ func retryingWhileLeaderless<T>(_ what: String, _ body: () async throws -> T) as
         } catch let error as RaftHostError {
             switch error {
             case .notLeader, .leaderUnreachable, .lostInLeaderChange: return false
+            case .outcomeUnknown where unknownOutcomes: return false
             default: throw error
             }
         }
