@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "SpokesCLI", targets: ["SpokesCLI"]),
         .library(name: "SpokesConsensus", targets: ["SpokesConsensus"]),
         .library(name: "SpokesSimulation", targets: ["SpokesSimulation"]),
+        .library(name: "SpokesReplication", targets: ["SpokesReplication"]),
         .executable(name: "spokes", targets: ["spokes"]),
     ],
     dependencies: [],
@@ -38,6 +39,7 @@ let package = Package(
         .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
         .target(name: "SpokesConsensus"),
         .target(name: "SpokesSimulation", dependencies: ["SpokesConsensus"]),
+        .target(name: "SpokesReplication", dependencies: ["SpokesCluster", "SpokesConsensus", "SpokesConcurrency"]),
         // What every test target shares (temporary folders that are always removed).
         .target(name: "SpokesTestKit", path: "Tests/SpokesTestKit"),
         // The in-process cluster builder the cluster, bikes, dashboard and CLI tests share.
@@ -50,6 +52,7 @@ let package = Package(
         .testTarget(name: "SpokesCLITests", dependencies: ["SpokesCLI", "SpokesCluster", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesConsensusTests", dependencies: ["SpokesConsensus", "SpokesTestKit"]),
         .testTarget(name: "SpokesSimulationTests", dependencies: ["SpokesSimulation", "SpokesConsensus", "SpokesConcurrency", "SpokesTestKit"]),
+        .testTarget(name: "SpokesReplicationTests", dependencies: ["SpokesReplication", "SpokesCluster", "SpokesConsensus", "SpokesConcurrency", "SpokesTestKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,63 @@
+import SpokesConsensus
+
+/// A command committed by a majority and applied: where it stands in the group's log and
+/// what the state machine returned for it.
+public struct RaftCommit: Sendable, Hashable, Codable {
+    public var group: String
+    public var index: Int
+    public var term: Int
+    public var result: String
+
+    public init(group: String, index: Int, term: Int, result: String) {
+        self.group = group
+        self.index = index
+        self.term = term
+        self.result = result
+    }
+}
+
+/// A replica as its host sees it now.
+public struct RaftGroupStatus: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var group: String
+    public var replica: String
+    public var role: RaftRole
+    public var term: Int
+    public var leader: String?
+    public var commitIndex: Int
+    public var appliedIndex: Int
+    public var lastIndex: Int
+    /// Why the replica stopped, if it did.
+    public var failure: String?
+
+    public var description: String {
+        "\(group)@\(replica): \(role.rawValue) t\(term) leader \(leader ?? "-") commit \(commitIndex) applied \(appliedIndex) last \(lastIndex)\(failure.map { " failed: \($0)" } ?? "")"
+    }
+}
+
+/// What a forwarded proposal comes back with.
+public enum RaftProposalOutcome: Sendable, Hashable, Codable {
+    case committed(RaftCommit)
+    case failed(RaftHostError)
+}
+
+/// Some messages of one group, as they travel between nodes.
+public struct RaftEnvelope: Sendable, Hashable, Codable {
+    public var group: String
+    public var messages: [RaftMessage]
+
+    public init(group: String, messages: [RaftMessage]) {
+        self.group = group
+        self.messages = messages
+    }
+
+    /// About the bytes this envelope costs on the wire, for `maximumCallBytes`.
+    var approximateSize: Int {
+        messages.reduce(group.utf8.count) { total, message in
+            switch message {
+            case .appendEntries(let append): total + 96 + append.entries.reduce(0) { $0 + 32 + ($1.command?.utf8.count ?? 0) }
+            case .installSnapshot(let install): total + 96 + install.snapshot.data.utf8.count
+            default: total + 96
+            }
+        }
+    }
+}

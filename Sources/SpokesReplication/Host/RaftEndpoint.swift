@@ -1,0 +1,39 @@
+import Distributed
+import SpokesCluster
+import SpokesConsensus
+
+/// Every node's well-known Raft actor (name `raft`): how replicas of a group on
+/// different nodes reach each other. Calls come over the cluster's connections, so they
+/// are authenticated like every call (a cluster with a secret takes them only from
+/// holders of the secret); a replica takes a group's messages only from that group's
+/// other replicas, by name.
+public distributed actor RaftEndpoint {
+    public typealias ActorSystem = ClusterSystem
+
+    /// The well-known name under which every node hosts its Raft endpoint.
+    public static let wellKnownName = "raft"
+
+    private let delivery: @Sendable ([RaftEnvelope], String) async -> Void
+    private let proposal: @Sendable (String, String) async -> RaftProposalOutcome
+
+    init(
+        actorSystem: ClusterSystem, deliver: @escaping @Sendable ([RaftEnvelope], String) async -> Void,
+        propose: @escaping @Sendable (String, String) async -> RaftProposalOutcome
+    ) {
+        self.actorSystem = actorSystem
+        delivery = deliver
+        proposal = propose
+    }
+
+    /// Hands messages from replica `sender` to this node's replicas of their groups;
+    /// messages for groups this node does not hold are dropped.
+    public distributed func deliver(_ envelopes: [RaftEnvelope], from sender: String) async {
+        await delivery(envelopes, sender)
+    }
+
+    /// Proposes `command` to this node's replica of `group`, which must lead it (a
+    /// forwarded proposal is not forwarded again), and waits for commit and apply.
+    public distributed func propose(group: String, command: String) async -> RaftProposalOutcome {
+        await proposal(group, command)
+    }
+}

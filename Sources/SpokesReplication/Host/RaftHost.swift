@@ -1,0 +1,219 @@
+import Foundation
+import SpokesCluster
+import SpokesConcurrency
+import SpokesConsensus
+import Synchronization
+
+/// A node's host for many Raft groups, keyed by group id: the shell that runs each
+/// group's `RaftReplica` on this node (a `RaftGroupRunner` each: storage, timer, state
+/// machine) and carries their messages over the cluster's connections (`RaftEndpoint`,
+/// well-known name `raft`, on every node that runs a host; `RaftOutbox`).
+///
+/// Replica names are node names: a group's replica on node `n2` is `n2`, and its
+/// messages go to whichever incarnation of `n2` is connected now. A group is opened on
+/// each of its replicas' nodes with the same `RaftGroup` (the job layer decides where;
+/// nothing here creates groups on other nodes), and reopened after a restart from the
+/// same data directory. `propose` waits until a majority holds the command and this
+/// node has applied it; on a replica that does not lead, it forwards the command once
+/// to the leader it knows.
+public final class RaftHost: Sendable {
+    public let settings: RaftHostSettings
+    private let system: ClusterSystem
+    private let outbox: RaftOutbox
+    private let groups = Mutex<[String: RaftGroupRunner]>([:])
+    private let opening = Mutex<Set<String>>([])
+    private let endpoint = Mutex<RaftEndpoint?>(nil)
+    private let stopped = Atomic<Bool>(false)
+    private let unknownGroupMessages = Atomic<Int>(0)
+
+    /// A host on `system`'s node; its endpoint answers at once.
+    public init(system: ClusterSystem, settings: RaftHostSettings) {
+        self.system = system
+        self.settings = settings
+        outbox = RaftOutbox(system: system, settings: settings)
+        let hosted = ClusterSystem.withWellKnownName(RaftEndpoint.wellKnownName) {
+            RaftEndpoint(
+                actorSystem: system,
+                deliver: { [weak self] envelopes, sender in await self?.deliver(envelopes, from: sender) },
+                propose: { [weak self] group, command in
+                    guard let self else { return .failed(.stopped(node: system.node.name)) }
+                    do throws(RaftHostError) {
+                        return .committed(try await self.propose(group: group, command: command, forward: false))
+                    } catch {
+                        return .failed(error)
+                    }
+                })
+        }
+        endpoint.withLock { $0 = hosted }
+    }
+
+    private var name: String { system.node.name }
+
+    /// Opens this node's replica of group `id` (replicas named by node names, this node
+    /// among them) with `machine` as its state machine: recovers the group's directory
+    /// (`settings.dataDirectory`/`id`) or creates it, and starts it.
+    public func open(group id: String, _ group: RaftGroup, machine: any ReplicatedStateMachine) async throws(RaftHostError) {
+        try RaftGroupID.validate(id)
+        guard !stopped.load(ordering: .acquiring) else { throw .stopped(node: name) }
+        guard group.replicas.contains(name) else { throw .notAReplica(group: id, node: name) }
+        let claimed = opening.withLock { opening in
+            groups.withLock { $0[id] == nil } && opening.insert(id).inserted
+        }
+        guard claimed else { throw .groupExists(id, node: name) }
+        defer { opening.withLock { _ = $0.remove(id) } }
+        let directory = (settings.dataDirectory as NSString).appendingPathComponent(id)
+        let name = name
+        let dataDirectory = settings.dataDirectory
+        let opened: Result<RaftStorage, RaftHostError> = await runBlocking("spokes.raft.open") {
+            do {
+                try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+            } catch {
+                return .failure(.replicaFailed(group: id, node: name, reason: "cannot make \(dataDirectory): \(error)"))
+            }
+            do throws(RaftGroupDefinitionFile.Failure) {
+                if let stored = try RaftGroupDefinitionFile.read(in: directory) {
+                    guard stored == group else {
+                        return .failure(.definitionChanged(group: id, node: name, stored: Self.describe(stored), given: Self.describe(group)))
+                    }
+                } else {
+                    try RaftGroupDefinitionFile.write(group, in: directory)
+                }
+            } catch {
+                return .failure(.replicaFailed(group: id, node: name, reason: error.reason))
+            }
+            do throws(RaftStorageError) {
+                return .success(try RaftStorage(directory: directory))
+            } catch {
+                return .failure(.replicaFailed(group: id, node: name, reason: "cannot open its storage: \(error)"))
+            }
+        }
+        let storage = try opened.get()
+        if let dropped = storage.droppedTail { system.log("raft \(id): \(dropped)", level: .warning) }
+        let replica: RaftReplica
+        do {
+            replica = try RaftReplica(id: name, group: group, state: storage.recovered, configuration: settings.raft, seed: UInt64.random(in: .min ... .max))
+        } catch {
+            storage.close()
+            throw .replicaFailed(group: id, node: name, reason: "\(error)")
+        }
+        let system = system
+        let runner = RaftGroupRunner(
+            id: id, node: name, replica: replica, storage: storage, machine: machine, settings: settings, outbox: outbox,
+            log: { line, level in system.log(line, level: level) })
+        groups.withLock { $0[id] = runner }
+        await runner.start()
+        if stopped.load(ordering: .acquiring) { await runner.stop() }
+    }
+
+    /// "replicas n1, n2, n3 (first leader n1)".
+    static func describe(_ group: RaftGroup) -> String {
+        "replicas \(group.replicas.joined(separator: ", "))" + (group.firstLeader.map { " (first leader \($0))" } ?? "")
+    }
+
+    /// The groups stored in the data directory (each with the definition it was created
+    /// with), by id: what a restarted node reopens.
+    public func storedGroups() async -> [String: RaftGroup] {
+        let dataDirectory = settings.dataDirectory
+        return await runBlocking("spokes.raft.list") {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory)) ?? []
+            var groups: [String: RaftGroup] = [:]
+            for name in names where (try? RaftGroupID.validate(name)) != nil {
+                let directory = (dataDirectory as NSString).appendingPathComponent(name)
+                if let group = try? RaftGroupDefinitionFile.read(in: directory) { groups[name] = group }
+            }
+            return groups
+        }
+    }
+
+    /// The groups this node holds a replica of, by id.
+    public var groupIDs: [String] { groups.withLock { $0.keys.sorted() } }
+
+    /// Proposes `command` to `group` and waits (at most `settings.proposalTimeout`) until
+    /// it is committed and applied here, returning where it landed and its result. If
+    /// this replica does not lead and `forward` is true, the command goes to the leader
+    /// this replica knows, once; otherwise, or without a known leader, it fails with
+    /// `notLeader` naming the leader (if any).
+    public func propose(group id: String, command: String, forward: Bool = true) async throws(RaftHostError) -> RaftCommit {
+        guard let runner = groups.withLock({ $0[id] }) else { throw .unknownGroup(id, node: name) }
+        let proposed: (index: Int, commit: Future<RaftCommit, RaftHostError>)
+        do {
+            proposed = try await runner.propose(command)
+        } catch {
+            guard forward, case .notLeader(_, _, let leader?) = error, leader != name else { throw error }
+            return try await forwardProposal(command, of: id, to: leader)
+        }
+        let seconds = settings.proposalTimeout
+        let commit = proposed.commit
+        let result: Result<RaftCommit, RaftHostError>
+        do {
+            result = try await withTimeout(seconds: seconds) { await commit.result }
+        } catch {
+            await runner.abandon(proposed.index)
+            throw .outcomeUnknown(group: id, index: proposed.index, reason: "not applied within \(seconds) s")
+        }
+        return try result.get()
+    }
+
+    private func forwardProposal(_ command: String, of id: String, to leader: String) async throws(RaftHostError) -> RaftCommit {
+        guard let node = system.connectedPeers.first(where: { $0.node.name == leader && !$0.address.isEmpty })?.node else {
+            throw .leaderUnreachable(group: id, leader: leader, reason: "not connected to \(name)")
+        }
+        let outcome: RaftProposalOutcome
+        do {
+            let endpoint = try RaftEndpoint.resolve(id: ActorID(node: node, name: RaftEndpoint.wellKnownName), using: system)
+            outcome = try await endpoint.propose(group: id, command: command)
+        } catch {
+            throw .leaderUnreachable(group: id, leader: leader, reason: "\(error)")
+        }
+        switch outcome {
+        case .committed(let commit): return commit
+        case .failed(let error): throw error
+        }
+    }
+
+    /// This node's replica of `group` now, or nil if it holds none.
+    public func status(of group: String) async -> RaftGroupStatus? {
+        guard let runner = groups.withLock({ $0[group] }) else { return nil }
+        return await runner.status
+    }
+
+    /// A copy of the state machine of this node's replica of `group` (what it applied so
+    /// far), or nil if it holds none.
+    public func stateMachine(of group: String) async -> (any ReplicatedStateMachine)? {
+        guard let runner = groups.withLock({ $0[group] }) else { return nil }
+        return await runner.stateMachine
+    }
+
+    /// Asks this node's replica of `group`, if it leads, to hand leadership to `target`
+    /// (before a planned stop, say).
+    public func transferLeadership(of group: String, to target: String) async {
+        await groups.withLock({ $0[group] })?.transferLeadership(to: target)
+    }
+
+    /// Messages that found no group here, and messages this node could not deliver.
+    public var droppedMessages: (unknownGroup: Int, undelivered: Int) {
+        (unknownGroupMessages.load(ordering: .relaxed), outbox.droppedMessages)
+    }
+
+    /// Stops every group (their storage closed: what was not flushed is lost, as in a
+    /// crash) and the endpoint; waiting proposals fail with `stopped`.
+    public func stop() async {
+        stopped.store(true, ordering: .releasing)
+        let runners = groups.withLock { groups in
+            defer { groups.removeAll() }
+            return Array(groups.values)
+        }
+        for runner in runners { await runner.stop() }
+        endpoint.withLock { $0 = nil }
+    }
+
+    private func deliver(_ envelopes: [RaftEnvelope], from sender: String) async {
+        for envelope in envelopes {
+            guard let runner = groups.withLock({ $0[envelope.group] }) else {
+                unknownGroupMessages.add(envelope.messages.count, ordering: .relaxed)
+                continue
+            }
+            await runner.receive(envelope.messages, from: sender)
+        }
+    }
+}

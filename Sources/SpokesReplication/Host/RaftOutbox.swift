@@ -1,0 +1,115 @@
+import SpokesCluster
+import SpokesConsensus
+import Synchronization
+
+/// Messages on their way to other nodes: one queue per peer, drained by one call at a
+/// time (so a peer gets a group's messages in the order they were sent, and a slow peer
+/// delays only its own queue). Every group's messages to a peer share its calls. A
+/// queue holds at most `maximumQueuedMessages` (oldest dropped); a call that fails, or a
+/// peer that is not connected, loses its messages: Raft resends what matters.
+final class RaftOutbox: Sendable {
+    private struct Queue {
+        var envelopes: [RaftEnvelope] = []
+        var count = 0
+        var sending = false
+    }
+
+    private let system: ClusterSystem
+    private let settings: RaftHostSettings
+    private let queues = Mutex<[String: Queue]>([:])
+    private let dropped = Atomic<Int>(0)
+
+    init(system: ClusterSystem, settings: RaftHostSettings) {
+        self.system = system
+        self.settings = settings
+    }
+
+    /// Messages dropped so far (queue full, peer unreachable, call failed).
+    var droppedMessages: Int { dropped.load(ordering: .relaxed) }
+
+    func send(_ messages: [RaftMessage], of group: String, to peer: String) {
+        guard !messages.isEmpty else { return }
+        let limit = settings.maximumQueuedMessages
+        let (start, overflow): (Bool, Int) = queues.withLock { queues in
+            var queue = queues[peer, default: Queue()]
+            if queue.envelopes.last?.group == group {
+                queue.envelopes[queue.envelopes.count - 1].messages += messages
+            } else {
+                queue.envelopes.append(RaftEnvelope(group: group, messages: messages))
+            }
+            queue.count += messages.count
+            var overflow = 0
+            while queue.count > limit, !queue.envelopes.isEmpty {
+                let excess = queue.count - limit
+                if queue.envelopes[0].messages.count <= excess {
+                    let first = queue.envelopes.removeFirst()
+                    queue.count -= first.messages.count
+                    overflow += first.messages.count
+                } else {
+                    queue.envelopes[0].messages.removeFirst(excess)
+                    queue.count -= excess
+                    overflow += excess
+                }
+            }
+            let start = !queue.sending
+            queue.sending = true
+            queues[peer] = queue
+            return (start, overflow)
+        }
+        if overflow > 0 { dropped.add(overflow, ordering: .relaxed) }
+        if start { Task { await drain(peer) } }
+    }
+
+    /// Sends `peer`'s queue, one call at a time, until it is empty.
+    private func drain(_ peer: String) async {
+        while let batch = takeBatch(for: peer) {
+            let count = batch.reduce(0) { $0 + $1.messages.count }
+            guard let node = system.connectedPeers.first(where: { $0.node.name == peer && !$0.address.isEmpty })?.node else {
+                dropped.add(count, ordering: .relaxed)
+                continue
+            }
+            do {
+                let endpoint = try RaftEndpoint.resolve(id: ActorID(node: node, name: RaftEndpoint.wellKnownName), using: system)
+                try await endpoint.deliver(batch, from: system.node.name)
+            } catch {
+                dropped.add(count, ordering: .relaxed)
+                system.log("raft: \(count) messages to \(peer) lost: \(error)", level: .debug)
+            }
+        }
+    }
+
+    /// The next call's envelopes (about `maximumCallBytes` and at most
+    /// `maximumCallMessages`, one message always), or nil when the queue is empty (and
+    /// then nobody drains it until the next `send`).
+    private func takeBatch(for peer: String) -> [RaftEnvelope]? {
+        queues.withLock { queues in
+            guard var queue = queues[peer] else { return nil }
+            guard !queue.envelopes.isEmpty else {
+                queue.sending = false
+                queues[peer] = queue
+                return nil
+            }
+            var batch: [RaftEnvelope] = []
+            var bytes = 0
+            var count = 0
+            while let first = queue.envelopes.first {
+                var envelope = first
+                let room = settings.maximumCallMessages - count
+                if envelope.messages.count > room { envelope.messages = Array(envelope.messages.prefix(room)) }
+                let size = envelope.approximateSize
+                if count > 0, bytes + size > settings.maximumCallBytes || room == 0 { break }
+                if envelope.messages.count == first.messages.count {
+                    queue.envelopes.removeFirst()
+                } else {
+                    queue.envelopes[0].messages.removeFirst(envelope.messages.count)
+                }
+                batch.append(envelope)
+                bytes += size
+                count += envelope.messages.count
+            }
+            queue.count -= count
+            queues[peer] = queue
+            return batch
+        }
+    }
+}

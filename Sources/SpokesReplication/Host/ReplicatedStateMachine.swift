@@ -1,0 +1,20 @@
+/// What a Raft group drives: the application's state, changed only by committed commands.
+///
+/// A `RaftHost` owns one value per group and calls it from that group's executor only:
+/// `apply` once per committed command, in log order, on every replica; `restore` when a
+/// snapshot replaces the state (after a restart from one, or when the leader sent one);
+/// `snapshot` when the host compacts the log. Every replica must reach the same state
+/// and the same results from the same commands, so `apply` is deterministic: no clock,
+/// no randomness, no I/O, and a command it cannot use gets an error result (the same on
+/// every replica), never a crash. Commands, results and snapshots are text (JSON by
+/// convention); Raft never looks inside.
+public protocol ReplicatedStateMachine: Sendable {
+    /// Applies one committed command and returns its result, which `RaftHost.propose`
+    /// hands to the proposer.
+    mutating func apply(_ command: String) -> String
+    /// The whole state as text.
+    func snapshot() -> String
+    /// Replaces the whole state with a snapshot's; throws (and leaves the state alone)
+    /// if `snapshot` is not a snapshot of this kind of machine.
+    mutating func restore(_ snapshot: String) throws
+}
