@@ -87,7 +87,9 @@ struct SubmitProcessTests {
     @Test func aWorkerKilledMidJobLosesNoUserAndNoBike() async throws {
         let nodes = try await startNodes(3) { _ in ["--slots", "3"] }
         defer { nodes.forEach { $0.kill(SIGKILL) } }
-        let job = Task { await submit(to: nodes[0], ["--users", "40", "--paths", "8", "--time-scale", "0.1", "--seed", "2"]) }
+        // Real time (a user rides for seconds): j2 still has users in flight when it is
+        // killed, however late the status poll sees it running on a loaded machine.
+        let job = Task { await submit(to: nodes[0], ["--users", "40", "--paths", "8", "--time-scale", "1", "--seed", "2"]) }
         // Kill j2 once it is running users.
         var settings = ClusterProcessTests().clientSettings
         settings.cluster = cluster

@@ -241,11 +241,13 @@ struct SchedulingTests {
     }
 
     @Test func aTaskPastItsDeadlineIsRetriedElsewhere() async throws {
-        let nodes = try await startCluster(2, faults: [.init(), .init(slowMilliseconds: 2_000)])
+        // w1 takes 5 s a task; the deadline (1.5 s) leaves a 0.01 s task on w0 room even on
+        // a machine loaded by the rest of the suite.
+        let nodes = try await startCluster(2, faults: [.init(), .init(slowMilliseconds: 5_000)])
         defer { nodes.forEach { $0.stop() } }
         let (systems, following) = try await coordinator(nodes[0], expecting: 2)
         defer { following.cancel() }
-        let runner = JobRunner(systems: systems, job: "slow", kind: ProbeTask.name, deadline: 0.3, retries: 2)
+        let runner = JobRunner(systems: systems, job: "slow", kind: ProbeTask.name, deadline: 1.5, retries: 2)
         let outcomes = await runner.run(count: 8, input: input(0.01))
         #expect(outcomes.allSatisfy { $0.output == #""w0""# })
         let timedOut = outcomes.flatMap(\.failures)
