@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SpokesBikes
 import SpokesCluster
 
@@ -43,12 +44,37 @@ enum SubmitCommand {
         let progress = ProgressLine(
             mode: arguments.flag("progress") ? .lines : context.standardErrorIsTerminal && !arguments.flag("json") ? .redraw : .off,
             write: context.standardError)
-        let report = try await JobClient.submit(job, to: target, settings: settings, onAccepted: { coordinator in
-            context.standardError("job \(job.id) accepted by \(coordinator) at \(target); stop it with: spokes cancel \(job.id) --to \(target)\n")
-        }) { progress.show($0) }
+        let accepted = Mutex(false)
+        let report: SimulationReport
+        do {
+            report = try await JobClient.submit(job, to: target, settings: settings, onAccepted: { coordinator in
+                accepted.withLock { $0 = true }
+                context.standardError("job \(job.id) accepted by \(coordinator) at \(target); stop it with: spokes cancel \(job.id) --to \(target)\n")
+            }) { progress.show($0) }
+        } catch RemoteCallError.peerDisconnected(let node, let reason) where accepted.withLock({ $0 }) {
+            // The coordinator went silent or away after it took the job (issue 21 §1): say
+            // which, since when, and how to find the job's end later.
+            progress.finish()
+            throw CoordinatorLost(job: job.id, node: node, address: target, reason: reason)
+        }
         progress.finish()
         let written = try ReportOutput.emit(report, arguments: arguments, context: context)
         if report.cancelled { return 130 }
         return report.completedUsers == report.users && report.conservation.holds && written ? 0 : 1
+    }
+}
+
+/// The coordinator of a job this client submitted stopped answering after it accepted
+/// the job: the job may still finish there (its report is stored where it ran).
+struct CoordinatorLost: Error, CustomStringConvertible {
+    var job: String
+    var node: String
+    var address: SocketAddress
+    var reason: String
+
+    var description: String {
+        "lost the coordinator of job \(job), \(node) at \(address): \(reason). The job goes on there if \(node) is alive "
+            + "and cut off; once it is reachable, 'spokes result \(job) --to \(address)' prints its report, "
+            + "and 'spokes cancel \(job) --to \(address)' stops it"
     }
 }

@@ -79,6 +79,36 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             guard let self else { Glibc.close(fd); return }
             self.accept(fd: fd, remote: remote)
         }
+        if !isMember { watchPeers() }
+    }
+
+    /// A client's watchdog (issue 21 §1): a node watches its peers through membership; a
+    /// client has none, and its calls may wait for days (a job's). So every heartbeat
+    /// interval it sends a heartbeat on each connection (the peer's acknowledgement, like
+    /// any message, refreshes the connection's `lastReceived`) and closes a connection
+    /// whose peer has said nothing for twice `heartbeat.dead_after` (2.4 s by default: a
+    /// client is more patient than a member, since a wrong verdict costs the user's
+    /// command), failing the calls on it with ``RemoteCallError/peerDisconnected(node:reason:)``,
+    /// whose reason says since when. A round that comes late (this process was paused)
+    /// judges nobody: the silence it would see is its own. Ends at ``shutdown()``.
+    private func watchPeers() {
+        let interval = settings.heartbeatInterval
+        let deadAfter = 2 * settings.deadTimeout
+        Task { [weak self] in
+            var lastRound = MonotonicClock.now
+            while let self, !self.isShutDown.load(ordering: .acquiring) {
+                self.sendHeartbeats()
+                let now = MonotonicClock.now
+                let late = now - lastRound > max(3 * interval, deadAfter / 2)
+                lastRound = now
+                for connection in self.connections.withLock({ Array($0.values) }) where !late && now - connection.lastReceived > deadAfter {
+                    let silent = now - connection.lastReceived
+                    let since = UTCTime.iso8601(Date(timeIntervalSinceNow: -silent))
+                    connection.close(reason: "no answer to heartbeats for \(String(format: "%.1f", silent)) s (since \(since)); a client waits twice heartbeat.dead_after")
+                }
+                try? await Task.sleep(for: .clamped(seconds: interval))
+            }
+        }
     }
 
     /// Throws ``SecurityError/insecureAddress(host:)`` if `settings` would have a node

@@ -84,6 +84,32 @@ struct SubmitProcessTests {
         #expect(results.allSatisfy { $0["node"] is String && $0["attempts"] as? Int == 1 })
     }
 
+    /// Issue 21 §1: a client whose coordinator stops answering (SIGSTOP keeps its sockets
+    /// open: only the missing heartbeats tell) says so within seconds, naming the job,
+    /// the node and how to fetch the result later, and exits non-zero.
+    @Test func aClientWhoseCoordinatorFreezesSaysSoNamingTheJobAndExits() async throws {
+        let nodes = try await startNodes(1)
+        defer {
+            nodes[0].kill(SIGCONT)
+            nodes[0].kill(SIGKILL)
+        }
+        let job = Task { await submit(to: nodes[0], ["--users", "20", "--paths", "30", "--time-scale", "1", "--seed", "3"]) }
+        var settings = ClusterProcessTests().clientSettings
+        settings.cluster = cluster
+        try await eventually("the job runs on j0", within: 10) {
+            (try? await StatusCommand.fetchMembers(from: nodes[0].address, settings: settings, timeout: 2).first?.running ?? 0) ?? 0 > 0
+        }
+        nodes[0].kill(SIGSTOP)
+        let frozenAt = ContinuousClock.now
+        let run = try await withTimeout(seconds: 20) { await job.value }
+        let waited = (ContinuousClock.now - frozenAt).seconds
+        #expect(run.status == 1)
+        #expect(run.standardError.contains("lost the coordinator of job job-"), "\(run.standardError)")
+        #expect(run.standardError.contains("j0 at \(nodes[0].address)") && run.standardError.contains("no answer to heartbeats"), "\(run.standardError)")
+        #expect(run.standardError.contains("'spokes result job-"), "\(run.standardError)")
+        #expect(waited < 10, "the client said so \(waited) s after the coordinator froze")
+    }
+
     @Test func aWorkerKilledMidJobLosesNoUserAndNoBike() async throws {
         let nodes = try await startNodes(3) { _ in ["--slots", "3"] }
         defer { nodes.forEach { $0.kill(SIGKILL) } }
