@@ -49,6 +49,10 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// count it as a member.
     public let isMember: Bool
     private let heartbeatSequence = Atomic<UInt64>(0)
+    /// Worker calls (``ScanSystem``) received and running here, per connection they came
+    /// on (by the connection's identity), so a lost connection cancels them.
+    private let incomingCalls = Mutex<[ObjectIdentifier: [UInt64: Task<Void, Never>]]>([:])
+    private let incomingCallNumber = Atomic<UInt64>(0)
     /// Where ``log(_:level:)`` goes, labelled with this node's name.
     public let logger: Logger
     /// Set by ``shutdown()``: a stopped node dials nobody.
@@ -664,10 +668,28 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                     type: "TooManyCalls", message: "\(settings.maximumCallsPerConnection) calls are already running for this connection on \(node.name) (limits.max_calls_per_connection)"))))
                 return
             }
-            Task {
-                await self.execute(call, from: connection)
-                connection.callsInFlight.wrappingSubtract(1, ordering: .relaxed)
+            // A worker's task call dies with its connection (nobody can take its result); a
+            // job's submission does not (a job outlives its client, which may cancel it
+            // from anywhere with `spokes cancel`).
+            guard call.recipient.name == ScanSystem.wellKnownName else {
+                Task {
+                    await self.execute(call, from: connection)
+                    connection.callsInFlight.wrappingSubtract(1, ordering: .relaxed)
+                }
+                return
             }
+            // Registered before it can run, so a close that comes first still finds it.
+            let key = ObjectIdentifier(connection)
+            let number = incomingCallNumber.wrappingAdd(1, ordering: .relaxed).oldValue
+            incomingCalls.withLock { calls in
+                let task = Task {
+                    await self.execute(call, from: connection)
+                    connection.callsInFlight.wrappingSubtract(1, ordering: .relaxed)
+                    self.incomingCalls.withLock { _ = $0[key]?.removeValue(forKey: number) }
+                }
+                calls[key, default: [:]][number] = task
+            }
+            if connection.isClosed { cancelCalls(receivedOn: connection) }
         case .reply(let reply):
             finish(call: reply.id, with: .success(reply.outcome))
         case .heartbeat(let beat):
@@ -719,7 +741,16 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             return true
         }
         fail(callsOn: connection, with: .peerDisconnected(node: node?.name ?? connection.remoteAddress.description, reason: reason))
+        cancelCalls(receivedOn: connection)
         if wasRegistered, let node { emit(.disconnected(node, reason: reason)) }
+    }
+
+    /// Cancels the worker calls that arrived on `connection` and still run here: nobody
+    /// can read their replies any more, and the slot each holds frees at once instead of
+    /// at the end of its task (issue 21 §2).
+    private func cancelCalls(receivedOn connection: Connection) {
+        let running = incomingCalls.withLock { $0.removeValue(forKey: ObjectIdentifier(connection)) } ?? [:]
+        for task in running.values { task.cancel() }
     }
 
     private func emit(_ event: PeerEvent) {

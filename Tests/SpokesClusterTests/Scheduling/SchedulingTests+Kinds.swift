@@ -1,4 +1,5 @@
 import SpokesClusterTestKit
+import SpokesTestKit
 import Testing
 @testable import SpokesCluster
 
@@ -64,5 +65,24 @@ extension SchedulingTests {
         let asked = nodes[0].members.first { $0.node.name == "without" }!
         #expect(await nodes[0].kinds(of: asked)?.contains(WhereTask.schema) == false)
         #expect(await systems.nodes.contains("without") == false)
+    }
+}
+
+extension SchedulingTests {
+    /// Issue 21 §2: a call whose connection is gone is cancelled on the worker, so its
+    /// slot frees at once, not when the task would have ended (30 s here).
+    @Test func aTaskWhoseCallersConnectionIsLostFreesItsSlotAtOnce() async throws {
+        let nodes = try await startCluster(1, slots: 1)
+        defer { nodes.forEach { $0.stop() } }
+        var settings = nodes[0].settings
+        settings.port = 0
+        let client = try ClusterSystem(settings: settings, isMember: false)
+        let peer = try await client.join(nodes[0].system.address)
+        let worker = try ScanSystem.resolve(id: ActorID(node: peer.node, name: ScanSystem.wellKnownName), using: client)
+        let call = Task { try await worker.run(probe("lost", 0, seconds: 30)) }
+        try await waitUntil("the task holds the node's only slot") { nodes[0].counters.inUse.cpu == 1 }
+        client.shutdown()
+        try await eventually("the slot is free", within: 3) { nodes[0].counters.inUse.cpu == 0 }
+        _ = try? await call.value
     }
 }
