@@ -648,13 +648,36 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             }
             return (connection, nil)
         }
-        if let loser {
-            DispatchQueue.global().asyncAfter(deadline: .now() + settings.handshakeTimeout) {
-                loser.close(reason: "duplicate connection to \(peer.node.name)")
-            }
-        }
+        if let loser { retire(loser, reason: "duplicate connection to \(peer.node.name)") }
         replaced?.close(reason: "\(peer.node.name) restarted as \(peer.node)")
         if loser !== connection { emit(.connected(peer)) }
+    }
+
+    /// Closes `connection`, the loser of a dial race (both sides pick the same winner),
+    /// without failing a call (issue 21 §2): new calls already go over the winner, so it
+    /// waits (after the handshake timeout, which lets both handshakes finish) until no
+    /// call it sent awaits a reply and no call it received still runs here (the peer's
+    /// calls over it are answered), then closes once the replies are written. A call
+    /// that outlasts the wait (at most the call timeout, capped at 10 minutes) fails as
+    /// before.
+    private func retire(_ connection: Connection, reason: String) {
+        let settle = settings.handshakeTimeout
+        let bound = min(max(settings.callTimeout, settle), 600)
+        Task { [weak self] in
+            try? await Task.sleep(for: .clamped(seconds: settle))
+            let deadline = MonotonicClock.now + bound
+            while let self, !connection.isClosed, MonotonicClock.now < deadline,
+                  connection.callsInFlight.load(ordering: .relaxed) > 0 || self.hasPendingCalls(on: connection) {
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            connection.closeAfterQueuedWrites(reason: reason)
+        }
+    }
+
+    /// Whether a call sent over `connection` still awaits its reply.
+    private func hasPendingCalls(on connection: Connection) -> Bool {
+        let key = ObjectIdentifier(connection)
+        return pendingCalls.withLock { calls in calls.values.contains { $0.connection == key } }
     }
 
     /// A message on an established connection. Runs on the connection's reader thread.

@@ -167,6 +167,11 @@ public final class Connection: Sendable, CustomStringConvertible {
         writes.async { [self] in close(reason: reason, rejecting: rejection) }
     }
 
+    /// Closes once every frame queued so far is written (a reply sent just before).
+    func closeAfterQueuedWrites(reason: String) {
+        writes.async { [self] in close(reason: reason) }
+    }
+
     /// Blocks until every write queued so far has been attempted. Call off the cooperative pool.
     func drainWrites() {
         writes.sync {}

@@ -1,6 +1,7 @@
 import Distributed
 import Foundation
 import SpokesConcurrency
+import SpokesTestKit
 import Testing
 @testable import SpokesCluster
 
@@ -153,6 +154,25 @@ struct ClusterSystemTests {
         #expect(try await remote.greet("race") == "hello race from node-1")
         #expect(a.connectedPeers.map(\.node) == [b.node])
         #expect(b.connectedPeers.map(\.node) == [a.node])
+    }
+
+    /// Issue 21 §2: when two nodes that are connected dial each other again (a split
+    /// heals), the connection that loses is closed only once the calls over it are
+    /// answered: a call in flight on it succeeds.
+    @Test func aCallInFlightOnTheLosingDuplicateConnectionIsAnswered() async throws {
+        let cluster = try TestSystems(2) { settings, _ in settings.handshakeTimeout = 2 }
+        defer { cluster.shutdown() }
+        let a = cluster.systems[0], b = cluster.systems[1]
+        cluster.keep(ClusterSystem.withWellKnownName(NodeStatus.wellKnownName) { NodeStatus(actorSystem: a, report: { [] }) })
+        // node-1 dials first; node-0's later dial wins (the lower dialler's name).
+        try await b.join(a.address)
+        let status = try NodeStatus.resolve(id: ActorID(node: a.node, name: NodeStatus.wellKnownName), using: b)
+        let slow = Task { try await status.ping(delay: 3) }
+        try await eventually("the slow call is in flight") { b.pendingCallCount == 1 }
+        try await a.join(b.address)
+        #expect(try await slow.value == "node-0", "the call on the losing connection was answered")
+        try await eventually("one connection left on each side", within: 5) { a.openConnectionCount == 1 && b.openConnectionCount == 1 }
+        #expect(try await status.ping() == "node-0")
     }
 
     @Test func garbageOnTheWireClosesOnlyThatConnection() async throws {
