@@ -22,6 +22,8 @@ let package = Package(
         .library(name: "SpokesSimulation", targets: ["SpokesSimulation"]),
         .library(name: "SpokesReplication", targets: ["SpokesReplication"]),
         .executable(name: "spokes", targets: ["spokes"]),
+        // The membership simulator from the command line (Scripts/simulate-cluster); not part of `spokes`.
+        .executable(name: "simulate-cluster", targets: ["simulate-cluster"]),
     ],
     dependencies: [],
     targets: [
@@ -38,7 +40,8 @@ let package = Package(
         .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency"]),
         .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
         .target(name: "SpokesConsensus"),
-        .target(name: "SpokesSimulation", dependencies: ["SpokesConsensus"]),
+        .target(name: "SpokesSimulation", dependencies: ["SpokesConsensus", "SpokesCluster"]),
+        .executableTarget(name: "simulate-cluster", dependencies: ["SpokesSimulation"]),
         .target(name: "SpokesReplication", dependencies: ["SpokesCluster", "SpokesConsensus", "SpokesConcurrency"]),
         // What every test target shares (temporary folders that are always removed).
         .target(name: "SpokesTestKit", path: "Tests/SpokesTestKit"),
