@@ -1,10 +1,11 @@
 import Foundation
+import SpokesConcurrency
 import Synchronization
 
 /// One TCP connection, carrying framed JSON ``WireMessage``s.
 ///
 /// A dedicated reader thread blocks in `recv` and hands each decoded message to
-/// `onMessage`; writes go through a serial dispatch queue of their own, so a slow peer
+/// `onMessage`; writes go through a thread of their own (`SerialThread`), so a slow peer
 /// delays only its own connection and no cooperative-pool thread ever blocks on a
 /// socket. `onClose` runs exactly once, with the reason.
 ///
@@ -61,7 +62,8 @@ public final class Connection: Sendable, CustomStringConvertible {
     private let fd: Int32
     private let limits: Limits
     private let rejections: RejectionCounters
-    private let writes: DispatchQueue
+    /// Every write, in order, on a thread of the connection's own (see `SerialThread`).
+    private let writes: SerialThread
     private let state = Mutex(State())
     private let queuedBytes = Atomic<Int>(0)
     /// Calls received on this connection and still running here.
@@ -83,7 +85,7 @@ public final class Connection: Sendable, CustomStringConvertible {
         self.isOutbound = isOutbound
         self.limits = limits
         self.rejections = rejections
-        writes = DispatchQueue(label: "spokes.connection.write.\(remoteAddress)")
+        writes = SerialThread(name: "spokes.connection.write")
     }
 
     public var description: String {
@@ -174,7 +176,7 @@ public final class Connection: Sendable, CustomStringConvertible {
 
     /// Blocks until every write queued so far has been attempted. Call off the cooperative pool.
     func drainWrites() {
-        writes.sync {}
+        writes.sync()
     }
 
     /// Why this connection was closed, when it was closed for hostile or broken input.
@@ -243,6 +245,7 @@ public final class Connection: Sendable, CustomStringConvertible {
             }
         }
         writes.async { [fd] in Glibc.close(fd) }
+        writes.finish()
     }
 
     private struct ReadFailure: Error {
