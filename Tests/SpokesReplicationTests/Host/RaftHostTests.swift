@@ -111,6 +111,8 @@ struct RaftHostTests {
         try await cluster.open("g", on: [0, 1, 2], firstLeader: 1)
         let leader = try await cluster.leader(of: "g")
         #expect(leader == 1)
+        // n1 learns its leader from n2's first heartbeat; on a loaded machine that may come late.
+        try await eventually("n1 knows n2 leads") { await cluster.host(0).status(of: "g")?.leader == "n2" }
         await #expect(throws: RaftHostError.notLeader(group: "g", node: "n1", leader: "n2")) {
             try await cluster.host(0).propose(group: "g", command: "x", forward: false)
         }
