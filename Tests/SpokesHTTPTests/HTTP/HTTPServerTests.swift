@@ -317,8 +317,9 @@ struct HTTPServerTests {
         await client.send(Self.get("/answered"))
         #expect(await client.readResponse()?.text == "path /answered", "a request is answered through the flood")
         // On a loaded machine a stranger may reach its 2 s header timeout before it is
-        // crowded out: either way it made room.
-        #expect((server.refusals["crowded_out"] ?? 0) + (server.refusals["request_timeout"] ?? 0) == 30 + 1 - 4,
+        // crowded out (it made room all the same), and the last ones may time out too.
+        let crowdedOut = server.refusals["crowded_out"] ?? 0
+        #expect(crowdedOut <= 30 + 1 - 4 && crowdedOut + (server.refusals["request_timeout"] ?? 0) >= 30 + 1 - 4,
                 "the oldest made room for each newcomer: \(server.refusals)")
         #expect(server.refusals["too_many_connections"] == nil && server.refusals["too_many_connections_per_address"] == nil)
         #expect(await strangers[0].closedByServer(), "the oldest stranger was closed")
