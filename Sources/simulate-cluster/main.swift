@@ -1,10 +1,12 @@
 import Foundation
+import SpokesCluster
 import SpokesSimulation
 
 // Runs the cluster's membership in the deterministic simulator (issue 18 §2): N nodes'
 // real Membership state machines over a faulty virtual network, one run per seed.
 //
 //   simulate-cluster --nodes N --seeds A-B [--faults crash,pause,...] [--json]
+//   simulate-cluster --scale 10,25,50,100     the scale model (issue 18 §3): a table
 //
 // Prints each seed's verdict and trace hash (the same seed gives the same hash), then a
 // summary; a failing seed prints its shrunk trace, and the exit status is 1. Usage
@@ -21,6 +23,8 @@ struct Request {
     var seeds: ClosedRange<UInt64> = 1...100
     var kinds = SimulationFault.Kind.allCases
     var json = false
+    /// Cluster sizes for the scale model; empty: play seeds.
+    var scale: [Int] = []
 }
 
 func parse(_ given: [String]) -> Request {
@@ -58,6 +62,10 @@ func parse(_ given: [String]) -> Request {
             if request.kinds.isEmpty { fail("--faults needs at least one kind") }
         case "--json":
             request.json = true
+        case "--scale":
+            let text = value()
+            request.scale = text.split(separator: ",").compactMap { Int($0) }.filter { (2...500).contains($0) }
+            if request.scale.isEmpty { fail("--scale expects sizes from 2 to 500, e.g. 10,25,50,100; got '\(text)'") }
         case "-h", "--help":
             print("usage: simulate-cluster --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
             exit(0)
@@ -71,7 +79,12 @@ func parse(_ given: [String]) -> Request {
     let request = parse(Array(CommandLine.arguments.dropFirst()))
     let nodes = request.nodes, seeds = request.seeds, kinds = request.kinds, json = request.json
 
-    func model() -> MembershipModel { MembershipModel(options: MembershipModel.Options(nodes: nodes)) }
+    if !request.scale.isEmpty {
+    printScaleModel(request.scale)
+    exit(0)
+}
+
+func model() -> MembershipModel { MembershipModel(options: MembershipModel.Options(nodes: nodes)) }
     func options(_ seed: UInt64) -> SimulationOptions { SimulationOptions(seed: seed, faultWindow: 10, faultKinds: kinds, settle: 6) }
 
     let start = Date()
@@ -99,3 +112,39 @@ func parse(_ given: [String]) -> Request {
         print(String(format: "%d nodes, %d seeds, %d failed; %.0f virtual s in %.2f s wall (%.0fx real time)", nodes, seeds.count, failures.count, virtual, wall, virtual / max(wall, 1e-9)))
     }
     exit(failures.isEmpty ? 0 : 1)
+
+/// The scale model (issue 18 §3): today's full mesh at each size, from fixed scenarios of
+/// one seed each, in virtual time. Heartbeats are what a member sends each tick to each
+/// member; in the real system each is acknowledged, so the table counts both.
+func printScaleModel(_ sizes: [Int]) {
+    let sealed = 32 + 4  // HMAC-SHA256 tag and the frame's length
+    // A heartbeat's frame as `WireMessage` encodes it (`{"type", "body"}`), a sequence of seven digits.
+    let heartbeat = #"{"type":"heartbeat","body":{"sequence":1000000}}"#.utf8.count
+    print("| nodes | messages per node per s | bytes per node per s | crash: all suspect / all dead (s) | partition healed: all alive again (s) | false suspicions at 1% loss, per node per min |")
+    print("|---|---|---|---|---|---|")
+    for size in sizes {
+        let model = MembershipModel(options: MembershipModel.Options(nodes: size))
+        let quiet = SimulationOptions(seed: 1, faultCount: 0...0, settle: 10)
+        // Steady state: 10 s after the mesh formed.
+        let (_, steady) = Simulation.play(model, options: quiet, faults: [])
+        let beats = steady.sent["heartbeat", default: 0]
+        let seconds = 10.0
+        let perNode = 2 * Double(beats) / Double(size) / seconds
+        // A crash at 4 s that lasts past the run.
+        let (_, crashed) = Simulation.play(model, options: SimulationOptions(seed: 1, settle: 2), faults: [SimulationFault(start: 4, duration: 6, effect: .crash(node: "m2"))])
+        func last(_ state: Member.State) -> Double? {
+            let times = crashed.verdicts.filter { $0.member == "m2" && $0.state == state && $0.time >= 4 }
+            let observers = Set(times.map(\.observer))
+            return observers.count == size - 1 ? times.map(\.time).max().map { $0 - 4 } : nil
+        }
+        // Half the nodes cut off both ways from 4 s to 8 s.
+        let isolated = (1...max(1, size / 2)).map { "m\($0)" }
+        let (_, split) = Simulation.play(model, options: SimulationOptions(seed: 1, settle: 6), faults: [SimulationFault(start: 4, duration: 4, effect: .partition(isolated: isolated, direction: .both))])
+        let healed = split.convergedAt.map { $0 - 8 }
+        // 1% of messages lost for 60 s, nothing else wrong.
+        let (_, lossy) = Simulation.play(model, options: SimulationOptions(seed: 1, settle: 2), faults: [SimulationFault(start: 2, duration: 60, effect: .loss(rate: 0.01))])
+        let suspicions = lossy.verdicts.filter { $0.state == .suspect }.count
+        func text(_ value: Double?) -> String { value.map { String(format: "%.2f", $0) } ?? "never" }
+        print("| \(size) | \(String(format: "%.0f", perNode)) | \(String(format: "%.0f", perNode * Double(heartbeat + sealed))) | \(text(last(.suspect))) / \(text(last(.dead))) | \(text(healed)) | \(String(format: "%.2f", Double(suspicions) / Double(size))) |")
+    }
+}

@@ -95,8 +95,15 @@ public struct MembershipModel: SimulationModel {
     private var incarnations: [String: UInt64] = [:]
     private var nextIncarnation: UInt64 = 1
     public private(set) var violation: String?
-    /// Suspicions cleared with news, and without (a violation), over the run.
+    /// Suspicions cleared with news, over the run.
     public private(set) var recoveries = 0
+    /// Messages sent, by kind, over the run (for the scale model: issue 18 §3).
+    public private(set) var sent: [String: Int] = [:]
+    /// Each (observer, member, state, time) a member turned suspect or dead at.
+    public private(set) var verdicts: [(observer: String, member: String, state: Member.State, time: Double)] = []
+    /// When every running node last came to list every other one alive at its current
+    /// incarnation (checked on `m1`'s ticks), and whether they do now.
+    public private(set) var convergedAt: Double?
 
     public init(options: Options) {
         self.options = options
@@ -126,7 +133,10 @@ public struct MembershipModel: SimulationModel {
                 return
             }
             observe(.connected(node: peer, address: peer.name, slots: 1), at: node, in: &context)
-            if let me = running[node]?.membership.local { context.send(.welcome(me), to: sender) }
+            if let me = running[node]?.membership.local {
+                context.send(.welcome(me), to: sender)
+                sent["welcome", default: 0] += 1
+            }
         case .welcome(let peer):
             observe(.connected(node: peer, address: peer.name, slots: 1), at: node, in: &context)
         case .heartbeat(let peer):
@@ -144,6 +154,16 @@ public struct MembershipModel: SimulationModel {
     }
 
     public mutating func healed(in context: inout SimulationContext<Self>) {}
+
+    /// Every running node lists every other running node alive at its current incarnation.
+    public var converged: Bool {
+        running.allSatisfy { observer, state in
+            incarnations.allSatisfy { other, incarnation in
+                other == observer || running[other] == nil
+                    || state.membership.members[other].map { $0.state == .alive && $0.node.incarnation == incarnation } == true
+            }
+        }
+    }
 
     public func finalViolation(now: Double) -> String? {
         for (observer, state) in running.sorted(by: { $0.key < $1.key }) {
@@ -166,10 +186,13 @@ public struct MembershipModel: SimulationModel {
             let member = state.membership.members[other]
             if member == nil || member?.state == .dead || member?.state == .left {
                 context.send(.hello(me), to: other)
+                sent["hello", default: 0] += 1
             } else {
                 context.send(.heartbeat(me), to: other)
+                sent["heartbeat", default: 0] += 1
             }
         }
+        if node == nodes[0] { convergedAt = converged ? (convergedAt ?? context.now) : nil }
         if options.feedsHeardEveryTick {
             for member in state.membership.members.values where member.state != .dead {
                 observe(.heard(node: member.node), at: node, in: &context)
@@ -214,6 +237,9 @@ public struct MembershipModel: SimulationModel {
                 switch event {
                 case .changed(let member, let from) where member.state == .suspect && from == .alive:
                     state.suspectedAt[member.node.name] = now
+                    verdicts.append((node, member.node.name, .suspect, now))
+                case .changed(let member, _) where member.state == .dead:
+                    verdicts.append((node, member.node.name, .dead, now))
                 case .changed(let member, let from) where member.state == .alive && from == .suspect:
                     let name = member.node.name
                     let since = state.suspectedAt[name] ?? -.infinity
