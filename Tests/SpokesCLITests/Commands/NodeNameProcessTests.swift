@@ -21,7 +21,9 @@ extension ClusterProcessTests {
         // The real d1 was never disturbed: the same incarnation, alive, on both nodes.
         let seen = try #require(try await members(of: nodes[0]).first { $0.name == "d1" })
         #expect(seen.incarnation == member.incarnation && seen.state == "alive")
-        #expect(try await members(of: nodes[1]).map(\.state) == ["alive", "alive"])
+        // On a loaded machine a heartbeat may come late enough for a moment's suspicion;
+        // what matters is that d1 stays itself and sees d0 alive.
+        try await waitUntil(nodes[1], "d1 and d0 alive on d1") { $0.map(\.state) == ["alive", "alive"] }
 
         // After it leaves, a node of that name is admitted at once, not after a fixed exclusion.
         nodes[1].kill(SIGTERM)
