@@ -21,6 +21,9 @@ public final class SerialThread: Sendable {
     /// Starts the thread, named `name`.
     public init(name: String) {
         let thread = Thread { [self] in
+            // Named from inside: on Linux a name set before `start()` does not reach the
+            // thread, which keeps its creator's.
+            Thread.current.name = name
             while true {
                 wake.wait()
                 let (blocks, finishing) = pending.withLock { state in
