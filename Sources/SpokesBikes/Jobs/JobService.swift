@@ -76,6 +76,9 @@ public distributed actor JobService {
 
     private let node: ClusterNode
     private let store: JobStore
+    /// The node's desk for jobs of tasks (`spokes map`, `spokes sweep`), whose running
+    /// jobs this desk lists and cancels too.
+    private let taskJobs: TaskJobs?
     /// The jobs coordinated here now (until their report is stored).
     private var running: [String: RunningJob] = [:]
     /// The last reports finished here, newest first, so the dashboard need not read the store.
@@ -89,6 +92,7 @@ public distributed actor JobService {
         let system = actorSystem
         let jobStore = store ?? JobStore(directory: node.settings.dataDirectory, keep: node.settings.jobsKeep) { system.log($0) }
         self.store = jobStore
+        taskJobs = node.taskJobs
         // Index the stored history now, in the background, so the first `spokes jobs` need not.
         startBlocking("spokes.job-store") { _ = try? jobStore.summaries() }
     }
@@ -177,8 +181,14 @@ public distributed actor JobService {
                 cancelledUsers: record?.cancelled ?? 0, retries: record?.retries ?? 0,
                 wallTime: record.map { max(0, now - $0.startedAt) } ?? 0)
         }
+        let tasks = try await (taskJobs?.runningJobs() ?? []).map { job in
+            JobStore.Summary(
+                job: job.job, state: .running, finished: nil, coordinator: coordinator, network: job.title, users: job.tasks,
+                completedUsers: job.succeeded, failedUsers: job.failed, cancelledUsers: job.cancelled, retries: job.retries,
+                wallTime: job.wallTime, kind: job.kind)
+        }
         let store = store
-        return live + (try await runBlocking("spokes.job-store") { try store.summaries() })
+        return live + tasks + (try await runBlocking("spokes.job-store") { try store.summaries() })
     }
 
     /// The finished jobs stored under this node's data directory, oldest first.
@@ -254,7 +264,12 @@ public distributed actor JobService {
 
     /// Cancels `job` if this node coordinates it (see ``cancel(job:origin:)``).
     public distributed func cancelHere(job: String, origin: CancelOrigin) async -> Cancellation? {
-        guard let entry = running[job] else { return nil }
+        guard let entry = running[job] else {
+            guard let report = try? await taskJobs?.cancelHere(job: job, reason: origin.reason) else { return nil }
+            return Cancellation(
+                coordinator: report.coordinator, coordinatorAddress: actorSystem.address.description,
+                summary: JobStore.Summary(taskJob: report, finished: Date()), storeError: report.storeError)
+        }
         entry.cancelReason.set(origin)
         entry.work.cancel()
         let coordinator = actorSystem.node.name

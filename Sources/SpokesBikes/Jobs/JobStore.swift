@@ -24,7 +24,7 @@ import SpokesCluster
 ///   so a rewrite's cost is spread over many appends.
 ///
 /// Every call blocks on file I/O: call it through `runBlocking`, never on the cooperative pool.
-public final class JobStore: Sendable {
+public final class JobStore: TaskJobHistory {
     /// One job, as `spokes jobs` lists it.
     public struct Summary: Sendable, Hashable, Codable {
         /// How a job stands.
@@ -52,10 +52,13 @@ public final class JobStore: Sendable {
         public var retries: Int
         /// Real seconds it ran (so far, while it runs).
         public var wallTime: Double
+        /// The task kind of a job of tasks (`spokes map`, `spokes sweep`), whose `network`
+        /// is its title and whose `users` are its tasks; nil for a bike job.
+        public var kind: String?
 
         public init(
             job: String, state: State, finished: String?, coordinator: String, network: String, users: Int,
-            completedUsers: Int, failedUsers: Int, cancelledUsers: Int, retries: Int, wallTime: Double
+            completedUsers: Int, failedUsers: Int, cancelledUsers: Int, retries: Int, wallTime: Double, kind: String? = nil
         ) {
             self.job = job
             self.state = state
@@ -68,6 +71,16 @@ public final class JobStore: Sendable {
             self.cancelledUsers = cancelledUsers
             self.retries = retries
             self.wallTime = wallTime
+            self.kind = kind
+        }
+
+        /// The summary of a finished job of tasks.
+        public init(taskJob report: TaskJobReport, finished: Date) {
+            self.init(
+                job: report.job, state: report.cancelled ? .cancelled : report.failed > 0 ? .failed : .completed,
+                finished: ISO8601DateFormatter().string(from: finished), coordinator: report.coordinator, network: report.title,
+                users: report.tasks.count, completedUsers: report.succeeded, failedUsers: report.failed,
+                cancelledUsers: report.cancelledTasks, retries: report.retries, wallTime: report.wallTime, kind: report.kind)
         }
 
         /// The summary of a finished job's report.
@@ -82,7 +95,7 @@ public final class JobStore: Sendable {
         }
 
         private enum CodingKeys: String, CodingKey {
-            case job, state, finished, coordinator, network, users, completedUsers, failedUsers, cancelledUsers, retries, wallTime
+            case job, state, finished, coordinator, network, users, completedUsers, failedUsers, cancelledUsers, retries, wallTime, kind
         }
 
         /// Lines stored before states existed said only `cancelled`.
@@ -100,6 +113,7 @@ public final class JobStore: Sendable {
             cancelledUsers = try container.decodeIfPresent(Int.self, forKey: .cancelledUsers) ?? 0
             retries = try container.decodeIfPresent(Int.self, forKey: .retries) ?? 0
             wallTime = try container.decode(Double.self, forKey: .wallTime)
+            kind = try container.decodeIfPresent(String.self, forKey: .kind)
             if let state = try container.decodeIfPresent(State.self, forKey: .state) {
                 self.state = state
             } else {
@@ -161,11 +175,13 @@ public final class JobStore: Sendable {
             synchronize: { fdatasync($0) == 0 ? 0 : errno })
     }
 
-    /// One stored line, as it is encoded: `{"summary":...,"reportBytes":N,"report":...}`.
+    /// One stored line, as it is encoded: `{"summary":...,"reportBytes":N,"report":...}`
+    /// for a bike job, `"taskJob":...` in place of `"report"` for a job of tasks.
     private struct Line: Codable {
         var summary: Summary
         var reportBytes: Int?
-        var report: SimulationReport
+        var report: SimulationReport?
+        var taskJob: TaskJobReport?
     }
 
     /// Where a record's line is.
@@ -217,7 +233,25 @@ public final class JobStore: Sendable {
     /// Stores a finished job's report (marked `stored`), flushed to the device before it
     /// returns; throws ``StoreError`` and leaves the file as it was when it cannot.
     public func append(_ report: SimulationReport, coordinator: String, finished: Date = Date()) throws {
-        let line = try Self.line(for: report, coordinator: coordinator, finished: finished)
+        try append(line: try Self.line(for: report, coordinator: coordinator, finished: finished))
+    }
+
+    /// Stores a finished job of tasks' report (marked `stored`), as ``append(_:coordinator:finished:)`` does.
+    public func append(_ report: TaskJobReport) throws {
+        try append(report, finished: Date())
+    }
+
+    /// Stores a finished job of tasks' report, as finished at `finished`.
+    public func append(_ report: TaskJobReport, finished: Date) throws {
+        var report = report
+        report.stored = true
+        report.storeError = nil
+        let encoder = JSONEncoder()
+        try append(line: try Self.line(
+            summary: encoder.encode(Summary(taskJob: report, finished: finished)), key: Self.taskJobKey, record: encoder.encode(report)))
+    }
+
+    private func append(line: [UInt8]) throws {
         try Self.makeDirectories(directory)
         try index.withLock { index in
             try withFileLock(LOCK_EX) {
@@ -239,8 +273,18 @@ public final class JobStore: Sendable {
         }
     }
 
-    /// The report of `job`, or nil when it is not stored here (or no longer kept).
+    /// The report of bike job `job`, or nil when it is not stored here (or no longer kept).
     public func report(of job: String) throws -> SimulationReport? {
+        try line(of: job)?.report
+    }
+
+    /// The report of the job of tasks `job`, or nil when it is not stored here (or no longer kept).
+    public func taskJobReport(of job: String) throws -> TaskJobReport? {
+        try line(of: job)?.taskJob
+    }
+
+    /// The stored line of `job`, decoded.
+    private func line(of job: String) throws -> Line? {
         try index.withLock { index in
             // One hold of the lock: a compaction cannot move the line between the two.
             let found: (entry: Entry, bytes: [UInt8])? = try withFileLock(LOCK_SH) {
@@ -254,7 +298,7 @@ public final class JobStore: Sendable {
                 reportCorrupt(line: entry.line, "its report does not decode", in: &index)
                 return nil
             }
-            return line.report
+            return line
         }
     }
 
@@ -445,6 +489,7 @@ public final class JobStore: Sendable {
     private static let summaryPrefix = Array(#"{"summary":"#.utf8)
     private static let lengthKey = Array(#","reportBytes":"#.utf8)
     private static let reportKey = Array(#","report":"#.utf8)
+    private static let taskJobKey = Array(#","taskJob":"#.utf8)
 
     /// The stored line of a report (marked `stored`): `{"summary":S,"reportBytes":N,"report":R}`
     /// and a newline. Valid JSON for any reader, and the summary can be read without
@@ -455,10 +500,14 @@ public final class JobStore: Sendable {
         report.storeError = nil
         let summary = Summary(report: report, coordinator: coordinator, finished: finished)
         let encoder = JSONEncoder()
-        let reportJSON = try encoder.encode(report)
-        var line = summaryPrefix + Array(try encoder.encode(summary))
-        line += lengthKey + Array(String(reportJSON.count).utf8) + reportKey
-        line += Array(reportJSON)
+        return line(summary: try encoder.encode(summary), key: reportKey, record: try encoder.encode(report))
+    }
+
+    /// `{"summary":S,"reportBytes":N` then `key` (`,"report":`) and the record, a newline.
+    private static func line(summary: Data, key: [UInt8], record: Data) -> [UInt8] {
+        var line = summaryPrefix + Array(summary)
+        line += lengthKey + Array(String(record.count).utf8) + key
+        line += Array(record)
         line += Array("}\n".utf8)
         return line
     }
@@ -479,7 +528,8 @@ public final class JobStore: Sendable {
         let digits = rest.prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
         guard (1...12).contains(digits.count), let reportBytes = Int(String(decoding: digits, as: UTF8.self)) else { return nil }
         rest = rest.dropFirst(digits.count)
-        guard rest.starts(with: reportKey), rest.count == reportKey.count + reportBytes + 1, rest.last == UInt8(ascii: "}") else { return nil }
+        guard let key = [reportKey, taskJobKey].first(where: { rest.starts(with: $0) }),
+              rest.count == key.count + reportBytes + 1, rest.last == UInt8(ascii: "}") else { return nil }
         return summary
     }
 

@@ -40,8 +40,9 @@ enum CancelCommand {
             context.standardOutput("job \(job) on \(coordinator) is stopping (it had not ended within 10 s); 'spokes jobs --to \(cancellation.coordinatorAddress)' shows when it has\n")
             return 0
         }
+        let unit = summary.kind == nil ? "users" : "tasks"
         context.standardOutput(
-            "cancelled job \(job) on \(coordinator): \(summary.completedUsers) of \(summary.users) users completed, "
+            "cancelled job \(job) on \(coordinator): \(summary.completedUsers) of \(summary.users) \(unit) completed, "
                 + "\(summary.cancelledUsers) cancelled, \(summary.failedUsers) failed\n")
         if let error = cancellation.storeError {
             context.standardError("warning: the coordinator could not store its report: \(error)\n")

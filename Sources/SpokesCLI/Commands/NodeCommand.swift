@@ -65,8 +65,10 @@ enum NodeCommand {
         let events = node.membershipEvents()
         // A live member already has this name: stop, and exit 1 with the conflict below.
         node.nameConflict.whenComplete { _ in stopped.resolve(()) }
-        node.start()
-        let jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) { JobService(actorSystem: node.system, node: node) }
+        // One job store for bike jobs and jobs of tasks: `spokes jobs` lists both.
+        let store = JobStore(directory: settings.dataDirectory, keep: settings.jobsKeep) { log.log($0) }
+        node.start(taskJobHistory: store)
+        let jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) { JobService(actorSystem: node.system, node: node, store: store) }
         let name = node.system.node.name
         var dashboard: Dashboard?
         if settings.dashboardPort != nil {

@@ -21,10 +21,9 @@ enum ResultFromFolder {
             return 1
         }
         let store = JobStore(directory: directory)
-        guard let report = try store.report(of: job) else {
-            context.standardError("error: job \(job) is not in \(store.path)\n")
-            return 1
-        }
-        return try ReportOutput.emit(report, arguments: arguments, context: context) ? 0 : 1
+        if let report = try store.report(of: job) { return try ReportOutput.emit(report, arguments: arguments, context: context) ? 0 : 1 }
+        if let taskJob = try store.taskJobReport(of: job) { return try ResultCommand.emit(taskJob, arguments: arguments, context: context) }
+        context.standardError("error: job \(job) is not in \(store.path)\n")
+        return 1
     }
 }

@@ -4,12 +4,12 @@ import SpokesConcurrency
 import Synchronization
 
 /// `spokes map KIND` (and its older name `run`): runs a task kind over JSON inputs on a
-/// cluster's workers, with this client coordinating, and prints one output per input:
-/// in input order as soon as the outputs before it are in, or as tasks end
-/// (`--unordered`). `map --list` names the kinds the cluster's nodes run.
+/// cluster's workers as a job the cluster keeps, and prints one output per input: in
+/// input order as soon as the outputs before it are in, or as tasks end (`--unordered`).
+/// `map --list` names the kinds the cluster's nodes run.
 ///
-/// The client coordinates (``ClusterClient``): nothing is stored, and the client must
-/// stay until the end (a job the cluster keeps is issue 19's).
+/// The node the client reaches coordinates and stores the job (``ClusterClient/run(kind:schema:inputs:deadline:retries:title:progress:onStart:onOutcome:)``):
+/// `spokes jobs` lists it, `spokes result` prints its outputs again, `spokes cancel` stops it.
 enum RunCommand {
     static let kind = Option.string("kind", "KIND", help: "The task kind to run, e.g. pi.sample (also the first argument).")
     static let inputs = Option.string("inputs", "FILE", default: "-",
@@ -25,17 +25,19 @@ enum RunCommand {
                 ? "Run a task kind over JSON inputs (one per line) on a cluster; print one output per input."
                 : "The same as 'map' (its earlier name): outputs in input order.",
             discussion: """
-                Asks the node at --to (or the first found by discovery) for its members, sends \
+                Submits a job to the node at --to (or the first found by discovery), which sends \
                 each task to a member that runs the kind (at this program's version when it runs \
                 the kind too) and has a free slot, retries a failed task on another member (up to \
-                --retries, each attempt within --deadline), and prints one JSON output per line on \
+                --retries, each attempt within --deadline), and stores the job's outputs: 'spokes \
+                jobs' lists it, 'spokes result JOB' prints them again, 'spokes cancel JOB' stops it, \
+                and it runs on if this client goes away. This prints one JSON output per line on \
                 stdout: in input order, each as soon as the ones before it are in (null for a task \
                 that failed), or as tasks end with --unordered. Progress goes to stderr on a \
                 terminal; the failures, with each attempt's node and reason, and a summary go to \
                 stderr. Every input is checked first (valid JSON, within limits.max_frame_bytes / 4, \
                 and, when this program runs the kind too, its input type and validation): a bad line \
                 is named and nothing runs. Exit status 0 when every task succeeded, 1 otherwise, 130 \
-                on Ctrl-C. The client coordinates: it must stay until the end, and nothing is stored.
+                on Ctrl-C (which cancels the job).
                 """,
             usage: [
                 "\(name) KIND [--inputs FILE.jsonl | -] [--to HOST:PORT] [--deadline S] [--retries N] [--unordered] [--json]",
@@ -158,8 +160,8 @@ enum RunCommand {
         deadline: Double, retries: Int, style: OutputStyle = OutputStyle(unordered: false, json: false), name: String = "run",
         context: CommandContext
     ) async throws -> Int32 {
-        // A queued attempt may take twice the deadline; the call must outlive it.
-        let client = try NodeClient.makeClient(settings: settings, callTimeout: 2 * deadline + 30)
+        // A job may run for hours: the call's deadline is the job's, not a call's.
+        let client = try NodeClient.makeClient(settings: settings, callTimeout: JobClient.jobCallTimeout)
         defer { client.shutdown() }
         let first = try await NodeClient.join(target, with: client)
         let cluster = ClusterClient(system: client, entry: first.node, registry: registry, callTimeout: settings.callTimeout)
@@ -170,12 +172,12 @@ enum RunCommand {
         // task before it has ended (in order).
         let printer = Mutex((next: 0, waiting: [Int: String]()))
         let progress = SweepProgressLine(total: inputs.count, unit: "tasks", enabled: context.standardErrorIsTerminal, write: context.standardError)
-        let outcomes = try await cluster.run(
+        let report = try await cluster.run(
             kind: kind, schema: registry.schema(of: kind), inputs: inputs.map(\.json), deadline: deadline, retries: retries,
             progress: { progress.show($0, elapsed: (clock.now - start).seconds) },
             onStart: { plan in
-                for unreachable in plan.unreachable { context.standardError("\(name): cannot reach member \(unreachable); running without it\n") }
-                workers.withLock { $0 = plan.placement.nodes.count }
+                context.standardError("job \(plan.job) accepted by \(plan.coordinator) at \(target); stop it with: spokes cancel \(plan.job) --to \(target)\n")
+                workers.withLock { $0 = plan.nodes.count }
             },
             onOutcome: { outcome in
                 let line = style.line(outcome, inputLine: inputs[outcome.task].number) + "\n"
@@ -192,6 +194,7 @@ enum RunCommand {
                 if !ready.isEmpty { context.standardOutput(ready) }
             })
         progress.finish()
+        let outcomes = report.outcomes
         let seconds = (clock.now - start).seconds
         let nodeCount = workers.withLock { $0 }
         // Tasks cancelled before they started have no outcome event: their lines, in order.
@@ -204,6 +207,18 @@ enum RunCommand {
             return text
         }
         if !rest.isEmpty { context.standardOutput(rest) }
+        return summarize(
+            outcomes, kind: kind, inputs: inputs, seconds: seconds, nodeCount: nodeCount, name: name, context: context,
+            cancelled: Task.isCancelled)
+    }
+
+    /// Prints each failed task (with its input's line and every attempt's node and
+    /// reason) and a summary on stderr; the exit status: 0 when every task succeeded, 1
+    /// when one failed, 130 when the job was cancelled.
+    static func summarize(
+        _ outcomes: [JobRunner.Outcome], kind: String, inputs: [TaskInputLines.Line], seconds: Double, nodeCount: Int, name: String,
+        context: CommandContext, cancelled jobCancelled: Bool
+    ) -> Int32 {
         var perNode: [String: Int] = [:]
         for outcome in outcomes {
             if let node = outcome.node { perNode[node, default: 0] += 1 }
@@ -218,7 +233,21 @@ enum RunCommand {
         let cancelled = outcomes.count { $0.cancelled }
         let shares = perNode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         context.standardError("\(name): \(succeeded) of \(outcomes.count) tasks of \(kind) succeeded\(cancelled > 0 ? ", \(cancelled) cancelled," : "") in \(String(format: "%.2f", seconds)) s on \(nodeCount) node\(nodeCount == 1 ? "" : "s") (\(shares.isEmpty ? "none" : shares)), \(JobRunner.retries(in: outcomes)) retries\n")
-        if cancelled > 0 || Task.isCancelled { return 130 }
+        if cancelled > 0 || jobCancelled { return 130 }
         return failed.isEmpty ? 0 : 1
+    }
+
+    /// `spokes result JOB` for a stored job of tasks: every output in input order (as
+    /// `map` printed them; `--json`: as objects), then the failures and the summary.
+    static func emitStored(_ report: TaskJobReport, json: Bool, context: CommandContext) -> Int32 {
+        let style = OutputStyle(unordered: false, json: json)
+        let inputs = report.inputs.enumerated().map { TaskInputLines.Line(number: $0.offset + 1, json: $0.element) }
+        let outcomes = report.outcomes
+        context.standardOutput(outcomes.map { style.line($0, inputLine: $0.task + 1) + "\n" }.joined())
+        let nodes = Set(outcomes.compactMap(\.node)).count
+        if let storeError = report.storeError { context.standardError("warning: the coordinator could not store job \(report.job): \(storeError)\n") }
+        return summarize(
+            outcomes, kind: report.kind, inputs: inputs, seconds: report.wallTime, nodeCount: nodes, name: report.job, context: context,
+            cancelled: report.cancelled)
     }
 }

@@ -55,26 +55,11 @@ enum SubmitCommand {
             // The coordinator went silent or away after it took the job (issue 21 §1): say
             // which, since when, and how to find the job's end later.
             progress.finish()
-            throw CoordinatorLost(job: job.id, node: node, address: target, reason: reason)
+            throw CoordinatorLost(job: job.id, node: node, address: "\(target)", reason: reason)
         }
         progress.finish()
         let written = try ReportOutput.emit(report, arguments: arguments, context: context)
         if report.cancelled { return 130 }
         return report.completedUsers == report.users && report.conservation.holds && written ? 0 : 1
-    }
-}
-
-/// The coordinator of a job this client submitted stopped answering after it accepted
-/// the job: the job may still finish there (its report is stored where it ran).
-struct CoordinatorLost: Error, CustomStringConvertible {
-    var job: String
-    var node: String
-    var address: SocketAddress
-    var reason: String
-
-    var description: String {
-        "lost the coordinator of job \(job), \(node) at \(address): \(reason). The job goes on there if \(node) is alive "
-            + "and cut off; once it is reachable, 'spokes result \(job) --to \(address)' prints its report, "
-            + "and 'spokes cancel \(job) --to \(address)' stops it"
     }
 }

@@ -39,8 +39,10 @@ enum SweepCommand {
             --deadline). The report groups runs by their parameters: for each group the number \
             of runs and the mean, p50, p95 and 95% confidence interval of the waiting time per \
             user, paths ridden, failed takes and failed leaves, and which node ran each run. \
-            This client coordinates the sweep: it must stay until the end. Exit status 0 when \
-            every run succeeded and conserved its bikes, 1 otherwise, 130 on Ctrl-C.
+            The node coordinates and stores the sweep as a job: 'spokes jobs' lists it, 'spokes \
+            result JOB' prints its report again, 'spokes cancel JOB' stops it, and it runs on if \
+            this client goes away. Exit status 0 when every run succeeded and conserved its \
+            bikes, 1 otherwise, 130 on Ctrl-C (which cancels the sweep).
             """,
         usage: [
             "sweep --seeds 1-32 [--users 100,200,400] [--paths 10] [--network FILE] [--to HOST:PORT] [options]",
@@ -75,7 +77,7 @@ enum SweepCommand {
     }
 
     static func run(_ arguments: ParsedArguments, context: CommandContext) async throws -> Int32 {
-        let html = try ReportOutput.htmlPath(arguments)
+        _ = try ReportOutput.htmlPath(arguments)
         let plan = try await plan(arguments)
         let settings = try ClusterOptions.settings(arguments, environment: context.environment)
         let deadline = try arguments.value(JobOptions.deadline) ?? settings.taskDeadline
@@ -85,7 +87,7 @@ enum SweepCommand {
         let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
         let asJSON = try arguments.value(json)
 
-        let client = try NodeClient.makeClient(settings: settings, callTimeout: 2 * deadline + 30)
+        let client = try NodeClient.makeClient(settings: settings, callTimeout: JobClient.jobCallTimeout)
         defer { client.shutdown() }
         let first = try await NodeClient.join(target, with: client)
         let cluster = ClusterClient(system: client, entry: first.node, registry: SpokesTool.registry(), callTimeout: settings.callTimeout)
@@ -95,24 +97,42 @@ enum SweepCommand {
         let running = Task {
             try await cluster.run(
                 kind: SweepRunTask.name, schema: SweepRunTask.schema, inputs: inputs, deadline: deadline, retries: retries,
-                progress: { progress.show($0, elapsed: (clock.now - start).seconds) })
+                title: "sweep \(plan.network.name): \(plan.runCount) runs", jobPrefix: "sweep",
+                progress: { progress.show($0, elapsed: (clock.now - start).seconds) },
+                onStart: { plan in
+                    context.standardError("job \(plan.job) accepted by \(plan.coordinator) at \(target); stop it with: spokes cancel \(plan.job) --to \(target)\n")
+                })
         }
         let interrupt = InterruptHandler(signals: [SIGINT, SIGTERM]) { running.cancel() }
-        let outcomes = try await running.value
+        let job = try await running.value
         interrupt.stop()
         progress.finish()
+        return try emit(job, arguments: arguments, context: context)
+    }
 
+    /// The sweep report of a stored job of `bikes.sweep-run` tasks (its inputs say each
+    /// run's network and parameters).
+    static func report(of job: TaskJobReport) throws -> SweepReport {
         let decoder = JSONDecoder()
-        let runs = outcomes.map { outcome -> SweepReport.Run in
-            let run = plan.run(at: outcome.task)
+        let inputs = try job.inputs.map { try decoder.decode(SweepRunTask.Input.self, from: Data($0.utf8)) }
+        guard let source = inputs.first?.network else { throw UsageError("job \(job.job) has no runs") }
+        let network = try source.resolve()
+        let runs = zip(inputs, job.outcomes).map { input, outcome -> SweepReport.Run in
             if let output = outcome.output, let figures = try? decoder.decode(SweepRunFigures.self, from: Data(output.utf8)) {
-                return SweepReport.Run(run: run, node: outcome.node, figures: figures)
+                return SweepReport.Run(run: input.run, node: outcome.node, figures: figures)
             }
             let reasons = outcome.failures.map { "attempt \($0.attempt)\($0.node.isEmpty ? "" : " on \($0.node)"): \($0.reason)" }
-            return SweepReport.Run(run: run, failures: reasons.isEmpty ? ["no output"] : reasons)
+            return SweepReport.Run(run: input.run, failures: reasons.isEmpty ? ["no output"] : reasons)
         }
-        let report = SweepReport(network: plan.network, runs: runs, wallTime: (clock.now - start).seconds)
-        context.standardOutput((asJSON ? try SweepReportFormatter.json(report) : SweepReportFormatter.summary(report)) + "\n")
+        return SweepReport(network: network, runs: runs, job: job.job, wallTime: job.wallTime)
+    }
+
+    /// Prints a sweep job's report (the summary, or `--json`; `--html FILE` too); the exit
+    /// status: 0 when every run succeeded and conserved its bikes, 130 when cancelled.
+    static func emit(_ job: TaskJobReport, arguments: ParsedArguments, context: CommandContext) throws -> Int32 {
+        let html = try ReportOutput.htmlPath(arguments)
+        let report = try report(of: job)
+        context.standardOutput((arguments.flag("json") ? try SweepReportFormatter.json(report) : SweepReportFormatter.summary(report)) + "\n")
         var written = true
         if let html {
             do {
@@ -123,7 +143,8 @@ enum SweepCommand {
                 written = false
             }
         }
-        if outcomes.contains(where: \.cancelled) || Task.isCancelled { return 130 }
+        if let storeError = job.storeError { context.standardError("warning: the coordinator could not store job \(job.job): \(storeError)\n") }
+        if job.cancelled { return 130 }
         return report.failedRuns == 0 && report.runsNotConserved == 0 && written ? 0 : 1
     }
 }

@@ -2,10 +2,11 @@ import Foundation
 import SpokesConcurrency
 import Synchronization
 
-/// A program's connection to a cluster, from Swift code: what `spokes run` does on the
-/// command line. The client is not a member; it asks one node for the members, places
-/// each task on a member that runs its kind (``KindPlacement``) with a free place, and
-/// retries a failed task on another member.
+/// A program's connection to a cluster, from Swift code: what `spokes map` does on the
+/// command line. The client is not a member; it submits a job of tasks to the node it
+/// joined (``TaskJobs``), which places each task on a member that runs its kind
+/// (``KindPlacement``) with a free place, retries a failed task on another member, and
+/// stores the job.
 ///
 /// ```swift
 /// var settings = ClusterSettings()              // cluster, secret, ... as the CLI reads them
@@ -18,9 +19,9 @@ import Synchronization
 /// for try await result in client.mapUnordered(PiSample.self, over: inputs) { ... }
 /// ```
 ///
-/// Cancelling the calling task cancels the tasks that run (and the ones not started).
-/// Here the client coordinates: it must stay until the end, and nothing is stored on
-/// the nodes (`spokes map` submits a job the cluster keeps).
+/// Cancelling the calling task cancels the job: the tasks that run and the ones not
+/// started. The job belongs to the node: if the client goes away it runs on and is
+/// stored (`spokes jobs`, `spokes result`, `spokes cancel` find it).
 public final class ClusterClient: Sendable {
     /// The client's own actor system (not a member).
     public let system: ClusterSystem
@@ -172,27 +173,31 @@ public final class ClusterClient: Sendable {
         return stream
     }
 
-    /// Where a map's tasks go: the placement decision, and the alive members that could
-    /// not be reached (left out).
-    public struct Plan: Sendable {
-        public var placement: KindPlacement
-        public var unreachable: [String]
+    /// Where a job of tasks runs: its id, the node that coordinates it (the one the
+    /// client joined first), and the nodes its tasks may go to.
+    public struct Plan: Sendable, Hashable {
+        public var job: String
+        public var coordinator: String
+        public var nodes: [String]
     }
 
-    /// Runs `kind` at `schema` over JSON `inputs`, calling `onStart` once the workers are
-    /// chosen and `onOutcome` as each task ends; returns every task's outcome in input
-    /// order. The engine under ``map(_:over:deadline:retries:progress:)``, for callers
-    /// with JSON in hand (`spokes run`).
+    /// Runs `kind` at `schema` over JSON `inputs` as a job the cluster keeps: the node
+    /// the client joined first coordinates it and stores its report (`spokes jobs`,
+    /// `spokes result`, `spokes cancel` find it). `onStart` hears the job's id and nodes
+    /// once it starts (its id is `jobPrefix-` and 8 hex digits), `onOutcome` each task's end (once per task; a task cancelled
+    /// before it started has none). Returns the stored report. Cancelling the calling
+    /// task cancels the job and still returns its report. Throws ``JobRefused`` when the
+    /// node would not run it (e.g. ``NoNodeRunsKind``), ``CoordinatorLost`` when
+    /// the coordinator goes away after it took the job (the job may go on there). The
+    /// engine under ``map(_:over:deadline:retries:progress:)``, for callers with JSON in
+    /// hand (`spokes map`, `spokes sweep`).
     @discardableResult
     public func run(
-        kind: String, schema: TaskSchema?, inputs: [String], deadline: Double? = nil, retries: Int? = nil,
-        progress: @escaping @Sendable (Progress) -> Void = { _ in }, onStart: @Sendable (Plan) -> Void = { _ in },
+        kind: String, schema: TaskSchema?, inputs: [String], deadline: Double? = nil, retries: Int? = nil, title: String? = nil,
+        jobPrefix: String = "map", progress: @escaping @Sendable (Progress) -> Void = { _ in }, onStart: @escaping @Sendable (Plan) -> Void = { _ in },
         onOutcome: @escaping @Sendable (JobRunner.Outcome) -> Void = { _ in }
-    ) async throws -> [JobRunner.Outcome] {
+    ) async throws -> TaskJobReport {
         let settings = system.settings
-        let deadline = deadline ?? settings.taskDeadline
-        let retries = retries ?? settings.taskRetries
-        try JobRunner.checkRanges(deadline: deadline, retries: retries)
         if registry.contains(kind) {
             for (index, input) in inputs.enumerated() {
                 do {
@@ -202,26 +207,70 @@ public final class ClusterClient: Sendable {
                 }
             }
         }
-        let (systems, plan) = try await workers(for: kind, schema: schema ?? registry.schema(of: kind))
-        onStart(plan)
-        let costs = inputs.map { registry.cost(kind: kind, input: $0) ?? .cpu }
-        let runner = JobRunner(
-            systems: systems, job: JobIdentifier.make("map"), kind: kind, deadline: deadline, retries: retries, costOf: { costs[$0] })
-        let tally = Mutex(Progress(total: inputs.count, done: 0, failed: 0, retries: 0, perNode: [:]))
-        return await runner.run(count: inputs.count, input: { task, _ in inputs[task] }, onOutcome: { outcome in
-            let now = tally.withLock { tally in
+        let id = JobIdentifier.make(jobPrefix)
+        let spec = TaskJobSpec(
+            id: id, kind: kind, schema: schema ?? registry.schema(of: kind), title: title ?? "\(inputs.count) x \(kind)", inputs: inputs,
+            deadline: deadline ?? settings.taskDeadline, retries: retries ?? settings.taskRetries)
+        try spec.checkRanges()
+        let bytes = try JSONEncoder().encode(spec).count
+        // The call's frame also carries its envelope: leave it room.
+        guard bytes + 4096 <= settings.maximumFrameSize else {
+            throw JobTooLarge(bytes: bytes, limit: settings.maximumFrameSize)
+        }
+        let tally = Mutex((progress: Progress(total: inputs.count, done: 0, failed: 0, retries: 0, perNode: [:]), delivered: Set<Int>(), closed: false))
+        let accepted = Mutex<Plan?>(nil)
+        /// Hands an outcome to the caller once per task, never after the report.
+        @Sendable func deliver(_ outcome: JobRunner.Outcome) {
+            let now = tally.withLock { tally -> Progress? in
+                guard !tally.closed, tally.delivered.insert(outcome.task).inserted else { return nil }
                 if let node = outcome.node {
-                    tally.done += 1
-                    tally.perNode[node, default: 0] += 1
+                    tally.progress.done += 1
+                    tally.progress.perNode[node, default: 0] += 1
                 } else if !outcome.cancelled {
-                    tally.failed += 1
+                    tally.progress.failed += 1
                 }
-                tally.retries += max(0, outcome.attempts - 1)
-                return tally
+                tally.progress.retries += max(0, outcome.attempts - 1)
+                return tally.progress
             }
+            guard let now else { return }
             onOutcome(outcome)
             progress(now)
-        })
+        }
+        let listener = TaskJobListener(actorSystem: system, tasks: inputs.count, onAccepted: { job, coordinator, nodes in
+            let plan = Plan(job: job, coordinator: coordinator, nodes: nodes)
+            accepted.withLock { $0 = plan }
+            onStart(plan)
+        }, onOutcome: deliver)
+        let desk = try TaskJobs.resolve(id: ActorID(node: entry, name: TaskJobs.wellKnownName), using: system)
+        let entryAddress = system.connectedPeers.first { $0.node == entry }?.address ?? entry.name
+        // The call is not the job: cancelling this task asks the coordinator to cancel the
+        // job, and the call still brings its report.
+        let call = Task { try await desk.submit(spec, listener: listener) }
+        let report: TaskJobReport
+        do {
+            report = try await withTaskCancellationHandler {
+                try await call.value
+            } onCancel: {
+                Task { _ = try? await desk.cancelHere(job: id, reason: "cancelled by the submitter") }
+            }
+        } catch RemoteCallError.remoteError(let type, let message, let node) where accepted.withLock({ $0 == nil }) && FailureReason.readable(message) {
+            throw JobRefused(node: node, type: type, reason: message)
+        } catch RemoteCallError.peerDisconnected(let node, let reason) where accepted.withLock({ $0 != nil }) {
+            throw CoordinatorLost(job: id, node: node, address: entryAddress, reason: reason)
+        }
+        withExtendedLifetime(listener) {}
+        for outcome in report.outcomes where !(outcome.cancelled && outcome.attempts == 0) { deliver(outcome) }
+        tally.withLock { $0.closed = true }
+        return report
+    }
+
+    /// A job whose inputs do not fit in one call to its coordinator.
+    public struct JobTooLarge: Error, Sendable, CustomStringConvertible {
+        public var bytes: Int
+        public var limit: Int
+        public var description: String {
+            "the job's inputs come to \(bytes) bytes; a call carries at most \(limit) (limits.max_frame_bytes): split them into several jobs"
+        }
     }
 
     /// An input this program's own check of the kind refused: nothing was sent.
@@ -229,43 +278,5 @@ public final class ClusterClient: Sendable {
         public var index: Int
         public var error: TaskError
         public var description: String { "input \(index): \(error)" }
-    }
-
-    /// The members that run `kind` at the job's version, as a ``Systems`` whose first
-    /// ("local") entry is one of them; and the plan.
-    public func workers(for kind: String, schema: TaskSchema?) async throws -> (Systems, Plan) {
-        let status = try NodeStatus.resolve(id: ActorID(node: entry, name: NodeStatus.wellKnownName), using: system)
-        let members = try await withTimeout(seconds: callTimeout) { try await status.members() }
-        let callTimeout = callTimeout
-        let system = system
-        var reached: [(name: String, worker: ScanSystem, slots: Int, waitingSlots: Int)] = []
-        var offers: [KindPlacement.Offer] = []
-        var unreachable: [String] = []
-        // Connected nodes (the entry, at least) are not dialled again: a second connection
-        // to one node would be a duplicate, closed with the calls on it.
-        let connected = Dictionary(system.connectedPeers.map { ($0.node.name, $0.node) }, uniquingKeysWith: { first, _ in first })
-        for member in members where member.state == Member.State.alive.rawValue {
-            func node() async -> NodeID? {
-                if let known = connected[member.name] { return known }
-                guard let address = try? SocketAddress(parsing: member.address) else { return nil }
-                return try? await withTimeout(seconds: callTimeout, operation: { try await system.join(address) }).node
-            }
-            guard let peer = await node(),
-                  let worker = try? ScanSystem.resolve(id: ActorID(node: peer, name: ScanSystem.wellKnownName), using: system)
-            else {
-                offers.append(KindPlacement.Offer(node: member.name, schemas: nil))
-                unreachable.append(member.name)
-                continue
-            }
-            reached.append((member.name, worker, member.slots, member.waitingSlots))
-            offers.append(KindPlacement.Offer(node: member.name, schemas: try? await withTimeout(seconds: callTimeout) { try await worker.kinds() }))
-        }
-        let placement = try KindPlacement(kind: kind, submitter: schema, offers: offers)
-        let workers = reached.filter { placement.nodes.contains($0.name) }
-        let head = workers[0]
-        let systems = Systems(
-            local: head.worker, node: head.name, slots: head.slots, waitingSlots: head.waitingSlots,
-            others: workers.dropFirst().map { ($0.name, $0.worker, $0.slots, $0.waitingSlots) })
-        return (systems, Plan(placement: placement, unreachable: unreachable))
     }
 }

@@ -25,6 +25,7 @@ public final class ClusterNode: Sendable {
     }
     private let faults: ScanSystem.Faults
     private let hostedWorker = Mutex<ScanSystem?>(nil)
+    private let hostedTaskJobs = Mutex<TaskJobs?>(nil)
     /// What each member incarnation's worker runs, once asked (``kinds(of:)``).
     private let memberKinds = Mutex<[NodeID: [TaskSchema]]>([:])
 
@@ -74,8 +75,12 @@ public final class ClusterNode: Sendable {
         }
     }
 
-    /// Starts discovery, heartbeats and the status actor.
-    public func start() {
+    /// This node's desk for jobs of tasks (nil before ``start(taskJobHistory:)``).
+    public var taskJobs: TaskJobs? { hostedTaskJobs.withLock { $0 } }
+
+    /// Starts discovery, heartbeats, the status actor, the worker and the desk for jobs of
+    /// tasks, which stores their reports in `taskJobHistory` (`spokes node`: the job store).
+    public func start(taskJobHistory: any TaskJobHistory = InMemoryTaskJobHistory()) {
         let hosted = ClusterSystem.withWellKnownName(NodeStatus.wellKnownName) {
             NodeStatus(actorSystem: system, report: { [weak self] in self?.statusReport() ?? [] },
                        observe: { [weak self] after in self?.observation(tasksAfter: after) },
@@ -88,6 +93,8 @@ public final class ClusterNode: Sendable {
                        counters: counters, timeline: timeline)
         }
         hostedWorker.withLock { $0 = worker }
+        let desk = ClusterSystem.withWellKnownName(TaskJobs.wellKnownName) { TaskJobs(actorSystem: system, node: self, history: taskJobHistory) }
+        hostedTaskJobs.withLock { $0 = desk }
         discovery?.start(cluster: settings.cluster) { [weak self] beacon in
             self?.observe(.beacon(node: beacon.node, address: beacon.address, slots: beacon.slots, waitingSlots: beacon.waitingSlots))
         }

@@ -16,10 +16,17 @@ public struct JobRunner: Sendable {
         /// The attempt ended, or never started, because the job was cancelled: not a
         /// failure of the task.
         public var cancelled = false
+
+        public init(attempt: Int, node: String, reason: String, cancelled: Bool = false) {
+            self.attempt = attempt
+            self.node = node
+            self.reason = reason
+            self.cancelled = cancelled
+        }
     }
 
     /// How one task ended.
-    public struct Outcome: Sendable {
+    public struct Outcome: Sendable, Hashable, Codable {
         public var task: Int
         /// The accepted output, or nil when every attempt failed.
         public var output: String?
@@ -27,6 +34,14 @@ public struct JobRunner: Sendable {
         public var node: String?
         public var attempts: Int
         public var failures: [Failure]
+
+        public init(task: Int, output: String?, node: String?, attempts: Int, failures: [Failure]) {
+            self.task = task
+            self.output = output
+            self.node = node
+            self.attempts = attempts
+            self.failures = failures
+        }
 
         /// No result because the job was cancelled (its last attempt was cancelled, or
         /// never started), rather than because every attempt failed.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SpokesCluster
 import SpokesConcurrency
 import Synchronization
 import Testing
@@ -64,6 +65,39 @@ import Testing
         defer { try? handle.close() }
         handle.seekToEndOfFile()
         handle.write(Data(text.utf8))
+    }
+
+    /// A finished job of 3 tasks of `test.kind`: two outputs and one failure.
+    static func taskJob(_ job: String) -> TaskJobReport {
+        let ends = [
+            JobRunner.Outcome(task: 0, output: "4", node: "n1", attempts: 1, failures: []),
+            JobRunner.Outcome(task: 1, output: nil, node: nil, attempts: 2, failures: [
+                JobRunner.Failure(attempt: 1, node: "n1", reason: "too large"), JobRunner.Failure(attempt: 2, node: "n2", reason: "too large"),
+            ]),
+            JobRunner.Outcome(task: 2, output: "9", node: "n2", attempts: 1, failures: []),
+        ]
+        return TaskJobReport(
+            job: job, kind: "test.kind", schema: nil, title: "3 x test.kind", coordinator: "n1", inputs: ["2", "5000", "3"],
+            tasks: ends.map(TaskJobReport.TaskEnd.init), wallTime: 0.25, cancelReason: nil)
+    }
+
+    @Test func aJobOfTasksIsStoredBesideBikeJobsListedWithItsKindAndReadBackWhole() throws {
+        let store = store()
+        try store.append(Self.report("job-1"), coordinator: "n1")
+        try store.append(Self.taskJob("map-1"))
+        try store.append(Self.report("job-2"), coordinator: "n1")
+        // A second store on the same file reads it from scratch.
+        let reader = self.store()
+        let summaries = try reader.summaries()
+        #expect(summaries.map(\.job) == ["job-1", "map-1", "job-2"])
+        let map = try #require(summaries.first { $0.job == "map-1" })
+        #expect(map.kind == "test.kind" && map.state == .failed && map.users == 3 && map.completedUsers == 2 && map.failedUsers == 1 && map.retries == 1)
+        #expect(summaries.filter { $0.kind == nil }.count == 2, "bike jobs have no kind")
+        var expected = Self.taskJob("map-1")
+        expected.stored = true
+        #expect(try reader.taskJobReport(of: "map-1") == expected)
+        #expect(try reader.report(of: "map-1") == nil && reader.taskJobReport(of: "job-1") == nil, "each reads only its own kind of record")
+        #expect(try reader.report(of: "job-2")?.job == "job-2")
     }
 
     @Test func aFullDiskLeavesTheFileAsItWasAndSaysWhyInWords() throws {

@@ -127,6 +127,53 @@ struct RunCommandTests {
         #expect(ordered.compactMap { $0["line"] as? Int } == [1, 3, 4])
     }
 
+    /// The running and stored jobs a node lists, by id (`spokes jobs --json`).
+    func jobs(at address: String) async throws -> [String: [String: Any]] {
+        let list = try await CommandRun.spokes("jobs", "--to", address, "--json").json()
+        let jobs = try #require(list["jobs"] as? [[String: Any]])
+        return Dictionary(jobs.map { ($0["job"] as? String ?? "", $0) }, uniquingKeysWith: { _, last in last })
+    }
+
+    @Test func aMapIsAJobTheClusterKeepsListedAndPrintedAgainFromTheNodeOrItsDataDirectory() async throws {
+        let nodes = try await startNodes()
+        let inputs = try folder.write("{\"number\": 2}\n{\"number\": 5000}\n{\"number\": 3}\n", to: "inputs.jsonl")
+        let map = await CommandRun.spokes(["map", "test.square", "--to", nodes[0].address, "--inputs", inputs, "--retries", "0"], kinds: [SquareKind()])
+        let job = try #require(map.standardError.firstMatch(of: /job (map-[0-9a-f]{8}) accepted by r0/).map { String($0.1) }, "\(map.standardError)")
+        let listed = try await jobs(at: nodes[0].address)[job]
+        let again = await CommandRun.spokes(["result", job, "--to", nodes[0].address])
+        let elsewhere = await CommandRun.spokes(["result", job, "--to", nodes[1].address])
+        for node in nodes { #expect(await node.stop() == 0) }
+        let fromFolder = await CommandRun.spokes(["result", job, "--data-directory", folder.file("node-0"), "--json"])
+        #expect(map.status == 1 && map.standardOutput == "4\nnull\n9\n", "\(map.standardError)")
+        #expect(listed?["state"] as? String == "failed" && listed?["kind"] as? String == "test.square", "\(listed ?? [:])")
+        #expect(listed?["users"] as? Int == 3 && listed?["completedUsers"] as? Int == 2 && listed?["failedUsers"] as? Int == 1)
+        #expect(again.status == 1 && again.standardOutput == map.standardOutput, "\(again.standardError)")
+        #expect(again.standardError.contains("2 of 3 tasks of test.square succeeded"), "\(again.standardError)")
+        #expect(elsewhere.status == 1 && elsewhere.standardError.contains("is not in the job store of the node"), "\(elsewhere.standardError)")
+        let lines = fromFolder.standardOutput.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(lines.map { $0["output"] as? Int } == [4, nil, 9], "\(fromFolder.standardOutput)")
+    }
+
+    @Test func aMapCancelledFromAnyNodeStopsItsTasksAndIsStoredAsCancelled() async throws {
+        let nodes = try await startNodes()
+        let inputs = try folder.write(String(repeating: "30\n", count: 6), to: "inputs.jsonl")
+        let map = Task { await CommandRun.spokes(["map", "bench.sleep", "--to", nodes[0].address, "--inputs", inputs, "--deadline", "60"]) }
+        var job = ""
+        try await eventually("the map is listed as running on r0") {
+            job = try await jobs(at: nodes[0].address).first { $0.value["kind"] as? String == "bench.sleep" }?.key ?? ""
+            return !job.isEmpty
+        }
+        // Asked of r1, which passes it to r0.
+        let cancel = await CommandRun.spokes(["cancel", job, "--to", nodes[1].address])
+        let ended = await map.value
+        let stored = try await jobs(at: nodes[0].address)[job]
+        for node in nodes { #expect(await node.stop() == 0) }
+        #expect(cancel.status == 0 && cancel.standardOutput.contains("cancelled job \(job) on r0"), "\(cancel.standardOutput)\(cancel.standardError)")
+        #expect(cancel.standardOutput.contains("0 of 6 tasks completed, 6 cancelled"), "\(cancel.standardOutput)")
+        #expect(ended.status == 130, "\(ended.standardError)")
+        #expect(stored?["state"] as? String == "cancelled", "\(stored ?? [:])")
+    }
+
     @Test func mapListNamesEveryKindWithItsVersionAndTheNodesThatRunIt() async throws {
         let nodes = try await startNodes()
         let list = await CommandRun.spokes(["map", "--list", "--to", nodes[0].address])

@@ -29,6 +29,21 @@ struct SweepCommandTests {
         }
     }
 
+    @Test func aSweepIsStoredAsAJobWhoseReportPrintsAgain() async throws {
+        let nodes = try await RunCommandTests().startNodes()
+        let sweep = await CommandRun.spokes(["sweep", "--to", nodes[0].address, "--users", "5", "--paths", "2", "--seeds", "1-4", "--json"])
+        let job = try #require(sweep.standardError.firstMatch(of: /job (sweep-[0-9a-f]{8}) accepted/).map { String($0.1) }, "\(sweep.standardError)")
+        let again = await CommandRun.spokes(["result", job, "--to", nodes[0].address, "--json"])
+        let jobs = await CommandRun.spokes(["jobs", "--to", nodes[0].address])
+        for node in nodes { #expect(await node.stop() == 0) }
+        #expect(sweep.status == 0 && again.status == 0, "\(again.standardError)")
+        let runs = try #require(try sweep.json()["runs"] as? [[String: Any]])
+        let stored = try #require(try again.json()["runs"] as? [[String: Any]])
+        #expect(stored.map { $0["seed"] as? Int } == runs.map { $0["seed"] as? Int } && stored.count == 4)
+        #expect(stored.map { $0["totalWaitingTime"] as? Double } == runs.map { $0["totalWaitingTime"] as? Double })
+        #expect(jobs.standardOutput.contains(job) && jobs.standardOutput.contains("bikes.sweep-run"), "\(jobs.standardOutput)")
+    }
+
     @Test(arguments: [
         (["--users", "10"], "--seeds"),
         (["--seeds", "5-2"], "--seeds"),

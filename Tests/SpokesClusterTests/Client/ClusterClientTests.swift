@@ -111,6 +111,51 @@ struct ClusterClientTests {
         try await eventually("the cancelled tasks freed their slots") { nodes[0].counters.inUse.total == 0 }
     }
 
+    @Test func aMapIsAJobTheNodeStoresAndItRunsOnWhenItsClientGoesAway() async throws {
+        let nodes = try await startNodes(2)
+        defer { nodes.forEach { $0.stop() } }
+        let desk = try #require(nodes[0].taskJobs)
+        let client = try await connect(to: nodes[0])
+        let started = Promise<ClusterClient.Plan, Never>()
+        let ends = Mutex<[Int]>([])
+        // Four quick tasks and two of 0.4 s: the client leaves while those run.
+        let inputs = [1, 2, 1400, 3, 1400, 4].map { "{\"number\": \($0)}" }
+        let running = Task {
+            try await client.run(kind: CubeTask.name, schema: nil, inputs: inputs, onStart: { started.resolve($0) }, onOutcome: { outcome in
+                ends.withLock { $0.append(outcome.task) }
+            })
+        }
+        let plan = await started.future.value
+        #expect(plan.coordinator == "c0" && plan.nodes == ["c0", "c1"] && plan.job.hasPrefix("map-"))
+        let listed = try await desk.runningJobs()
+        #expect(listed.map(\.job) == [plan.job] && listed.first?.tasks == 6)
+        try await eventually("a quick task has ended") { !ends.withLock(\.isEmpty) }
+        client.shutdown()
+        await #expect(throws: (any Error).self) { try await running.value }
+        var stored: TaskJobReport?
+        try await eventually("the job is stored on c0") {
+            stored = try await desk.report(of: plan.job)
+            return stored != nil
+        }
+        let report = try #require(stored)
+        #expect(report.succeeded == 6 && report.stored == true && report.cancelReason == nil, "\(report)")
+        #expect(report.tasks.map(\.output).compactMap { $0 }.count == 6)
+        try await eventually("the job is no longer listed as running") { try await desk.runningJobs().isEmpty }
+    }
+
+    @Test func eachTaskEndReachesTheClientOnceAndTheReportHoldsThemAll() async throws {
+        let nodes = try await startNodes(2)
+        defer { nodes.forEach { $0.stop() } }
+        let client = try await connect(to: nodes[0])
+        defer { client.shutdown() }
+        let ends = Mutex<[Int]>([])
+        let report = try await client.run(kind: CubeTask.name, schema: nil, inputs: (0..<200).map { "{\"number\": \($0 == 13 ? 12 : $0)}" },
+                                          onOutcome: { outcome in ends.withLock { $0.append(outcome.task) } })
+        #expect(ends.withLock { $0.sorted() } == Array(0..<200), "each task's end once")
+        #expect(report.tasks.count == 200 && report.succeeded == 200)
+        #expect(report.outcomes.map(\.task) == Array(0..<200))
+    }
+
     @Test func aBadInputIsRefusedBeforeAnythingIsSentAndAKindNobodyRunsIsNamed() async throws {
         let nodes = try await startNodes(1)
         defer { nodes.forEach { $0.stop() } }
@@ -123,8 +168,11 @@ struct ClusterClientTests {
             #expect(refused.index == 1 && refused.description.contains("number must be 0 or more"), "\(refused)")
         }
         #expect(nodes[0].counters.completed == 0)
-        await #expect(throws: NoNodeRunsKind.self) {
+        do {
             try await client.run(kind: "test.nobody", schema: nil, inputs: ["1"])
+            Issue.record("a kind nobody runs was run")
+        } catch let refused as JobRefused {
+            #expect(refused.type == "NoNodeRunsKind" && refused.reason.contains("test.nobody"), "\(refused)")
         }
     }
 

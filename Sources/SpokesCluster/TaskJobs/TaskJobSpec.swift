@@ -1,0 +1,47 @@
+/// A job of many tasks of one kind (`spokes map`, `spokes sweep`, ``ClusterClient/map(_:over:deadline:retries:progress:)``):
+/// what a submitter sends to a node's ``TaskJobs``, which coordinates and stores it.
+///
+/// Inputs are JSON texts, one per task; the submitter checked them when it runs the kind
+/// itself, and every worker checks its own task's input again.
+public struct TaskJobSpec: Sendable, Hashable, Codable {
+    /// Made by the submitter (`map-0a3f442b`), so it can name the job before the node answers.
+    public var id: String
+    public var kind: String
+    /// The submitter's schema of the kind when it runs it (tasks then go only to nodes
+    /// with that schema), else nil (the most common one among the nodes).
+    public var schema: TaskSchema?
+    /// A line for people, e.g. `sweep Milano: 96 runs`.
+    public var title: String
+    public var inputs: [String]
+    /// Seconds an attempt may take.
+    public var deadline: Double
+    /// Retries after the first attempt, each on another node.
+    public var retries: Int
+
+    public init(id: String, kind: String, schema: TaskSchema?, title: String, inputs: [String], deadline: Double, retries: Int) {
+        self.id = id
+        self.kind = kind
+        self.schema = schema
+        self.title = title
+        self.inputs = inputs
+        self.deadline = deadline
+        self.retries = retries
+    }
+
+    /// Most tasks one job may have.
+    public static let maximumTasks = 10_000_000
+    /// Longest id and title, in bytes.
+    public static let maximumIDBytes = 100
+    public static let maximumTitleBytes = 1_000
+    public static let maximumKindBytes = 200
+
+    /// Throws when a field a peer sent is out of range: the id, title and kind's
+    /// lengths, the task count, the deadline and the retries.
+    public func checkRanges() throws(OutOfRange) {
+        try OutOfRange.check("id length", id.utf8.count, in: 1...Self.maximumIDBytes)
+        try OutOfRange.check("kind length", kind.utf8.count, in: 1...Self.maximumKindBytes)
+        try OutOfRange.check("title length", title.utf8.count, in: 0...Self.maximumTitleBytes)
+        try OutOfRange.check("tasks", inputs.count, in: 1...Self.maximumTasks)
+        try JobRunner.checkRanges(deadline: deadline, retries: retries)
+    }
+}

@@ -1,0 +1,264 @@
+import Distributed
+import Foundation
+import SpokesConcurrency
+import Synchronization
+
+/// Every node's desk for jobs of tasks of one kind (well-known name `task-jobs`): a
+/// client submits a ``TaskJobSpec`` here, this node coordinates it (places each task on
+/// a member that runs the kind, retries failures elsewhere) and stores its
+/// ``TaskJobReport`` in its ``TaskJobHistory``.
+///
+/// The job belongs to the node, not to the call: when the submitter goes away the job
+/// runs on and is stored (`spokes result` prints it, `spokes cancel` stops it), as a bike
+/// job does. The submitter's ``TaskJobListener`` hears each task's end, in batches and in
+/// the order they ended, and every batch before the report.
+public distributed actor TaskJobs {
+    public typealias ActorSystem = ClusterSystem
+
+    public static let wellKnownName = "task-jobs"
+
+    /// A job coordinated here now, as `spokes jobs` lists it.
+    public struct Running: Sendable, Hashable, Codable {
+        public var job: String
+        public var kind: String
+        public var title: String
+        public var tasks: Int
+        public var succeeded: Int
+        public var failed: Int
+        public var cancelled: Int
+        public var retries: Int
+        /// Real seconds since it started.
+        public var wallTime: Double
+    }
+
+    private struct Entry {
+        var spec: TaskJobSpec
+        var work: Task<TaskJobReport, any Error>
+        var startedAt: Double
+    }
+
+    /// Weak: the node holds its desk.
+    private weak var node: ClusterNode?
+    private let history: any TaskJobHistory
+    private var running: [String: Entry] = [:]
+    /// Who cancelled a running job (the first request wins), read as it ends.
+    private var cancelReasons: [String: String] = [:]
+
+    public init(actorSystem: ClusterSystem, node: ClusterNode, history: any TaskJobHistory) {
+        self.actorSystem = actorSystem
+        self.node = node
+        self.history = history
+    }
+
+    /// Runs `spec` with this node as coordinator and returns its report once stored (or
+    /// once storing failed: the report says so). `listener` hears that the job started,
+    /// then every task's end. Throws before anything runs when the spec is out of range,
+    /// a job with its id runs here, or no alive node runs its kind (``NoNodeRunsKind``).
+    public distributed func submit(_ spec: TaskJobSpec, listener: TaskJobListener?) async throws -> TaskJobReport {
+        try spec.checkRanges()
+        guard running[spec.id] == nil else { throw TaskJobError.duplicateJob(spec.id) }
+        guard let node else { throw RemoteCallError.actorNotFound("\(Self.wellKnownName): the node stopped") }
+        let (systems, following, placement) = try await node.makeSystems(for: spec.kind, schema: spec.schema)
+        let expected = placement.nodes.count
+        _ = try? await withTimeout(seconds: 2) { try await systems.waitForSystems(atLeast: expected) }
+        let coordinator = actorSystem.node.name
+        let history = history
+        let board = node.jobBoard.track(job: spec.id, kind: spec.kind, title: spec.title, total: spec.inputs.count)
+        let registry = node.registry
+        let first = spec.inputs.first ?? ""
+        // A kind's cost may depend on its input; a job's tasks usually share what decides it.
+        let cost = registry.cost(kind: spec.kind, input: first) ?? .cpu
+        let runner = JobRunner(systems: systems, job: spec.id, kind: spec.kind, deadline: spec.deadline, retries: spec.retries, cost: cost)
+        let startedAt = MonotonicClock.now
+        let work = Task { () throws -> TaskJobReport in
+            defer { following.cancel() }
+            let relay = TaskJobRelay(listener: listener)
+            await relay.accepted(job: spec.id, coordinator: coordinator, nodes: placement.nodes.sorted())
+            let inputs = spec.inputs
+            let outcomes = await runner.run(
+                count: inputs.count, input: { task, _ in inputs[task] }, onEvent: { board.record($0) },
+                onOutcome: { relay.send($0) })
+            await relay.flush()
+            let reason = self.cancelReasons.removeValue(forKey: spec.id)
+            let cancelReason = reason ?? (outcomes.contains(where: \.cancelled) ? "cancelled" : nil)
+            board.end(cancelled: cancelReason != nil)
+            var report = TaskJobReport(
+                job: spec.id, kind: spec.kind, schema: placement.schema, title: spec.title, coordinator: coordinator,
+                inputs: inputs, tasks: outcomes.map(TaskJobReport.TaskEnd.init), wallTime: max(0, MonotonicClock.now - startedAt),
+                cancelReason: cancelReason)
+            let finished = report
+            do {
+                try await runBlocking("spokes.job-store") { try history.append(finished) }
+                report.stored = true
+            } catch {
+                report.stored = false
+                report.storeError = "\(error)"
+            }
+            self.running[spec.id] = nil
+            return report
+        }
+        running[spec.id] = Entry(spec: spec, work: work, startedAt: startedAt)
+        defer { running[spec.id] = nil }
+        if let error = try? await work.value.storeError { actorSystem.log("cannot store job \(spec.id): \(error)") }
+        // The job is the node's: a submitter that goes away does not stop it.
+        return try await work.value
+    }
+
+    /// Stops `job` if this node coordinates it: attempts on workers are cancelled, the
+    /// tasks not started never run, and its report (saying `reason`) is stored. Waits up
+    /// to 10 s for its end; nil when no such job runs here.
+    public distributed func cancelHere(job: String, reason: String) async -> TaskJobReport? {
+        guard let entry = running[job] else { return nil }
+        if cancelReasons[job] == nil { cancelReasons[job] = reason }
+        entry.work.cancel()
+        let work = entry.work
+        return try? await withTimeout(seconds: 10) { try await work.value }
+    }
+
+    /// The jobs of tasks this node coordinates now, oldest first.
+    public distributed func runningJobs() -> [Running] {
+        let board = node?.jobBoard
+        let now = MonotonicClock.now
+        return running.values.sorted { $0.startedAt < $1.startedAt }.map { entry in
+            let record = board?.record(of: entry.spec.id)
+            return Running(
+                job: entry.spec.id, kind: entry.spec.kind, title: entry.spec.title, tasks: entry.spec.inputs.count,
+                succeeded: record?.done ?? 0, failed: record?.failed ?? 0, cancelled: record?.cancelled ?? 0,
+                retries: record?.retries ?? 0, wallTime: max(0, now - entry.startedAt))
+        }
+    }
+
+    /// The stored report of `job`, or nil when this node did not store it.
+    public distributed func report(of job: String) async throws -> TaskJobReport? {
+        let history = history
+        return try await runBlocking("spokes.job-store") { try history.taskJobReport(of: job) }
+    }
+}
+
+/// Why ``TaskJobs`` refused a job.
+public enum TaskJobError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+    case duplicateJob(String)
+
+    public var description: String {
+        switch self {
+        case .duplicateJob(let id): "a job with id \(id) is already running here"
+        }
+    }
+}
+
+/// A submitter's ear for a job of tasks: the coordinator calls it when the job starts and
+/// with each batch of task ends.
+public distributed actor TaskJobListener {
+    public typealias ActorSystem = ClusterSystem
+
+    private let tasks: Int
+    private let onAccepted: @Sendable (_ job: String, _ coordinator: String, _ nodes: [String]) -> Void
+    private let onOutcome: @Sendable (JobRunner.Outcome) -> Void
+
+    /// A listener for a job of `tasks` tasks: outcomes for other task numbers are refused.
+    public init(
+        actorSystem: ClusterSystem, tasks: Int,
+        onAccepted: @escaping @Sendable (_ job: String, _ coordinator: String, _ nodes: [String]) -> Void,
+        onOutcome: @escaping @Sendable (JobRunner.Outcome) -> Void
+    ) {
+        self.actorSystem = actorSystem
+        self.tasks = tasks
+        self.onAccepted = onAccepted
+        self.onOutcome = onOutcome
+    }
+
+    /// The coordinator started the job; its tasks go to `nodes`.
+    public distributed func accepted(job: String, coordinator: String, nodes: [String]) {
+        onAccepted(job, coordinator, nodes)
+    }
+
+    /// Tasks that ended, in the order they ended.
+    public distributed func ended(_ outcomes: [JobRunner.Outcome]) throws {
+        for outcome in outcomes {
+            try OutOfRange.check("task", outcome.task, in: 0...max(0, tasks - 1))
+            try OutOfRange.check("attempts", outcome.attempts, in: 0...Int.max)
+        }
+        for outcome in outcomes { onOutcome(outcome) }
+    }
+}
+
+/// Carries task ends to a listener in order, in batches, one call at a time: whatever
+/// ended while a call was out goes in the next. A listener that fails a call (its client
+/// is gone) hears nothing more; the job goes on.
+private final class TaskJobRelay: Sendable {
+    private struct State {
+        var pending: [JobRunner.Outcome] = []
+        var sending = false
+        var gone = false
+        var drained: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let listener: TaskJobListener?
+    private let state = Mutex(State())
+    /// Seconds a call to the listener may take; after a failed one it hears nothing more.
+    static let callTimeout = 3.0
+
+    init(listener: TaskJobListener?) {
+        self.listener = listener
+    }
+
+    func accepted(job: String, coordinator: String, nodes: [String]) async {
+        guard let listener else { return }
+        do {
+            try await withTimeout(seconds: Self.callTimeout) { try await listener.accepted(job: job, coordinator: coordinator, nodes: nodes) }
+        } catch {
+            state.withLock { $0.gone = true }
+        }
+    }
+
+    func send(_ outcome: JobRunner.Outcome) {
+        let start = state.withLock { state -> Bool in
+            guard listener != nil, !state.gone else { return false }
+            state.pending.append(outcome)
+            guard !state.sending else { return false }
+            state.sending = true
+            return true
+        }
+        if start { Task { await self.drain() } }
+    }
+
+    private func drain() async {
+        guard let listener else { return }
+        while true {
+            let batch = state.withLock { state -> [JobRunner.Outcome]? in
+                guard !state.pending.isEmpty, !state.gone else {
+                    state.sending = false
+                    state.pending = []
+                    return nil
+                }
+                defer { state.pending = [] }
+                return state.pending
+            }
+            guard let batch else { break }
+            do {
+                // A client that does not answer holds the job's end up for at most this.
+                try await withTimeout(seconds: Self.callTimeout) { try await listener.ended(batch) }
+            } catch {
+                state.withLock { $0.gone = true }
+            }
+        }
+        let waiting = state.withLock { state in
+            defer { state.drained = [] }
+            return state.drained
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// Returns once every task end sent so far has been delivered (or the listener is
+    /// gone): at most about ``callTimeout`` after the last call began.
+    func flush() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state -> Bool in
+                guard state.sending else { return true }
+                state.drained.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+}
