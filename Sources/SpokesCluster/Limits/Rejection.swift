@@ -51,4 +51,8 @@ public enum Rejection: String, Sendable, Hashable, Codable, CaseIterable {
     case unauthenticatedBeacon = "beacon_unauthenticated"
     /// A beacon seen before, or stamped outside the replay window.
     case replayedBeacon = "beacon_replayed"
+    /// A datagram on a node's probe port (its cluster port, UDP) that is not a probe.
+    case malformedProbe = "probe_malformed"
+    /// A probe without a valid tag for this cluster's secret.
+    case unauthenticatedProbe = "probe_unauthenticated"
 }

@@ -31,6 +31,9 @@ public final class ClusterNode: Sendable {
 
     private let membership: Mutex<Membership>
     private let discovery: Discovery?
+    /// Probes silent members over UDP (issue 21 §3); nil when the port was taken for UDP.
+    private let prober: Mutex<Prober>
+    private let probes: ProbeChannel?
     private let subscribers = Mutex<[UUID: AsyncStream<MembershipEvent>.Continuation]>([:])
     private let tasks = Mutex<[Task<Void, Never>]>([])
     /// Set by ``stop()`` (and when the node yields its name): observations that still
@@ -73,6 +76,21 @@ public final class ClusterNode: Sendable {
         } else {
             discovery = try Discovery(settings: settings, beacon: system.handshake(), rejections: system.rejections)
         }
+        prober = Mutex(Prober(
+            local: node, probeAfter: Self.probeAfter(settings), probeInterval: settings.heartbeatInterval,
+            seed: UInt64.random(in: 0...UInt64.max)))
+        do {
+            probes = try ProbeChannel(address: system.address, secret: settings.secret, rejections: system.rejections)
+        } catch {
+            probes = nil
+            system.log("no probes over UDP (\(error)): silent members are judged on their heartbeats alone")
+        }
+    }
+
+    /// Seconds of silence before a member is probed over UDP: one and a half heartbeat
+    /// intervals (a healthy member is never probed), and before its suspicion.
+    static func probeAfter(_ settings: ClusterSettings) -> Double {
+        min(settings.heartbeatInterval * 1.5, settings.suspectTimeout * 0.75)
     }
 
     /// This node's desk for jobs of tasks (nil before ``start(taskJobHistory:)``).
@@ -95,6 +113,11 @@ public final class ClusterNode: Sendable {
         hostedWorker.withLock { $0 = worker }
         let desk = ClusterSystem.withWellKnownName(TaskJobs.wellKnownName) { TaskJobs(actorSystem: system, node: self, history: taskJobHistory) }
         hostedTaskJobs.withLock { $0 = desk }
+        probes?.start { [weak self] message, address in
+            guard let self, !self.stopped.load(ordering: .acquiring) else { return }
+            let actions = self.prober.withLock { $0.receive(message, from: address, at: MonotonicClock.now) }
+            self.carryOut(actions)
+        }
         discovery?.start(cluster: settings.cluster) { [weak self] beacon in
             self?.observe(.beacon(node: beacon.node, address: beacon.address, slots: beacon.slots, waitingSlots: beacon.waitingSlots))
         }
@@ -134,6 +157,7 @@ public final class ClusterNode: Sendable {
                 }
                 for seed in seeds { self.observe(.seed(address: seed)) }
                 self.observe(.tick)
+                self.probeSilentMembers()
                 try? await Task.sleep(for: .clamped(seconds: interval))
             }
         }
@@ -187,6 +211,7 @@ public final class ClusterNode: Sendable {
             tasks.removeAll()
         }
         discovery?.stop()
+        probes?.stop()
         // Finish outside the lock: finishing runs onTermination, which takes it.
         let finishing = subscribers.withLock { subscribers in
             defer { subscribers.removeAll() }
@@ -326,6 +351,27 @@ public final class ClusterNode: Sendable {
                 for stream in streams { stream.yield(event) }
             case .timersRanLate(let seconds):
                 system.log("this node's timers ran \(String(format: "%.1f", seconds)) s late (was it paused?): peers get fresh heartbeats before anyone is declared dead")
+            }
+        }
+    }
+
+    /// Probes the members that have been silent (see ``Prober``).
+    private func probeSilentMembers() {
+        guard probes != nil else { return }
+        let peers = members.filter { $0.state == .alive || $0.state == .suspect }.map {
+            Prober.Peer(node: $0.node, address: $0.address, lastHeard: $0.lastHeard)
+        }
+        carryOut(prober.withLock { $0.tick(peers: peers, at: MonotonicClock.now) })
+    }
+
+    /// Sends the prober's datagrams; a member that answered a probe is news from it.
+    private func carryOut(_ actions: [Prober.Action]) {
+        for action in actions {
+            switch action {
+            case .send(let message, let address):
+                probes?.send(message, to: address)
+            case .answered(let node):
+                observe(.heard(node: node))
             }
         }
     }

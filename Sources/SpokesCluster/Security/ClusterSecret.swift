@@ -56,6 +56,7 @@ public struct ClusterSecret: Sendable, Hashable, CustomStringConvertible, Custom
     /// can never pass as a tag for another.
     enum Purpose: String {
         case beacon = "spokes/1 beacon"
+        case probe = "spokes/1 probe"
         case handshake = "spokes/1 handshake"
         case dashboard = "spokes/1 dashboard"
     }
