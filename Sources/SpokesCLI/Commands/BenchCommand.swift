@@ -141,10 +141,10 @@ struct Bench {
         return try await cluster.whileRunning { try await body($0, settings) }
     }
 
-    func runBatch(on cluster: LocalCluster, settings: ClusterSettings, kind: String, input: String, count: Int, retries: Int = 0) async throws -> JobService.BatchReport {
+    func runBatch(on cluster: LocalCluster, settings: ClusterSettings, kind: String, input: String, count: Int, retries: Int = 0) async throws -> TaskJobs.BatchReport {
         try await NodeClient.withClient(of: cluster.nodes[0].address, settings: settings, callTimeout: 600) { client, node in
-            let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
-            let report = try await service.runBatch(kind: kind, input: input, count: count, deadline: 60, retries: retries)
+            let desk = try TaskJobs.resolve(id: ActorID(node: node, name: TaskJobs.wellKnownName), using: client)
+            let report = try await desk.runBatch(kind: kind, input: input, count: count, deadline: 60, retries: retries)
             guard report.succeeded == count else { throw BenchError.tasksFailed(report.tasks - report.succeeded) }
             return report
         }
@@ -255,7 +255,7 @@ struct Bench {
     func scaling(_ report: Report) async throws {
         for nodes in quick ? [1, 2] : [1, 2, 4] {
             let best = try await withCluster(nodes: nodes, slots: 4) { cluster, settings in
-                var best: JobService.BatchReport?
+                var best: TaskJobs.BatchReport?
                 for _ in 0..<runs {
                     let batch = try await runBatch(on: cluster, settings: settings, kind: SleepTask.name, input: "0.1", count: 200)
                     if batch.wallTime < best?.wallTime ?? .infinity { best = batch }
@@ -272,7 +272,7 @@ struct Bench {
     }
 
     /// Where `batch`'s time went, from the task timeline of every node of `cluster`.
-    func schedulingProfile(of batch: JobService.BatchReport, on cluster: LocalCluster, settings: ClusterSettings, nominal: Double) async throws -> SchedulingProfile? {
+    func schedulingProfile(of batch: TaskJobs.BatchReport, on cluster: LocalCluster, settings: ClusterSettings, nominal: Double) async throws -> SchedulingProfile? {
         let spans = try await spans(of: batch.job, on: cluster.nodes, settings: settings)
         return SchedulingProfile(spans: spans, start: batch.startedAt, wall: batch.wallTime, nominal: nominal)
     }

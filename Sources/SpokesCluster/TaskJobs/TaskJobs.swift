@@ -133,6 +133,46 @@ public distributed actor TaskJobs {
         let history = history
         return try await runBlocking("spokes.job-store") { try history.taskJobReport(of: job) }
     }
+
+    /// What a batch of tasks of one kind came to (see ``runBatch(kind:input:count:deadline:retries:)``).
+    public struct BatchReport: Sendable, Codable, Hashable {
+        /// The batch's job id, as its task attempts carry it (see ``TaskTimeline``).
+        public var job: String
+        public var tasks: Int
+        public var succeeded: Int
+        /// Attempts started again after a failed one, over all tasks.
+        public var retries: Int
+        /// Real seconds from the first task scheduled to the last result.
+        public var wallTime: Double
+        /// When the first task was scheduled, in ``MonotonicClock`` seconds.
+        public var startedAt: Double
+        public var tasksPerNode: [String: Int]
+    }
+
+    /// Runs `count` tasks of any registered kind, all with the same input, with this node
+    /// as coordinator, and stores nothing: the path `spokes bench` measures scheduling on.
+    public distributed func runBatch(kind: String, input: String, count: Int, deadline: Double, retries: Int) async throws -> BatchReport {
+        guard (1...10_000_000).contains(count) else { throw TaskError.invalidInput(kind: kind, reason: "count \(count)") }
+        try JobRunner.checkRanges(deadline: deadline, retries: retries)
+        guard let node else { throw RemoteCallError.actorNotFound("\(Self.wellKnownName): the node stopped") }
+        let (systems, following, _) = try await node.makeSystems(for: kind)
+        defer { following.cancel() }
+        let expected = 1 + node.members.count { $0.state == .alive }
+        _ = try? await withTimeout(seconds: 5) { try await systems.waitForSystems(atLeast: expected) }
+        let job = JobIdentifier.make("batch")
+        let cost = node.registry.cost(kind: kind, input: input) ?? .cpu
+        let runner = JobRunner(systems: systems, job: job, kind: kind, deadline: deadline, retries: retries, cost: cost)
+        let board = node.jobBoard.track(job: job, kind: kind, title: "\(count) x \(kind)", total: count)
+        defer { board.end(cancelled: Task.isCancelled) }
+        let startedAt = MonotonicClock.now
+        let outcomes = await runner.run(count: count, input: { _, _ in input }, onEvent: { board.record($0) })
+        let wall = MonotonicClock.now - startedAt
+        var perNode: [String: Int] = [:]
+        for outcome in outcomes { if let node = outcome.node { perNode[node, default: 0] += 1 } }
+        return BatchReport(
+            job: job, tasks: count, succeeded: outcomes.count { $0.output != nil }, retries: JobRunner.retries(in: outcomes),
+            wallTime: wall, startedAt: startedAt, tasksPerNode: perNode)
+    }
 }
 
 /// Why ``TaskJobs`` refused a job.

@@ -44,7 +44,7 @@ struct HostileJobInputTests {
         /// The node still runs a batch and a small bike job to the end.
         func expectServing(after what: String) async throws {
             let desk = try remote(JobService.self, JobService.wellKnownName)
-            let batch = try await desk.runBatch(kind: NoopTask.name, input: "0", count: 2, deadline: 5, retries: 0)
+            let batch = try await remote(TaskJobs.self, TaskJobs.wellKnownName).runBatch(kind: NoopTask.name, input: "0", count: 2, deadline: 5, retries: 0)
             #expect(batch.succeeded == 2, "a batch after \(what)")
             let report = try await desk.submit(BikeJob(network: HostileJobInputTests.network, options: HostileJobInputTests.options), listener: nil)
             #expect(report.completedUsers == 2 && report.conservation.holds, "a job after \(what)")
@@ -113,7 +113,7 @@ struct HostileJobInputTests {
     @Test func aBatchWithADeadlineOrRetriesOutOfRangeIsRefused() async throws {
         let target = try await Target()
         defer { target.stop() }
-        let desk = try target.remote(JobService.self, JobService.wellKnownName)
+        let desk = try target.remote(TaskJobs.self, TaskJobs.wellKnownName)
         for deadline in Self.hugeDoubles + [0] {
             await Self.expectRefusal("a batch with deadline \(deadline)", naming: "deadline") {
                 _ = try await desk.runBatch(kind: NoopTask.name, input: "0", count: 1, deadline: deadline, retries: 0)
