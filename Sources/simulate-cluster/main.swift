@@ -6,6 +6,8 @@ import SpokesSimulation
 // real Membership state machines over a faulty virtual network, one run per seed.
 //
 //   simulate-cluster --nodes N --seeds A-B [--faults crash,pause,...] [--json]
+//   simulate-cluster --model scheduling --nodes N --seeds A-B ...   a coordinator placing a
+//                                              job on N workers (Placement, WorkerAdmission)
 //   simulate-cluster --scale 10,25,50,100     the scale model (issue 18 §3): a table
 //
 // Prints each seed's verdict and trace hash (the same seed gives the same hash), then a
@@ -25,6 +27,8 @@ struct Request {
     var json = false
     /// Cluster sizes for the scale model; empty: play seeds.
     var scale: [Int] = []
+    /// `membership` (N members) or `scheduling` (a coordinator and N workers).
+    var model = "membership"
 }
 
 func parse(_ given: [String]) -> Request {
@@ -62,12 +66,16 @@ func parse(_ given: [String]) -> Request {
             if request.kinds.isEmpty { fail("--faults needs at least one kind") }
         case "--json":
             request.json = true
+        case "--model":
+            let text = value()
+            guard ["membership", "scheduling"].contains(text) else { fail("--model expects membership or scheduling, got '\(text)'") }
+            request.model = text
         case "--scale":
             let text = value()
             request.scale = text.split(separator: ",").compactMap { Int($0) }.filter { (2...500).contains($0) }
             if request.scale.isEmpty { fail("--scale expects sizes from 2 to 500, e.g. 10,25,50,100; got '\(text)'") }
         case "-h", "--help":
-            print("usage: simulate-cluster --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
+            print("usage: simulate-cluster [--model membership|scheduling] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
             exit(0)
         default:
             fail("unknown flag \(flag)")
@@ -84,9 +92,9 @@ func parse(_ given: [String]) -> Request {
     exit(0)
 }
 
-func model() -> MembershipModel { MembershipModel(options: MembershipModel.Options(nodes: nodes)) }
-    func options(_ seed: UInt64) -> SimulationOptions { SimulationOptions(seed: seed, faultWindow: 10, faultKinds: kinds, settle: 6) }
-
+/// Plays every seed of `request` with `model`, prints each verdict and the summary; the exit status.
+func play<Model: SimulationModel>(_ model: @escaping () -> Model, name: String, settle: Double) -> Int32 {
+    func options(_ seed: UInt64) -> SimulationOptions { SimulationOptions(seed: seed, faultWindow: 10, faultKinds: kinds, settle: settle) }
     let start = Date()
     var failures: [UInt64] = []
     var virtual = 0.0
@@ -100,18 +108,28 @@ func model() -> MembershipModel { MembershipModel(options: MembershipModel.Optio
         if result.failed {
             failures.append(seed)
             let shrunk = Simulation.shrink(result, model: model, options: options(seed))
-            FileHandle.standardError.write(Data((Simulation<MembershipModel>.report(shrunk, lines: 80) + "\n").utf8))
+            FileHandle.standardError.write(Data((Simulation<Model>.report(shrunk, lines: 80) + "\n").utf8))
         }
     }
     let wall = Date().timeIntervalSince(start)
     if json {
-        let summary: [String: Any] = ["nodes": nodes, "seeds": seeds.count, "failures": failures, "virtualSeconds": virtual, "wallSeconds": wall, "runs": runs]
+        let summary: [String: Any] = ["model": name, "nodes": nodes, "seeds": seeds.count, "failures": failures, "virtualSeconds": virtual, "wallSeconds": wall, "runs": runs]
         let data = (try? JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])) ?? Data("{}".utf8)
         print(String(decoding: data, as: UTF8.self))
     } else {
-        print(String(format: "%d nodes, %d seeds, %d failed; %.0f virtual s in %.2f s wall (%.0fx real time)", nodes, seeds.count, failures.count, virtual, wall, virtual / max(wall, 1e-9)))
+        print(String(format: "%@: %d nodes, %d seeds, %d failed; %.0f virtual s in %.2f s wall (%.0fx real time)", name, nodes, seeds.count, failures.count, virtual, wall, virtual / max(wall, 1e-9)))
     }
-    exit(failures.isEmpty ? 0 : 1)
+    return failures.isEmpty ? 0 : 1
+}
+
+switch request.model {
+case "scheduling":
+    // Long enough after the faults for the job's last tasks to run again.
+    exit(play({ SchedulingModel(options: SchedulingModel.Options(workers: nodes)) }, name: "scheduling", settle: 12))
+default:
+    exit(play({ MembershipModel(options: MembershipModel.Options(nodes: nodes)) }, name: "membership", settle: 6))
+}
+
 
 /// The scale model (issue 18 §3): today's full mesh at each size, from fixed scenarios of
 /// one seed each, in virtual time. Heartbeats are what a member sends each tick to each
