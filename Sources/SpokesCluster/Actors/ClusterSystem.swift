@@ -391,74 +391,75 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             let fd = try Socket.connect(to: address, timeout: timeout)
             return Connection(fd: fd, remoteAddress: address, isOutbound: true, limits: limits, rejections: rejections)
         }
-        let hello = handshake(nonce: HandshakeAuthentication.makeNonce())
+        let (dialling, opening) = HandshakeStateMachine.dialling(
+            handshake(nonce: HandshakeAuthentication.makeNonce()), to: address.description, authentication: authentication)
+        let machine = Mutex(dialling)
         let welcomed = Promise<WireMessage.Handshake, RemoteCallError>()
         track(connection)
         connection.start(Connection.Handlers(
             onMessage: { [weak self] connection, message in
                 guard let self else { return }
-                switch message {
-                case .welcome(let welcome) where connection.peer == nil:
-                    switch self.finishHandshake(connection, hello: hello, welcome: welcome) {
-                    case .success:
-                        // Register before resolving: the caller may call the peer as soon as join returns.
-                        self.register(connection)
-                        welcomed.resolve(welcome.handshake)
-                    case .failure(let error):
-                        welcomed.reject(error)
-                        connection.close(reason: "handshake failed: \(error)")
-                    }
-                case .refused(let refusal) where connection.peer == nil:
-                    if let holder = refusal.nameTakenAt, self.isMember {
-                        self.emit(.nameTaken(NameConflict(name: self.node.name, address: holder)))
-                    }
-                    welcomed.reject(.unreachable(node: address.description, reason: "refused: \(refusal.reason)"))
-                    connection.close(reason: "refused by peer: \(refusal.reason)")
-                default:
-                    if connection.peer == nil {
-                        self.violation(.messageBeforeHandshake, on: connection, "\(message.kind) before the handshake")
-                    } else {
-                        self.handle(message, on: connection)
-                    }
-                }
+                let actions = machine.withLock { $0.receive(message, refusal: self.refusal(of:)) }
+                self.carryOut(actions, on: connection, joining: welcomed)
             },
             onClose: { [weak self] connection, reason in
+                let actions = machine.withLock { $0.connectionClosed(reason: reason, byPeer: reason == Connection.peerClosedReason) }
+                self?.carryOut(actions, on: connection, joining: welcomed)
                 welcomed.reject(.unreachable(node: address.description, reason: reason))
                 self?.closed(connection, reason: reason)
             }))
-        connection.send(.hello(hello))
+        carryOut(opening, on: connection, joining: welcomed)
         do {
             return try await withTimeout(seconds: timeout) { try await welcomed.future.value }
         } catch {
+            carryOut(machine.withLock { $0.timedOut(after: timeout) }, on: connection, joining: welcomed)
             connection.close(reason: "handshake failed: \(error)")
             throw error is TimeoutError ? RemoteCallError.unreachable(node: address.description, reason: "no handshake within \(timeout) s") : error
         }
     }
 
-    /// The dialler's side of a welcome: checks the acceptor's proof, sends our own, and
-    /// switches the connection to authenticated frames. Runs on the reader thread.
-    private func finishHandshake(_ connection: Connection, hello: WireMessage.Handshake, welcome: WireMessage.Welcome) -> Result<Void, RemoteCallError> {
-        let peer = welcome.handshake
-        let address = connection.remoteAddress.description
-        if let refusal = refusal(of: peer) {
-            rejections.count(.handshakeRefused)
-            return .failure(.unreachable(node: address, reason: refusal.reason))
-        }
-        var keys: (fromDialer: HMAC, fromAcceptor: HMAC)?
-        var proof = ""
-        if let authentication {
-            guard authentication.isValidAcceptorProof(welcome.proof, hello: hello, welcome: peer) else {
-                rejections.count(.authenticationFailed)
-                return .failure(.unreachable(node: address, reason: "\(peer.node.name) could not prove it holds this cluster's secret; is the secret the same on both nodes?"))
+    /// Carries out a handshake's actions on `connection`, in order (see
+    /// ``HandshakeStateMachine``); `joining` is a dialler's join, resolved once the
+    /// connection is established. Runs on the connection's reader thread (or the
+    /// caller's, for the first hello and the timeout).
+    private func carryOut(
+        _ actions: [HandshakeStateMachine.Action], on connection: Connection, joining: Promise<WireMessage.Handshake, RemoteCallError>? = nil
+    ) {
+        for action in actions {
+            switch action {
+            case .send(let message):
+                connection.send(message)
+            case .refuse(let refusal, let peer):
+                // Once per address and reason: a refused node redials every second.
+                logOnce("refused \(peer) from \(connection.remoteAddress.host): \(refusal.reason)")
+                connection.send(.refused(refusal), thenCloseWithReason: "refused: \(refusal.reason)")
+            case .establish(let peer, let receiveKey, let sendKey, let proof):
+                connection.peer = peer
+                connection.establish(receiveKey: receiveKey)
+                if let proof { connection.send(.proof(proof)) }
+                connection.authenticateSends(with: sendKey)
+                // Registered before the join resolves: its caller may call the peer at once.
+                register(connection)
+                joining?.resolve(peer)
+            case .close(let reason, let rejection):
+                if let rejection {
+                    connection.close(reason: reason, rejecting: rejection)
+                } else {
+                    connection.close(reason: reason)
+                }
+            case .count(let rejection):
+                rejections.count(rejection)
+                if rejection == .handshakeAbandoned {
+                    logOnce("\(connection.remoteAddress.host) hung up during the handshake, after our proof: is its secret the same as ours?")
+                }
+            case .fail(let error):
+                joining?.reject(error)
+            case .nameTaken(let holder):
+                if isMember { emit(.nameTaken(NameConflict(name: node.name, address: holder))) }
+            case .deliver(let message):
+                handle(message, on: connection)
             }
-            keys = authentication.sessionKeys(hello: hello, welcome: peer)
-            proof = authentication.dialerProof(hello: hello, welcome: peer)
         }
-        connection.peer = peer
-        connection.establish(receiveKey: keys?.fromAcceptor)
-        connection.send(.proof(WireMessage.Proof(tag: proof)))
-        connection.authenticateSends(with: keys?.fromDialer)
-        return .success(())
     }
 
     /// This node's handshake, with `nonce` (empty for beacons).
@@ -500,70 +501,25 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         }
         crowdedOut?.close(reason: "\(settings.maximumHandshakingConnections) connections were handshaking: the oldest made room", rejecting: .tooManyHandshakes)
         let connection = Connection(fd: fd, remoteAddress: remote, isOutbound: false, limits: Connection.Limits(settings), rejections: rejections)
-        /// The hello and our welcome, between the two: the transcript both proofs cover.
-        let exchanged = Mutex<(hello: WireMessage.Handshake, welcome: WireMessage.Handshake)?>(nil)
+        let machine = Mutex(HandshakeStateMachine.accepting(
+            from: remote.description, welcome: handshake(nonce: HandshakeAuthentication.makeNonce()), authentication: authentication))
         track(connection)
         connection.start(Connection.Handlers(
             onMessage: { [weak self] connection, message in
                 guard let self else { return }
-                if connection.peer != nil {
-                    self.handle(message, on: connection)
-                    return
-                }
-                switch (message, exchanged.withLock { $0 }) {
-                case (.hello(let hello), nil):
-                    if let welcome = self.greet(connection, hello: hello) {
-                        exchanged.withLock { $0 = (hello, welcome) }
-                    }
-                case (.proof(let proof), let (hello, welcome)?):
-                    self.admit(connection, hello: hello, welcome: welcome, proof: proof)
-                default:
-                    self.violation(.messageBeforeHandshake, on: connection, "\(message.kind) before the handshake")
-                }
+                let actions = machine.withLock { $0.receive(message, refusal: self.refusal(of:)) }
+                self.carryOut(actions, on: connection)
             },
             onClose: { [weak self] connection, reason in
-                if connection.peer == nil, reason == Connection.peerClosedReason, exchanged.withLock({ $0 }) != nil {
-                    self?.rejections.count(.handshakeAbandoned)
-                    self?.logOnce("\(connection.remoteAddress.host) hung up during the handshake, after our proof: is its secret the same as ours?")
-                }
+                let actions = machine.withLock { $0.connectionClosed(reason: reason, byPeer: reason == Connection.peerClosedReason) }
+                self?.carryOut(actions, on: connection)
                 self?.closed(connection, reason: reason)
             }))
         let deadline = settings.handshakeTimeout
-        DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { [weak connection] in
-            guard let connection, connection.peer == nil, !connection.isClosed else { return }
-            connection.close(reason: "no handshake within \(deadline) s", rejecting: .handshakeTimeout)
+        DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { [weak self, weak connection] in
+            guard let self, let connection, !connection.isClosed else { return }
+            self.carryOut(machine.withLock { $0.timedOut(after: deadline) }, on: connection)
         }
-    }
-
-    /// Answers a hello: `welcome` with our proof, or `refused`. Returns the welcome's handshake.
-    private func greet(_ connection: Connection, hello: WireMessage.Handshake) -> WireMessage.Handshake? {
-        if let refusal = refusal(of: hello) {
-            rejections.count(.handshakeRefused)
-            // Once per address and reason: a refused node redials every second.
-            logOnce("refused \(hello.node) from \(connection.remoteAddress.host): \(refusal.reason)")
-            connection.send(.refused(refusal), thenCloseWithReason: "refused: \(refusal.reason)")
-            return nil
-        }
-        let welcome = handshake(nonce: HandshakeAuthentication.makeNonce())
-        let proof = authentication?.acceptorProof(hello: hello, welcome: welcome) ?? ""
-        connection.send(.welcome(WireMessage.Welcome(handshake: welcome, proof: proof)))
-        return welcome
-    }
-
-    /// Checks the dialler's proof; if it holds, the connection becomes a peer's.
-    private func admit(_ connection: Connection, hello: WireMessage.Handshake, welcome: WireMessage.Handshake, proof: WireMessage.Proof) {
-        var keys: (fromDialer: HMAC, fromAcceptor: HMAC)?
-        if let authentication {
-            guard authentication.isValidDialerProof(proof.tag, hello: hello, welcome: welcome) else {
-                connection.close(reason: "authentication failed: its proof does not match this cluster's secret", rejecting: .authenticationFailed)
-                return
-            }
-            keys = authentication.sessionKeys(hello: hello, welcome: welcome)
-        }
-        connection.establish(receiveKey: keys?.fromDialer)
-        connection.authenticateSends(with: keys?.fromAcceptor)
-        connection.peer = hello
-        register(connection)
     }
 
     /// Why a peer's handshake is not acceptable, or nil.
