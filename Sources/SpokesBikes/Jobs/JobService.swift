@@ -191,6 +191,84 @@ public distributed actor JobService {
         return live + tasks + (try await runBlocking("spokes.job-store") { try store.summaries() })
     }
 
+    /// Every job of the cluster: this node's (see ``jobs()``) and every alive member's,
+    /// asked at once and each within 2 s (a member that does not answer is left out and
+    /// named in `unanswered`). A job listed twice (nodes sharing a data directory) is
+    /// listed once, running before stored.
+    public distributed func clusterJobs() async throws -> ClusterJobs {
+        let own = try await jobs()
+        let members = node.members.filter { $0.state == .alive || $0.state == .suspect }
+        let system = actorSystem
+        let answers = await withTaskGroup(of: (String, [JobStore.Summary]?).self) { group in
+            for member in members {
+                group.addTask {
+                    guard let service = try? JobService.resolve(id: ActorID(node: member.node, name: Self.wellKnownName), using: system) else {
+                        return (member.node.name, nil)
+                    }
+                    return (member.node.name, try? await withTimeout(seconds: 2) { try await service.jobs() })
+                }
+            }
+            var answers: [(String, [JobStore.Summary]?)] = []
+            for await answer in group { answers.append(answer) }
+            return answers.sorted { $0.0 < $1.0 }
+        }
+        var seen = Set(own.map(\.job))
+        var all = own
+        for (_, jobs) in answers {
+            for job in jobs ?? [] where seen.insert(job.job).inserted { all.append(job) }
+        }
+        let running = all.filter { $0.state == .running }
+        let finished = all.filter { $0.state != .running }.sorted { ($0.finished ?? "") < ($1.finished ?? "") }
+        return ClusterJobs(jobs: running + finished, unanswered: answers.filter { $0.1 == nil }.map(\.0))
+    }
+
+    /// The cluster's jobs, as ``clusterJobs()`` gathers them.
+    public struct ClusterJobs: Sendable, Hashable, Codable {
+        /// Running jobs first, then finished ones, oldest first.
+        public var jobs: [JobStore.Summary]
+        /// Members that did not answer in time.
+        public var unanswered: [String]
+    }
+
+    /// Where `job` is: the node that coordinates it now or stored it, and where that node
+    /// listens; this node first, then every alive member (each within 2 s). Nil when no
+    /// node answering knows it.
+    public distributed func locate(job: String) async throws -> JobLocation? {
+        if let here = try await jobs().first(where: { $0.job == job }) {
+            return JobLocation(job: job, node: actorSystem.node.name, address: actorSystem.address.description, summary: here)
+        }
+        let system = actorSystem
+        let members = node.members.filter { $0.state == .alive || $0.state == .suspect }
+        return await withTaskGroup(of: JobLocation?.self) { group in
+            for member in members {
+                group.addTask {
+                    guard let service = try? JobService.resolve(id: ActorID(node: member.node, name: Self.wellKnownName), using: system),
+                          let listed = try? await withTimeout(seconds: 2, operation: { try await service.jobs() }),
+                          let summary = listed.first(where: { $0.job == job })
+                    else { return nil }
+                    return JobLocation(job: job, node: member.node.name, address: member.address, summary: summary)
+                }
+            }
+            for await found in group {
+                if let found {
+                    group.cancelAll()
+                    return found
+                }
+            }
+            return nil
+        }
+    }
+
+    /// Where a job is (see ``locate(job:)``).
+    public struct JobLocation: Sendable, Hashable, Codable {
+        public var job: String
+        /// The node that coordinates it (running) or stored it (finished).
+        public var node: String
+        /// Where that node listens, `host:port`.
+        public var address: String
+        public var summary: JobStore.Summary
+    }
+
     /// The finished jobs stored under this node's data directory, oldest first.
     public distributed func finishedJobs() async throws -> [JobStore.Summary] {
         let store = store

@@ -2,23 +2,33 @@ import Foundation
 import SpokesBikes
 import SpokesCluster
 
-/// `spokes jobs` and `spokes result JOB`: a node's jobs, running and stored.
+/// `spokes jobs` and `spokes result JOB`: the cluster's jobs, running and stored, asked of
+/// any node.
 enum JobsCommand {
     static let spec = CommandSpec(
         name: "jobs",
-        abstract: "List a node's jobs: those it runs now, with their progress, then those it stored (its data directory).",
+        abstract: "List the cluster's jobs: those running now on any node, with their progress, then those the nodes stored.",
+        discussion: """
+            Asks the node at --to (or the first found by discovery), which asks every alive \
+            member: one list for the cluster, with the node that coordinates or stored each \
+            job. A member that does not answer within 2 s is left out and named on stderr.
+            """,
         options: [NodeClient.toOption, .flag("json", help: "Print the list as JSON.")] + ClusterOptions.connection)
 
     static let subcommand = Subcommand(spec: spec) { arguments, context in
         let settings = try ClusterOptions.settings(arguments, environment: context.environment)
         let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
-        let jobs = try await NodeClient.withClient(of: target, settings: settings, callTimeout: 10) { client, node in
-            try await JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client).jobs()
+        let listed = try await NodeClient.withClient(of: target, settings: settings, callTimeout: 10) { client, node in
+            try await JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client).clusterJobs()
+        }
+        let jobs = listed.jobs
+        if !listed.unanswered.isEmpty {
+            context.standardError("not listed: the jobs of \(listed.unanswered.joined(separator: ", ")), which did not answer within 2 s\n")
         }
         if arguments.flag("json") {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            context.standardOutput(String(decoding: try encoder.encode(["jobs": jobs]), as: UTF8.self) + "\n")
+            context.standardOutput(String(decoding: try encoder.encode(listed), as: UTF8.self) + "\n")
         } else if jobs.isEmpty {
             context.standardOutput("no jobs\n")
         } else {
@@ -45,11 +55,18 @@ enum JobsCommand {
 enum ResultCommand {
     static let spec = CommandSpec(
         name: "result",
-        abstract: "Print a finished job's report again.",
-        usage: ["result JOB [--to HOST:PORT | --data-directory DIR] [--json] [--html FILE]"],
+        abstract: "Print a finished job's report again, from whichever node stored it.",
+        discussion: """
+            Asks the node at --to (or the first found by discovery); when another member \
+            coordinates or stored the job, the report comes from there. A job still running \
+            is named with its node and progress; with --wait this waits for its end and \
+            prints its report. Exit status 0 when the job completed, 1 otherwise.
+            """,
+        usage: ["result JOB [--to HOST:PORT | --data-directory DIR] [--wait] [--json] [--html FILE]"],
         options: [
             .value("job", "JOB", help: "The job id, as 'spokes jobs' lists it (also accepted as the first argument)."),
-            NodeClient.toOption, .flag("json", help: "Print the report as JSON."), ReportOutput.htmlOption, ResultFromFolder.option.spec,
+            NodeClient.toOption, .flag("wait", help: "Wait for a running job to end, then print its report."),
+            .flag("json", help: "Print the report as JSON."), ReportOutput.htmlOption, ResultFromFolder.option.spec,
         ] + ClusterOptions.connection,
         positional: "job")
 
@@ -61,17 +78,63 @@ enum ResultCommand {
         let settings = try ClusterOptions.settings(arguments, environment: context.environment)
         _ = try ReportOutput.htmlPath(arguments)
         let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
-        let found: (bikes: SimulationReport?, tasks: TaskJobReport?) = try await NodeClient.withClient(of: target, settings: settings, callTimeout: 10) { client, node in
-            let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
-            if let report = try await service.report(of: job) { return (report, nil) }
-            let desk = try TaskJobs.resolve(id: ActorID(node: node, name: TaskJobs.wellKnownName), using: client)
-            return (nil, try await desk.report(of: job))
+        var found = try await stored(job, at: target, settings: settings)
+        var waited = false
+        var hops = 0
+        while case .elsewhere(let location) = found {
+            hops += 1
+            // A finished job is one hop away; only waiting on a running one loops on.
+            guard location.summary.state == .running || hops <= 3 else { break }
+            if location.summary.state == .running {
+                guard arguments.flag("wait") else {
+                    let summary = location.summary
+                    context.standardError("job \(job) is running on \(location.node) at \(location.address) (\(summary.completedUsers) of \(summary.users) done); "
+                        + "'spokes result \(job) --wait' waits for its report\n")
+                    return 1
+                }
+                if !waited, context.standardErrorIsTerminal { context.standardError("waiting for job \(job) on \(location.node)...\n") }
+                waited = true
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            let address = try SocketAddress(parsing: location.address)
+            switch try await stored(job, at: address, settings: settings) {
+            case .elsewhere(let moved) where moved.node == location.node && moved.summary.state != .running:
+                // Listed as finished but no report on its node: the store could not keep it.
+                context.standardError("error: job \(job) ended on \(location.node) but its report is not in that node's job store\n")
+                return 1
+            case let next:
+                found = next
+            }
         }
-        let (report, taskJob) = found
-        if let report { return try ReportOutput.emit(report, arguments: arguments, context: context) ? 0 : 1 }
-        if let taskJob { return try emit(taskJob, arguments: arguments, context: context) }
-        context.standardError("error: job \(job) is not in the job store of the node at \(target); 'spokes jobs --to \(target)' lists what is\n")
-        return 1
+        switch found {
+        case .bikes(let report):
+            return try ReportOutput.emit(report, arguments: arguments, context: context) ? 0 : 1
+        case .tasks(let report):
+            return try emit(report, arguments: arguments, context: context)
+        case .unknown, .elsewhere:
+            context.standardError("error: no node of the cluster knows job \(job) (asked the node at \(target) and its members); 'spokes jobs' lists the cluster's jobs\n")
+            return 1
+        }
+    }
+
+    /// What a node knows of a job: its stored report (a bike job's or a job of tasks'),
+    /// where in the cluster it is, or nothing.
+    enum Found: Sendable {
+        case bikes(SimulationReport)
+        case tasks(TaskJobReport)
+        case elsewhere(JobService.JobLocation)
+        case unknown
+    }
+
+    /// Asks the node at `address` for `job`'s stored report, else where the job is.
+    static func stored(_ job: String, at address: SocketAddress, settings: ClusterSettings) async throws -> Found {
+        try await NodeClient.withClient(of: address, settings: settings, callTimeout: 10) { client, node in
+            let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
+            if let report = try await service.report(of: job) { return .bikes(report) }
+            let desk = try TaskJobs.resolve(id: ActorID(node: node, name: TaskJobs.wellKnownName), using: client)
+            if let report = try await desk.report(of: job) { return .tasks(report) }
+            return try await service.locate(job: job).map { .elsewhere($0) } ?? .unknown
+        }
     }
 
     /// Prints a stored job of tasks: a sweep's report, or a map's outputs; the exit status.

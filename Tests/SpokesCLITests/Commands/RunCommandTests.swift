@@ -149,9 +149,29 @@ struct RunCommandTests {
         #expect(listed?["users"] as? Int == 3 && listed?["completedUsers"] as? Int == 2 && listed?["failedUsers"] as? Int == 1)
         #expect(again.status == 1 && again.standardOutput == map.standardOutput, "\(again.standardError)")
         #expect(again.standardError.contains("2 of 3 tasks of test.square succeeded"), "\(again.standardError)")
-        #expect(elsewhere.status == 1 && elsewhere.standardError.contains("is not in the job store of the node"), "\(elsewhere.standardError)")
+        #expect(elsewhere.status == 1 && elsewhere.standardOutput == map.standardOutput, "any node finds it: \(elsewhere.standardError)")
         let lines = fromFolder.standardOutput.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(lines.map { $0["output"] as? Int } == [4, nil, 9], "\(fromFolder.standardOutput)")
+    }
+
+    @Test func anyNodeListsTheClustersJobsAndResultWaitsForARunningOne() async throws {
+        let nodes = try await startNodes()
+        let inputs = try folder.write("0.6\n0.6\n", to: "inputs.jsonl")
+        let map = Task { await CommandRun.spokes(["map", "bench.sleep", "--to", nodes[0].address, "--inputs", inputs]) }
+        var job = ""
+        try await eventually("r1 lists the map r0 runs") {
+            job = try await jobs(at: nodes[1].address).first { $0.value["kind"] as? String == "bench.sleep" && $0.value["state"] as? String == "running" }?.key ?? ""
+            return !job.isEmpty
+        }
+        let early = await CommandRun.spokes(["result", job, "--to", nodes[1].address])
+        let waited = await CommandRun.spokes(["result", job, "--to", nodes[1].address, "--wait"])
+        let ended = await map.value
+        let unknown = await CommandRun.spokes(["result", "map-00000000", "--to", nodes[1].address])
+        for node in nodes { #expect(await node.stop() == 0) }
+        #expect(early.status == 1 && early.standardError.contains("job \(job) is running on r0"), "\(early.standardError)")
+        #expect(ended.status == 0 && waited.status == 0, "\(waited.standardError)")
+        #expect(waited.standardOutput == "0.6\n0.6\n" && waited.standardOutput == ended.standardOutput)
+        #expect(unknown.status == 1 && unknown.standardError.contains("no node of the cluster knows job map-00000000"), "\(unknown.standardError)")
     }
 
     @Test func aMapCancelledFromAnyNodeStopsItsTasksAndIsStoredAsCancelled() async throws {
