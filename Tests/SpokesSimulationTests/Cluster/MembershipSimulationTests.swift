@@ -52,6 +52,32 @@ import Testing
         #expect(Simulation.run(Self.model(5), options: Self.options(12)).traceHash != first.traceHash)
     }
 
+    /// The hardening issue's duplicate-name bug, plugged back into the shell: a second
+    /// process started with a live member's name (`m2-twin`, a newer incarnation of `m2`)
+    /// is admitted and evicts `m2`. Today's handshake refuses it and the twin yields.
+    @Test func aTwinOfALiveMemberIsRefusedAndTheOldShellThatLetItEvictTheMemberIsCaught() async {
+        @Sendable func sweep(admits: Bool) -> [(UInt64, String)] {
+            var options = MembershipModel.Options(nodes: 3)
+            options.twinStartsAt = 2
+            options.admitsTakenNames = admits
+            var failures: [(UInt64, String)] = []
+            for seed: UInt64 in 1...20 {
+                let run = SimulationOptions(seed: seed, faultWindow: 10, faultKinds: [.delay, .loss, .duplication, .slow], settle: 6)
+                let result = Simulation.run(MembershipModel(options: options), options: run)
+                if result.failed {
+                    failures.append((seed, Simulation<MembershipModel>.report(Simulation.shrink(result, model: { MembershipModel(options: options) }, options: run), lines: 40)))
+                }
+            }
+            return failures
+        }
+        let today = await runBlocking("simulation") { sweep(admits: false) }
+        #expect(today.isEmpty, "seed \(today.first?.0 ?? 0):\n\(today.first?.1 ?? "")")
+        let old = await runBlocking("simulation") { sweep(admits: true) }
+        print("the shell that admitted taken names failed \(old.count) of 20 seeds, first seed \(old.first?.0 ?? 0)")
+        #expect(!old.isEmpty, "the invariant did not catch a shell that lets a twin evict a live member")
+        #expect(old.first?.1.contains("by another incarnation of its name") == true, "\(old.first?.1 ?? "")")
+    }
+
     /// The hardening issue's flapping bug (issue 15 §2), plugged back into the shell: a
     /// silent peer's `heard` fed every tick, news or not, keeps a frozen or crashed peer
     /// alive. The simulator finds it on the first seeds; today's shell passes them all.
