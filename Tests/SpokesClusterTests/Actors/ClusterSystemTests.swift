@@ -97,9 +97,10 @@ struct ClusterSystemTests {
     }
 
     @Test func aCallWithoutAReplyTimesOut() async throws {
-        let (cluster, _, remote) = try await connectedPair(configure: { settings, _ in settings.callTimeout = 0.2 })
+        // Long enough that a quick call under the full suite's load still answers in time.
+        let (cluster, _, remote) = try await connectedPair(configure: { settings, _ in settings.callTimeout = 1.5 })
         defer { cluster.shutdown() }
-        await #expect(throws: RemoteCallError.timedOut(target: "SpokesClusterTests.Greeter.nap(seconds:)", node: "node-0", seconds: 0.2)) {
+        await #expect(throws: RemoteCallError.timedOut(target: "SpokesClusterTests.Greeter.nap(seconds:)", node: "node-0", seconds: 1.5)) {
             try await remote.nap(seconds: 5)
         }
         #expect(try await remote.greet("after") == "hello after from node-0", "the connection still works")

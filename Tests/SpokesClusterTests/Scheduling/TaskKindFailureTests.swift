@@ -73,7 +73,7 @@ extension SchedulingTests {
         defer { nodes.forEach { $0.stop() } }
         let (systems, following) = try await coordinator(nodes[0], expecting: 2)
         defer { following.cancel() }
-        let runner = JobRunner(systems: systems, job: "hang", kind: HangingKind.name, deadline: 0.3, retries: 2)
+        let runner = JobRunner(systems: systems, job: "hang", kind: HangingKind.name, deadline: 1.5, retries: 2)
         let outcomes = await runner.run(count: 6, input: { _, _ in #""w1""# })
         #expect(outcomes.allSatisfy { $0.output == #""w0""# }, "every task succeeded on w0")
         let failures = outcomes.flatMap(\.failures)

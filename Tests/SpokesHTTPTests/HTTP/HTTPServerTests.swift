@@ -475,7 +475,7 @@ struct HTTPServerTests {
         try await streams.awaitTermination()
         #expect(stream.termination == .writeFailed)
         #expect(server.refusals["write_timeout"] == 1, "\(server.refusals)")
-        #expect(MonotonicClock.now - started < 0.2 + 1, "dropped within the write timeout, not by the test's own limit")
+        #expect(MonotonicClock.now - started < 0.2 + 3, "dropped by the write timeout, not by the test's own 5 s limit")
         try await shutDown(server)
     }
 
@@ -495,7 +495,7 @@ struct HTTPServerTests {
         await listening.send(Self.get("/events"))
         #expect(await listening.readResponse()?.status == 200)
         let stream = try await streams.first()
-        #expect(server.openConnectionCount == 2)
+        try await eventually("the server counts both connections") { server.openConnectionCount == 2 }
 
         server.stop()
         try await streams.awaitTermination()
