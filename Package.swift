@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency"]),
         .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
         .target(name: "SpokesConsensus"),
-        .target(name: "SpokesSimulation", dependencies: ["SpokesConsensus", "SpokesCluster"]),
+        .target(name: "SpokesSimulation", dependencies: ["SpokesConsensus", "SpokesCluster", "SpokesBikes"]),
         .executableTarget(name: "simulate-cluster", dependencies: ["SpokesSimulation"]),
         .target(name: "SpokesReplication", dependencies: ["SpokesCluster", "SpokesConsensus", "SpokesConcurrency"]),
         // What every test target shares (temporary folders that are always removed).

@@ -8,6 +8,8 @@ import SpokesSimulation
 //   simulate-cluster --nodes N --seeds A-B [--faults crash,pause,...] [--json]
 //   simulate-cluster --model scheduling --nodes N --seeds A-B ...   a coordinator placing a
 //                                              job on N workers (Placement, WorkerAdmission)
+//   simulate-cluster --model bikes --nodes N --seeds A-B ...        a bike job's ledger and
+//                                              stations, its users walking on N workers
 //   simulate-cluster --scale 10,25,50,100     the scale model (issue 18 §3): a table
 //
 // Prints each seed's verdict and trace hash (the same seed gives the same hash), then a
@@ -27,7 +29,8 @@ struct Request {
     var json = false
     /// Cluster sizes for the scale model; empty: play seeds.
     var scale: [Int] = []
-    /// `membership` (N members) or `scheduling` (a coordinator and N workers).
+    /// `membership` (N members), `scheduling` (a coordinator placing a job on N workers) or
+    /// `bikes` (a bike job's ledger and stations, users on N workers).
     var model = "membership"
 }
 
@@ -68,14 +71,14 @@ func parse(_ given: [String]) -> Request {
             request.json = true
         case "--model":
             let text = value()
-            guard ["membership", "scheduling"].contains(text) else { fail("--model expects membership or scheduling, got '\(text)'") }
+            guard ["membership", "scheduling", "bikes"].contains(text) else { fail("--model expects membership, scheduling or bikes, got '\(text)'") }
             request.model = text
         case "--scale":
             let text = value()
             request.scale = text.split(separator: ",").compactMap { Int($0) }.filter { (2...500).contains($0) }
             if request.scale.isEmpty { fail("--scale expects sizes from 2 to 500, e.g. 10,25,50,100; got '\(text)'") }
         case "-h", "--help":
-            print("usage: simulate-cluster [--model membership|scheduling] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
+            print("usage: simulate-cluster [--model membership|scheduling|bikes] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
             exit(0)
         default:
             fail("unknown flag \(flag)")
@@ -123,6 +126,8 @@ func play<Model: SimulationModel>(_ model: @escaping () -> Model, name: String, 
 }
 
 switch request.model {
+case "bikes":
+    exit(play({ BikeJobModel(options: BikeJobModel.Options(workers: nodes)) }, name: "bikes", settle: 15))
 case "scheduling":
     // Long enough after the faults for the job's last tasks to run again.
     exit(play({ SchedulingModel(options: SchedulingModel.Options(workers: nodes)) }, name: "scheduling", settle: 12))
