@@ -67,7 +67,7 @@ enum NodeCommand {
         node.nameConflict.whenComplete { _ in stopped.resolve(()) }
         // One job store for bike jobs and jobs of tasks: `spokes jobs` lists both.
         let store = JobStore(directory: settings.dataDirectory, keep: settings.jobsKeep) { log.log($0) }
-        node.start(taskJobHistory: store)
+        node.start(taskJobHistory: store, journal: TaskJobJournal(dataDirectory: settings.dataDirectory) { log.log($0) })
         let jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) { JobService(actorSystem: node.system, node: node, store: store) }
         let name = node.system.node.name
         var dashboard: Dashboard?

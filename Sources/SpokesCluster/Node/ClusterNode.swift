@@ -97,8 +97,11 @@ public final class ClusterNode: Sendable {
     public var taskJobs: TaskJobs? { hostedTaskJobs.withLock { $0 } }
 
     /// Starts discovery, heartbeats, the status actor, the worker and the desk for jobs of
-    /// tasks, which stores their reports in `taskJobHistory` (`spokes node`: the job store).
-    public func start(taskJobHistory: any TaskJobHistory = InMemoryTaskJobHistory()) {
+    /// tasks, which stores their reports in `taskJobHistory` (`spokes node`: the job store)
+    /// and, with a `journal`, keeps running jobs on disk: the jobs a crash interrupted run
+    /// on from there at once (their tasks spread as peers are found; tried again every
+    /// 2 s for 20 s while no alive node runs their kind).
+    public func start(taskJobHistory: any TaskJobHistory = InMemoryTaskJobHistory(), journal: TaskJobJournal? = nil) {
         let hosted = ClusterSystem.withWellKnownName(NodeStatus.wellKnownName) {
             NodeStatus(actorSystem: system, report: { [weak self] in self?.statusReport() ?? [] },
                        observe: { [weak self] after in self?.observation(tasksAfter: after) },
@@ -111,8 +114,19 @@ public final class ClusterNode: Sendable {
                        counters: counters, timeline: timeline)
         }
         hostedWorker.withLock { $0 = worker }
-        let desk = ClusterSystem.withWellKnownName(TaskJobs.wellKnownName) { TaskJobs(actorSystem: system, node: self, history: taskJobHistory) }
+        let desk = ClusterSystem.withWellKnownName(TaskJobs.wellKnownName) {
+            TaskJobs(actorSystem: system, node: self, history: taskJobHistory, journal: journal)
+        }
         hostedTaskJobs.withLock { $0 = desk }
+        if journal != nil {
+            let resuming = Task {
+                for _ in 0..<10 where !Task.isCancelled {
+                    guard let waiting = await desk.whenLocal({ await $0.resumeUnfinished() }), waiting > 0 else { return }
+                    try? await Task.sleep(for: .seconds(2))
+                }
+            }
+            tasks.withLock { $0.append(resuming) }
+        }
         probes?.start { [weak self] message, address in
             guard let self, !self.stopped.load(ordering: .acquiring) else { return }
             let actions = self.prober.withLock { $0.receive(message, from: address, at: MonotonicClock.now) }

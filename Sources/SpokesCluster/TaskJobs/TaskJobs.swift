@@ -40,27 +40,72 @@ public distributed actor TaskJobs {
     /// Weak: the node holds its desk.
     private weak var node: ClusterNode?
     private let history: any TaskJobHistory
+    /// Where running jobs are kept on disk (nil: in memory only, as in tests).
+    private let journal: TaskJobJournal?
     private var running: [String: Entry] = [:]
     /// Who cancelled a running job (the first request wins), read as it ends.
     private var cancelReasons: [String: String] = [:]
 
-    public init(actorSystem: ClusterSystem, node: ClusterNode, history: any TaskJobHistory) {
+    /// A desk storing reports in `history` and, with a `journal`, keeping running jobs on
+    /// disk (see ``resumeUnfinished()``).
+    public init(actorSystem: ClusterSystem, node: ClusterNode, history: any TaskJobHistory, journal: TaskJobJournal? = nil) {
         self.actorSystem = actorSystem
         self.node = node
         self.history = history
+        self.journal = journal
     }
 
     /// Runs `spec` with this node as coordinator and returns its report once stored (or
     /// once storing failed: the report says so). `listener` hears that the job started,
     /// then every task's end. Throws before anything runs when the spec is out of range,
     /// a job with its id runs here, or no alive node runs its kind (``NoNodeRunsKind``).
+    /// With a journal, the job is on this node's disk before the listener hears it
+    /// started: if the node dies, it runs on when the node starts again.
     public distributed func submit(_ spec: TaskJobSpec, listener: TaskJobListener?) async throws -> TaskJobReport {
         try spec.checkRanges()
         guard running[spec.id] == nil else { throw TaskJobError.duplicateJob(spec.id) }
+        let work = try await launch(spec, ended: [:], listener: listener)
+        if let error = try? await work.value.storeError { actorSystem.log("cannot store job \(spec.id): \(error)") }
+        // The job is the node's: a submitter that goes away does not stop it.
+        return try await work.value
+    }
+
+    /// Runs again every job this node's journal holds that had not finished (the node
+    /// died while it ran): only the tasks that had not ended, each result once. Returns
+    /// how many it could not start yet (no alive node runs the kind: the node may not
+    /// have found its peers); the node tries again (see ``ClusterNode/start(taskJobHistory:journal:)``).
+    public func resumeUnfinished() async -> Int {
+        guard let journal else { return 0 }
+        let found = await runBlocking("spokes.job-journal") { journal.unfinished() }
+        var waiting = 0
+        for job in found where running[job.spec.id] == nil {
+            do {
+                _ = try await launch(job.spec, ended: job.ends, listener: nil)
+                actorSystem.log("resumed job \(job.spec.id) from this node's journal: \(job.ends.count) of \(job.spec.inputs.count) tasks had ended")
+            } catch {
+                waiting += 1
+                actorSystem.log("cannot resume job \(job.spec.id) yet: \(error)")
+            }
+        }
+        return waiting
+    }
+
+    /// Starts `spec` here: places its tasks (all but those `ended` before a restart),
+    /// relays their ends to `listener` and to the journal, and stores the report.
+    private func launch(_ spec: TaskJobSpec, ended: [Int: TaskJobReport.TaskEnd], listener: TaskJobListener?) async throws -> Task<TaskJobReport, any Error> {
         guard let node else { throw RemoteCallError.actorNotFound("\(Self.wellKnownName): the node stopped") }
         let (systems, following, placement) = try await node.makeSystems(for: spec.kind, schema: spec.schema)
         let expected = placement.nodes.count
         _ = try? await withTimeout(seconds: 2) { try await systems.waitForSystems(atLeast: expected) }
+        let journal = journal
+        if let journal, ended.isEmpty {
+            do {
+                try await runBlocking("spokes.job-journal") { try journal.begin(spec) }
+            } catch {
+                following.cancel()
+                throw error
+            }
+        }
         let coordinator = actorSystem.node.name
         let history = history
         let board = node.jobBoard.track(job: spec.id, kind: spec.kind, title: spec.title, total: spec.inputs.count)
@@ -73,23 +118,36 @@ public distributed actor TaskJobs {
         let work = Task { () throws -> TaskJobReport in
             defer { following.cancel() }
             let relay = TaskJobRelay(listener: listener)
+            let writer = journal.map { JournalWriter(journal: $0, job: spec.id) }
             await relay.accepted(job: spec.id, coordinator: coordinator, nodes: placement.nodes.sorted())
             let inputs = spec.inputs
+            // After a restart only the tasks that had not ended run; `remaining[i]` is the
+            // job's task the runner's task `i` stands for.
+            let remaining = inputs.indices.filter { ended[$0] == nil }
             let outcomes = await runner.run(
-                count: inputs.count, input: { task, _ in inputs[task] }, onEvent: { board.record($0) },
-                onOutcome: { relay.send($0) })
+                count: remaining.count, input: { task, _ in inputs[remaining[task]] }, onEvent: { board.record($0) },
+                onOutcome: { outcome in
+                    var outcome = outcome
+                    outcome.task = remaining[outcome.task]
+                    relay.send(outcome)
+                    if !outcome.cancelled { writer?.record(outcome) }
+                })
             await relay.flush()
+            await writer?.flush()
+            var ends = ended
+            for outcome in outcomes { ends[remaining[outcome.task]] = TaskJobReport.TaskEnd(outcome) }
             let reason = self.cancelReasons.removeValue(forKey: spec.id)
             let cancelReason = reason ?? (outcomes.contains(where: \.cancelled) ? "cancelled" : nil)
             board.end(cancelled: cancelReason != nil)
             var report = TaskJobReport(
                 job: spec.id, kind: spec.kind, schema: placement.schema, title: spec.title, coordinator: coordinator,
-                inputs: inputs, tasks: outcomes.map(TaskJobReport.TaskEnd.init), wallTime: max(0, MonotonicClock.now - startedAt),
+                inputs: inputs, tasks: inputs.indices.map { ends[$0]! }, wallTime: max(0, MonotonicClock.now - startedAt),
                 cancelReason: cancelReason)
             let finished = report
             do {
                 try await runBlocking("spokes.job-store") { try history.append(finished) }
                 report.stored = true
+                if let journal { await runBlocking("spokes.job-journal") { journal.finish(spec.id) } }
             } catch {
                 report.stored = false
                 report.storeError = "\(error)"
@@ -98,10 +156,7 @@ public distributed actor TaskJobs {
             return report
         }
         running[spec.id] = Entry(spec: spec, work: work, startedAt: startedAt)
-        defer { running[spec.id] = nil }
-        if let error = try? await work.value.storeError { actorSystem.log("cannot store job \(spec.id): \(error)") }
-        // The job is the node's: a submitter that goes away does not stop it.
-        return try await work.value
+        return work
     }
 
     /// Stops `job` if this node coordinates it: attempts on workers are cancelled, the
@@ -219,6 +274,69 @@ public distributed actor TaskJobListener {
             try OutOfRange.check("attempts", outcome.attempts, in: 0...Int.max)
         }
         for outcome in outcomes { onOutcome(outcome) }
+    }
+}
+
+/// Writes task ends to a job's journal in batches, one flush at a time: whatever ended
+/// while a write was out goes in the next (group commit). A failed write is logged by the
+/// journal's owner through the job's report; the job goes on (its ends are in memory).
+private final class JournalWriter: Sendable {
+    private struct State {
+        var pending: [(task: Int, end: TaskJobReport.TaskEnd)] = []
+        var writing = false
+        var drained: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let journal: TaskJobJournal
+    private let job: String
+    private let state = Mutex(State())
+
+    init(journal: TaskJobJournal, job: String) {
+        self.journal = journal
+        self.job = job
+    }
+
+    func record(_ outcome: JobRunner.Outcome) {
+        let start = state.withLock { state -> Bool in
+            state.pending.append((outcome.task, TaskJobReport.TaskEnd(outcome)))
+            guard !state.writing else { return false }
+            state.writing = true
+            return true
+        }
+        if start { Task { await self.drain() } }
+    }
+
+    private func drain() async {
+        while true {
+            let batch = state.withLock { state -> [(task: Int, end: TaskJobReport.TaskEnd)]? in
+                guard !state.pending.isEmpty else {
+                    state.writing = false
+                    return nil
+                }
+                defer { state.pending = [] }
+                return state.pending
+            }
+            guard let batch else { break }
+            let journal = journal, job = job
+            _ = try? await runBlocking("spokes.job-journal") { try journal.record(batch, of: job) }
+        }
+        let waiting = state.withLock { state in
+            defer { state.drained = [] }
+            return state.drained
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// Returns once every end recorded so far is written (or failed to be).
+    func flush() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state -> Bool in
+                guard state.writing else { return true }
+                state.drained.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
     }
 }
 

@@ -31,6 +31,40 @@ extension ClusterProcessTests {
         #expect(!result.standardError.contains(", 0 retries"), "k1's tasks were retried: \(result.standardError)")
     }
 
+    /// Issue 19 §2, for jobs of tasks: the coordinator of a map is killed (-9) mid-job; its
+    /// client says so and exits; started again on its data directory, the node runs the
+    /// tasks that had not ended, and `result --wait` prints every output once.
+    @Test func aMapWhoseCoordinatorIsKilledRunsOnWhenItStartsAgain() async throws {
+        let folder = try TemporaryDirectory()
+        let environment = ["SPOKES_DATA_DIRECTORY": folder.file("r0")]
+        let coordinator = try await NodeProcess(name: "r0", flags: flags + ["--slots", "2"], environment: environment)
+        let worker = try await NodeProcess(name: "r1", flags: flags + ["--slots", "2"])
+        defer { [coordinator, worker].forEach { $0.kill(SIGKILL) } }
+        try await waitUntil(coordinator, "2 alive members") { $0.count == 2 && $0.allSatisfy { $0.state == "alive" } }
+        let inputs = try folder.write((1...8).map { "0.\($0)\n" }.joined(), to: "inputs.jsonl")
+        let address = coordinator.address.description
+        let map = Task { await CommandRun.spokes(["map", "bench.sleep", "--to", address, "--inputs", inputs, "--deadline", "20"]) }
+        var job = ""
+        try await eventually("r0 has ended some of the map's tasks", within: 15) {
+            let listed = await CommandRun.spokes("jobs", "--to", address, "--json")
+            let jobs = (try? listed.json()["jobs"] as? [[String: Any]]) ?? []
+            guard let running = jobs.first(where: { $0["kind"] as? String == "bench.sleep" && $0["state"] as? String == "running" }),
+                  running["completedUsers"] as? Int ?? 0 >= 2 else { return false }
+            job = running["job"] as? String ?? ""
+            return true
+        }
+        coordinator.kill(SIGKILL)
+        let lost = await map.value
+        #expect(lost.status == 1 && lost.standardError.contains("lost the coordinator of job \(job)"), "\(lost.standardError)")
+        let again = try await NodeProcess(name: "r0", flags: flags + ["--slots", "2"], environment: environment)
+        defer { again.kill(SIGKILL) }
+        let result = await CommandRun.spokes(["result", job, "--to", again.address.description, "--wait", "--json"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(lines.map { $0["line"] as? Int } == (1...8).map { $0 }, "every task once, in input order: \(result.standardOutput)")
+        #expect(lines.compactMap { $0["output"] as? Double } == (1...8).map { Double("0.\($0)")! })
+    }
+
     @Test func aSweepReportsEveryRunOnceWhenANodeIsKilledMidSweep() async throws {
         let nodes = try await NodeProcess.start(2) { try await NodeProcess(name: "w\($0)", flags: flags + ["--slots", "2"]) }
         defer { nodes.forEach { $0.kill(SIGKILL) } }
