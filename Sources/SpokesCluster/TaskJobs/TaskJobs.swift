@@ -277,102 +277,29 @@ public distributed actor TaskJobListener {
     }
 }
 
-/// Writes task ends to a job's journal in batches, one flush at a time: whatever ended
-/// while a write was out goes in the next (group commit). A failed write is logged by the
-/// journal's owner through the job's report; the job goes on (its ends are in memory).
-private final class JournalWriter: Sendable {
+/// Hands items to an asynchronous consumer in order, in batches, one batch at a time:
+/// whatever was added while a batch was out goes in the next (a listener's calls, a
+/// journal's flushes: group commit). A consumer that returns false is done: it gets
+/// nothing more, and what comes is dropped.
+private final class OrderedBatches<Item: Sendable>: Sendable {
     private struct State {
-        var pending: [(task: Int, end: TaskJobReport.TaskEnd)] = []
-        var writing = false
-        var drained: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let journal: TaskJobJournal
-    private let job: String
-    private let state = Mutex(State())
-
-    init(journal: TaskJobJournal, job: String) {
-        self.journal = journal
-        self.job = job
-    }
-
-    func record(_ outcome: JobRunner.Outcome) {
-        let start = state.withLock { state -> Bool in
-            state.pending.append((outcome.task, TaskJobReport.TaskEnd(outcome)))
-            guard !state.writing else { return false }
-            state.writing = true
-            return true
-        }
-        if start { Task { await self.drain() } }
-    }
-
-    private func drain() async {
-        while true {
-            let batch = state.withLock { state -> [(task: Int, end: TaskJobReport.TaskEnd)]? in
-                guard !state.pending.isEmpty else {
-                    state.writing = false
-                    return nil
-                }
-                defer { state.pending = [] }
-                return state.pending
-            }
-            guard let batch else { break }
-            let journal = journal, job = job
-            _ = try? await runBlocking("spokes.job-journal") { try journal.record(batch, of: job) }
-        }
-        let waiting = state.withLock { state in
-            defer { state.drained = [] }
-            return state.drained
-        }
-        for continuation in waiting { continuation.resume() }
-    }
-
-    /// Returns once every end recorded so far is written (or failed to be).
-    func flush() async {
-        await withCheckedContinuation { continuation in
-            let done = state.withLock { state -> Bool in
-                guard state.writing else { return true }
-                state.drained.append(continuation)
-                return false
-            }
-            if done { continuation.resume() }
-        }
-    }
-}
-
-/// Carries task ends to a listener in order, in batches, one call at a time: whatever
-/// ended while a call was out goes in the next. A listener that fails a call (its client
-/// is gone) hears nothing more; the job goes on.
-private final class TaskJobRelay: Sendable {
-    private struct State {
-        var pending: [JobRunner.Outcome] = []
+        var pending: [Item] = []
         var sending = false
-        var gone = false
+        var done = false
         var drained: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let listener: TaskJobListener?
+    private let consume: @Sendable ([Item]) async -> Bool
     private let state = Mutex(State())
-    /// Seconds a call to the listener may take; after a failed one it hears nothing more.
-    static let callTimeout = 3.0
 
-    init(listener: TaskJobListener?) {
-        self.listener = listener
+    init(consume: @escaping @Sendable ([Item]) async -> Bool) {
+        self.consume = consume
     }
 
-    func accepted(job: String, coordinator: String, nodes: [String]) async {
-        guard let listener else { return }
-        do {
-            try await withTimeout(seconds: Self.callTimeout) { try await listener.accepted(job: job, coordinator: coordinator, nodes: nodes) }
-        } catch {
-            state.withLock { $0.gone = true }
-        }
-    }
-
-    func send(_ outcome: JobRunner.Outcome) {
+    func add(_ item: Item) {
         let start = state.withLock { state -> Bool in
-            guard listener != nil, !state.gone else { return false }
-            state.pending.append(outcome)
+            guard !state.done else { return false }
+            state.pending.append(item)
             guard !state.sending else { return false }
             state.sending = true
             return true
@@ -380,11 +307,15 @@ private final class TaskJobRelay: Sendable {
         if start { Task { await self.drain() } }
     }
 
+    /// The consumer is done (it failed elsewhere): nothing more goes to it.
+    func stop() {
+        state.withLock { $0.done = true }
+    }
+
     private func drain() async {
-        guard let listener else { return }
         while true {
-            let batch = state.withLock { state -> [JobRunner.Outcome]? in
-                guard !state.pending.isEmpty, !state.gone else {
+            let batch = state.withLock { state -> [Item]? in
+                guard !state.pending.isEmpty, !state.done else {
                     state.sending = false
                     state.pending = []
                     return nil
@@ -393,12 +324,7 @@ private final class TaskJobRelay: Sendable {
                 return state.pending
             }
             guard let batch else { break }
-            do {
-                // A client that does not answer holds the job's end up for at most this.
-                try await withTimeout(seconds: Self.callTimeout) { try await listener.ended(batch) }
-            } catch {
-                state.withLock { $0.gone = true }
-            }
+            if await !consume(batch) { stop() }
         }
         let waiting = state.withLock { state in
             defer { state.drained = [] }
@@ -407,8 +333,7 @@ private final class TaskJobRelay: Sendable {
         for continuation in waiting { continuation.resume() }
     }
 
-    /// Returns once every task end sent so far has been delivered (or the listener is
-    /// gone): at most about ``callTimeout`` after the last call began.
+    /// Returns once everything added so far was consumed (or dropped).
     func flush() async {
         await withCheckedContinuation { continuation in
             let done = state.withLock { state -> Bool in
@@ -419,4 +344,57 @@ private final class TaskJobRelay: Sendable {
             if done { continuation.resume() }
         }
     }
+}
+
+/// Writes task ends to a job's journal in batches, one flush at a time (group commit). A
+/// failed write drops nothing from the job (its ends are in memory); a restart then runs
+/// those tasks again.
+private final class JournalWriter: Sendable {
+    private let batches: OrderedBatches<JobRunner.Outcome>
+
+    init(journal: TaskJobJournal, job: String) {
+        batches = OrderedBatches { outcomes in
+            let ends = outcomes.map { (task: $0.task, end: TaskJobReport.TaskEnd($0)) }
+            _ = try? await runBlocking("spokes.job-journal") { try journal.record(ends, of: job) }
+            return true
+        }
+    }
+
+    func record(_ outcome: JobRunner.Outcome) { batches.add(outcome) }
+
+    func flush() async { await batches.flush() }
+}
+
+/// Carries task ends to a listener in order, in batches, one call at a time. A listener
+/// that fails a call (its client is gone) hears nothing more; the job goes on.
+private final class TaskJobRelay: Sendable {
+    /// Seconds a call to the listener may take; after a failed one it hears nothing more.
+    static let callTimeout = 3.0
+
+    private let listener: TaskJobListener?
+    private let batches: OrderedBatches<JobRunner.Outcome>
+
+    init(listener: TaskJobListener?) {
+        self.listener = listener
+        batches = OrderedBatches { outcomes in
+            guard let listener else { return false }
+            // A client that does not answer holds the job's end up for at most this.
+            return (try? await withTimeout(seconds: Self.callTimeout) { try await listener.ended(outcomes) }) != nil
+        }
+    }
+
+    func accepted(job: String, coordinator: String, nodes: [String]) async {
+        guard let listener else { return batches.stop() }
+        do {
+            try await withTimeout(seconds: Self.callTimeout) { try await listener.accepted(job: job, coordinator: coordinator, nodes: nodes) }
+        } catch {
+            batches.stop()
+        }
+    }
+
+    func send(_ outcome: JobRunner.Outcome) { batches.add(outcome) }
+
+    /// Returns once every task end sent so far has been delivered (or the listener is
+    /// gone): at most about ``callTimeout`` after the last call began.
+    func flush() async { await batches.flush() }
 }
