@@ -43,6 +43,7 @@ public enum SpokesTool {
     /// `kinds` are added to the nodes it starts; a kind named like another (a built-in
     /// one included) or badly named exits 1 saying which.
     public static func main(_ arguments: [String], context: CommandContext = .process, kinds: [any TaskKind] = [], name: String = "spokes") async -> Int32 {
+        BikeLimits.declare()
         do {
             try TaskRegistry.validate(TaskRegistry.builtInKinds + BikeKinds.all + kinds)
         } catch {

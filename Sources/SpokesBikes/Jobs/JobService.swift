@@ -30,9 +30,9 @@ public distributed actor JobService {
     /// Refuses a job over this node's limits on users, paths and stations.
     static func checkLimits(of job: BikeJob, settings: ClusterSettings) throws(Refusal) {
         let checks = [
-            ("users", job.options.users, settings.maximumUsers, "limits.max_users"),
-            ("paths per user", job.options.paths, settings.maximumPaths, "limits.max_paths"),
-            ("stations", job.network.stations.count, settings.maximumStations, "limits.max_stations"),
+            ("users", job.options.users, BikeLimits.users.integer(in: settings), BikeLimits.users.path),
+            ("paths per user", job.options.paths, BikeLimits.paths.integer(in: settings), BikeLimits.paths.path),
+            ("stations", job.network.stations.count, BikeLimits.stations.integer(in: settings), BikeLimits.stations.path),
         ]
         for (parameter, value, limit, setting) in checks where value > limit {
             throw .tooLarge(parameter: parameter, value: value, limit: limit, setting: setting)

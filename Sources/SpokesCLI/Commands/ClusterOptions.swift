@@ -1,4 +1,5 @@
 import Foundation
+import SpokesBikes
 import SpokesCluster
 
 /// A flag that sets one of the cluster's settings (see ``ClusterSettings/table``). Its
@@ -68,6 +69,7 @@ enum ClusterOptions {
     /// that names a node (`--to`) but no cluster (no `--cluster`, no `cluster:` in the
     /// file, no `SPOKES_CLUSTER`) joins that node's cluster.
     static func settings(_ arguments: ParsedArguments, environment: [String: String]) throws -> ClusterSettings {
+        BikeLimits.declare()
         let file = try arguments.value(config).map { HomeDirectory.expand($0, environment: environment) }
         var (settings, explicit) = try ClusterSettings.loadLayers(file: file, environment: environment)
         let given = settingFlags.filter { arguments.spec.option(named: $0.spec.name) != nil }.compactMap { $0.given(in: arguments) }

@@ -1,8 +1,32 @@
+import Synchronization
+
 extension ClusterSettings {
     /// Every setting, in `cluster.yaml` order: the one list the YAML keys, the `SPOKES_*`
     /// variables, the defaults and ranges of `--help` and the check of `cluster.yaml`
-    /// come from. A setting added here is known everywhere at once.
-    public static let table: [Setting] = [
+    /// come from: the cluster's own (``clusterTable``), then those the program's workload
+    /// modules declared (``declare(_:)``). A setting added to either is known everywhere
+    /// at once.
+    public static var table: [Setting] { clusterTable + declared.withLock { $0 } }
+
+    /// Settings a workload module declares (the bike workload's job limits), added once
+    /// at start by the program that links it (``declare(_:)``).
+    private static let declared = Mutex<[Setting]>([])
+
+    /// Adds a workload module's settings after the cluster's own, so files, variables and
+    /// flags know them. The program that links the module declares them before it loads
+    /// any settings (`spokes` does so in `SpokesTool`); declaring a path again changes
+    /// nothing, and a path the cluster itself has is never declared over.
+    public static func declare(_ settings: [Setting]) {
+        let own = Set(clusterTable.map(\.path))
+        declared.withLock { declared in
+            for setting in settings where !own.contains(setting.path) && !declared.contains(where: { $0.path == setting.path }) {
+                declared.append(setting)
+            }
+        }
+    }
+
+    /// The cluster's own settings, in `cluster.yaml` order.
+    public static let clusterTable: [Setting] = [
         .name("cluster", \.cluster, doc: "nodes only talk to nodes with the same cluster name"),
         .text("node.name", \.nodeName, doc: "unique name of this node; empty: node-<random>"),
         .ipv4("node.host", \.host, doc: "IPv4 address to listen on; loopback keeps the node on this machine"),
@@ -49,9 +73,6 @@ extension ClusterSettings {
                  doc: "calls one connection may have running on this node at once; at least both slot budgets and their queues"),
         .integer("limits.max_send_queue_bytes", \.maximumSendQueueBytes, in: 1024...(1 << 40),
                  doc: "bytes queued for a peer that does not read before it is dropped"),
-        .integer("limits.max_users", \.maximumUsers, in: 1...100_000_000, doc: "most users in a job submitted to this node"),
-        .integer("limits.max_paths", \.maximumPaths, in: 1...100_000_000, doc: "most paths per user in a job submitted to this node"),
-        .integer("limits.max_stations", \.maximumStations, in: 1...100_000_000, doc: "most stations in a submitted job's network"),
     ]
 
     /// Keys and variables that were renamed, old to new: the loader refuses the old name

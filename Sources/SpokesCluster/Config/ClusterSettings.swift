@@ -114,12 +114,10 @@ public struct ClusterSettings: Sendable, Hashable {
     public var maximumCallsPerConnection = 4096
     /// Bytes waiting to be sent to one peer before it counts as not reading and is dropped.
     public var maximumSendQueueBytes = 64 * 1024 * 1024
-    /// Most users in a job submitted to this node.
-    public var maximumUsers = 20_000
-    /// Most paths per user in a job submitted to this node.
-    public var maximumPaths = 1_000
-    /// Most stations in a job's network.
-    public var maximumStations = 5_000
+    /// Whole-number settings a workload module declares for itself (the bike workload's
+    /// job limits, `limits.max_users` ...: see ``Setting/workloadInteger(_:default:in:doc:)``),
+    /// by YAML path; a path absent here has its declared default.
+    public var workloadIntegers: [String: Int] = [:]
 
     /// The JSON shape limits of frames and arguments.
     public var jsonLimits: JSONShapeLimits {

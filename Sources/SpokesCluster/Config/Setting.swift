@@ -104,6 +104,25 @@ extension Setting {
     }
 
     /// A whole number within `range`.
+    /// A whole-number setting a workload module declares for itself (the cluster knows
+    /// nothing of it): kept in ``ClusterSettings/workloadIntegers``, read with
+    /// ``integer(in:)``. Declare it with ``ClusterSettings/declare(_:)`` so files,
+    /// variables and flags know it.
+    public static func workloadInteger(_ path: String, default value: Int, in range: ClosedRange<Int>, doc: String) -> Setting {
+        Setting(path: path, doc: doc, range: Self.describe(range), isList: false,
+                read: { settings, reader throws(ConfigurationError) in
+                    // Absent means the default, so settings that agree compare equal.
+                    let given = try reader.integer(in: range)
+                    settings.workloadIntegers[path] = given == value ? nil : given
+                },
+                current: { .scalar(String($0.workloadIntegers[path] ?? value), Self.noLocation) })
+    }
+
+    /// The value of a whole-number setting in `settings` (its default when it was not set).
+    public func integer(in settings: ClusterSettings) -> Int {
+        Int(text(in: settings)) ?? 0
+    }
+
     static func integer(_ path: String, _ key: WritableKeyPath<ClusterSettings, Int> & Sendable, in range: ClosedRange<Int>, doc: String) -> Setting {
         Setting(path: path, doc: doc, range: Self.describe(range), isList: false,
                 read: { settings, reader throws(ConfigurationError) in settings[keyPath: key] = try reader.integer(in: range) },

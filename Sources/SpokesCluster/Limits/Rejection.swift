@@ -43,7 +43,8 @@ public enum Rejection: String, Sendable, Hashable, Codable, CaseIterable {
     /// A number out of the range this node accepts for it, in a handshake, a beacon, a
     /// call argument or a task's input (see ``OutOfRange``).
     case valueOutOfRange = "value_out_of_range"
-    /// A job over `limits.max_users`, `limits.max_paths` or `limits.max_stations`.
+    /// A job over a size limit its workload declares (the bike workload's
+    /// `limits.max_users`, `limits.max_paths`, `limits.max_stations`).
     case jobTooLarge = "job_too_large"
     /// A datagram on the discovery port that is not a beacon.
     case malformedBeacon = "beacon_malformed"
