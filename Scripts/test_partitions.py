@@ -136,6 +136,27 @@ def flaps(folder, start, until):
     print(f"suspicions {sum(c['suspect'] for c in counts.values())}")
 
 
+def recovery(folder, starts_path, node):
+    """For short cuts of `node` (their start times, one per line): per cut, the latest
+    moment, from the cut's start, at which a pair involving `node` was alive again
+    (its first '-> alive' after the cut; pairs that never doubted are not counted)."""
+    with open(starts_path) as file:
+        starts = sorted(float(line.split()[-1]) for line in file if line.strip())
+    found = events(folder)
+    worst_all = None
+    for index, start in enumerate(starts):
+        end = starts[index + 1] if index + 1 < len(starts) else float("inf")
+        back = {}
+        for time, observer, peer, _, to in found:
+            if start <= time < end and node in (observer, peer) and to == "alive":
+                back.setdefault((observer, peer), time - start)
+        worst = max(back.values(), default=None)
+        print(f"cut {index + 1} " + (f"{worst:.3f}" if worst is not None else "none"))
+        if worst is not None:
+            worst_all = worst if worst_all is None else max(worst_all, worst)
+    print("worst " + (f"{worst_all:.3f}" if worst_all is not None else "none"))
+
+
 def report(path):
     """users, completedUsers and conservation.holds of a `spokes submit --json` report."""
     try:
@@ -171,6 +192,8 @@ def main(arguments):
         all_alive(rest[0], float(rest[1]), rest[2].split(","))
     elif command == "flaps":
         flaps(rest[0], float(rest[1]), float(rest[2]))
+    elif command == "recovery":
+        recovery(rest[0], rest[1], rest[2])
     elif command == "report":
         report(rest[0])
     elif command == "alive":
