@@ -98,10 +98,13 @@ public final class ClusterNode: Sendable {
 
     /// Starts discovery, heartbeats, the status actor, the worker and the desk for jobs of
     /// tasks, which stores their reports in `taskJobHistory` (`spokes node`: the job store)
-    /// and, with a `journal`, keeps running jobs on disk: the jobs a crash interrupted run
-    /// on from there at once (their tasks spread as peers are found; tried again every
-    /// 2 s for 20 s while no alive node runs their kind).
-    public func start(taskJobHistory: any TaskJobHistory = InMemoryTaskJobHistory(), journal: TaskJobJournal? = nil) {
+    /// and keeps running jobs in `durability` (the `journal` when none is given). The jobs
+    /// the `journal` holds from before a crash run on from there at once (their tasks
+    /// spread as peers are found; tried again every 2 s for 20 s while no alive node runs
+    /// their kind).
+    public func start(
+        taskJobHistory: any TaskJobHistory = InMemoryTaskJobHistory(), durability: (any TaskJobDurability)? = nil, journal: TaskJobJournal? = nil
+    ) {
         let hosted = ClusterSystem.withWellKnownName(NodeStatus.wellKnownName) {
             NodeStatus(actorSystem: system, report: { [weak self] in self?.statusReport() ?? [] },
                        observe: { [weak self] after in self?.observation(tasksAfter: after) },
@@ -115,14 +118,25 @@ public final class ClusterNode: Sendable {
         }
         hostedWorker.withLock { $0 = worker }
         let desk = ClusterSystem.withWellKnownName(TaskJobs.wellKnownName) {
-            TaskJobs(actorSystem: system, node: self, history: taskJobHistory, journal: journal)
+            TaskJobs(actorSystem: system, node: self, history: taskJobHistory, durability: durability ?? journal)
         }
         hostedTaskJobs.withLock { $0 = desk }
-        if journal != nil {
+        if let journal {
+            let log = system
             let resuming = Task {
-                for _ in 0..<10 where !Task.isCancelled {
-                    guard let waiting = await desk.whenLocal({ await $0.resumeUnfinished() }), waiting > 0 else { return }
-                    try? await Task.sleep(for: .seconds(2))
+                var waiting = await runBlocking("spokes.job-journal") { journal.unfinished() }
+                for _ in 0..<10 where !waiting.isEmpty && !Task.isCancelled {
+                    var still: [TaskJobJournal.Unfinished] = []
+                    for job in waiting {
+                        do {
+                            try await desk.whenLocal { try await $0.resume(job.spec, ended: job.ends) }
+                        } catch {
+                            log.log("cannot resume job \(job.spec.id) from this node's journal yet: \(error)")
+                            still.append(job)
+                        }
+                    }
+                    waiting = still
+                    if !waiting.isEmpty { try? await Task.sleep(for: .seconds(2)) }
                 }
             }
             tasks.withLock { $0.append(resuming) }

@@ -40,19 +40,21 @@ public distributed actor TaskJobs {
     /// Weak: the node holds its desk.
     private weak var node: ClusterNode?
     private let history: any TaskJobHistory
-    /// Where running jobs are kept on disk (nil: in memory only, as in tests).
-    private let journal: TaskJobJournal?
+    /// Where running jobs are kept so they outlive this node (nil: in memory only, as in tests).
+    private let durability: (any TaskJobDurability)?
+    /// Jobs whose run stopped because another node took them over: they store nothing.
+    private var lost: Set<String> = []
     private var running: [String: Entry] = [:]
     /// Who cancelled a running job (the first request wins), read as it ends.
     private var cancelReasons: [String: String] = [:]
 
-    /// A desk storing reports in `history` and, with a `journal`, keeping running jobs on
-    /// disk (see ``resumeUnfinished()``).
-    public init(actorSystem: ClusterSystem, node: ClusterNode, history: any TaskJobHistory, journal: TaskJobJournal? = nil) {
+    /// A desk storing reports in `history` and keeping running jobs in `durability` (on
+    /// disk, or on other nodes too) so they outlive this node.
+    public init(actorSystem: ClusterSystem, node: ClusterNode, history: any TaskJobHistory, durability: (any TaskJobDurability)? = nil) {
         self.actorSystem = actorSystem
         self.node = node
         self.history = history
-        self.journal = journal
+        self.durability = durability
     }
 
     /// Runs `spec` with this node as coordinator and returns its report once stored (or
@@ -64,43 +66,44 @@ public distributed actor TaskJobs {
     public distributed func submit(_ spec: TaskJobSpec, listener: TaskJobListener?) async throws -> TaskJobReport {
         try spec.checkRanges()
         guard running[spec.id] == nil else { throw TaskJobError.duplicateJob(spec.id) }
-        let work = try await launch(spec, ended: [:], listener: listener)
+        let work = try await launch(spec, ended: [:], isNew: true, listener: listener)
         if let error = try? await work.value.storeError { actorSystem.log("cannot store job \(spec.id): \(error)") }
         // The job is the node's: a submitter that goes away does not stop it.
         return try await work.value
     }
 
-    /// Runs again every job this node's journal holds that had not finished (the node
-    /// died while it ran): only the tasks that had not ended, each result once. Returns
-    /// how many it could not start yet (no alive node runs the kind: the node may not
-    /// have found its peers); the node tries again (see ``ClusterNode/start(taskJobHistory:journal:)``).
-    public func resumeUnfinished() async -> Int {
-        guard let journal else { return 0 }
-        let found = await runBlocking("spokes.job-journal") { journal.unfinished() }
-        var waiting = 0
-        for job in found where running[job.spec.id] == nil {
-            do {
-                _ = try await launch(job.spec, ended: job.ends, listener: nil)
-                actorSystem.log("resumed job \(job.spec.id) from this node's journal: \(job.ends.count) of \(job.spec.inputs.count) tasks had ended")
-            } catch {
-                waiting += 1
-                actorSystem.log("cannot resume job \(job.spec.id) yet: \(error)")
-            }
-        }
-        return waiting
+    /// Runs a job this node takes over (it restarted with the job in its journal, or it
+    /// now leads the job's replicas): only the tasks not `ended`, each result once. Throws
+    /// when it cannot start (no alive node runs the kind yet: try again later).
+    public func resume(_ spec: TaskJobSpec, ended: [Int: TaskJobReport.TaskEnd]) async throws {
+        guard running[spec.id] == nil else { return }
+        _ = try await launch(spec, ended: ended, isNew: false, listener: nil)
+        actorSystem.log("took over job \(spec.id): \(ended.count) of \(spec.inputs.count) tasks had ended")
+    }
+
+    /// Whether this node runs `job` now.
+    public func isRunning(_ job: String) -> Bool { running[job] != nil }
+
+    /// Stops running `job` without storing anything: another node owns it now.
+    private func lose(_ job: String) {
+        guard let entry = running[job], lost.insert(job).inserted else { return }
+        actorSystem.log("job \(job) is another node's now: stopped running it here")
+        entry.work.cancel()
     }
 
     /// Starts `spec` here: places its tasks (all but those `ended` before a restart),
     /// relays their ends to `listener` and to the journal, and stores the report.
-    private func launch(_ spec: TaskJobSpec, ended: [Int: TaskJobReport.TaskEnd], listener: TaskJobListener?) async throws -> Task<TaskJobReport, any Error> {
+    private func launch(
+        _ spec: TaskJobSpec, ended: [Int: TaskJobReport.TaskEnd], isNew: Bool, listener: TaskJobListener?
+    ) async throws -> Task<TaskJobReport, any Error> {
         guard let node else { throw RemoteCallError.actorNotFound("\(Self.wellKnownName): the node stopped") }
         let (systems, following, placement) = try await node.makeSystems(for: spec.kind, schema: spec.schema)
         let expected = placement.nodes.count
         _ = try? await withTimeout(seconds: 2) { try await systems.waitForSystems(atLeast: expected) }
-        let journal = journal
-        if let journal, ended.isEmpty {
+        let durability = durability
+        if let durability, isNew {
             do {
-                try await runBlocking("spokes.job-journal") { try journal.begin(spec) }
+                try await durability.jobStarted(spec)
             } catch {
                 following.cancel()
                 throw error
@@ -118,7 +121,9 @@ public distributed actor TaskJobs {
         let work = Task { () throws -> TaskJobReport in
             defer { following.cancel() }
             let relay = TaskJobRelay(listener: listener)
-            let writer = journal.map { JournalWriter(journal: $0, job: spec.id) }
+            let writer = durability.map { durability in
+                DurableEnds(durability: durability, job: spec.id) { await self.lose(spec.id) }
+            }
             await relay.accepted(job: spec.id, coordinator: coordinator, nodes: placement.nodes.sorted())
             let inputs = spec.inputs
             // After a restart only the tasks that had not ended run; `remaining[i]` is the
@@ -136,6 +141,11 @@ public distributed actor TaskJobs {
             await writer?.flush()
             var ends = ended
             for outcome in outcomes { ends[remaining[outcome.task]] = TaskJobReport.TaskEnd(outcome) }
+            if self.lost.remove(spec.id) != nil {
+                board.end(cancelled: true)
+                self.running[spec.id] = nil
+                throw TaskJobError.takenOver(spec.id)
+            }
             let reason = self.cancelReasons.removeValue(forKey: spec.id)
             let cancelReason = reason ?? (outcomes.contains(where: \.cancelled) ? "cancelled" : nil)
             board.end(cancelled: cancelReason != nil)
@@ -147,7 +157,7 @@ public distributed actor TaskJobs {
             do {
                 try await runBlocking("spokes.job-store") { try history.append(finished) }
                 report.stored = true
-                if let journal { await runBlocking("spokes.job-journal") { journal.finish(spec.id) } }
+                await durability?.jobFinished(spec.id)
             } catch {
                 report.stored = false
                 report.storeError = "\(error)"
@@ -233,10 +243,13 @@ public distributed actor TaskJobs {
 /// Why ``TaskJobs`` refused a job.
 public enum TaskJobError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
     case duplicateJob(String)
+    /// Another node took the job over (this one lost it): the report comes from there.
+    case takenOver(String)
 
     public var description: String {
         switch self {
         case .duplicateJob(let id): "a job with id \(id) is already running here"
+        case .takenOver(let id): "job \(id) was taken over by another node: 'spokes result \(id) --wait' finds its end"
         }
     }
 }
@@ -346,16 +359,18 @@ private final class OrderedBatches<Item: Sendable>: Sendable {
     }
 }
 
-/// Writes task ends to a job's journal in batches, one flush at a time (group commit). A
-/// failed write drops nothing from the job (its ends are in memory); a restart then runs
-/// those tasks again.
-private final class JournalWriter: Sendable {
+/// Keeps a job's task ends durable in batches, one at a time (group commit). When the
+/// durability says the job is no longer this node's, `lost` runs and nothing more is kept.
+private final class DurableEnds: Sendable {
     private let batches: OrderedBatches<JobRunner.Outcome>
 
-    init(journal: TaskJobJournal, job: String) {
+    init(durability: any TaskJobDurability, job: String, lost: @escaping @Sendable () async -> Void) {
         batches = OrderedBatches { outcomes in
             let ends = outcomes.map { (task: $0.task, end: TaskJobReport.TaskEnd($0)) }
-            _ = try? await runBlocking("spokes.job-journal") { try journal.record(ends, of: job) }
+            guard await durability.tasksEnded(ends, of: job) else {
+                await lost()
+                return false
+            }
             return true
         }
     }
