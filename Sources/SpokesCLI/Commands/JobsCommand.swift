@@ -82,9 +82,9 @@ enum ResultCommand {
         var waited = false
         var hops = 0
         while case .elsewhere(let location) = found {
-            hops += 1
-            // A finished job is one hop away; only waiting on a running one loops on.
-            guard location.summary.state == .running || hops <= 3 else { break }
+            // A finished job is a hop or two away; only waiting on a running one loops on.
+            if location.summary.state != .running { hops += 1 }
+            guard hops <= 3 else { break }
             if location.summary.state == .running {
                 guard arguments.flag("wait") else {
                     let summary = location.summary

@@ -1,6 +1,7 @@
 import Foundation
 import SpokesBikes
 import SpokesCluster
+import SpokesReplication
 import SpokesConcurrency
 import SpokesDashboard
 
@@ -67,7 +68,17 @@ enum NodeCommand {
         node.nameConflict.whenComplete { _ in stopped.resolve(()) }
         // One job store for bike jobs and jobs of tasks: `spokes jobs` lists both.
         let store = JobStore(directory: settings.dataDirectory, keep: settings.jobsKeep) { log.log($0) }
-        node.start(taskJobHistory: store, journal: TaskJobJournal(dataDirectory: settings.dataDirectory) { log.log($0) })
+        // A map's or sweep's running state: replicated on two other members (Raft groups in
+        // `raft/`), or, with no other member, in this node's journal.
+        let journal = TaskJobJournal(dataDirectory: settings.dataDirectory) { log.log($0) }
+        let raft = RaftHost(
+            system: node.system,
+            settings: RaftHostSettings(dataDirectory: (HomeDirectory.expand(settings.dataDirectory) as NSString).appendingPathComponent("raft")),
+            machines: ReplicatedTaskJobs.machines)
+        let replicated = ReplicatedTaskJobs(host: raft, system: node.system, members: { [weak node] in node?.members ?? [] }, fallback: journal)
+        node.start(taskJobHistory: store, durability: replicated, journal: journal)
+        for (group, problem) in await raft.reopenStoredGroups() { log.log("cannot reopen raft group \(group): \(problem)") }
+        let watching = node.taskJobs.map { replicated.watch($0) }
         let jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) { JobService(actorSystem: node.system, node: node, store: store) }
         let name = node.system.node.name
         var dashboard: Dashboard?
@@ -97,6 +108,8 @@ enum NodeCommand {
         await stopped.future.value
         if node.nameTaken == nil { log.log("stopping: telling peers we leave") }
         dashboard?.stop()
+        watching?.cancel()
+        await raft.stop()
         await node.stop()
         logging.cancel()
         withExtendedLifetime(jobs) {}

@@ -13,6 +13,13 @@ public protocol TaskJobDurability: Sendable {
     func tasksEnded(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool
     /// The job's report is stored: it need not be kept any more.
     func jobFinished(_ job: String) async
+    /// The unfinished jobs kept here that no node may be running now (their coordinator
+    /// died and the take-over has not begun): listed as running, so a client waiting for
+    /// one (`spokes result --wait`) waits.
+    func heldUnfinished() async -> [TaskJobJournal.Unfinished]
+    /// The ends of `job`'s tasks as kept here, which the report must show (where two
+    /// nodes ran a task, the end kept first); nil when this node's own ends are the record.
+    func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]?
 }
 
 extension TaskJobJournal: TaskJobDurability {
@@ -30,4 +37,10 @@ extension TaskJobJournal: TaskJobDurability {
     public func jobFinished(_ job: String) async {
         await runBlocking("spokes.job-journal") { self.finish(job) }
     }
+
+    /// None: a node runs its journal's jobs as soon as it starts.
+    public func heldUnfinished() async -> [TaskJobJournal.Unfinished] { [] }
+
+    /// Nil: only this node runs a journaled job, so its own ends are the record.
+    public func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]? { nil }
 }

@@ -19,6 +19,11 @@ public final class TaskJobJournal: Sendable {
     public struct Unfinished: Sendable {
         public var spec: TaskJobSpec
         public var ends: [Int: TaskJobReport.TaskEnd]
+
+        public init(spec: TaskJobSpec, ends: [Int: TaskJobReport.TaskEnd]) {
+            self.spec = spec
+            self.ends = ends
+        }
     }
 
     private struct SpecLine: Codable { var spec: TaskJobSpec }

@@ -44,6 +44,8 @@ public distributed actor TaskJobs {
     private let durability: (any TaskJobDurability)?
     /// Jobs whose run stopped because another node took them over: they store nothing.
     private var lost: Set<String> = []
+    /// Jobs being started (placed and made durable) but not yet running.
+    private var starting: Set<String> = []
     private var running: [String: Entry] = [:]
     /// Who cancelled a running job (the first request wins), read as it ends.
     private var cancelReasons: [String: String] = [:]
@@ -65,7 +67,7 @@ public distributed actor TaskJobs {
     /// started: if the node dies, it runs on when the node starts again.
     public distributed func submit(_ spec: TaskJobSpec, listener: TaskJobListener?) async throws -> TaskJobReport {
         try spec.checkRanges()
-        guard running[spec.id] == nil else { throw TaskJobError.duplicateJob(spec.id) }
+        guard !isRunning(spec.id) else { throw TaskJobError.duplicateJob(spec.id) }
         let work = try await launch(spec, ended: [:], isNew: true, listener: listener)
         if let error = try? await work.value.storeError { actorSystem.log("cannot store job \(spec.id): \(error)") }
         // The job is the node's: a submitter that goes away does not stop it.
@@ -76,13 +78,13 @@ public distributed actor TaskJobs {
     /// now leads the job's replicas): only the tasks not `ended`, each result once. Throws
     /// when it cannot start (no alive node runs the kind yet: try again later).
     public func resume(_ spec: TaskJobSpec, ended: [Int: TaskJobReport.TaskEnd]) async throws {
-        guard running[spec.id] == nil else { return }
+        guard !isRunning(spec.id) else { return }
         _ = try await launch(spec, ended: ended, isNew: false, listener: nil)
         actorSystem.log("took over job \(spec.id): \(ended.count) of \(spec.inputs.count) tasks had ended")
     }
 
     /// Whether this node runs `job` now.
-    public func isRunning(_ job: String) -> Bool { running[job] != nil }
+    public func isRunning(_ job: String) -> Bool { running[job] != nil || starting.contains(job) }
 
     /// Stops running `job` without storing anything: another node owns it now.
     private func lose(_ job: String) {
@@ -97,6 +99,8 @@ public distributed actor TaskJobs {
         _ spec: TaskJobSpec, ended: [Int: TaskJobReport.TaskEnd], isNew: Bool, listener: TaskJobListener?
     ) async throws -> Task<TaskJobReport, any Error> {
         guard let node else { throw RemoteCallError.actorNotFound("\(Self.wellKnownName): the node stopped") }
+        guard starting.insert(spec.id).inserted else { throw TaskJobError.duplicateJob(spec.id) }
+        defer { starting.remove(spec.id) }
         let (systems, following, placement) = try await node.makeSystems(for: spec.kind, schema: spec.schema)
         let expected = placement.nodes.count
         _ = try? await withTimeout(seconds: 2) { try await systems.waitForSystems(atLeast: expected) }
@@ -141,6 +145,9 @@ public distributed actor TaskJobs {
             await writer?.flush()
             var ends = ended
             for outcome in outcomes { ends[remaining[outcome.task]] = TaskJobReport.TaskEnd(outcome) }
+            // Where the ends are replicated, the committed ones are the record (a task two
+            // nodes ran counts with the end committed first).
+            if let kept = await durability?.keptEnds(of: spec.id) { ends.merge(kept) { _, committed in committed } }
             if self.lost.remove(spec.id) != nil {
                 board.end(cancelled: true)
                 self.running[spec.id] = nil
@@ -180,8 +187,17 @@ public distributed actor TaskJobs {
         return try? await withTimeout(seconds: 10) { try await work.value }
     }
 
-    /// The jobs of tasks this node coordinates now, oldest first.
-    public distributed func runningJobs() -> [Running] {
+    /// The jobs of tasks this node coordinates now, oldest first, then those it keeps for
+    /// a coordinator that died and that nobody has taken over yet (see
+    /// ``TaskJobDurability/heldUnfinished()``).
+    public distributed func runningJobs() async -> [Running] {
+        let held = await durability?.heldUnfinished() ?? []
+        let waiting = held.filter { !isRunning($0.spec.id) }.map { job in
+            Running(
+                job: job.spec.id, kind: job.spec.kind, title: job.spec.title, tasks: job.spec.inputs.count,
+                succeeded: job.ends.values.count { $0.output != nil }, failed: job.ends.values.count { $0.output == nil && !$0.cancelled },
+                cancelled: 0, retries: 0, wallTime: 0)
+        }
         let board = node?.jobBoard
         let now = MonotonicClock.now
         return running.values.sorted { $0.startedAt < $1.startedAt }.map { entry in
@@ -190,7 +206,7 @@ public distributed actor TaskJobs {
                 job: entry.spec.id, kind: entry.spec.kind, title: entry.spec.title, tasks: entry.spec.inputs.count,
                 succeeded: record?.done ?? 0, failed: record?.failed ?? 0, cancelled: record?.cancelled ?? 0,
                 retries: record?.retries ?? 0, wallTime: max(0, now - entry.startedAt))
-        }
+        } + waiting
     }
 
     /// The stored report of `job`, or nil when this node did not store it.
@@ -249,7 +265,9 @@ public enum TaskJobError: Error, Sendable, Hashable, Codable, CustomStringConver
     public var description: String {
         switch self {
         case .duplicateJob(let id): "a job with id \(id) is already running here"
-        case .takenOver(let id): "job \(id) was taken over by another node: 'spokes result \(id) --wait' finds its end"
+        case .takenOver(let id):
+            "job \(id) stopped on this node: its replicas no longer take its progress from here (another node leads it now, "
+                + "or most of them cannot be reached); 'spokes result \(id) --wait' finds its end"
         }
     }
 }

@@ -15,20 +15,30 @@ public distributed actor RaftEndpoint {
 
     private let delivery: @Sendable ([RaftEnvelope], String) async -> Void
     private let proposal: @Sendable (String, String) async -> RaftProposalOutcome
+    private let opening: @Sendable (String, RaftGroup) async -> String?
 
     init(
         actorSystem: ClusterSystem, deliver: @escaping @Sendable ([RaftEnvelope], String) async -> Void,
-        propose: @escaping @Sendable (String, String) async -> RaftProposalOutcome
+        propose: @escaping @Sendable (String, String) async -> RaftProposalOutcome,
+        open: @escaping @Sendable (String, RaftGroup) async -> String?
     ) {
         self.actorSystem = actorSystem
         delivery = deliver
         proposal = propose
+        opening = open
     }
 
     /// Hands messages from replica `sender` to this node's replicas of their groups;
     /// messages for groups this node does not hold are dropped.
     public distributed func deliver(_ envelopes: [RaftEnvelope], from sender: String) async {
         await delivery(envelopes, sender)
+    }
+
+    /// Opens this node's replica of group `id` as another replica asks (its state machine
+    /// comes from the host's factory for the id's kind, `taskjob-...`); a replica already
+    /// open is fine. Returns nil when it is open, else why not.
+    public distributed func openGroup(_ id: String, definition: RaftGroup) async -> String? {
+        await opening(id, definition)
     }
 
     /// Proposes `command` to this node's replica of `group`, which must lead it (a

@@ -26,10 +26,17 @@ public final class RaftHost: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let unknownGroupMessages = Atomic<Int>(0)
 
-    /// A host on `system`'s node; its endpoint answers at once.
-    public init(system: ClusterSystem, settings: RaftHostSettings) {
+    /// State machines for groups other replicas ask this node to open, by the group id's
+    /// kind (what comes before its first `-`: `taskjob` for `taskjob-map-0a3f442b`).
+    private let machines: [String: @Sendable () -> any ReplicatedStateMachine]
+
+    /// A host on `system`'s node; its endpoint answers at once. `machines` make the state
+    /// machines of groups opened at another replica's request (``RaftEndpoint/openGroup(_:definition:)``)
+    /// and reopened after a restart (``reopenStoredGroups()``).
+    public init(system: ClusterSystem, settings: RaftHostSettings, machines: [String: @Sendable () -> any ReplicatedStateMachine] = [:]) {
         self.system = system
         self.settings = settings
+        self.machines = machines
         outbox = RaftOutbox(system: system, settings: settings)
         let hosted = ClusterSystem.withWellKnownName(RaftEndpoint.wellKnownName) {
             RaftEndpoint(
@@ -42,6 +49,10 @@ public final class RaftHost: Sendable {
                     } catch {
                         return .failed(error)
                     }
+                },
+                open: { [weak self] id, group in
+                    guard let self else { return "\(system.node.name) is stopping" }
+                    return await self.openForPeer(id, group)
                 })
         }
         endpoint.withLock { $0 = hosted }
@@ -103,6 +114,32 @@ public final class RaftHost: Sendable {
         groups.withLock { $0[id] = runner }
         await runner.start()
         if stopped.load(ordering: .acquiring) { await runner.stop() }
+    }
+
+    /// Opens group `id` with the machine its kind's factory makes; nil when it is open
+    /// (now or already), else why not.
+    func openForPeer(_ id: String, _ group: RaftGroup) async -> String? {
+        let kind = String(id.prefix { $0 != "-" })
+        guard let make = machines[kind] else { return "\(name) has no state machine for groups of kind '\(kind)'" }
+        do throws(RaftHostError) {
+            try await open(group: id, group, machine: make())
+            return nil
+        } catch .groupExists {
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    /// Reopens every group stored in the data directory whose kind has a machine (what a
+    /// restarted node does first); returns the ids that could not be reopened, with why.
+    @discardableResult
+    public func reopenStoredGroups() async -> [String: String] {
+        var failed: [String: String] = [:]
+        for (id, group) in await storedGroups().sorted(by: { $0.key < $1.key }) where group.replicas.contains(name) {
+            if let problem = await openForPeer(id, group) { failed[id] = problem }
+        }
+        return failed
     }
 
     /// "replicas n1, n2, n3 (first leader n1)".

@@ -65,6 +65,35 @@ extension ClusterProcessTests {
         #expect(lines.compactMap { $0["output"] as? Double } == (1...8).map { Double("0.\($0)")! })
     }
 
+    /// Issue 19 §1, for jobs of tasks: three nodes; the coordinator of a map is killed
+    /// (-9) mid-job and stays dead. The job's replicas elect another leader, which runs
+    /// the tasks with no committed end: every output once, from any node.
+    @Test func aMapWhoseCoordinatorIsKilledIsTakenOverByAnotherNode() async throws {
+        let nodes = try await NodeProcess.start(3) { try await NodeProcess(name: "t\($0)", flags: flags + ["--slots", "2"]) }
+        defer { nodes.forEach { $0.kill(SIGKILL) } }
+        try await waitUntil(nodes[0], "3 alive members") { $0.count == 3 && $0.allSatisfy { $0.state == "alive" } }
+        let folder = try TemporaryDirectory()
+        let inputs = try folder.write((1...12).map { "0.\($0 % 10)\n" }.joined(), to: "inputs.jsonl")
+        let address = nodes[0].address.description
+        let map = Task { await CommandRun.spokes(["map", "bench.sleep", "--to", address, "--inputs", inputs, "--deadline", "20"]) }
+        var job = ""
+        try await eventually("t0 has ended some of the map's tasks", within: 15) {
+            let listed = await CommandRun.spokes("jobs", "--to", address, "--json")
+            let jobs = (try? listed.json()["jobs"] as? [[String: Any]]) ?? []
+            guard let running = jobs.first(where: { $0["kind"] as? String == "bench.sleep" && $0["state"] as? String == "running" }),
+                  running["completedUsers"] as? Int ?? 0 >= 2 else { return false }
+            job = running["job"] as? String ?? ""
+            return true
+        }
+        nodes[0].kill(SIGKILL)
+        _ = await map.value
+        let result = await CommandRun.spokes(["result", job, "--to", nodes[1].address.description, "--wait", "--json"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(lines.map { $0["line"] as? Int } == (1...12).map { $0 }, "every task once, in input order: \(result.standardOutput)")
+        #expect(Set(lines.compactMap { $0["node"] as? String }).isSubset(of: ["t0", "t1", "t2"]))
+    }
+
     @Test func aSweepReportsEveryRunOnceWhenANodeIsKilledMidSweep() async throws {
         let nodes = try await NodeProcess.start(2) { try await NodeProcess(name: "w\($0)", flags: flags + ["--slots", "2"]) }
         defer { nodes.forEach { $0.kill(SIGKILL) } }

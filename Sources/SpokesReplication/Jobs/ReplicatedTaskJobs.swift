@@ -1,0 +1,167 @@
+import Foundation
+import SpokesCluster
+import SpokesConcurrency
+import SpokesConsensus
+
+/// Keeps a node's running jobs of tasks on three nodes, so the job outlives its
+/// coordinator (issue 19): each job is a Raft group `taskjob-ID` of the coordinator and
+/// two alive members, its state a ``TaskJobMachine``. The job's spec
+/// is committed (on a majority's disk) before its submitter hears it started; task ends
+/// are committed as they come, in batches; `finished` once its report is stored.
+///
+/// Every replica watches the job groups it holds (``watch(_:)``): one that leads a job
+/// nobody here runs and that has not finished takes it over, running the tasks with no
+/// committed end. The coordinator that loses the lead (it died and came back, or was cut
+/// off: Raft's terms fence it) cannot commit any more ends: its run stops and stores
+/// nothing. So a task's result counts once, whichever node ran it.
+///
+/// A cluster of one or two nodes keeps its jobs on the coordinator's disk (`fallback`):
+/// a group of two replicas would stop every job at the death of either node (a majority
+/// of two is both), so a worker's crash would cost the job; with the journal it costs
+/// retries, and a restarted coordinator runs the job on.
+public final class ReplicatedTaskJobs: TaskJobDurability {
+    /// The kind of job groups, for ``RaftHost``'s machine factories.
+    public static let groupKind = "taskjob"
+
+    /// The group of `job`.
+    public static func group(of job: String) -> String { groupKind + "-" + job }
+
+    /// The machine factories a host needs for job groups.
+    public static var machines: [String: @Sendable () -> any ReplicatedStateMachine] { [groupKind: { TaskJobMachine() }] }
+
+    private let host: RaftHost
+    private let system: ClusterSystem
+    private let members: @Sendable () -> [Member]
+    private let fallback: TaskJobJournal?
+
+    /// `members` are the node's members now (the node passes them, weakly held).
+    public init(host: RaftHost, system: ClusterSystem, members: @escaping @Sendable () -> [Member], fallback: TaskJobJournal?) {
+        self.host = host
+        self.system = system
+        self.members = members
+        self.fallback = fallback
+    }
+
+    public func jobStarted(_ spec: TaskJobSpec) async throws {
+        let others = members().filter { $0.state == .alive }.map(\.node).sorted { $0.name < $1.name }.prefix(2)
+        guard others.count == 2 else {
+            try await fallback?.jobStarted(spec)
+            return
+        }
+        let me = system.node.name
+        let definition = try RaftGroup(replicas: [me] + others.map(\.name), firstLeader: me)
+        let id = Self.group(of: spec.id)
+        try await host.open(group: id, definition, machine: TaskJobMachine())
+        let system = system
+        let opened = await withTaskGroup(of: Bool.self) { group in
+            for other in others {
+                group.addTask {
+                    guard let endpoint = try? RaftEndpoint.resolve(id: ActorID(node: other, name: RaftEndpoint.wellKnownName), using: system) else {
+                        return false
+                    }
+                    do {
+                        return try await withTimeout(seconds: 3) { try await endpoint.openGroup(id, definition: definition) } == nil
+                    } catch {
+                        return false
+                    }
+                }
+            }
+            var count = 1
+            for await ok in group where ok { count += 1 }
+            return count
+        }
+        guard opened * 2 > definition.replicas.count else {
+            throw ReplicationFailure(job: spec.id, reason: "only \(opened) of its \(definition.replicas.count) replicas could be opened")
+        }
+        try await proposeWhileElecting(TaskJobMachine.start(spec), to: id)
+    }
+
+    public func tasksEnded(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
+        guard isReplicated(job) else { return await fallback?.tasksEnded(ends, of: job) ?? true }
+        let command = TaskJobMachine.ended(ends.map { TaskJobMachine.Ended(task: $0.task, end: $0.end) })
+        do {
+            _ = try await host.propose(group: Self.group(of: job), command: command, forward: false)
+            return true
+        } catch {
+            // Not the leader any more, or cut off from the majority: the leader takes the job
+            // over from what was committed (this node too, if it still leads: see watch).
+            system.log("job \(job): cannot commit task ends here (\(error)); the group's leader runs it")
+            return false
+        }
+    }
+
+    public func jobFinished(_ job: String) async {
+        guard isReplicated(job) else {
+            await fallback?.jobFinished(job)
+            return
+        }
+        _ = try? await host.propose(group: Self.group(of: job), command: TaskJobMachine.finish, forward: false)
+    }
+
+    /// The unfinished jobs held here whose leader is not an alive member (it died, and the
+    /// election has not ended), or is this node (it takes the job over now).
+    public func heldUnfinished() async -> [TaskJobJournal.Unfinished] {
+        var held: [TaskJobJournal.Unfinished] = []
+        let alive = Set(members().filter { $0.state == .alive }.map(\.node.name))
+        let me = system.node.name
+        for id in host.groupIDs where id.hasPrefix(Self.groupKind + "-") {
+            guard let status = await host.status(of: id), status.leader.map({ $0 == me || !alive.contains($0) }) ?? true,
+                  let machine = await host.stateMachine(of: id) as? TaskJobMachine, let spec = machine.spec, !machine.finished
+            else { continue }
+            held.append(TaskJobJournal.Unfinished(spec: spec, ends: machine.ends))
+        }
+        return held
+    }
+
+    public func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]? {
+        guard isReplicated(job) else { return nil }
+        return (await host.stateMachine(of: Self.group(of: job)) as? TaskJobMachine)?.ends
+    }
+
+    /// Watches the job groups this node holds, every 0.25 s until the returned task is
+    /// cancelled: where this replica leads a job that has not finished and `desk` does not
+    /// run it, `desk` takes it over.
+    public func watch(_ desk: TaskJobs) -> Task<Void, Never> {
+        let host = host
+        return Task {
+            while !Task.isCancelled {
+                for id in host.groupIDs where id.hasPrefix(Self.groupKind + "-") {
+                    guard let status = await host.status(of: id), status.role == .leader,
+                          let machine = await host.stateMachine(of: id) as? TaskJobMachine,
+                          let spec = machine.spec, !machine.finished,
+                          await desk.whenLocal({ $0.isRunning(spec.id) }) == false
+                    else { continue }
+                    try? await desk.whenLocal { try await $0.resume(spec, ended: machine.ends) }
+                }
+                try? await Task.sleep(for: .milliseconds(250))
+            }
+        }
+    }
+
+    /// Whether `job` is kept in a group of replicas (else in the journal: the cluster was
+    /// too small when it started, or it was resumed from the journal after a restart).
+    private func isReplicated(_ job: String) -> Bool {
+        host.groupIDs.contains(Self.group(of: job))
+    }
+
+    /// Proposes `command` to `group`, again while it has no leader yet (up to 5 s).
+    private func proposeWhileElecting(_ command: String, to group: String) async throws {
+        let deadline = MonotonicClock.now + 5
+        while true {
+            do {
+                _ = try await host.propose(group: group, command: command)
+                return
+            } catch {
+                guard MonotonicClock.now < deadline else { throw error }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    /// A job whose replicas could not be made.
+    public struct ReplicationFailure: Error, Sendable, CustomStringConvertible {
+        public var job: String
+        public var reason: String
+        public var description: String { "cannot replicate job \(job): \(reason)" }
+    }
+}

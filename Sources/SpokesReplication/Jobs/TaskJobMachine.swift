@@ -1,0 +1,72 @@
+import Foundation
+import SpokesCluster
+
+/// A job of tasks as a Raft group's state (`taskjob-ID` groups): its spec, each task's
+/// end once (the first committed wins), and whether its report was stored. Every replica
+/// applies the same commands in the same order, so whichever replica leads next knows
+/// exactly which tasks still have to run.
+///
+/// Commands are JSON: `{"spec": ...}` (once; a repeat is ignored), `{"ends": [{"task": N,
+/// "end": ...}]}`, `{"finished": true}`. A command it cannot use (bad JSON, a task out of
+/// range, ends before the spec) changes nothing and returns an `error:` result, the same
+/// on every replica.
+public struct TaskJobMachine: ReplicatedStateMachine, Equatable {
+    public struct Ended: Codable, Equatable, Sendable {
+        public var task: Int
+        public var end: TaskJobReport.TaskEnd
+    }
+
+    private struct Command: Codable {
+        var spec: TaskJobSpec?
+        var ends: [Ended]?
+        var finished: Bool?
+    }
+
+    private struct State: Codable, Equatable {
+        var spec: TaskJobSpec?
+        var ends: [Int: TaskJobReport.TaskEnd] = [:]
+        var finished = false
+    }
+
+    private var state = State()
+
+    public init() {}
+
+    public var spec: TaskJobSpec? { state.spec }
+    public var ends: [Int: TaskJobReport.TaskEnd] { state.ends }
+    public var finished: Bool { state.finished }
+
+    /// The command that records `spec`.
+    public static func start(_ spec: TaskJobSpec) -> String { encode(Command(spec: spec)) }
+    /// The command that records task ends.
+    public static func ended(_ ends: [Ended]) -> String { encode(Command(ends: ends)) }
+    /// The command that marks the job's report stored.
+    public static let finish = encode(Command(finished: true))
+
+    private static func encode(_ command: Command) -> String {
+        (try? JSONEncoder().encode(command)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    public mutating func apply(_ command: String) -> String {
+        guard let decoded = try? JSONDecoder().decode(Command.self, from: Data(command.utf8)) else { return "error: not a job command" }
+        if let spec = decoded.spec {
+            guard (try? spec.checkRanges()) != nil else { return "error: a spec out of range" }
+            if state.spec == nil { state.spec = spec }
+        }
+        if let ends = decoded.ends {
+            guard let spec = state.spec else { return "error: task ends before the job's spec" }
+            guard ends.allSatisfy({ spec.inputs.indices.contains($0.task) }) else { return "error: a task out of range" }
+            for ended in ends where state.ends[ended.task] == nil { state.ends[ended.task] = ended.end }
+        }
+        if decoded.finished == true { state.finished = true }
+        return "ok"
+    }
+
+    public func snapshot() -> String {
+        (try? JSONEncoder().encode(state)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    public mutating func restore(_ snapshot: String) throws {
+        state = try JSONDecoder().decode(State.self, from: Data(snapshot.utf8))
+    }
+}
