@@ -232,6 +232,15 @@ public final class RaftHost: Sendable {
         (unknownGroupMessages.load(ordering: .relaxed), outbox.droppedMessages)
     }
 
+    /// Stops this node's replica of `group` and deletes its directory: the group's work is
+    /// done (a finished job's). Messages for it are dropped from then on.
+    public func remove(group id: String) async {
+        guard let runner = groups.withLock({ $0.removeValue(forKey: id) }) else { return }
+        await runner.stop()
+        let directory = (settings.dataDirectory as NSString).appendingPathComponent(id)
+        await runBlocking("spokes.raft.remove") { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
     /// Stops every group (their storage closed: what was not flushed is lost, as in a
     /// crash) and the endpoint; waiting proposals fail with `stopped`.
     public func stop() async {

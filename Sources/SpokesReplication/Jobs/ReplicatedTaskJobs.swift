@@ -118,14 +118,29 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
         return (await host.stateMachine(of: Self.group(of: job)) as? TaskJobMachine)?.ends
     }
 
+    /// Seconds a replica keeps a finished job's group (so the other replicas learn it
+    /// finished) before it removes it.
+    public static let finishedGroupLingers = 5.0
+
     /// Watches the job groups this node holds, every 0.25 s until the returned task is
     /// cancelled: where this replica leads a job that has not finished and `desk` does not
-    /// run it, `desk` takes it over.
+    /// run it, `desk` takes it over; a finished job's group is removed after
+    /// ``finishedGroupLingers`` seconds, so finished jobs cost no timers or disk.
     public func watch(_ desk: TaskJobs) -> Task<Void, Never> {
         let host = host
         return Task {
+            var finishedSince: [String: Double] = [:]
             while !Task.isCancelled {
                 for id in host.groupIDs where id.hasPrefix(Self.groupKind + "-") {
+                    if let machine = await host.stateMachine(of: id) as? TaskJobMachine, machine.finished {
+                        let since = finishedSince[id] ?? MonotonicClock.now
+                        finishedSince[id] = since
+                        if MonotonicClock.now - since >= Self.finishedGroupLingers {
+                            await host.remove(group: id)
+                            finishedSince[id] = nil
+                        }
+                        continue
+                    }
                     guard let status = await host.status(of: id), status.role == .leader,
                           let machine = await host.stateMachine(of: id) as? TaskJobMachine,
                           let spec = machine.spec, !machine.finished,

@@ -92,6 +92,13 @@ extension ClusterProcessTests {
         let lines = result.standardOutput.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(lines.map { $0["line"] as? Int } == (1...12).map { $0 }, "every task once, in input order: \(result.standardOutput)")
         #expect(Set(lines.compactMap { $0["node"] as? String }).isSubset(of: ["t0", "t1", "t2"]))
+        // The finished job's group is removed from the survivors: no timers, no disk.
+        for node in nodes.dropFirst() {
+            let raft = node.dataDirectory.path + "/raft"
+            try await eventually("\(node.name) removed the finished job's group", within: 15) {
+                ((try? FileManager.default.contentsOfDirectory(atPath: raft)) ?? []).allSatisfy { !$0.hasPrefix("taskjob-") }
+            }
+        }
     }
 
     @Test func aSweepReportsEveryRunOnceWhenANodeIsKilledMidSweep() async throws {
