@@ -192,6 +192,9 @@ enum RunCommand {
                     return text
                 }
                 if !ready.isEmpty { context.standardOutput(ready) }
+            },
+            onReattaching: { lost in
+                context.standardError("lost the coordinator of job \(lost.job), \(lost.node) at \(lost.address): \(lost.reason); looking for the member that took the job over\n")
             })
         progress.finish()
         let outcomes = report.outcomes

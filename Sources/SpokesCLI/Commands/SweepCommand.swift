@@ -101,6 +101,9 @@ enum SweepCommand {
                 progress: { progress.show($0, elapsed: (clock.now - start).seconds) },
                 onStart: { plan in
                     context.standardError("job \(plan.job) accepted by \(plan.coordinator) at \(target); stop it with: spokes cancel \(plan.job) --to \(target)\n")
+                },
+                onReattaching: { lost in
+                    context.standardError("lost the coordinator of job \(lost.job), \(lost.node) at \(lost.address): \(lost.reason); looking for the member that took the job over\n")
                 })
         }
         let interrupt = InterruptHandler(signals: [SIGINT, SIGTERM]) { running.cancel() }

@@ -186,8 +186,11 @@ public final class ClusterClient: Sendable {
     /// `spokes result`, `spokes cancel` find it). `onStart` hears the job's id and nodes
     /// once it starts (its id is `jobPrefix-` and 8 hex digits), `onOutcome` each task's end (once per task; a task cancelled
     /// before it started has none). Returns the stored report. Cancelling the calling
-    /// task cancels the job and still returns its report. Throws ``JobRefused`` when the
-    /// node would not run it (e.g. ``NoNodeRunsKind``), ``CoordinatorLost`` when
+    /// task cancels the job and still returns its report. When the coordinator is lost
+    /// and another member took the job over (a replicated job), the client follows it
+    /// there (`onReattaching` hears the coordinator was lost) and still returns the whole
+    /// report; a job no member took over within 3 s fails with ``CoordinatorLost``. Throws
+    /// ``JobRefused`` when the node would not run it (e.g. ``NoNodeRunsKind``), ``CoordinatorLost`` when
     /// the coordinator goes away after it took the job (the job may go on there). The
     /// engine under ``map(_:over:deadline:retries:progress:)``, for callers with JSON in
     /// hand (`spokes map`, `spokes sweep`).
@@ -195,7 +198,7 @@ public final class ClusterClient: Sendable {
     public func run(
         kind: String, schema: TaskSchema?, inputs: [String], deadline: Double? = nil, retries: Int? = nil, title: String? = nil,
         jobPrefix: String = "map", progress: @escaping @Sendable (Progress) -> Void = { _ in }, onStart: @escaping @Sendable (Plan) -> Void = { _ in },
-        onOutcome: @escaping @Sendable (JobRunner.Outcome) -> Void = { _ in }
+        onOutcome: @escaping @Sendable (JobRunner.Outcome) -> Void = { _ in }, onReattaching: (@Sendable (CoordinatorLost) -> Void)? = nil
     ) async throws -> TaskJobReport {
         let settings = system.settings
         if registry.contains(kind) {
@@ -243,6 +246,11 @@ public final class ClusterClient: Sendable {
         }, onOutcome: deliver)
         let desk = try TaskJobs.resolve(id: ActorID(node: entry, name: TaskJobs.wellKnownName), using: system)
         let entryAddress = system.connectedPeers.first { $0.node == entry }?.address ?? entry.name
+        // Where else to look for the job if its coordinator is lost (another member takes
+        // a replicated job over).
+        let status = try NodeStatus.resolve(id: ActorID(node: entry, name: NodeStatus.wellKnownName), using: system)
+        let others = ((try? await withTimeout(seconds: callTimeout) { try await status.members() }) ?? [])
+            .filter { $0.name != entry.name && $0.state == Member.State.alive.rawValue }.map(\.address)
         // The call is not the job: cancelling this task asks the coordinator to cancel the
         // job, and the call still brings its report.
         let call = Task { try await desk.submit(spec, listener: listener) }
@@ -256,12 +264,48 @@ public final class ClusterClient: Sendable {
         } catch RemoteCallError.remoteError(let type, let message, let node) where accepted.withLock({ $0 == nil }) && FailureReason.readable(message) {
             throw JobRefused(node: node, type: type, reason: message)
         } catch RemoteCallError.peerDisconnected(let node, let reason) where accepted.withLock({ $0 != nil }) {
-            throw CoordinatorLost(job: id, node: node, address: entryAddress, reason: reason)
+            let lost = CoordinatorLost(job: id, node: node, address: entryAddress, reason: reason)
+            onReattaching?(lost)
+            guard let found = await reattach(to: id, at: others) else { throw lost }
+            report = found
+        } catch RemoteCallError.remoteError(let type, let message, let node) where accepted.withLock({ $0 != nil }) && type == "TaskJobError" {
+            // The coordinator lost the job to another replica: follow it there.
+            guard let found = await reattach(to: id, at: others + [entryAddress]) else {
+                throw JobRefused(node: node, type: type, reason: message)
+            }
+            report = found
         }
         withExtendedLifetime(listener) {}
         for outcome in report.outcomes where !(outcome.cancelled && outcome.attempts == 0) { deliver(outcome) }
         tally.withLock { $0.closed = true }
         return report
+    }
+
+    /// Follows a job whose coordinator was lost to the member that took it over: asks
+    /// `addresses` every half second what they know of it, while one runs or holds it,
+    /// until one has its report. Nil when none knows it for 3 s in a row (it was not
+    /// replicated: it runs on only if its coordinator comes back).
+    func reattach(to job: String, at addresses: [String]) async -> TaskJobReport? {
+        let system = system
+        var unknownSince = MonotonicClock.now
+        while !Task.isCancelled, MonotonicClock.now - unknownSince < 3 {
+            var running = false
+            for text in addresses {
+                guard let address = try? SocketAddress(parsing: text),
+                      let peer = try? await withTimeout(seconds: callTimeout, operation: { try await system.join(address) }),
+                      let desk = try? TaskJobs.resolve(id: ActorID(node: peer.node, name: TaskJobs.wellKnownName), using: system),
+                      let lookup = try? await withTimeout(seconds: callTimeout, operation: { try await desk.lookup(job) })
+                else { continue }
+                switch lookup {
+                case .finished(let report): return report
+                case .running: running = true
+                case .unknown: break
+                }
+            }
+            if running { unknownSince = MonotonicClock.now }
+            try? await Task.sleep(for: .milliseconds(500))
+        }
+        return nil
     }
 
     /// A job whose inputs do not fit in one call to its coordinator.

@@ -209,6 +209,24 @@ public distributed actor TaskJobs {
         } + waiting
     }
 
+    /// What this node knows of `job` now, for a client whose coordinator was lost.
+    public enum Lookup: Sendable, Hashable, Codable {
+        /// This node runs it, or holds it for a coordinator that died (a take-over is
+        /// under way): wait.
+        case running
+        /// It ended here: its report.
+        case finished(TaskJobReport)
+        case unknown
+    }
+
+    /// What this node knows of `job`: stored here, running (or held) here, or nothing.
+    public distributed func lookup(_ job: String) async throws -> Lookup {
+        if let report = try await report(of: job) { return .finished(report) }
+        if isRunning(job) { return .running }
+        let held = await durability?.heldUnfinished() ?? []
+        return held.contains { $0.spec.id == job } ? .running : .unknown
+    }
+
     /// The stored report of `job`, or nil when this node did not store it.
     public distributed func report(of job: String) async throws -> TaskJobReport? {
         let history = history

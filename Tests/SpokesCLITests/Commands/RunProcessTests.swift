@@ -65,9 +65,10 @@ extension ClusterProcessTests {
         #expect(lines.compactMap { $0["output"] as? Double } == (1...8).map { Double("0.\($0)")! })
     }
 
-    /// Issue 19 §1, for jobs of tasks: three nodes; the coordinator of a map is killed
-    /// (-9) mid-job and stays dead. The job's replicas elect another leader, which runs
-    /// the tasks with no committed end: every output once, from any node.
+    /// Issue 19 §1 and §4, for jobs of tasks: three nodes; the coordinator of a map is
+    /// killed (-9) mid-job and stays dead. The job's replicas elect another leader, which
+    /// runs the tasks with no committed end; the client follows the job there and exits 0
+    /// with every output once; `result --wait` from any node prints them too.
     @Test func aMapWhoseCoordinatorIsKilledIsTakenOverByAnotherNode() async throws {
         let nodes = try await NodeProcess.start(3) { try await NodeProcess(name: "t\($0)", flags: flags + ["--slots", "2"]) }
         defer { nodes.forEach { $0.kill(SIGKILL) } }
@@ -86,7 +87,14 @@ extension ClusterProcessTests {
             return true
         }
         nodes[0].kill(SIGKILL)
-        _ = await map.value
+        // The client follows the job to the member that took it over, and ends as if
+        // nothing had happened.
+        let followed = await map.value
+        #expect(followed.status == 0, "\(followed.standardError)")
+        #expect(followed.standardError.contains("lost the coordinator of job \(job), t0") && followed.standardError.contains("looking for the member that took the job over"),
+                "\(followed.standardError)")
+        #expect(followed.standardOutput == (1...12).map { "0.\($0 % 10)\n" }.joined().replacingOccurrences(of: "0.0\n", with: "0\n"),
+                "every output once, in input order: \(followed.standardOutput)")
         let result = await CommandRun.spokes(["result", job, "--to", nodes[1].address.description, "--wait", "--json"])
         #expect(result.status == 0, "\(result.standardError)")
         let lines = result.standardOutput.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
