@@ -79,6 +79,13 @@ enum ResultCommand {
         _ = try ReportOutput.htmlPath(arguments)
         let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
         var found = try await stored(job, at: target, settings: settings)
+        // Just after a restart a replicated job is known only once its replicas have
+        // elected a leader (about a second): --wait gives it that long.
+        let patience = MonotonicClock.now + 5
+        while case .unknown = found, arguments.flag("wait"), MonotonicClock.now < patience {
+            try await Task.sleep(for: .milliseconds(250))
+            found = try await stored(job, at: target, settings: settings)
+        }
         var waited = false
         var hops = 0
         while case .elsewhere(let location) = found {

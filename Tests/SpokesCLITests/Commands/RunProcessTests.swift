@@ -109,6 +109,39 @@ extension ClusterProcessTests {
         }
     }
 
+    /// Issue 19 §2, for jobs of tasks: every node of a 3-node cluster is killed (-9)
+    /// mid-map and started again on its data directory; the job's replicas reopen its
+    /// group, elect a leader that runs the tasks with no committed end, and `result
+    /// --wait` prints every output once.
+    @Test func aMapRunsOnWhenTheWholeClusterIsKilledAndStartedAgain() async throws {
+        let folder = try TemporaryDirectory()
+        func start(_ index: Int) async throws -> NodeProcess {
+            try await NodeProcess(name: "w\(index)", flags: flags + ["--slots", "2"], environment: ["SPOKES_DATA_DIRECTORY": folder.file("w\(index)")])
+        }
+        var nodes: [NodeProcess] = []
+        for index in 0..<3 { nodes.append(try await start(index)) }
+        defer { nodes.forEach { $0.kill(SIGKILL) } }
+        try await waitUntil(nodes[0], "3 alive members") { $0.count == 3 && $0.allSatisfy { $0.state == "alive" } }
+        let inputs = try folder.write(String(repeating: "1.0\n", count: 12), to: "inputs.jsonl")
+        let address = nodes[0].address.description
+        let map = Task { await CommandRun.spokes(["map", "bench.sleep", "--to", address, "--inputs", inputs, "--deadline", "20"]) }
+        var job = ""
+        try await eventually("w0 runs the map", within: 15) {
+            let listed = await CommandRun.spokes("jobs", "--to", address, "--json")
+            job = ((try? listed.json()["jobs"] as? [[String: Any]]) ?? []).first { $0["kind"] as? String == "bench.sleep" && $0["state"] as? String == "running" }?["job"] as? String ?? ""
+            return !job.isEmpty
+        }
+        for node in nodes { node.kill(SIGKILL) }
+        _ = await map.value
+        for node in nodes { _ = await node.waitForExit() }
+        nodes = []
+        for index in 0..<3 { nodes.append(try await start(index)) }
+        let result = await CommandRun.spokes(["result", job, "--to", nodes[1].address.description, "--wait", "--json"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(lines.map { $0["line"] as? Int } == (1...12).map { $0 }, "every task once, in input order: \(result.standardOutput)")
+    }
+
     @Test func aSweepReportsEveryRunOnceWhenANodeIsKilledMidSweep() async throws {
         let nodes = try await NodeProcess.start(2) { try await NodeProcess(name: "w\($0)", flags: flags + ["--slots", "2"]) }
         defer { nodes.forEach { $0.kill(SIGKILL) } }
