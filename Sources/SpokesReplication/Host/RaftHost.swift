@@ -116,9 +116,21 @@ public final class RaftHost: Sendable {
         if stopped.load(ordering: .acquiring) { await runner.stop() }
     }
 
+    /// Most replicas of a group a peer may ask this node to open (a job's group has 3).
+    public static let maximumReplicasOfAPeersGroup = 7
+    /// Most groups a node holds at once when a peer asks it to open one more (finished
+    /// jobs' groups are removed, so this bounds the jobs running at once, not over time).
+    public static let maximumGroups = 10_000
+
     /// Opens group `id` with the machine its kind's factory makes; nil when it is open
-    /// (now or already), else why not.
+    /// (now or already), else why not (a peer's request over the limits above is refused).
     func openForPeer(_ id: String, _ group: RaftGroup) async -> String? {
+        guard group.replicas.count <= Self.maximumReplicasOfAPeersGroup else {
+            return "a group of \(group.replicas.count) replicas; a peer may ask for at most \(Self.maximumReplicasOfAPeersGroup)"
+        }
+        guard groups.withLock({ $0.count }) < Self.maximumGroups else {
+            return "\(name) holds \(Self.maximumGroups) groups already"
+        }
         let kind = String(id.prefix { $0 != "-" })
         guard let make = machines[kind] else { return "\(name) has no state machine for groups of kind '\(kind)'" }
         do throws(RaftHostError) {
