@@ -5,6 +5,21 @@ import Testing
 
 /// `spokes run` against real `spokes node` processes.
 extension ClusterProcessTests {
+    /// The id of the `bench.sleep` map the node at `address` lists as running, once at
+    /// least `count` of its tasks ended (waits at most 15 s).
+    func runningMap(at address: String, endedAtLeast count: Int) async throws -> String {
+        var job = ""
+        try await eventually("the node at \(address) runs a map with \(count) or more tasks ended", within: 15) {
+            let listed = await CommandRun.spokes("jobs", "--to", address, "--json")
+            let jobs = (try? listed.json()["jobs"] as? [[String: Any]]) ?? []
+            guard let running = jobs.first(where: { $0["kind"] as? String == "bench.sleep" && $0["state"] as? String == "running" }),
+                  running["completedUsers"] as? Int ?? 0 >= count else { return false }
+            job = running["job"] as? String ?? ""
+            return !job.isEmpty
+        }
+        return job
+    }
+
     @Test func runOverNodeProcessesLosesNoTaskWhenANodeIsKilledMidRun() async throws {
         let nodes = try await NodeProcess.start(2) { try await NodeProcess(name: "k\($0)", flags: flags + ["--slots", "2"]) }
         defer { nodes.forEach { $0.kill(SIGKILL) } }
@@ -44,15 +59,7 @@ extension ClusterProcessTests {
         let inputs = try folder.write((1...8).map { "0.\($0)\n" }.joined(), to: "inputs.jsonl")
         let address = coordinator.address.description
         let map = Task { await CommandRun.spokes(["map", "bench.sleep", "--to", address, "--inputs", inputs, "--deadline", "20"]) }
-        var job = ""
-        try await eventually("r0 has ended some of the map's tasks", within: 15) {
-            let listed = await CommandRun.spokes("jobs", "--to", address, "--json")
-            let jobs = (try? listed.json()["jobs"] as? [[String: Any]]) ?? []
-            guard let running = jobs.first(where: { $0["kind"] as? String == "bench.sleep" && $0["state"] as? String == "running" }),
-                  running["completedUsers"] as? Int ?? 0 >= 2 else { return false }
-            job = running["job"] as? String ?? ""
-            return true
-        }
+        let job = try await runningMap(at: address, endedAtLeast: 2)
         coordinator.kill(SIGKILL)
         let lost = await map.value
         #expect(lost.status == 1 && lost.standardError.contains("lost the coordinator of job \(job)"), "\(lost.standardError)")
@@ -77,15 +84,7 @@ extension ClusterProcessTests {
         let inputs = try folder.write((1...12).map { "0.\($0 % 10)\n" }.joined(), to: "inputs.jsonl")
         let address = nodes[0].address.description
         let map = Task { await CommandRun.spokes(["map", "bench.sleep", "--to", address, "--inputs", inputs, "--deadline", "20"]) }
-        var job = ""
-        try await eventually("t0 has ended some of the map's tasks", within: 15) {
-            let listed = await CommandRun.spokes("jobs", "--to", address, "--json")
-            let jobs = (try? listed.json()["jobs"] as? [[String: Any]]) ?? []
-            guard let running = jobs.first(where: { $0["kind"] as? String == "bench.sleep" && $0["state"] as? String == "running" }),
-                  running["completedUsers"] as? Int ?? 0 >= 2 else { return false }
-            job = running["job"] as? String ?? ""
-            return true
-        }
+        let job = try await runningMap(at: address, endedAtLeast: 2)
         nodes[0].kill(SIGKILL)
         // The client follows the job to the member that took it over, and ends as if
         // nothing had happened.
@@ -125,12 +124,7 @@ extension ClusterProcessTests {
         let inputs = try folder.write(String(repeating: "1.0\n", count: 12), to: "inputs.jsonl")
         let address = nodes[0].address.description
         let map = Task { await CommandRun.spokes(["map", "bench.sleep", "--to", address, "--inputs", inputs, "--deadline", "20"]) }
-        var job = ""
-        try await eventually("w0 runs the map", within: 15) {
-            let listed = await CommandRun.spokes("jobs", "--to", address, "--json")
-            job = ((try? listed.json()["jobs"] as? [[String: Any]]) ?? []).first { $0["kind"] as? String == "bench.sleep" && $0["state"] as? String == "running" }?["job"] as? String ?? ""
-            return !job.isEmpty
-        }
+        let job = try await runningMap(at: address, endedAtLeast: 0)
         for node in nodes { node.kill(SIGKILL) }
         _ = await map.value
         for node in nodes { _ = await node.waitForExit() }
