@@ -70,10 +70,16 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
             for await ok in group where ok { count += 1 }
             return count
         }
-        guard opened * 2 > definition.replicas.count else {
-            throw ReplicationFailure(job: spec.id, reason: "only \(opened) of its \(definition.replicas.count) replicas could be opened")
+        do {
+            guard opened * 2 > definition.replicas.count else {
+                throw ReplicationFailure(job: spec.id, reason: "only \(opened) of its \(definition.replicas.count) replicas could be opened")
+            }
+            try await proposeWhileElecting(TaskJobMachine.start(spec), to: id)
+        } catch {
+            // The job is refused: no replica of it may linger here as an unfinished job.
+            await host.remove(group: id)
+            throw error
         }
-        try await proposeWhileElecting(TaskJobMachine.start(spec), to: id)
     }
 
     public func tasksEnded(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
