@@ -65,6 +65,11 @@ final class RaftTestCluster {
         clusterSettings.nodeName = name
         clusterSettings.discoveryPort = discoveryPort
         clusterSettings.discoveryInterval = 0.05
+        // The full suite loads two cores heavily: a late heartbeat must not drop the
+        // connections Raft's messages ride on (the tests stop nodes outright, which
+        // drops them at once anyway).
+        clusterSettings.suspectTimeout = 2
+        clusterSettings.deadTimeout = 4
         clusterSettings.secret = secret
         let node = try ClusterNode(settings: clusterSettings)
         var settings = settings
