@@ -153,7 +153,7 @@ final class LocalCluster: Sendable {
         startBlocking("spokes.demo.ready") {
             var text = ""
             while !text.contains("\n") {
-                let chunk = handle.availableData
+                let chunk = Data(DescriptorReading.chunk(of: handle.fileDescriptor))
                 if chunk.isEmpty { break }
                 text += String(decoding: chunk, as: UTF8.self)
             }

@@ -63,7 +63,7 @@ enum RunCommand {
             let path = try arguments.value(inputs)
             let source = path == "-" ? "stdin" : path
             let text = try await runBlocking("spokes.run.inputs") { () throws -> String in
-                if path == "-" { return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) }
+                if path == "-" { return String(decoding: DescriptorReading.all(of: STDIN_FILENO), as: UTF8.self) }
                 do {
                     return String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
                 } catch {

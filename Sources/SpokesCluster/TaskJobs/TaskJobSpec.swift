@@ -39,6 +39,10 @@ public struct TaskJobSpec: Sendable, Hashable, Codable {
     /// lengths, the task count, the deadline and the retries.
     public func checkRanges() throws(OutOfRange) {
         try OutOfRange.check("id length", id.utf8.count, in: 1...Self.maximumIDBytes)
+        // The id names files (the journal's) and Raft groups: letters, digits, `-` and `_` only.
+        guard id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2D || $0 == 0x5F }) else {
+            throw OutOfRange(name: "id", value: String(id.prefix(40)), expected: "letters, digits, '-' and '_'")
+        }
         try OutOfRange.check("kind length", kind.utf8.count, in: 1...Self.maximumKindBytes)
         try OutOfRange.check("title length", title.utf8.count, in: 0...Self.maximumTitleBytes)
         try OutOfRange.check("tasks", inputs.count, in: 1...Self.maximumTasks)

@@ -79,12 +79,25 @@ public distributed actor TaskJobs {
     /// when it cannot start (no alive node runs the kind yet: try again later).
     public func resume(_ spec: TaskJobSpec, ended: [Int: TaskJobReport.TaskEnd]) async throws {
         guard !isRunning(spec.id) else { return }
+        // Its report is stored here already (it ended just before this node lost the lead
+        // and won it back): finish it rather than run it again.
+        let history = history
+        if (try? await runBlocking("spokes.job-store", { try history.taskJobReport(of: spec.id) })) ?? nil != nil {
+            await durability?.jobFinished(spec.id)
+            return
+        }
         _ = try await launch(spec, ended: ended, isNew: false, listener: nil)
         actorSystem.log("took over job \(spec.id): \(ended.count) of \(spec.inputs.count) tasks had ended")
     }
 
     /// Whether this node runs `job` now.
     public func isRunning(_ job: String) -> Bool { running[job] != nil || starting.contains(job) }
+
+    /// Stops running `job` without storing anything: another node owns it now (its
+    /// replicas say it finished, or took it over).
+    public func abandon(_ job: String) {
+        lose(job)
+    }
 
     /// Stops running `job` without storing anything: another node owns it now.
     private func lose(_ job: String) {
@@ -138,8 +151,11 @@ public distributed actor TaskJobs {
                 onOutcome: { outcome in
                     var outcome = outcome
                     outcome.task = remaining[outcome.task]
+                    // A cancelled attempt's end is no result: the report brings the task's
+                    // end (and after a take-over, the end the new leader committed).
+                    guard !outcome.cancelled else { return }
                     relay.send(outcome)
-                    if !outcome.cancelled { writer?.record(outcome) }
+                    writer?.record(outcome)
                 })
             await relay.flush()
             await writer?.flush()
@@ -363,23 +379,24 @@ private final class OrderedBatches<Item: Sendable>: Sendable {
 
     private func drain() async {
         while true {
+            var finished: [CheckedContinuation<Void, Never>] = []
             let batch = state.withLock { state -> [Item]? in
                 guard !state.pending.isEmpty, !state.done else {
+                    // Idle again: whoever waited for everything so far is served, in the
+                    // same step, so a flush that comes after a later add waits for it.
                     state.sending = false
                     state.pending = []
+                    finished = state.drained
+                    state.drained = []
                     return nil
                 }
                 defer { state.pending = [] }
                 return state.pending
             }
+            for continuation in finished { continuation.resume() }
             guard let batch else { break }
             if await !consume(batch) { stop() }
         }
-        let waiting = state.withLock { state in
-            defer { state.drained = [] }
-            return state.drained
-        }
-        for continuation in waiting { continuation.resume() }
     }
 
     /// Returns once everything added so far was consumed (or dropped).

@@ -2,6 +2,7 @@ import Foundation
 import SpokesCluster
 import SpokesConcurrency
 import SpokesConsensus
+import Synchronization
 
 /// Keeps a node's running jobs of tasks on three nodes, so the job outlives its
 /// coordinator (issue 19): each job is a Raft group `taskjob-ID` of the coordinator and
@@ -33,6 +34,9 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     private let system: ClusterSystem
     private let members: @Sendable () -> [Member]
     private let fallback: TaskJobJournal?
+    /// Jobs this node has had replicated (it coordinated or took them over): once their
+    /// group is gone, they are no longer this node's to record.
+    private let replicatedJobs = Mutex<Set<String>>([])
 
     /// `members` are the node's members now (the node passes them, weakly held).
     public init(host: RaftHost, system: ClusterSystem, members: @escaping @Sendable () -> [Member], fallback: TaskJobJournal?) {
@@ -75,6 +79,7 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
                 throw ReplicationFailure(job: spec.id, reason: "only \(opened) of its \(definition.replicas.count) replicas could be opened")
             }
             try await proposeWhileElecting(TaskJobMachine.start(spec), to: id)
+            replicatedJobs.withLock { _ = $0.insert(spec.id) }
         } catch {
             // The job is refused: no replica of it may linger here as an unfinished job.
             await host.remove(group: id)
@@ -83,7 +88,11 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     }
 
     public func tasksEnded(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
-        guard isReplicated(job) else { return await fallback?.tasksEnded(ends, of: job) ?? true }
+        guard isReplicated(job) else {
+            // A replicated job whose group is gone (it finished elsewhere) is not ours.
+            if replicatedJobs.withLock({ $0.contains(job) }) { return false }
+            return await fallback?.tasksEnded(ends, of: job) ?? true
+        }
         let command = TaskJobMachine.ended(ends.map { TaskJobMachine.Ended(task: $0.task, end: $0.end) })
         do {
             _ = try await host.propose(group: Self.group(of: job), command: command, forward: false)
@@ -120,13 +129,13 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     }
 
     public func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]? {
-        guard isReplicated(job) else { return nil }
+        guard isReplicated(job) else { return replicatedJobs.withLock({ $0.contains(job) }) ? [:] : nil }
         return (await host.stateMachine(of: Self.group(of: job)) as? TaskJobMachine)?.ends
     }
 
     /// Seconds a replica keeps a finished job's group (so the other replicas learn it
     /// finished) before it removes it.
-    public static let finishedGroupLingers = 5.0
+    public static let finishedGroupLingers = 10.0
 
     /// Watches the job groups this node holds, every 0.25 s until the returned task is
     /// cancelled: where this replica leads a job that has not finished and `desk` does not
@@ -139,6 +148,10 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
             while !Task.isCancelled {
                 for id in host.groupIDs where id.hasPrefix(Self.groupKind + "-") {
                     if let machine = await host.stateMachine(of: id) as? TaskJobMachine, machine.finished {
+                        // A run of it here is stale (the job ended under another leader).
+                        if let job = machine.spec?.id, await desk.whenLocal({ $0.isRunning(job) }) == true {
+                            await desk.whenLocal { $0.abandon(job) }
+                        }
                         let since = finishedSince[id] ?? MonotonicClock.now
                         finishedSince[id] = since
                         if MonotonicClock.now - since >= Self.finishedGroupLingers {
@@ -147,11 +160,14 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
                         }
                         continue
                     }
-                    guard let status = await host.status(of: id), status.role == .leader,
+                    // A new leader reads the job only once it has applied its whole log (its
+                    // term's first entry commits every earlier one), so no committed end is missed.
+                    guard let status = await host.status(of: id), status.role == .leader, status.appliedIndex >= status.lastIndex,
                           let machine = await host.stateMachine(of: id) as? TaskJobMachine,
                           let spec = machine.spec, !machine.finished,
                           await desk.whenLocal({ $0.isRunning(spec.id) }) == false
                     else { continue }
+                    replicatedJobs.withLock { _ = $0.insert(spec.id) }
                     try? await desk.whenLocal { try await $0.resume(spec, ended: machine.ends) }
                 }
                 try? await Task.sleep(for: .milliseconds(250))

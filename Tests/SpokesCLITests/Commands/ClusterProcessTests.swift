@@ -1,5 +1,6 @@
 import SpokesConcurrency
 import Foundation
+import SpokesCluster
 import SpokesTestKit
 import Testing
 @testable import SpokesCLI
@@ -202,7 +203,7 @@ struct ClusterProcessTests {
         #expect(!lines.isEmpty && lines.allSatisfy { $0.firstMatch(of: pattern) != nil }, "\(text)")
         #expect(text.contains("job records in \(home.path)/records"), "~ is $HOME: \(text)")
         node.kill(SIGTERM)
-        let rest = await runBlocking("test.log-rest") { String(decoding: handle.readDataToEndOfFile(), as: UTF8.self) }
+        let rest = await runBlocking("test.log-rest") { String(decoding: DescriptorReading.all(of: handle.fileDescriptor), as: UTF8.self) }
         #expect(rest.split(separator: "\n").allSatisfy { $0.firstMatch(of: pattern) != nil }, "\(rest)")
         #expect(rest.contains("stopping: telling peers we leave"))
     }

@@ -43,7 +43,7 @@ func readOutput(of handle: FileHandle, until marker: String) async -> String {
     await runBlocking("test.read-output") {
         var text = ""
         while !text.contains(marker) {
-            let chunk = handle.availableData
+            let chunk = DescriptorReading.chunk(of: handle.fileDescriptor)
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
         }

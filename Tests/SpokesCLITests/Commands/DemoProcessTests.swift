@@ -1,4 +1,5 @@
 import Foundation
+import SpokesCluster
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -49,11 +50,11 @@ struct DemoProcessTests {
         #expect(job["done"] as? Int == 20)
 
         kill(process.processIdentifier, SIGINT)
-        let rest = await runBlocking("test.demo-end") { String(decoding: reader.readDataToEndOfFile(), as: UTF8.self) }
+        let rest = await runBlocking("test.demo-end") { String(decoding: Data(DescriptorReading.all(of: reader.fileDescriptor)), as: UTF8.self) }
         await runBlocking("test.wait") { process.waitUntilExit() }
         #expect(process.terminationStatus == 0, "\(rest)")
         #expect(rest.contains("demo: stopping the cluster"))
-        let report = await runBlocking("test.out") { String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+        let report = await runBlocking("test.out") { String(decoding: Data(DescriptorReading.all(of: out.fileHandleForReading.fileDescriptor)), as: UTF8.self) }
         #expect(report.contains("Users completed  20 of 20"))
     }
 
@@ -94,8 +95,8 @@ struct DemoProcessTests {
         process.standardError = err
         try process.run()
         DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
-        async let errors = runBlocking("test.demo-err") { String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
-        let output = await runBlocking("test.demo-out") { String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+        async let errors = runBlocking("test.demo-err") { String(decoding: Data(DescriptorReading.all(of: err.fileHandleForReading.fileDescriptor)), as: UTF8.self) }
+        let output = await runBlocking("test.demo-out") { String(decoding: Data(DescriptorReading.all(of: out.fileHandleForReading.fileDescriptor)), as: UTF8.self) }
         let log = await errors
         await runBlocking("test.wait") { process.waitUntilExit() }
         #expect(process.terminationStatus == 0, "\(log)")

@@ -1,4 +1,5 @@
 import Foundation
+import SpokesCluster
 import SpokesConcurrency
 import SpokesTestKit
 import Testing
@@ -56,7 +57,7 @@ extension ClusterProcessTests {
             try await Task.sleep(for: .clamped(seconds: seconds))
             kill(pid, SIGKILL)
         }
-        let errors = await runBlocking("test.stderr") { err.fileHandleForReading.readDataToEndOfFile() }
+        let errors = await runBlocking("test.stderr") { Data(DescriptorReading.all(of: err.fileHandleForReading.fileDescriptor)) }
         await runBlocking("test.wait") { process.waitUntilExit() }
         watchdog.cancel()
         let killed = process.terminationReason == .uncaughtSignal

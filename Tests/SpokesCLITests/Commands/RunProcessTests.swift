@@ -102,7 +102,7 @@ extension ClusterProcessTests {
         // The finished job's group is removed from the survivors: no timers, no disk.
         for node in nodes.dropFirst() {
             let raft = node.dataDirectory.path + "/raft"
-            try await eventually("\(node.name) removed the finished job's group", within: 15) {
+            try await eventually("\(node.name) removed the finished job's group", within: 25) {
                 ((try? FileManager.default.contentsOfDirectory(atPath: raft)) ?? []).allSatisfy { !$0.hasPrefix("taskjob-") }
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import SpokesCluster
 import SpokesConcurrency
 import Testing
 
@@ -32,8 +33,8 @@ import Testing
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        async let outData = runBlocking("test.stdout") { out.fileHandleForReading.readDataToEndOfFile() }
-        async let errData = runBlocking("test.stderr") { err.fileHandleForReading.readDataToEndOfFile() }
+        async let outData = runBlocking("test.stdout") { Data(DescriptorReading.all(of: out.fileHandleForReading.fileDescriptor)) }
+        async let errData = runBlocking("test.stderr") { Data(DescriptorReading.all(of: err.fileHandleForReading.fileDescriptor)) }
         let (outText, errText) = await (outData, errData)
         await runBlocking("test.wait") { process.waitUntilExit() }
         return Outcome(
@@ -78,7 +79,7 @@ import Testing
         let errors = await readOutput(of: err.fileHandleForReading, until: "users 0/50")
         try #require(errors.contains("users 0/50"), "spokes ended before printing progress: \(errors)")
         kill(process.processIdentifier, SIGINT)
-        let data = await runBlocking("test.output") { out.fileHandleForReading.readDataToEndOfFile() }
+        let data = await runBlocking("test.output") { Data(DescriptorReading.all(of: out.fileHandleForReading.fileDescriptor)) }
         await runBlocking("test.wait") { process.waitUntilExit() }
         #expect(process.terminationStatus == 130, "expected exit 130 after Ctrl-C")
         let report = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])

@@ -1,5 +1,6 @@
 import SpokesConcurrency
 import Foundation
+import SpokesCluster
 import SpokesTestKit
 import Testing
 @testable import SpokesCLI
@@ -207,7 +208,7 @@ struct SubmitProcessTests {
                 "progress showed users (waiting tasks) on both nodes, each with its 10 waiting slots taken (less than a round is left for queue places)")
         #expect(progress.hasPrefix("job job-") && progress.contains(" accepted by j0 at "), "the job's id came first: \(progress.prefix(200))")
         kill(process.processIdentifier, SIGINT)
-        let data = await runBlocking("test.output") { out.fileHandleForReading.readDataToEndOfFile() }
+        let data = await runBlocking("test.output") { Data(DescriptorReading.all(of: out.fileHandleForReading.fileDescriptor)) }
         await runBlocking("test.wait") { process.waitUntilExit() }
         #expect(process.terminationStatus == 130)
         let cancelled = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
