@@ -145,8 +145,21 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
         let host = host
         return Task {
             var finishedSince: [String: Double] = [:]
+            var emptySince: [String: Double] = [:]
             while !Task.isCancelled {
                 for id in host.groupIDs where id.hasPrefix(Self.groupKind + "-") {
+                    // A group whose job never got its spec committed (the job was refused
+                    // while its replicas were being made) holds nothing: gone after 30 s.
+                    if let machine = await host.stateMachine(of: id) as? TaskJobMachine, machine.spec == nil {
+                        let since = emptySince[id] ?? MonotonicClock.now
+                        emptySince[id] = since
+                        if MonotonicClock.now - since >= 30 {
+                            await host.remove(group: id)
+                            emptySince[id] = nil
+                        }
+                        continue
+                    }
+                    emptySince[id] = nil
                     if let machine = await host.stateMachine(of: id) as? TaskJobMachine, machine.finished {
                         // A run of it here is stale (the job ended under another leader).
                         if let job = machine.spec?.id, await desk.whenLocal({ $0.isRunning(job) }) == true {
