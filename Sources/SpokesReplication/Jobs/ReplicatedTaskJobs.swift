@@ -148,9 +148,11 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
             var emptySince: [String: Double] = [:]
             while !Task.isCancelled {
                 for id in host.groupIDs where id.hasPrefix(Self.groupKind + "-") {
-                    // A group whose job never got its spec committed (the job was refused
-                    // while its replicas were being made) holds nothing: gone after 30 s.
-                    if let machine = await host.stateMachine(of: id) as? TaskJobMachine, machine.spec == nil {
+                    // A group that never received an entry (its job was refused while its
+                    // replicas were being made) holds nothing: gone after 30 s. (A replica
+                    // that restarted has its log, and waits for an election as long as it takes.)
+                    if let machine = await host.stateMachine(of: id) as? TaskJobMachine, machine.spec == nil,
+                       let status = await host.status(of: id), status.lastIndex == 0 {
                         let since = emptySince[id] ?? MonotonicClock.now
                         emptySince[id] = since
                         if MonotonicClock.now - since >= 30 {
