@@ -318,9 +318,11 @@ struct HTTPServerTests {
         #expect(await client.readResponse()?.text == "path /answered", "a request is answered through the flood")
         // On a loaded machine a stranger may reach its 2 s header timeout before it is
         // crowded out (it made room all the same), and the last ones may time out too.
-        let crowdedOut = server.refusals["crowded_out"] ?? 0
-        #expect(crowdedOut <= 30 + 1 - 4 && crowdedOut + (server.refusals["request_timeout"] ?? 0) >= 30 + 1 - 4,
-                "the oldest made room for each newcomer: \(server.refusals)")
+        // The last crowding-out may be counted a moment after the answer.
+        try await eventually("the oldest made room for each newcomer: \(server.refusals)") {
+            (server.refusals["crowded_out"] ?? 0) + (server.refusals["request_timeout"] ?? 0) >= 30 + 1 - 4
+        }
+        #expect((server.refusals["crowded_out"] ?? 0) <= 30 + 1 - 4, "\(server.refusals)")
         #expect(server.refusals["too_many_connections"] == nil && server.refusals["too_many_connections_per_address"] == nil)
         #expect(await strangers[0].closedByServer(), "the oldest stranger was closed")
         #expect(await !strangers[29].closedByServer(within: 0.2), "the newest still waits")
@@ -483,7 +485,10 @@ struct HTTPServerTests {
 
     @Test func stopClosesConnectionsAndEndsStreams() async throws {
         let streams = Streams()
-        let server = try makeServer { request in
+        // Idle connections stay open for the whole test, however loaded the machine.
+        var limits = Self.fast
+        limits.idleTimeout = 60
+        let server = try makeServer(limits) { request in
             request.path == "/events" ? streams.handle(request) : .text("ok")
         }
         let plain = try await connect(server)
