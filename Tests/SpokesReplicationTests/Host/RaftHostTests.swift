@@ -163,7 +163,7 @@ struct RaftHostTests {
         let trials = Int(ProcessInfo.processInfo.environment["SPOKES_FAILOVER_TRIALS"] ?? "") ?? 10
         var times: [Double] = []
         for _ in 0..<max(1, trials) {
-            let cluster = try RaftTestCluster(nodes: 3)
+            let cluster = try RaftTestCluster(nodes: 3, raft: RaftConfiguration())
             try await cluster.converge()
             try await cluster.open("g", on: [0, 1, 2])
             times.append(try await Self.failover(in: cluster, group: "g"))
