@@ -11,6 +11,9 @@ public protocol TaskJobDurability: Sendable {
     /// Tasks that ended. False when this node no longer owns the job (another took it
     /// over): it stops running it and stores nothing.
     func tasksEnded(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool
+    /// The job is being cancelled (`reason`): kept before its run stops, so whoever takes
+    /// it over runs none of its tasks.
+    func jobCancelled(_ job: String, reason: String) async
     /// The job's report is stored: it need not be kept any more.
     func jobFinished(_ job: String) async
     /// The unfinished jobs kept here that no node may be running now (their coordinator
@@ -33,6 +36,10 @@ extension TaskJobJournal: TaskJobDurability {
         _ = try? await runBlocking("spokes.job-journal") { try self.record(ends, of: job) }
         return true
     }
+
+    /// Nothing: the journal's job is this node's alone, and its cancelled report is stored
+    /// before the journal forgets it (a crash between the two runs the rest again).
+    public func jobCancelled(_ job: String, reason: String) async {}
 
     public func jobFinished(_ job: String) async {
         await runBlocking("spokes.job-journal") { self.finish(job) }

@@ -19,10 +19,13 @@ public final class TaskJobJournal: Sendable {
     public struct Unfinished: Sendable {
         public var spec: TaskJobSpec
         public var ends: [Int: TaskJobReport.TaskEnd]
+        /// Set when the job was cancelled before its coordinator died: none of its tasks runs again.
+        public var cancelReason: String?
 
-        public init(spec: TaskJobSpec, ends: [Int: TaskJobReport.TaskEnd]) {
+        public init(spec: TaskJobSpec, ends: [Int: TaskJobReport.TaskEnd], cancelReason: String? = nil) {
             self.spec = spec
             self.ends = ends
+            self.cancelReason = cancelReason
         }
     }
 

@@ -77,7 +77,7 @@ public distributed actor TaskJobs {
     /// Runs a job this node takes over (it restarted with the job in its journal, or it
     /// now leads the job's replicas): only the tasks not `ended`, each result once. Throws
     /// when it cannot start (no alive node runs the kind yet: try again later).
-    public func resume(_ spec: TaskJobSpec, ended: [Int: TaskJobReport.TaskEnd]) async throws {
+    public func resume(_ spec: TaskJobSpec, ended: [Int: TaskJobReport.TaskEnd], cancelReason: String? = nil) async throws {
         guard !isRunning(spec.id) else { return }
         // Its report is stored here already (it ended just before this node lost the lead
         // and won it back): finish it rather than run it again.
@@ -86,8 +86,11 @@ public distributed actor TaskJobs {
             await durability?.jobFinished(spec.id)
             return
         }
-        _ = try await launch(spec, ended: ended, isNew: false, listener: nil)
-        actorSystem.log("took over job \(spec.id): \(ended.count) of \(spec.inputs.count) tasks had ended")
+        if let cancelReason { cancelReasons[spec.id] = cancelReason }
+        let work = try await launch(spec, ended: ended, isNew: false, listener: nil)
+        // A cancelled job runs none of its tasks: it ends at once with its report.
+        if cancelReason != nil { work.cancel() }
+        actorSystem.log("took over job \(spec.id): \(ended.count) of \(spec.inputs.count) tasks had ended\(cancelReason.map { "; it was \($0)" } ?? "")")
     }
 
     /// Whether this node runs `job` now.
@@ -196,8 +199,10 @@ public distributed actor TaskJobs {
     /// tasks not started never run, and its report (saying `reason`) is stored. Waits up
     /// to 10 s for its end; nil when no such job runs here.
     public distributed func cancelHere(job: String, reason: String) async -> TaskJobReport? {
-        guard let entry = running[job] else { return nil }
+        guard running[job] != nil else { return nil }
         if cancelReasons[job] == nil { cancelReasons[job] = reason }
+        await durability?.jobCancelled(job, reason: cancelReasons[job] ?? reason)
+        guard let entry = running[job] else { return nil }
         entry.work.cancel()
         let work = entry.work
         return try? await withTimeout(seconds: 10) { try await work.value }

@@ -105,6 +105,13 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
         }
     }
 
+    /// Commits the cancellation (within the proposal timeout; a node that cannot is not
+    /// the leader, and the job stops here anyway).
+    public func jobCancelled(_ job: String, reason: String) async {
+        guard isReplicated(job) else { return }
+        _ = try? await host.propose(group: Self.group(of: job), command: TaskJobMachine.cancel(reason), forward: false)
+    }
+
     public func jobFinished(_ job: String) async {
         guard isReplicated(job) else {
             await fallback?.jobFinished(job)
@@ -123,7 +130,7 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
             guard let status = await host.status(of: id), status.leader.map({ $0 == me || !alive.contains($0) }) ?? true,
                   let machine = await host.stateMachine(of: id) as? TaskJobMachine, let spec = machine.spec, !machine.finished
             else { continue }
-            held.append(TaskJobJournal.Unfinished(spec: spec, ends: machine.ends))
+            held.append(TaskJobJournal.Unfinished(spec: spec, ends: machine.ends, cancelReason: machine.cancelReason))
         }
         return held
     }
@@ -183,7 +190,7 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
                           await desk.whenLocal({ $0.isRunning(spec.id) }) == false
                     else { continue }
                     replicatedJobs.withLock { _ = $0.insert(spec.id) }
-                    try? await desk.whenLocal { try await $0.resume(spec, ended: machine.ends) }
+                    try? await desk.whenLocal { try await $0.resume(spec, ended: machine.ends, cancelReason: machine.cancelReason) }
                 }
                 try? await Task.sleep(for: .milliseconds(250))
             }

@@ -7,7 +7,7 @@ import SpokesCluster
 /// exactly which tasks still have to run.
 ///
 /// Commands are JSON: `{"spec": ...}` (once; a repeat is ignored), `{"ends": [{"task": N,
-/// "end": ...}]}`, `{"finished": true}`. A command it cannot use (bad JSON, a task out of
+/// "end": ...}]}`, `{"cancelled": REASON}` (the first reason stays), `{"finished": true}`. A command it cannot use (bad JSON, a task out of
 /// range, ends before the spec) changes nothing and returns an `error:` result, the same
 /// on every replica.
 public struct TaskJobMachine: ReplicatedStateMachine, Equatable {
@@ -19,12 +19,14 @@ public struct TaskJobMachine: ReplicatedStateMachine, Equatable {
     private struct Command: Codable {
         var spec: TaskJobSpec?
         var ends: [Ended]?
+        var cancelled: String?
         var finished: Bool?
     }
 
     private struct State: Codable, Equatable {
         var spec: TaskJobSpec?
         var ends: [Int: TaskJobReport.TaskEnd] = [:]
+        var cancelReason: String?
         var finished = false
     }
 
@@ -35,11 +37,16 @@ public struct TaskJobMachine: ReplicatedStateMachine, Equatable {
     public var spec: TaskJobSpec? { state.spec }
     public var ends: [Int: TaskJobReport.TaskEnd] { state.ends }
     public var finished: Bool { state.finished }
+    /// Why the job was cancelled, once a cancellation is committed: a leader that takes
+    /// it over runs none of its tasks.
+    public var cancelReason: String? { state.cancelReason }
 
     /// The command that records `spec`.
     public static func start(_ spec: TaskJobSpec) -> String { encode(Command(spec: spec)) }
     /// The command that records task ends.
     public static func ended(_ ends: [Ended]) -> String { encode(Command(ends: ends)) }
+    /// The command that records a cancellation.
+    public static func cancel(_ reason: String) -> String { encode(Command(cancelled: reason)) }
     /// The command that marks the job's report stored.
     public static let finish = encode(Command(finished: true))
 
@@ -58,6 +65,7 @@ public struct TaskJobMachine: ReplicatedStateMachine, Equatable {
             guard ends.allSatisfy({ spec.inputs.indices.contains($0.task) }) else { return "error: a task out of range" }
             for ended in ends where state.ends[ended.task] == nil { state.ends[ended.task] = ended.end }
         }
+        if let reason = decoded.cancelled, state.cancelReason == nil { state.cancelReason = String(reason.prefix(200)) }
         if decoded.finished == true { state.finished = true }
         return "ok"
     }

@@ -26,6 +26,18 @@ import Testing
         #expect(machine.apply(TaskJobMachine.finish) == "ok" && machine.finished)
     }
 
+    @Test func aCommittedCancellationStaysWithTheFirstReasonAndSurvivesASnapshot() throws {
+        var machine = TaskJobMachine()
+        _ = machine.apply(TaskJobMachine.start(Self.spec))
+        #expect(machine.cancelReason == nil)
+        #expect(machine.apply(TaskJobMachine.cancel("cancelled with 'spokes cancel'")) == "ok")
+        _ = machine.apply(TaskJobMachine.cancel("cancelled by the submitter"))
+        #expect(machine.cancelReason == "cancelled with 'spokes cancel'", "the first reason stays")
+        var restored = TaskJobMachine()
+        try restored.restore(machine.snapshot())
+        #expect(restored.cancelReason == machine.cancelReason)
+    }
+
     @Test func aCommandItCannotUseChangesNothingOnEveryReplica() {
         var machine = TaskJobMachine()
         #expect(machine.apply(TaskJobMachine.ended([.init(task: 0, end: Self.end("1", on: "n1"))])).hasPrefix("error:"), "ends before the spec")
