@@ -29,7 +29,8 @@ final class NodeProcess: @unchecked Sendable {
         dataDirectory = try TemporaryDirectory()
         process = Process()
         process.executableURL = executable
-        process.arguments = ["node", "--name", name] + flags
+        // A node stops on its own if the test process dies before it can stop it (a crash).
+        process.arguments = ["node", "--name", name, "--stop-with-parent"] + flags
         process.environment = ProcessInfo.processInfo.environment.merging(["SPOKES_DATA_DIRECTORY": dataDirectory.path]) { $1 }
             .merging(environment) { $1 }
         let out = Pipe()
