@@ -68,13 +68,13 @@ import Testing
             if case .send(let message, "c:7000") = action, case .pingRequest = message { return message }
             return nil
         }.first)
-        _ = helper.tick(peers: [peer(a, heard: 9.9), Prober.Peer(node: b, address: "10.0.0.2:7000", lastHeard: 9.9)], at: 10)
+        _ = helper.tick(peers: [peer(a, heard: 9.9), Prober.Peer(node: b, address: "127.0.0.2:7000", lastHeard: 9.9)], at: 10)
         let relayed = helper.receive(request, from: "a:7000", at: 10.01)
         let relay = try! #require(ping(in: relayed))
-        #expect(relay.to == "10.0.0.2:7000", "the address the helper knows, not one a datagram names")
+        #expect(relay.to == "127.0.0.2:7000", "the address the helper knows, not one a datagram names")
         let answer = target.receive(.ping(nonce: relay.nonce, from: c), from: "c:7000", at: 10.02)
         #expect(answer == [.send(.ack(nonce: relay.nonce, from: b, about: b), to: "c:7000")])
-        let passed = helper.receive(.ack(nonce: relay.nonce, from: b, about: b), from: "10.0.0.2:7000", at: 10.03)
+        let passed = helper.receive(.ack(nonce: relay.nonce, from: b, about: b), from: "127.0.0.2:7000", at: 10.03)
         guard case .send(let back, "a:7000")? = passed.first else {
             Issue.record("the helper did not pass the answer back: \(passed)")
             return
