@@ -78,13 +78,16 @@ enum ResultCommand {
         let settings = try ClusterOptions.settings(arguments, environment: context.environment)
         _ = try ReportOutput.htmlPath(arguments)
         let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
-        var found = try await stored(job, at: target, settings: settings)
+        // One client for every question, however long --wait waits.
+        let client = try NodeClient.makeClient(settings: settings, callTimeout: 10)
+        defer { client.shutdown() }
+        var found = try await stored(job, at: target, with: client)
         // Just after a restart a replicated job is known only once its replicas have
         // elected a leader (about a second): --wait gives it that long.
         let patience = MonotonicClock.now + 5
         while case .unknown = found, arguments.flag("wait"), MonotonicClock.now < patience {
             try await Task.sleep(for: .milliseconds(250))
-            found = try await stored(job, at: target, settings: settings)
+            found = try await stored(job, at: target, with: client)
         }
         var waited = false
         var hops = 0
@@ -104,7 +107,7 @@ enum ResultCommand {
                 try await Task.sleep(for: .milliseconds(250))
             }
             let address = try SocketAddress(parsing: location.address)
-            switch try await stored(job, at: address, settings: settings) {
+            switch try await stored(job, at: address, with: client) {
             case .elsewhere(let moved) where moved.node == location.node && moved.summary.state != .running:
                 // Listed as finished but no report on its node: the store could not keep it.
                 context.standardError("error: job \(job) ended on \(location.node) but its report is not in that node's job store\n")
@@ -133,15 +136,20 @@ enum ResultCommand {
         case unknown
     }
 
-    /// Asks the node at `address` for `job`'s stored report, else where the job is.
-    static func stored(_ job: String, at address: SocketAddress, settings: ClusterSettings) async throws -> Found {
-        try await NodeClient.withClient(of: address, settings: settings, callTimeout: 10) { client, node in
-            let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
-            if let report = try await service.report(of: job) { return .bikes(report) }
-            let desk = try TaskJobs.resolve(id: ActorID(node: node, name: TaskJobs.wellKnownName), using: client)
-            if let report = try await desk.report(of: job) { return .tasks(report) }
-            return try await service.locate(job: job).map { .elsewhere($0) } ?? .unknown
+    /// Asks the node at `address` for `job`'s stored report, else where the job is. The
+    /// client dials a node once and asks it again over the same connection.
+    static func stored(_ job: String, at address: SocketAddress, with client: ClusterSystem) async throws -> Found {
+        let node: NodeID
+        if let connected = client.connectedPeers.first(where: { $0.address == address.description }) {
+            node = connected.node
+        } else {
+            node = try await NodeClient.join(address, with: client).node
         }
+        let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
+        if let report = try await service.report(of: job) { return .bikes(report) }
+        let desk = try TaskJobs.resolve(id: ActorID(node: node, name: TaskJobs.wellKnownName), using: client)
+        if let report = try await desk.report(of: job) { return .tasks(report) }
+        return try await service.locate(job: job).map { .elsewhere($0) } ?? .unknown
     }
 
     /// Prints a stored job of tasks: a sweep's report, or a map's outputs; the exit status.

@@ -194,7 +194,7 @@ enum RunCommand {
                 if !ready.isEmpty { context.standardOutput(ready) }
             },
             onReattaching: { lost in
-                context.standardError("lost the coordinator of job \(lost.job), \(lost.node) at \(lost.address): \(lost.reason); looking for the member that took the job over\n")
+                context.standardError(lost.lookingForTakeOver + "\n")
             })
         progress.finish()
         let outcomes = report.outcomes

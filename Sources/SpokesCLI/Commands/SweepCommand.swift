@@ -103,7 +103,7 @@ enum SweepCommand {
                     context.standardError("job \(plan.job) accepted by \(plan.coordinator) at \(target); stop it with: spokes cancel \(plan.job) --to \(target)\n")
                 },
                 onReattaching: { lost in
-                    context.standardError("lost the coordinator of job \(lost.job), \(lost.node) at \(lost.address): \(lost.reason); looking for the member that took the job over\n")
+                    context.standardError(lost.lookingForTakeOver + "\n")
                 })
         }
         let interrupt = InterruptHandler(signals: [SIGINT, SIGTERM]) { running.cancel() }

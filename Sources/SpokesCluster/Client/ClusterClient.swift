@@ -287,15 +287,21 @@ public final class ClusterClient: Sendable {
     /// replicated: it runs on only if its coordinator comes back).
     func reattach(to job: String, at addresses: [String]) async -> TaskJobReport? {
         let system = system
+        // Each member is dialled once, and again only after its connection failed.
+        var desks: [String: TaskJobs] = [:]
         var unknownSince = MonotonicClock.now
         while !Task.isCancelled, MonotonicClock.now - unknownSince < 3 {
             var running = false
             for text in addresses {
-                guard let address = try? SocketAddress(parsing: text),
-                      let peer = try? await withTimeout(seconds: callTimeout, operation: { try await system.join(address) }),
-                      let desk = try? TaskJobs.resolve(id: ActorID(node: peer.node, name: TaskJobs.wellKnownName), using: system),
-                      let lookup = try? await withTimeout(seconds: callTimeout, operation: { try await desk.lookup(job) })
-                else { continue }
+                if desks[text] == nil, let address = try? SocketAddress(parsing: text),
+                   let peer = try? await withTimeout(seconds: callTimeout, operation: { try await system.join(address) }) {
+                    desks[text] = try? TaskJobs.resolve(id: ActorID(node: peer.node, name: TaskJobs.wellKnownName), using: system)
+                }
+                guard let desk = desks[text] else { continue }
+                guard let lookup = try? await withTimeout(seconds: callTimeout, operation: { try await desk.lookup(job) }) else {
+                    desks[text] = nil
+                    continue
+                }
                 switch lookup {
                 case .finished(let report): return report
                 case .running: running = true

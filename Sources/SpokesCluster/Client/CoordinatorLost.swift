@@ -15,6 +15,11 @@ public struct CoordinatorLost: Error, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
+    /// What a client says while it looks for the member that took the job over.
+    public var lookingForTakeOver: String {
+        "lost the coordinator of job \(job), \(node) at \(address): \(reason); looking for the member that took the job over"
+    }
+
     public var description: String {
         "lost the coordinator of job \(job), \(node) at \(address): \(reason). The job goes on there if \(node) is alive "
             + "and cut off; once it is reachable, 'spokes result \(job) --to \(address)' prints its report, "

@@ -68,10 +68,10 @@ public distributed actor TaskJobs {
     public distributed func submit(_ spec: TaskJobSpec, listener: TaskJobListener?) async throws -> TaskJobReport {
         try spec.checkRanges()
         guard !isRunning(spec.id) else { throw TaskJobError.duplicateJob(spec.id) }
-        let work = try await launch(spec, ended: [:], isNew: true, listener: listener)
-        if let error = try? await work.value.storeError { actorSystem.log("cannot store job \(spec.id): \(error)") }
         // The job is the node's: a submitter that goes away does not stop it.
-        return try await work.value
+        let report = try await launch(spec, ended: [:], isNew: true, listener: listener).value
+        if let error = report.storeError { actorSystem.log("cannot store job \(spec.id): \(error)") }
+        return report
     }
 
     /// Runs a job this node takes over (it restarted with the job in its journal, or it
@@ -81,8 +81,7 @@ public distributed actor TaskJobs {
         guard !isRunning(spec.id) else { return }
         // Its report is stored here already (it ended just before this node lost the lead
         // and won it back): finish it rather than run it again.
-        let history = history
-        if (try? await runBlocking("spokes.job-store", { try history.taskJobReport(of: spec.id) })) ?? nil != nil {
+        if (try? await report(of: spec.id)) != nil {
             await durability?.jobFinished(spec.id)
             return
         }
@@ -117,9 +116,7 @@ public distributed actor TaskJobs {
         guard let node else { throw RemoteCallError.actorNotFound("\(Self.wellKnownName): the node stopped") }
         guard starting.insert(spec.id).inserted else { throw TaskJobError.duplicateJob(spec.id) }
         defer { starting.remove(spec.id) }
-        let (systems, following, placement) = try await node.makeSystems(for: spec.kind, schema: spec.schema)
-        let expected = placement.nodes.count
-        _ = try? await withTimeout(seconds: 2) { try await systems.waitForSystems(atLeast: expected) }
+        let (systems, following, placement) = try await placedSystems(on: node, kind: spec.kind, schema: spec.schema, waiting: 2)
         let durability = durability
         if let durability, isNew {
             do {
@@ -254,6 +251,18 @@ public distributed actor TaskJobs {
         return try await runBlocking("spokes.job-store") { try history.taskJobReport(of: job) }
     }
 
+    /// The workers that may run `kind` (see ``ClusterNode/makeSystems(for:schema:)``), once
+    /// every node the placement chose is offered or `waiting` seconds have passed, so the
+    /// first tasks do not all go to the first node offered.
+    private func placedSystems(
+        on node: ClusterNode, kind: String, schema: TaskSchema?, waiting seconds: Double
+    ) async throws -> (Systems, Task<Void, Never>, KindPlacement) {
+        let (systems, following, placement) = try await node.makeSystems(for: kind, schema: schema)
+        let expected = placement.nodes.count
+        _ = try? await withTimeout(seconds: seconds) { try await systems.waitForSystems(atLeast: expected) }
+        return (systems, following, placement)
+    }
+
     /// What a batch of tasks of one kind came to (see ``runBatch(kind:input:count:deadline:retries:)``).
     public struct BatchReport: Sendable, Codable, Hashable {
         /// The batch's job id, as its task attempts carry it (see ``TaskTimeline``).
@@ -275,10 +284,8 @@ public distributed actor TaskJobs {
         guard (1...10_000_000).contains(count) else { throw TaskError.invalidInput(kind: kind, reason: "count \(count)") }
         try JobRunner.checkRanges(deadline: deadline, retries: retries)
         guard let node else { throw RemoteCallError.actorNotFound("\(Self.wellKnownName): the node stopped") }
-        let (systems, following, _) = try await node.makeSystems(for: kind)
+        let (systems, following, _) = try await placedSystems(on: node, kind: kind, schema: nil, waiting: 5)
         defer { following.cancel() }
-        let expected = 1 + node.members.count { $0.state == .alive }
-        _ = try? await withTimeout(seconds: 5) { try await systems.waitForSystems(atLeast: expected) }
         let job = JobIdentifier.make("batch")
         let cost = node.registry.cost(kind: kind, input: input) ?? .cpu
         let runner = JobRunner(systems: systems, job: job, kind: kind, deadline: deadline, retries: retries, cost: cost)

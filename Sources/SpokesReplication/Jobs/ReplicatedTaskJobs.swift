@@ -151,42 +151,38 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     public func watch(_ desk: TaskJobs) -> Task<Void, Never> {
         let host = host
         return Task {
-            var finishedSince: [String: Double] = [:]
-            var emptySince: [String: Double] = [:]
+            /// Since when each group has been done with (finished, or empty), by id.
+            var doneSince: [String: Double] = [:]
+            /// Removes group `id` once it has been done with for `seconds`.
+            func remove(_ id: String, after seconds: Double) async {
+                let since = doneSince[id] ?? MonotonicClock.now
+                doneSince[id] = since
+                guard MonotonicClock.now - since >= seconds else { return }
+                await host.remove(group: id)
+                doneSince[id] = nil
+            }
             while !Task.isCancelled {
                 for id in host.groupIDs where id.hasPrefix(Self.groupKind + "-") {
+                    guard let machine = await host.stateMachine(of: id) as? TaskJobMachine, let status = await host.status(of: id) else { continue }
                     // A group that never received an entry (its job was refused while its
                     // replicas were being made) holds nothing: gone after 30 s. (A replica
                     // that restarted has its log, and waits for an election as long as it takes.)
-                    if let machine = await host.stateMachine(of: id) as? TaskJobMachine, machine.spec == nil,
-                       let status = await host.status(of: id), status.lastIndex == 0 {
-                        let since = emptySince[id] ?? MonotonicClock.now
-                        emptySince[id] = since
-                        if MonotonicClock.now - since >= 30 {
-                            await host.remove(group: id)
-                            emptySince[id] = nil
-                        }
+                    if machine.spec == nil, status.lastIndex == 0 {
+                        await remove(id, after: 30)
                         continue
                     }
-                    emptySince[id] = nil
-                    if let machine = await host.stateMachine(of: id) as? TaskJobMachine, machine.finished {
+                    if machine.finished {
                         // A run of it here is stale (the job ended under another leader).
                         if let job = machine.spec?.id, await desk.whenLocal({ $0.isRunning(job) }) == true {
                             await desk.whenLocal { $0.abandon(job) }
                         }
-                        let since = finishedSince[id] ?? MonotonicClock.now
-                        finishedSince[id] = since
-                        if MonotonicClock.now - since >= Self.finishedGroupLingers {
-                            await host.remove(group: id)
-                            finishedSince[id] = nil
-                        }
+                        await remove(id, after: Self.finishedGroupLingers)
                         continue
                     }
+                    doneSince[id] = nil
                     // A new leader reads the job only once it has applied its whole log (its
                     // term's first entry commits every earlier one), so no committed end is missed.
-                    guard let status = await host.status(of: id), status.role == .leader, status.appliedIndex >= status.lastIndex,
-                          let machine = await host.stateMachine(of: id) as? TaskJobMachine,
-                          let spec = machine.spec, !machine.finished,
+                    guard status.role == .leader, status.appliedIndex >= status.lastIndex, let spec = machine.spec,
                           await desk.whenLocal({ $0.isRunning(spec.id) }) == false
                     else { continue }
                     replicatedJobs.withLock { _ = $0.insert(spec.id) }
