@@ -11,9 +11,9 @@ import Synchronization
 ///
 /// Replica names are node names: a group's replica on node `n2` is `n2`, and its
 /// messages go to whichever incarnation of `n2` is connected now. A group is opened on
-/// each of its replicas' nodes with the same `RaftGroup` (the job layer decides where;
-/// nothing here creates groups on other nodes), and reopened after a restart from the
-/// same data directory. `propose` waits until a majority holds the command and this
+/// each of its replicas' nodes with the same `RaftGroup` (the job layer decides where, and
+/// asks the other replicas' hosts through ``RaftEndpoint/openGroup(_:definition:)``), and
+/// reopened after a restart from the same data directory (``reopenStoredGroups()``). `propose` waits until a majority holds the command and this
 /// node has applied it; on a replica that does not lead, it forwards the command once
 /// to the leader it knows.
 public final class RaftHost: Sendable {
