@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "SpokesTransport", dependencies: ["SpokesConcurrency"]),
         .target(name: "SpokesHTTP", dependencies: ["SpokesTransport", "SpokesConcurrency"]),
         .target(name: "SpokesCluster", dependencies: ["SpokesTransport", "SpokesConcurrency"]),
-        .target(name: "SpokesBikes", dependencies: ["SpokesCluster", "SpokesConcurrency"]),
+        .target(name: "SpokesBikes", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesReplication", "SpokesConsensus"]),
         // Fetching networks over HTTP(S) needs FoundationNetworking, which links libcurl and
         // about 30 libraries more (6 MiB of an idle node's memory): kept out of the node.
         .target(name: "SpokesBikesWeb", dependencies: ["SpokesBikes"]),

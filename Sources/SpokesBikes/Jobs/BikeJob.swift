@@ -47,96 +47,190 @@ public struct BikeJob: Sendable, Codable {
         return (deadline, retries)
     }
 
+    /// How a replicated job's run keeps its state on other nodes (see `ReplicatedBikeJobs`).
+    public struct Replica: Sendable {
+        /// The coordinator's epoch: its Raft term when it started or took the job over.
+        public var epoch: Int
+        /// Commits events in order; false when this node no longer owns the job (another
+        /// node leads its group): the run stops and reports nothing.
+        public var commit: @Sendable (_ events: [BikeJobBook.Event]) async -> Bool
+
+        public init(epoch: Int, commit: @escaping @Sendable (_ events: [BikeJobBook.Event]) async -> Bool) {
+            self.epoch = epoch
+            self.commit = commit
+        }
+    }
+
+    /// This node lost a replicated job to another node (it was cut off or paused, and the
+    /// job's replicas chose another leader): its run stopped and counts nothing.
+    public struct LostLead: Error, Sendable, CustomStringConvertible {
+        public var job: String
+        public var node: String
+        public var description: String {
+            "job \(job) is no longer coordinated by \(node): another node took it over (ask any node with 'spokes result \(job) --wait')"
+        }
+    }
+
+    /// Events handed on in one commit, at most.
+    static let eventsPerCommit = 4000
+
+    /// The book a new run of the job starts from: the network's stations, no user begun.
+    public var startingBook: BikeJobBook {
+        BikeJobBook(users: options.users, stations: network.stations, goalIndex: options.goal.flatMap { goal in network.stations.firstIndex { $0.id == goal } })
+    }
+
     /// Runs the job with `node` as coordinator: hosts the stations, sends one
-    /// `bikes.user` task per user to the first available system, retries failures on
-    /// this node, and reports. Cancelling the calling task cancels the job everywhere;
-    /// `cancelReason` then says who did, as a sentence (`cancelled by the submitter`).
+    /// `bikes.user` task per user that has not ended in `book` to the first available
+    /// system, retries failures on another node, and reports. Cancelling the calling task
+    /// cancels the job everywhere; `cancelReason` then says who did, as a sentence
+    /// (`cancelled by the submitter`).
+    ///
+    /// With a `replica`, every change of the book is committed to the job's replicas as it
+    /// is made, and the report is built only once all of them are: if a commit fails, the
+    /// run stops and throws ``LostLead``.
     public func run(
-        on node: ClusterNode, cancelReason: @escaping @Sendable () -> String = { "cancelled" },
+        on node: ClusterNode, resuming book: BikeJobBook? = nil, replica: Replica? = nil,
+        cancelReason: @escaping @Sendable () -> String = { "cancelled" },
         onProgress: @escaping @Sendable (JobProgress) -> Void = { _ in }
     ) async throws -> SimulationReport {
         let (deadline, retries) = try validated(settings: node.settings)
-        let ledger = JobLedger(users: options.users)
-        let goalIndex = options.goal.flatMap { goal in network.stations.firstIndex { $0.id == goal } }
+        let id = id
+        let book = book ?? startingBook
+        let ledger = JobLedger(book: book, recording: replica != nil)
+        let epoch = replica?.epoch ?? 0
         let system = node.system
-        let stations = network.stations.enumerated().map { index, station in
-            ClusterSystem.withWellKnownName(JobStation.name(job: id, index: index)) {
-                JobStation(actorSystem: system, station: station, index: index, ledger: ledger, goalIndex: goalIndex)
+        let stations = network.stations.indices.map { index in
+            ClusterSystem.withWellKnownName(JobStation.name(job: id, epoch: epoch, index: index)) {
+                JobStation(actorSystem: system, index: index, ledger: ledger)
             }
         }
         let (systems, following, _) = try await node.makeSystems(for: BikeUserTask.name)
         defer { following.cancel() }
 
-        let board = node.jobBoard.track(job: id, kind: BikeUserTask.name, title: title, total: options.users)
+        // Users that ended before (this job was taken over) do not run again; a resumed
+        // user's attempts are numbered above every attempt begun before, so none is fenced off.
+        let done = book.doneUsers
+        let users = (0..<options.users).filter { !done.contains($0) }
+        let attemptBase = users.map { book.entries[$0].attempt }
+        let board = node.jobBoard.track(job: id, kind: BikeUserTask.name, title: title, total: users.count)
         defer { board.end(cancelled: Task.isCancelled) }
         let tracker = ProgressTracker(board: board, onProgress: onProgress)
         let base = BikeUserTask.Input(
-            job: id, coordinator: system.node, stationCount: stations.count, goalIndex: goalIndex, user: 0,
-            paths: options.paths, seed: options.seed, timing: options.timing, maxMoves: options.maxMovesPerUser,
+            job: id, coordinator: system.node, epoch: epoch, stationCount: stations.count, goalIndex: book.goalIndex, user: 0,
+            paths: options.paths, seed: options.seed, timing: options.timing, maxMoves: options.maxMovesPerUser, attempt: 1,
             progress: UserProgress())
         // Every user of a job costs the same: waiting when its moves sleep, cpu at time scale 0.
         let runner = JobRunner(systems: systems, job: id, kind: BikeUserTask.name, deadline: deadline, retries: retries, cost: BikeUserTask().cost(of: base))
         let clock = ContinuousClock()
         let start = clock.now
-        let outcomes = await runner.run(
-            count: options.users,
-            input: { user, attempt in
-                var input = base
-                input.user = user
-                input.progress = ledger.beginAttempt(user: user, attempt: attempt)
-                return String(decoding: try JSONEncoder().encode(input), as: UTF8.self)
-            },
-            accept: { user, attempt, _ in ledger.accept(user: user, attempt: attempt) != nil },
-            onEvent: { event in
-                tracker.record(event)
-                if case .failed(let user, let attempt, let node, let reason, let willRetry) = event {
-                    system.log("job \(id): user \(user) attempt \(attempt) on \(node) failed: \(reason); \(willRetry ? "retrying on another node" : "giving up")")
+        let running = Task {
+            await runner.run(
+                count: users.count,
+                input: { task, attempt in
+                    var input = base
+                    input.user = users[task]
+                    input.attempt = attemptBase[task] + attempt
+                    input.progress = ledger.beginAttempt(user: users[task], attempt: input.attempt)
+                    return String(decoding: try JSONEncoder().encode(input), as: UTF8.self)
+                },
+                accept: { task, attempt, output in
+                    let ending = (try? JSONDecoder().decode(SimulationResult.self, from: Data(output.utf8)))?.ending ?? .finishedPaths
+                    return ledger.accept(user: users[task], attempt: attemptBase[task] + attempt, ending: ending) != nil
+                },
+                onEvent: { event in
+                    tracker.record(event)
+                    if case .failed(let task, let attempt, let node, let reason, let willRetry) = event {
+                        system.log("job \(id): user \(users[task]) attempt \(attemptBase[task] + attempt) on \(node) failed: \(reason); \(willRetry ? "retrying on another node" : "giving up")")
+                    }
+                },
+                onOutcome: { outcome in
+                    ledger.end(user: users[outcome.task], Self.end(of: outcome, cancelReason: cancelReason))
+                })
+        }
+        // Hands the ledger's changes to the replicas as they are made; a failed commit
+        // stops the run (another node leads the job now).
+        let committing = replica.map { replica in
+            Task { () -> Bool in
+                func drain() async -> Bool {
+                    while true {
+                        let (events, _) = ledger.takeEvents(limit: Self.eventsPerCommit)
+                        if events.isEmpty { return true }
+                        guard await replica.commit(events) else { return false }
+                    }
                 }
-            })
+                for await _ in ledger.newEvents {
+                    guard await drain() else {
+                        running.cancel()
+                        return false
+                    }
+                }
+                return await drain()
+            }
+        }
+        let outcomes = await withTaskCancellationHandler { await running.value } onCancel: { running.cancel() }
+        for outcome in outcomes {
+            ledger.end(user: users[outcome.task], Self.end(of: outcome, cancelReason: cancelReason))
+        }
+        // A cancelled attempt on another node may still be moving: stop the stations first.
+        ledger.close()
+        ledger.stopRecording()
+        if let committing, await committing.value == false {
+            throw LostLead(job: id, node: system.node.name)
+        }
         let cancelled = Task.isCancelled
         if cancelled { system.log("job \(id): \(cancelReason())") }
+        return report(from: ledger.book, wallTime: (clock.now - start).seconds, cancelReason: cancelled ? cancelReason() : nil)
+    }
 
+    /// How a user's outcome of this run ends its part of the job.
+    private static func end(of outcome: JobRunner.Outcome, cancelReason: () -> String) -> BikeJobBook.UserEnd {
+        let reasons = outcome.failures.map { failure in
+            guard failure.cancelled else { return "attempt \(failure.attempt) on \(failure.node): \(failure.reason)" }
+            return failure.node.isEmpty
+                ? "attempt \(failure.attempt): \(cancelReason()) before it started"
+                : "attempt \(failure.attempt) on \(failure.node): \(cancelReason()) while it ran"
+        }
+        let ending: SimulationResult.Ending
+        if let output = outcome.output {
+            ending = (try? JSONDecoder().decode(SimulationResult.self, from: Data(output.utf8)))?.ending ?? .finishedPaths
+        } else {
+            ending = outcome.cancelled ? .cancelled : .failed
+        }
+        return BikeJobBook.UserEnd(ending: ending, node: outcome.output == nil ? nil : outcome.node, attempts: outcome.attempts, reasons: reasons)
+    }
+
+    /// The job's report from its book: every user's progress and end, the stations' counts.
+    /// A report built on the node that took the job over is the same as the first
+    /// coordinator's would have been, but for the wall time.
+    public func report(from book: BikeJobBook, wallTime: Double, cancelReason: String?) -> SimulationReport {
         var results: [SimulationResult] = []
         var failedUsers: [SimulationReport.FailedUser] = []
         var cancelledUsers: [SimulationReport.FailedUser] = []
         var retriedUsers: [SimulationReport.FailedUser] = []
         var tasksPerNode: [String: Int] = [:]
-        // A cancelled attempt on another node may still be moving: stop the stations first.
-        ledger.close()
-        for outcome in outcomes {
-            let progress = ledger.progress(user: outcome.task)
-            var ending: SimulationResult.Ending = .failed
-            let reasons = outcome.failures.map { failure in
-                guard failure.cancelled else { return "attempt \(failure.attempt) on \(failure.node): \(failure.reason)" }
-                return failure.node.isEmpty
-                    ? "attempt \(failure.attempt): \(cancelReason()) before it started"
-                    : "attempt \(failure.attempt) on \(failure.node): \(cancelReason()) while it ran"
+        var retries = 0
+        for (user, entry) in book.entries.enumerated() {
+            let end = entry.end ?? BikeJobBook.UserEnd(ending: entry.accepted ?? .cancelled, node: nil, attempts: entry.attempt, reasons: [])
+            switch end.ending {
+            case .failed: failedUsers.append(.init(user: user, reasons: end.reasons))
+            case .cancelled: cancelledUsers.append(.init(user: user, reasons: end.reasons))
+            default: if !end.reasons.isEmpty { retriedUsers.append(.init(user: user, reasons: end.reasons)) }
             }
-            if let output = outcome.output {
-                ending = (try? JSONDecoder().decode(SimulationResult.self, from: Data(output.utf8)))?.ending ?? .finishedPaths
-                if !reasons.isEmpty { retriedUsers.append(.init(user: outcome.task, reasons: reasons)) }
-            } else if outcome.cancelled {
-                ending = .cancelled
-                cancelledUsers.append(.init(user: outcome.task, reasons: reasons))
-            } else {
-                failedUsers.append(.init(user: outcome.task, reasons: reasons))
-            }
-            var result = SimulationResult(user: outcome.task, progress: progress, ending: ending, moveTime: options.timing.moveTime)
-            result.node = outcome.node
-            result.attempts = outcome.attempts
+            var result = SimulationResult(user: user, progress: entry.progress, ending: end.ending, moveTime: options.timing.moveTime)
+            result.node = end.node
+            result.attempts = end.attempts
             results.append(result)
-            if let node = outcome.node { tasksPerNode[node, default: 0] += 1 }
+            if let node = end.node { tasksPerNode[node, default: 0] += 1 }
+            retries += max(0, end.attempts - 1)
         }
-        var finalStations: [Station] = []
-        for station in stations { finalStations.append(try await station.snapshot()) }
         var report = SimulationReport(
-            network: network, finalStations: finalStations, options: options, results: results,
-            wallTime: (clock.now - start).seconds, cancelled: cancelled)
+            network: network, finalStations: book.stations, options: options, results: results,
+            wallTime: wallTime, cancelled: cancelReason != nil)
         report.job = id
-        report.retries = JobRunner.retries(in: outcomes)
+        report.retries = retries
         report.failedUsers = failedUsers
         report.cancelledUsers = cancelledUsers
-        report.cancelReason = cancelled ? cancelReason() : nil
+        report.cancelReason = cancelReason
         report.retriedUsers = retriedUsers
         report.tasksPerNode = tasksPerNode
         return report

@@ -10,6 +10,8 @@ public struct BikeUserTask: TaskKind {
     public struct Input: Sendable, Codable, Hashable {
         public var job: String
         public var coordinator: NodeID
+        /// The coordinator's epoch, which names its stations (``JobStation/name(job:epoch:index:)``).
+        public var epoch: Int
         public var stationCount: Int
         public var goalIndex: Int?
         public var user: Int
@@ -17,6 +19,9 @@ public struct BikeUserTask: TaskKind {
         public var seed: UInt64
         public var timing: MoveTiming
         public var maxMoves: Int
+        /// The attempt's number in the coordinator's ledger, which its moves carry (above
+        /// the scheduler's count when the job was taken over: see ``BikeJob``).
+        public var attempt: Int
         /// Where this attempt resumes (from the coordinator's ledger).
         public var progress: UserProgress
     }
@@ -35,13 +40,13 @@ public struct BikeUserTask: TaskKind {
             RemoteStationDock(
                 stationID: "\(index)",
                 station: try JobStation.resolve(
-                    id: ActorID(node: input.coordinator, name: JobStation.name(job: input.job, index: index)),
+                    id: ActorID(node: input.coordinator, name: JobStation.name(job: input.job, epoch: input.epoch, index: index)),
                     using: context.system))
         }
         let user = BikeUser(id: input.user, seed: input.seed, timing: input.timing, maxMoves: input.maxMoves)
         let result = try await user.runSimulation(
             in: docks, paths: input.paths, goal: input.goalIndex.map(String.init),
-            resumingFrom: input.progress, attempt: context.attempt)
+            resumingFrom: input.progress, attempt: input.attempt)
         if result.ending == .cancelled { throw CancellationError() }
         return result
     }

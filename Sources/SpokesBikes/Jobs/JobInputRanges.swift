@@ -36,6 +36,8 @@ extension BikeUserTask.Input {
         try OutOfRange.check("station count", stationCount, in: 1...Self.maximumStations)
         if let goalIndex { try OutOfRange.check("goal index", goalIndex, in: 0...stationCount - 1) }
         try OutOfRange.check("user", user, in: 0...Int.max)
+        try OutOfRange.check("epoch", epoch, in: 0...Int.max)
+        try OutOfRange.check("attempt", attempt, in: 1...Int.max)
         try OutOfRange.check("paths", paths, in: 0...SimulationOptions.maximumPaths)
         try OutOfRange.check("move time", timing.moveTime, in: 0...SimulationOptions.maximumMoveTime, unit: " seconds")
         try OutOfRange.check("time scale", timing.timeScale, in: 0...SimulationOptions.maximumTimeScale)

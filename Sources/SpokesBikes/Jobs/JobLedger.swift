@@ -1,111 +1,151 @@
 import Synchronization
 
-/// The coordinator's record of every user of a bike job: which attempt may act, and how
-/// far the user has got. It is what makes a cluster job exactly-once.
+/// The coordinator's record of every user of a bike job, and of its stations: which
+/// attempt may act, and how far each user has got. It is what makes a cluster job
+/// exactly-once. It holds a ``BikeJobBook`` behind one lock.
 ///
 /// - Each station operation (``Move``) is applied once: a repeat of the user's last
 ///   step returns the recorded outcome; a step out of order is refused.
 /// - ``beginAttempt(user:attempt:)`` fences off every older attempt: their moves are
 ///   refused from then on, and the new attempt resumes from the last acknowledged step.
-/// - ``accept(user:attempt:)`` counts a user's result once, and only from its current
+/// - ``accept(user:attempt:ending:)`` counts a user's result once, and only from its current
 ///   attempt.
 ///
-/// Station changes happen inside ``perform(_:station:goal:operation:)`` while the
-/// ledger's lock is held, so a check and the change it allows cannot be separated.
-/// ``close()`` ends the job: no station changes after it, so a report built from the
-/// ledger and the stations afterwards is consistent even if a cancelled attempt on
-/// another node is still trying to move.
+/// Station changes happen while the ledger's lock is held, so a check and the change it
+/// allows cannot be separated. ``close()`` ends the job: no station changes after it,
+/// so a report built from the ledger afterwards is consistent even if a cancelled
+/// attempt on another node is still trying to move.
+///
+/// A recording ledger (a replicated job's) also keeps every change as a
+/// ``BikeJobBook/Event``, in the order it made them, until ``takeEvents(limit:)`` hands
+/// them on to be replicated: replicas that apply them in that order reach this state.
 public final class JobLedger: Sendable {
-    /// Why a station refused a move.
-    public enum Refusal: Error, Sendable, Hashable, Codable, CustomStringConvertible {
-        case staleAttempt(user: Int, attempt: Int, current: Int)
-        case outOfOrder(user: Int, step: Int, expected: Int)
-        case alreadyFinished(user: Int)
-        case jobEnded(user: Int)
+    public typealias Refusal = BikeJobBook.Refusal
 
-        public var description: String {
-            switch self {
-            case .staleAttempt(let user, let attempt, let current):
-                "user \(user): attempt \(attempt) was fenced off by attempt \(current)"
-            case .outOfOrder(let user, let step, let expected):
-                "user \(user): step \(step) is out of order (next is \(expected))"
-            case .alreadyFinished(let user):
-                "user \(user) has already finished"
-            case .jobEnded(let user):
-                "user \(user): the job has ended"
-            }
-        }
-    }
-
-    struct Entry {
-        var attempt = 0
-        var progress = UserProgress()
-        /// Outcome of the last applied step, for an idempotent repeat.
-        var lastOutcome: Bool?
-        var accepted = false
-    }
-
-    private struct Book {
-        var entries: [Entry]
+    private struct State {
+        var book: BikeJobBook
         var closed = false
+        /// Changes not yet handed on, oldest first; nil when the ledger does not record.
+        var events: [BikeJobBook.Event]?
+        /// Events made so far (handed on or not).
+        var made = 0
     }
 
-    private let book: Mutex<Book>
+    private let state: Mutex<State>
+    /// Rings (at most once until the events are taken) when a recording ledger has new events.
+    private let doorbell: AsyncStream<Void>.Continuation?
+    /// The stream ``doorbell`` rings on.
+    public let newEvents: AsyncStream<Void>
 
-    public init(users: Int) {
-        book = Mutex(Book(entries: Array(repeating: Entry(), count: users)))
+    /// A ledger of `users` with no stations of its own (the caller's operations change them).
+    public convenience init(users: Int) {
+        self.init(book: BikeJobBook(users: users), recording: false)
+    }
+
+    /// A ledger holding `book`; `recording` keeps its changes as events.
+    public init(book: BikeJobBook, recording: Bool) {
+        state = Mutex(State(book: book, events: recording ? [] : nil))
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        newEvents = stream
+        doorbell = recording ? continuation : nil
+        if !recording { continuation.finish() }
     }
 
     /// Ends the job: every later move is refused, so the stations stop changing.
     public func close() {
-        book.withLock { $0.closed = true }
+        state.withLock { $0.closed = true }
     }
 
     /// Starts `attempt` of `user` (fencing off older ones) and returns where it resumes.
     public func beginAttempt(user: Int, attempt: Int) -> UserProgress {
-        book.withLock { book in
-            book.entries[user].attempt = max(book.entries[user].attempt, attempt)
-            return book.entries[user].progress
+        change { state in
+            (state.book.beginAttempt(user: user, attempt: attempt), .attempt(user: user, attempt: attempt))
         }
     }
 
-    /// Applies `move` with `operation` (a station's take or leave) unless the move is
-    /// stale, out of order, or already applied (then its recorded outcome is returned).
+    /// Applies `move` with `operation` (a station's take or leave, for a ledger without
+    /// stations) unless the move is stale, out of order, or already applied (then its
+    /// recorded outcome is returned).
     public func perform(_ move: Move, station: String, goal: String?, operation: () -> Bool) throws(Refusal) -> Bool {
-        try book.withLock { (book) throws(Refusal) -> Bool in
-            guard book.entries.indices.contains(move.user) else { throw .outOfOrder(user: move.user, step: move.step, expected: 0) }
-            guard !book.closed else { throw .jobEnded(user: move.user) }
-            let entry = book.entries[move.user]
-            guard move.attempt >= entry.attempt else {
-                throw .staleAttempt(user: move.user, attempt: move.attempt, current: entry.attempt)
-            }
-            guard !entry.accepted else { throw .alreadyFinished(user: move.user) }
-            if move.step == entry.progress.moves, let outcome = entry.lastOutcome {
-                return outcome
-            }
-            guard move.step == entry.progress.moves + 1 else {
-                throw .outOfOrder(user: move.user, step: move.step, expected: entry.progress.moves + 1)
-            }
-            let outcome = operation()
-            book.entries[move.user].attempt = move.attempt
-            book.entries[move.user].progress.record(succeeded: outcome, at: station, goal: goal)
-            book.entries[move.user].lastOutcome = outcome
+        try state.withLock { (state) throws(Refusal) -> Bool in
+            guard !state.closed else { throw .jobEnded(user: move.user) }
+            return try state.book.perform(move, station: station, goal: goal, operation: operation).outcome
+        }
+    }
+
+    /// Takes (`take`) or leaves a bike at the ledger's station `station` for `move`.
+    public func move(_ move: Move, station: Int, take: Bool) throws(Refusal) -> Bool {
+        try state.withLock { (state) throws(Refusal) -> Bool in
+            guard !state.closed else { throw .jobEnded(user: move.user) }
+            let (outcome, applied) = try state.book.move(move, station: station, take: take)
+            if applied { record(.move(move, station: station, take: take), in: &state) }
             return outcome
         }
     }
 
     /// Counts `user`'s result if `attempt` is its current attempt and nothing was
     /// counted yet; returns the user's progress then, or nil.
-    public func accept(user: Int, attempt: Int) -> UserProgress? {
-        book.withLock { book in
-            guard book.entries.indices.contains(user), book.entries[user].attempt == attempt, !book.entries[user].accepted else { return nil }
-            book.entries[user].accepted = true
-            return book.entries[user].progress
+    public func accept(user: Int, attempt: Int, ending: SimulationResult.Ending = .finishedPaths) -> UserProgress? {
+        change { state in
+            let progress = state.book.accept(user: user, attempt: attempt, ending: ending)
+            return (progress, progress == nil ? nil : .accepted(user: user, attempt: attempt, ending: ending))
         }
+    }
+
+    /// Records how `user` ended.
+    public func end(user: Int, _ end: BikeJobBook.UserEnd) {
+        change { state in
+            ((), state.book.end(user: user, end) ? .ended(user: user, end) : nil)
+        }
+    }
+
+    /// No more events will be made (the job is closed): ``newEvents`` ends once its last
+    /// ring was heard.
+    public func stopRecording() {
+        doorbell?.finish()
     }
 
     /// Where `user` is now.
     public func progress(user: Int) -> UserProgress {
-        book.withLock { $0.entries[user].progress }
+        state.withLock { $0.book.entries.indices.contains(user) ? $0.book.entries[user].progress : UserProgress() }
+    }
+
+    /// The whole book now.
+    public var book: BikeJobBook { state.withLock { $0.book } }
+
+    /// Station `index`'s counts now.
+    public func station(_ index: Int) -> Station? {
+        state.withLock { $0.book.stations.indices.contains(index) ? $0.book.stations[index] : nil }
+    }
+
+    /// Hands on up to `limit` of the oldest events not handed on yet, and how many events
+    /// were made before the first of them.
+    public func takeEvents(limit: Int) -> (events: [BikeJobBook.Event], before: Int) {
+        state.withLock { state in
+            guard let events = state.events, !events.isEmpty else { return ([], state.made) }
+            let taken = Array(events.prefix(limit))
+            state.events = Array(events.dropFirst(taken.count))
+            return (taken, state.made - events.count)
+        }
+    }
+
+    /// Events made so far.
+    public var eventsMade: Int { state.withLock { $0.made } }
+
+    /// Runs `body` under the lock and records the event it returns, if any.
+    private func change<Result>(_ body: (inout State) -> (Result, BikeJobBook.Event?)) -> Result {
+        state.withLock { state in
+            let (result, event) = body(&state)
+            if let event { record(event, in: &state) }
+            return result
+        }
+    }
+
+    private func record(_ event: BikeJobBook.Event, in state: inout State) {
+        guard state.events != nil else { return }
+        let wasEmpty = state.events?.isEmpty ?? true
+        state.events?.append(event)
+        state.made += 1
+        if wasEmpty { doorbell?.yield() }
     }
 }

@@ -79,6 +79,8 @@ public distributed actor JobService {
     /// The node's desk for jobs of tasks (`spokes map`, `spokes sweep`), whose running
     /// jobs this desk lists and cancels too.
     private let taskJobs: TaskJobs?
+    /// Where running bike jobs are replicated (nil: on this node alone).
+    private let replication: ReplicatedBikeJobs?
     /// The jobs coordinated here now (until their report is stored).
     private var running: [String: RunningJob] = [:]
     /// The last reports finished here, newest first, so the dashboard need not read the store.
@@ -86,9 +88,11 @@ public distributed actor JobService {
     private static let recentReportCount = 10
 
     /// `store` replaces the job store of the node's data directory (tests make it fail).
-    public init(actorSystem: ClusterSystem, node: ClusterNode, store: JobStore? = nil) {
+    /// `replication` keeps running jobs on other nodes too (nil: on this node alone).
+    public init(actorSystem: ClusterSystem, node: ClusterNode, store: JobStore? = nil, replication: ReplicatedBikeJobs? = nil) {
         self.actorSystem = actorSystem
         self.node = node
+        self.replication = replication
         let system = actorSystem
         let jobStore = store ?? JobStore(directory: node.settings.dataDirectory, keep: node.settings.jobsKeep) { system.log($0) }
         self.store = jobStore
@@ -103,7 +107,10 @@ public distributed actor JobService {
     ///
     /// The job belongs to the node, not to the call: if the client goes away, the job runs
     /// on and its report is stored (``cancel(job:origin:)`` stops it). The report says
-    /// whether it was stored (`stored`, `storeError`).
+    /// whether it was stored (`stored`, `storeError`). With enough members the job is
+    /// committed to its replicas before the listener hears it was accepted, and another
+    /// node takes it over if this one dies (``ReplicatedBikeJobs``); this call then fails,
+    /// and the client asks any node for the job (`spokes result JOB --wait`).
     public distributed func submit(_ job: BikeJob, listener: JobListener?) async throws -> SimulationReport {
         guard running[job.id] == nil else { throw Refusal.duplicateJob(job.id) }
         try job.checkRanges()
@@ -114,9 +121,23 @@ public distributed actor JobService {
             throw error
         }
         _ = try job.validated(settings: node.settings)
+        let replica = try await replication?.jobStarted(job)
+        guard running[job.id] == nil else { throw Refusal.duplicateJob(job.id) }
+        let cancelReason = CancelReason()
+        let work = start(job, book: nil, replica: replica, cancelReason: cancelReason, listener: listener)
+        return try await withTaskCancellationHandler {
+            try await work.value
+        } onCancel: {
+            cancelReason.set(.submitter)
+            work.cancel()
+        }
+    }
+
+    /// Runs `job` here from `book` (nil: from its start) and stores its report; the
+    /// listener hears it was accepted, then its progress.
+    private func start(_ job: BikeJob, book: BikeJobBook?, replica: BikeJob.Replica?, cancelReason: CancelReason, listener: JobListener?) -> Task<SimulationReport, any Error> {
         let node = node
         let coordinator = actorSystem.node.name
-        let cancelReason = CancelReason()
         let work = Task {
             do {
                 // The submitter learns the id before anything runs; a silent client holds
@@ -124,7 +145,7 @@ public distributed actor JobService {
                 if let listener {
                     _ = try? await withTimeout(seconds: 2) { try await listener.accepted(job: job.id, coordinator: coordinator) }
                 }
-                let report = try await job.run(on: node, cancelReason: { cancelReason.text }) { progress in
+                let report = try await job.run(on: node, resuming: book, replica: replica, cancelReason: { cancelReason.text }) { progress in
                     guard let listener else { return }
                     Task { try? await listener.progress(progress) }
                 }
@@ -135,12 +156,37 @@ public distributed actor JobService {
             }
         }
         running[job.id] = RunningJob(job: job, work: work, cancelReason: cancelReason, started: Date())
-        return try await withTaskCancellationHandler {
-            try await work.value
-        } onCancel: {
-            cancelReason.set(.submitter)
-            work.cancel()
+        return work
+    }
+
+    /// Takes over a replicated job whose coordinator is gone (this node leads its group
+    /// now): runs the users that had not ended in `book`, the committed state, under
+    /// `replica`'s new epoch, and stores the report. A job cancelled before runs none of
+    /// its users: it ends at once with its report.
+    func resume(_ job: BikeJob, book: BikeJobBook, replica: BikeJob.Replica, cancelReason reason: String?) async {
+        guard running[job.id] == nil else { return }
+        // Its report is stored here already (it ended just before this node lost the lead
+        // and won it back): finish it rather than run it again.
+        if (try? await report(of: job.id)) != nil {
+            await replication?.jobFinished(job.id)
+            return
         }
+        let cancelReason = CancelReason(text: reason)
+        let work = start(job, book: book, replica: replica, cancelReason: cancelReason, listener: nil)
+        if reason != nil { work.cancel() }
+        actorSystem.log("took over job \(job.id): \(book.doneUsers.count) of \(job.options.users) users had ended\(reason.map { "; it was \($0)" } ?? "")")
+    }
+
+    /// Whether this node runs `job` now.
+    func isRunning(_ job: String) -> Bool { running[job] != nil }
+
+    /// Stops running `job` without storing anything: another node owns it now (its
+    /// replicas say it finished under another leader).
+    func abandon(_ job: String) {
+        guard let entry = running[job] else { return }
+        actorSystem.log("job \(job) is another node's now: stopped running it here")
+        entry.work.cancel()
+        running[job] = nil
     }
 
     /// Stores a finished job's report and says in it whether that worked.
@@ -159,7 +205,10 @@ public distributed actor JobService {
         }
         recentReports.insert(report, at: 0)
         recentReports = Array(recentReports.prefix(Self.recentReportCount))
-        if let job = report.job { running[job] = nil }
+        if let job = report.job {
+            running[job] = nil
+            await replication?.jobFinished(job)
+        }
         return report
     }
 
@@ -175,11 +224,20 @@ public distributed actor JobService {
         let now = MonotonicClock.now
         let live = running.values.sorted(by: { $0.started < $1.started }).map { entry in
             let record = board.record(of: entry.job.id)
+            // A job taken over tracks only the users it runs: those that ended before count as done.
+            let endedBefore = entry.job.options.users - (record?.total ?? entry.job.options.users)
             return JobStore.Summary(
                 job: entry.job.id, state: .running, finished: nil, coordinator: coordinator, network: entry.job.network.id,
-                users: entry.job.options.users, completedUsers: record?.done ?? 0, failedUsers: record?.failed ?? 0,
+                users: entry.job.options.users, completedUsers: endedBefore + (record?.done ?? 0), failedUsers: record?.failed ?? 0,
                 cancelledUsers: record?.cancelled ?? 0, retries: record?.retries ?? 0,
                 wallTime: record.map { max(0, now - $0.startedAt) } ?? 0)
+        }
+        // Replicated jobs held here whose coordinator is gone, until a replica takes them over.
+        let waiting = (await replication?.heldUnfinished() ?? []).filter { running[$0.job.id] == nil }.map { held in
+            JobStore.Summary(
+                job: held.job.id, state: .running, finished: nil, coordinator: coordinator, network: held.job.network.id,
+                users: held.job.options.users, completedUsers: held.book.doneUsers.count, failedUsers: 0, cancelledUsers: 0, retries: 0,
+                wallTime: 0)
         }
         let tasks = try await (taskJobs?.runningJobs() ?? []).map { job in
             JobStore.Summary(
@@ -188,7 +246,7 @@ public distributed actor JobService {
                 wallTime: job.wallTime, kind: job.kind)
         }
         let store = store
-        return live + tasks + (try await runBlocking("spokes.job-store") { try store.summaries() })
+        return live + waiting + tasks + (try await runBlocking("spokes.job-store") { try store.summaries() })
     }
 
     /// Every job of the cluster: this node's (see ``jobs()``) and every alive member's,
@@ -349,6 +407,7 @@ public distributed actor JobService {
                 summary: JobStore.Summary(taskJob: report, finished: Date()), storeError: report.storeError)
         }
         entry.cancelReason.set(origin)
+        await replication?.jobCancelled(job, reason: entry.cancelReason.text)
         entry.work.cancel()
         let coordinator = actorSystem.node.name
         let work = entry.work
@@ -394,10 +453,16 @@ public distributed actor JobListener {
 /// Who cancelled a job, set once (the first request wins) and read as the job ends.
 private final class CancelReason: Sendable {
     private let origin = Mutex<JobService.CancelOrigin?>(nil)
+    /// The reason a job taken over was cancelled with, on the node that cancelled it.
+    private let committed: String?
+
+    init(text: String? = nil) {
+        committed = text
+    }
 
     func set(_ value: JobService.CancelOrigin) {
         origin.withLock { if $0 == nil { $0 = value } }
     }
 
-    var text: String { origin.withLock { $0 }?.reason ?? "cancelled" }
+    var text: String { committed ?? origin.withLock { $0 }?.reason ?? "cancelled" }
 }

@@ -2,38 +2,41 @@ import Distributed
 import SpokesCluster
 
 /// A station of a bike job, hosted by the coordinator as a distributed actor, so user
-/// tasks on any node take and leave bikes there. Every operation goes through the job's
-/// ``JobLedger``: idempotent per (user, attempt, step), and stale attempts are refused.
+/// tasks on any node take and leave bikes there. The counts live in the job's
+/// ``JobLedger``, and every operation goes through it: idempotent per (user, attempt,
+/// step), and stale attempts are refused.
 public distributed actor JobStation {
     public typealias ActorSystem = ClusterSystem
 
-    private var station: Station
     private let index: Int
     private let ledger: JobLedger
-    private let goalIndex: Int?
 
-    /// The well-known name of station `index` of `job`, so workers can address it.
-    public static func name(job: String, index: Int) -> String { "\(job).station.\(index)" }
+    /// The well-known name of station `index` of `job` as run by coordinator `epoch` (0
+    /// for a job that is not replicated; a replicated job's Raft term when its coordinator
+    /// started or took it over), so workers can address it. A worker of an older epoch
+    /// finds no station under the new names: its moves cannot reach a new coordinator.
+    public static func name(job: String, epoch: Int = 0, index: Int) -> String {
+        epoch == 0 ? "\(job).station.\(index)" : "\(job).e\(epoch).station.\(index)"
+    }
 
-    public init(actorSystem: ClusterSystem, station: Station, index: Int, ledger: JobLedger, goalIndex: Int?) {
+    public init(actorSystem: ClusterSystem, index: Int, ledger: JobLedger) {
         self.actorSystem = actorSystem
-        self.station = station
         self.index = index
         self.ledger = ledger
-        self.goalIndex = goalIndex
     }
 
     public distributed func takeBike(_ move: Move) throws -> Bool {
-        try ledger.perform(move, station: "\(index)", goal: goalIndex.map(String.init)) { station.takeBike() }
+        try ledger.move(move, station: index, take: true)
     }
 
     public distributed func leaveBike(_ move: Move) throws -> Bool {
-        try ledger.perform(move, station: "\(index)", goal: goalIndex.map(String.init)) { station.leaveBike() }
+        try ledger.move(move, station: index, take: false)
     }
 
     /// The station's counts now.
-    public distributed func snapshot() -> Station {
-        station
+    public distributed func snapshot() throws -> Station {
+        guard let station = ledger.station(index) else { throw JobLedger.Refusal.jobEnded(user: -1) }
+        return station
     }
 }
 

@@ -1,36 +1,95 @@
 import Foundation
 import SpokesBikes
 import SpokesCluster
+import SpokesConcurrency
+import Synchronization
 
 /// Submits a bike job to a node and waits for its report, as a client (not a member).
 enum JobClient {
     /// A job may run for hours: a submitting call's deadline is the job's, not a call's.
     static let jobCallTimeout: Double = 7 * 24 * 3_600
+    /// Seconds each question asked while following a job may take.
+    static let questionTimeout = 3.0
 
     /// Sends `job` to the node at `address`. `onAccepted` hears the coordinator's name as
     /// soon as it accepts the job (before it runs); progress goes to `onProgress`; Ctrl-C
     /// cancels the job on every node and still returns the report so far.
+    ///
+    /// If the coordinator is lost after it accepted the job (it died, or another node took
+    /// the job over), `onReattaching` hears it and the client follows the job to the member
+    /// that took it over, asking the members it knew, and returns that node's report.
+    /// Throws ``CoordinatorLost`` when no member knows the job for 3 s in a row.
     static func submit(
         _ job: BikeJob, to address: SocketAddress, settings: ClusterSettings,
         onAccepted: @escaping @Sendable (_ coordinator: String) -> Void = { _ in },
+        onReattaching: @escaping @Sendable (CoordinatorLost) -> Void = { _ in },
         onProgress: @escaping @Sendable (JobProgress) -> Void
     ) async throws -> SimulationReport {
         try await NodeClient.withClient(of: address, settings: settings, callTimeout: jobCallTimeout) { client, node in
             let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
-            let listener = JobListener(actorSystem: client, onAccepted: { _, coordinator in onAccepted(coordinator) }, onProgress: onProgress)
+            let accepted = Mutex(false)
+            let listener = JobListener(actorSystem: client, onAccepted: { _, coordinator in
+                accepted.withLock { $0 = true }
+                onAccepted(coordinator)
+            }, onProgress: onProgress)
             let interrupt = InterruptHandler(signals: [SIGINT, SIGTERM]) {
                 Task { _ = try? await service.cancel(job: job.id, origin: .submitter) }
             }
             defer { interrupt.stop() }
+            // Where else to look for the job if its coordinator is lost.
+            let status = try NodeStatus.resolve(id: ActorID(node: node, name: NodeStatus.wellKnownName), using: client)
+            let others = ((try? await withTimeout(seconds: questionTimeout) { try await status.members() }) ?? [])
+                .filter { $0.name != node.name && $0.state == Member.State.alive.rawValue }.map(\.address)
             let report: SimulationReport
             do {
                 report = try await service.submit(job, listener: listener)
-            } catch RemoteCallError.remoteError(let type, let message, let node) where FailureReason.readable(message) {
+            } catch RemoteCallError.remoteError(let type, let message, let node) where accepted.withLock({ !$0 }) && FailureReason.readable(message) {
                 throw JobRefused(node: node, type: type, reason: message)
+            } catch RemoteCallError.peerDisconnected(let node, let reason) where accepted.withLock({ $0 }) {
+                let lost = CoordinatorLost(job: job.id, node: node, address: "\(address)", reason: reason)
+                onReattaching(lost)
+                guard let found = await follow(job.id, at: others, with: client) else { throw lost }
+                report = found
+            } catch RemoteCallError.remoteError(let type, let message, let node) where accepted.withLock({ $0 }) && type == "\(BikeJob.LostLead.self)" {
+                // The coordinator lost the job to another replica: follow it there.
+                onReattaching(CoordinatorLost(job: job.id, node: node, address: "\(address)", reason: message))
+                guard let found = await follow(job.id, at: others + ["\(address)"], with: client) else {
+                    throw JobRefused(node: node, type: type, reason: message)
+                }
+                report = found
             }
             withExtendedLifetime(listener) {}
             return report
         }
     }
 
+    /// Follows a job whose coordinator was lost to the member that took it over: asks
+    /// `addresses` every half second for its report, while one of them lists it as
+    /// running, until one has it. Nil when none knows the job for 3 s in a row (it was not
+    /// replicated: it runs on only if its coordinator comes back).
+    static func follow(_ job: String, at addresses: [String], with client: ClusterSystem) async -> SimulationReport? {
+        // Each member is dialled once, and again only after its connection failed.
+        var services: [String: JobService] = [:]
+        var unknownSince = MonotonicClock.now
+        while !Task.isCancelled, MonotonicClock.now - unknownSince < 3 {
+            var running = false
+            for text in addresses {
+                if services[text] == nil, let address = try? SocketAddress(parsing: text),
+                   let peer = try? await withTimeout(seconds: questionTimeout, operation: { try await client.join(address) }) {
+                    services[text] = try? JobService.resolve(id: ActorID(node: peer.node, name: JobService.wellKnownName), using: client)
+                }
+                guard let service = services[text] else { continue }
+                do {
+                    if let report = try await withTimeout(seconds: questionTimeout, operation: { try await service.report(of: job) }) { return report }
+                    let listed = try await withTimeout(seconds: questionTimeout) { try await service.jobs() }
+                    if listed.contains(where: { $0.job == job && $0.state == .running }) { running = true }
+                } catch {
+                    services[text] = nil
+                }
+            }
+            if running { unknownSince = MonotonicClock.now }
+            try? await Task.sleep(for: .milliseconds(500))
+        }
+        return nil
+    }
 }

@@ -68,18 +68,23 @@ enum NodeCommand {
         node.nameConflict.whenComplete { _ in stopped.resolve(()) }
         // One job store for bike jobs and jobs of tasks: `spokes jobs` lists both.
         let store = JobStore(directory: settings.dataDirectory, keep: settings.jobsKeep) { log.log($0) }
-        // A map's or sweep's running state: replicated on two other members (Raft groups in
-        // `raft/`), or, with no other member, in this node's journal.
+        // A job's running state: replicated on `jobs.replicas` minus one other members (Raft
+        // groups in `raft/`), or, without enough members, in this node's journal (maps and
+        // sweeps) or its memory (bike jobs).
         let journal = TaskJobJournal(dataDirectory: settings.dataDirectory) { log.log($0) }
         let raft = RaftHost(
             system: node.system,
             settings: RaftHostSettings(dataDirectory: (HomeDirectory.expand(settings.dataDirectory) as NSString).appendingPathComponent("raft")),
-            machines: ReplicatedTaskJobs.machines)
+            machines: ReplicatedTaskJobs.machines.merging(ReplicatedBikeJobs.machines) { first, _ in first })
         let replicated = ReplicatedTaskJobs(host: raft, system: node.system, members: { [weak node] in node?.members ?? [] }, fallback: journal)
+        let replicatedBikeJobs = ReplicatedBikeJobs(host: raft, system: node.system, members: { [weak node] in node?.members ?? [] })
         node.start(taskJobHistory: store, durability: replicated, journal: journal)
         for (group, problem) in await raft.reopenStoredGroups() { log.log("cannot reopen raft group \(group): \(problem)") }
         let watching = node.taskJobs.map { replicated.watch($0) }
-        let jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) { JobService(actorSystem: node.system, node: node, store: store) }
+        let jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) {
+            JobService(actorSystem: node.system, node: node, store: store, replication: replicatedBikeJobs)
+        }
+        let watchingBikeJobs = replicatedBikeJobs.watch(jobs)
         let name = node.system.node.name
         var dashboard: Dashboard?
         if settings.dashboardPort != nil {
@@ -109,6 +114,7 @@ enum NodeCommand {
         if node.nameTaken == nil { log.log("stopping: telling peers we leave") }
         dashboard?.stop()
         watching?.cancel()
+        watchingBikeJobs.cancel()
         await raft.stop()
         await node.stop()
         logging.cancel()

@@ -50,6 +50,9 @@ enum SubmitCommand {
             report = try await JobClient.submit(job, to: target, settings: settings, onAccepted: { coordinator in
                 accepted.withLock { $0 = true }
                 context.standardError("job \(job.id) accepted by \(coordinator) at \(target); stop it with: spokes cancel \(job.id) --to \(target)\n")
+            }, onReattaching: { lost in
+                progress.finish()
+                context.standardError(lost.lookingForTakeOver + "\n")
             }) { progress.show($0) }
         } catch RemoteCallError.peerDisconnected(let node, let reason) where accepted.withLock({ $0 }) {
             // The coordinator went silent or away after it took the job (issue 21 §1): say

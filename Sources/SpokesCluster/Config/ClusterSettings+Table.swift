@@ -50,6 +50,8 @@ extension ClusterSettings {
                  doc: "seconds a task may run before it is cancelled and retried"),
         .integer("tasks.retries", \.taskRetries, in: 0...100, doc: "times a failed task is retried, each on another node"),
         .integer("jobs.keep", \.jobsKeep, in: 1...1_000_000, doc: "finished jobs a node's job store keeps; the oldest go first"),
+        .integer("jobs.replicas", \.jobReplicas, in: 1...7,
+                 doc: "nodes that keep each running job, so it outlives its coordinator; 1: only the coordinator"),
         .directory("data_directory", \.dataDirectory, doc: "where the node keeps its job records; ~ is $HOME"),
         .text("secret_file", \.secretFile, doc: "file holding the cluster secret, mode 600; relative to this file; \"\": none"),
         .optionalPort("dashboard.port", \.dashboardPort, doc: "the web dashboard's TCP port, e.g. 8787; 0: any free port; off: no dashboard"),

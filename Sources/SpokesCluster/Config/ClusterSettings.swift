@@ -67,6 +67,10 @@ public struct ClusterSettings: Sendable, Hashable {
 
     /// How many finished jobs a node's job store keeps (the oldest go first).
     public var jobsKeep = 1_000
+    /// Nodes that keep each running job (a Raft group of the coordinator and this many
+    /// minus one alive members); with fewer alive members, or 1, the coordinator alone
+    /// keeps it (jobs of tasks in its journal, bike jobs in memory).
+    public var jobReplicas = 3
 
     /// Where a node keeps its job records. `~` is the home directory (``HomeDirectory``).
     public var dataDirectory = "~/.spokes"

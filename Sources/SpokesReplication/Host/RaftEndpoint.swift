@@ -16,16 +16,19 @@ public distributed actor RaftEndpoint {
     private let delivery: @Sendable ([RaftEnvelope], String) async -> Void
     private let proposal: @Sendable (String, String) async -> RaftProposalOutcome
     private let opening: @Sendable (String, RaftGroup) async -> String?
+    private let removal: @Sendable (String) -> Bool
 
     init(
         actorSystem: ClusterSystem, deliver: @escaping @Sendable ([RaftEnvelope], String) async -> Void,
         propose: @escaping @Sendable (String, String) async -> RaftProposalOutcome,
+        removed: @escaping @Sendable (String) -> Bool,
         open: @escaping @Sendable (String, RaftGroup) async -> String?
     ) {
         self.actorSystem = actorSystem
         delivery = deliver
         proposal = propose
         opening = open
+        removal = removed
     }
 
     /// Hands messages from replica `sender` to this node's replicas of their groups;
@@ -39,6 +42,13 @@ public distributed actor RaftEndpoint {
     /// open is fine. Returns nil when it is open, else why not.
     public distributed func openGroup(_ id: String, definition: RaftGroup) async -> String? {
         await opening(id, definition)
+    }
+
+    /// Whether this node removed its replica of `group` since it started: the group's
+    /// work is done (a job group is removed only once its report is stored, or its job was
+    /// refused). A replica that was away when that happened asks, and removes its own.
+    public distributed func removed(group: String) -> Bool {
+        removal(group)
     }
 
     /// Proposes `command` to this node's replica of `group`, which must lead it (a

@@ -25,6 +25,9 @@ public final class RaftHost: Sendable {
     private let endpoint = Mutex<RaftEndpoint?>(nil)
     private let stopped = Atomic<Bool>(false)
     private let unknownGroupMessages = Atomic<Int>(0)
+    /// Groups this node removed since it started (their work was done), newest last, at
+    /// most ``maximumGroups``: a replica that missed the end of a group's work asks.
+    private let removedGroups = Mutex<(order: [String], set: Set<String>)>(([], []))
 
     /// State machines for groups other replicas ask this node to open, by the group id's
     /// kind (what comes before its first `-`: `taskjob` for `taskjob-map-0a3f442b`).
@@ -50,6 +53,7 @@ public final class RaftHost: Sendable {
                         return .failed(error)
                     }
                 },
+                removed: { [weak self] group in self?.wasRemoved(group) ?? false },
                 open: { [weak self] id, group in
                     guard let self else { return "\(system.node.name) is stopping" }
                     return await self.openForPeer(id, group)
@@ -220,6 +224,12 @@ public final class RaftHost: Sendable {
         }
     }
 
+    /// Whether this node removed its replica of `group` since it started (the group's work
+    /// was done: a job's report was stored).
+    public func wasRemoved(_ group: String) -> Bool {
+        removedGroups.withLock { $0.set.contains(group) }
+    }
+
     /// This node's replica of `group` now, or nil if it holds none.
     public func status(of group: String) async -> RaftGroupStatus? {
         guard let runner = groups.withLock({ $0[group] }) else { return nil }
@@ -248,6 +258,11 @@ public final class RaftHost: Sendable {
     /// done (a finished job's). Messages for it are dropped from then on.
     public func remove(group id: String) async {
         guard let runner = groups.withLock({ $0.removeValue(forKey: id) }) else { return }
+        removedGroups.withLock { removed in
+            guard removed.set.insert(id).inserted else { return }
+            removed.order.append(id)
+            if removed.order.count > Self.maximumGroups { removed.set.remove(removed.order.removeFirst()) }
+        }
         await runner.stop()
         let directory = (settings.dataDirectory as NSString).appendingPathComponent(id)
         await runBlocking("spokes.raft.remove") { try? FileManager.default.removeItem(atPath: directory) }

@@ -33,6 +33,7 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     private let host: RaftHost
     private let system: ClusterSystem
     private let members: @Sendable () -> [Member]
+    private let groups: JobGroups
     private let fallback: TaskJobJournal?
     /// Jobs this node has had replicated (it coordinated or took them over): once their
     /// group is gone, they are no longer this node's to record.
@@ -43,48 +44,17 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
         self.host = host
         self.system = system
         self.members = members
+        groups = JobGroups(host: host, system: system, members: members)
         self.fallback = fallback
     }
 
     public func jobStarted(_ spec: TaskJobSpec) async throws {
-        let others = members().filter { $0.state == .alive }.map(\.node).sorted { $0.name < $1.name }.prefix(2)
-        guard others.count == 2 else {
+        guard let peers = groups.replicaPeers() else {
             try await fallback?.jobStarted(spec)
             return
         }
-        let me = system.node.name
-        let definition = try RaftGroup(replicas: [me] + others.map(\.name), firstLeader: me)
-        let id = Self.group(of: spec.id)
-        try await host.open(group: id, definition, machine: TaskJobMachine())
-        let system = system
-        let opened = await withTaskGroup(of: Bool.self) { group in
-            for other in others {
-                group.addTask {
-                    guard let endpoint = try? RaftEndpoint.resolve(id: ActorID(node: other, name: RaftEndpoint.wellKnownName), using: system) else {
-                        return false
-                    }
-                    do {
-                        return try await withTimeout(seconds: 3) { try await endpoint.openGroup(id, definition: definition) } == nil
-                    } catch {
-                        return false
-                    }
-                }
-            }
-            var count = 1
-            for await ok in group where ok { count += 1 }
-            return count
-        }
-        do {
-            guard opened * 2 > definition.replicas.count else {
-                throw ReplicationFailure(job: spec.id, reason: "only \(opened) of its \(definition.replicas.count) replicas could be opened")
-            }
-            try await proposeWhileElecting(TaskJobMachine.start(spec), to: id)
-            replicatedJobs.withLock { _ = $0.insert(spec.id) }
-        } catch {
-            // The job is refused: no replica of it may linger here as an unfinished job.
-            await host.remove(group: id)
-            throw error
-        }
+        try await groups.open(Self.group(of: spec.id), for: spec.id, with: peers, machine: TaskJobMachine(), first: TaskJobMachine.start(spec))
+        replicatedJobs.withLock { _ = $0.insert(spec.id) }
     }
 
     public func tasksEnded(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
@@ -140,57 +110,20 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
         return (await host.stateMachine(of: Self.group(of: job)) as? TaskJobMachine)?.ends
     }
 
-    /// Seconds a replica keeps a finished job's group (so the other replicas learn it
-    /// finished) before it removes it.
-    public static let finishedGroupLingers = 10.0
-
-    /// Watches the job groups this node holds, every 0.25 s until the returned task is
-    /// cancelled: where this replica leads a job that has not finished and `desk` does not
-    /// run it, `desk` takes it over; a finished job's group is removed after
-    /// ``finishedGroupLingers`` seconds, so finished jobs cost no timers or disk.
+    /// Watches the job groups this node holds (``JobGroups/watch(kind:job:isRunning:abandon:takeOver:)``):
+    /// where this replica leads a job that has not finished and `desk` does not run it,
+    /// `desk` takes it over.
     public func watch(_ desk: TaskJobs) -> Task<Void, Never> {
-        let host = host
-        return Task {
-            /// Since when each group has been done with (finished, or empty), by id.
-            var doneSince: [String: Double] = [:]
-            /// Removes group `id` once it has been done with for `seconds`.
-            func remove(_ id: String, after seconds: Double) async {
-                let since = doneSince[id] ?? MonotonicClock.now
-                doneSince[id] = since
-                guard MonotonicClock.now - since >= seconds else { return }
-                await host.remove(group: id)
-                doneSince[id] = nil
-            }
-            while !Task.isCancelled {
-                for id in host.groupIDs where id.hasPrefix(Self.groupKind + "-") {
-                    guard let machine = await host.stateMachine(of: id) as? TaskJobMachine, let status = await host.status(of: id) else { continue }
-                    // A group that never received an entry (its job was refused while its
-                    // replicas were being made) holds nothing: gone after 30 s. (A replica
-                    // that restarted has its log, and waits for an election as long as it takes.)
-                    if machine.spec == nil, status.lastIndex == 0 {
-                        await remove(id, after: 30)
-                        continue
-                    }
-                    if machine.finished {
-                        // A run of it here is stale (the job ended under another leader).
-                        if let job = machine.spec?.id, await desk.whenLocal({ $0.isRunning(job) }) == true {
-                            await desk.whenLocal { $0.abandon(job) }
-                        }
-                        await remove(id, after: Self.finishedGroupLingers)
-                        continue
-                    }
-                    doneSince[id] = nil
-                    // A new leader reads the job only once it has applied its whole log (its
-                    // term's first entry commits every earlier one), so no committed end is missed.
-                    guard status.role == .leader, status.appliedIndex >= status.lastIndex, let spec = machine.spec,
-                          await desk.whenLocal({ $0.isRunning(spec.id) }) == false
-                    else { continue }
-                    replicatedJobs.withLock { _ = $0.insert(spec.id) }
-                    try? await desk.whenLocal { try await $0.resume(spec, ended: machine.ends, cancelReason: machine.cancelReason) }
-                }
-                try? await Task.sleep(for: .milliseconds(250))
-            }
-        }
+        groups.watch(
+            kind: Self.groupKind,
+            job: { ($0 as? TaskJobMachine).map { JobGroups.JobState(job: $0.spec?.id, finished: $0.finished) } },
+            isRunning: { job in await desk.whenLocal { $0.isRunning(job) } ?? true },
+            abandon: { job in await desk.whenLocal { $0.abandon(job) } },
+            takeOver: { machine, _ in
+                guard let machine = machine as? TaskJobMachine, let spec = machine.spec else { return }
+                self.replicatedJobs.withLock { _ = $0.insert(spec.id) }
+                try? await desk.whenLocal { try await $0.resume(spec, ended: machine.ends, cancelReason: machine.cancelReason) }
+            })
     }
 
     /// Whether `job` is kept in a group of replicas (else in the journal: the cluster was
@@ -199,24 +132,5 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
         host.groupIDs.contains(Self.group(of: job))
     }
 
-    /// Proposes `command` to `group`, again while it has no leader yet (up to 5 s).
-    private func proposeWhileElecting(_ command: String, to group: String) async throws {
-        let deadline = MonotonicClock.now + 5
-        while true {
-            do {
-                _ = try await host.propose(group: group, command: command)
-                return
-            } catch {
-                guard MonotonicClock.now < deadline else { throw error }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        }
-    }
-
-    /// A job whose replicas could not be made.
-    public struct ReplicationFailure: Error, Sendable, CustomStringConvertible {
-        public var job: String
-        public var reason: String
-        public var description: String { "cannot replicate job \(job): \(reason)" }
-    }
+    public typealias ReplicationFailure = JobGroups.ReplicationFailure
 }

@@ -138,8 +138,8 @@ struct HostileJobInputTests {
         defer { target.stop() }
         let worker = try target.remote(ScanSystem.self, ScanSystem.wellKnownName)
         let base = BikeUserTask.Input(
-            job: "no-such-job", coordinator: target.node.system.node, stationCount: 2, goalIndex: nil, user: 0, paths: 1, seed: 1,
-            timing: MoveTiming(timeScale: 0), maxMoves: 100, progress: UserProgress())
+            job: "no-such-job", coordinator: target.node.system.node, epoch: 0, stationCount: 2, goalIndex: nil, user: 0, paths: 1, seed: 1,
+            timing: MoveTiming(timeScale: 0), maxMoves: 100, attempt: 1, progress: UserProgress())
         var variants: [(String, String, BikeUserTask.Input)] = []
         func input(_ change: (inout BikeUserTask.Input) -> Void) -> BikeUserTask.Input {
             var input = base
@@ -175,9 +175,9 @@ struct HostileJobInputTests {
     @Test func movesAndProgressWithExtremeNumbersGetAnAnswer() async throws {
         let target = try await Target()
         defer { target.stop() }
-        let ledger = JobLedger(users: 2)
+        let ledger = JobLedger(book: BikeJobBook(users: 2, stations: [Self.network.stations[0]]), recording: false)
         let hosted = ClusterSystem.withWellKnownName(JobStation.name(job: "hostile", index: 0)) {
-            JobStation(actorSystem: target.node.system, station: Self.network.stations[0], index: 0, ledger: ledger, goalIndex: nil)
+            JobStation(actorSystem: target.node.system, index: 0, ledger: ledger)
         }
         let station = try target.remote(JobStation.self, JobStation.name(job: "hostile", index: 0))
         for user in Self.hugeIntegers + [0] {

@@ -324,6 +324,83 @@ struct SubmitProcessTests {
         settings.cluster = cluster
         #expect(try await StatusCommand.fetchMembers(from: nodes[0].address, settings: settings, timeout: 2).first?.completed == 0)
     }
+    /// The id of the bike job running on the cluster of `node` once `done` of its users
+    /// ended (as `spokes jobs` lists it).
+    func runningBikeJob(at node: NodeProcess, usersDone done: Int) async throws -> String {
+        var job = ""
+        try await eventually("a bike job with \(done) or more users done runs", within: 20, every: .milliseconds(50)) {
+            let listed = await CommandRun.spokes(["jobs", "--to", node.address.description, "--json"] + flags())
+            let jobs = (try? listed.json()["jobs"] as? [[String: Any]]) ?? []
+            guard let running = jobs.first(where: { $0["state"] as? String == "running" && ($0["job"] as? String ?? "").hasPrefix("job-") }),
+                  running["completedUsers"] as? Int ?? 0 >= done else { return false }
+            job = running["job"] as? String ?? ""
+            return !job.isEmpty
+        }
+        return job
+    }
+
+    /// Issue 19 §1 and §4, for bike jobs: three nodes; the coordinator of a real-time
+    /// bike job is killed (-9) mid-job and stays dead. The job's replicas elect another
+    /// leader, which runs on from the committed book (stations and users); the client
+    /// follows the job there and exits 0 with every user once and every bike accounted
+    /// for; `result --wait` from another node prints the same report.
+    @Test func aBikeJobWhoseCoordinatorIsKilledIsTakenOverAndCountsEveryUserOnce() async throws {
+        let nodes = try await startNodes(3) { _ in ["--slots", "3"] }
+        defer { nodes.forEach { $0.kill(SIGKILL) } }
+        let submitted = Task { await submit(to: nodes[0], ["--users", "30", "--paths", "8", "--time-scale", "1", "--seed", "5"]) }
+        let job = try await runningBikeJob(at: nodes[1], usersDone: 1)
+        nodes[0].kill(SIGKILL)
+        let run = await submitted.value
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardError.contains("lost the coordinator of job \(job), j0") && run.standardError.contains("looking for the member that took the job over"),
+                "\(run.standardError)")
+        let report = report(run)
+        checkExactlyOnce(report, users: 30)
+        #expect(report["completedUsers"] as? Int == 30)
+        #expect(report["job"] as? String == job)
+        let again = await CommandRun.spokes(["result", job, "--to", nodes[2].address.description, "--wait", "--json"] + flags())
+        #expect(again.status == 0, "\(again.standardError)")
+        #expect((try? again.json()["results"] as? [[String: Any]])?.count == 30)
+        for node in nodes.dropFirst() {
+            let raft = node.dataDirectory.path + "/raft"
+            try await eventually("\(node.name) removed the finished job's group", within: 25) {
+                ((try? FileManager.default.contentsOfDirectory(atPath: raft)) ?? []).allSatisfy { !$0.hasPrefix("bikejob-") }
+            }
+        }
+    }
+
+    /// Issue 19 §3, for bike jobs: the coordinator is paused (SIGSTOP) far longer than
+    /// `dead_after`; another replica takes the job over and finishes it, and the client
+    /// follows it there. When the old coordinator wakes, its term is old: it can commit
+    /// nothing, so its run stops and it stores no report; it learns the job finished and
+    /// drops its replica.
+    @Test func aPausedCoordinatorThatWasReplacedStoresNothingWhenItWakes() async throws {
+        let nodes = try await startNodes(3) { _ in ["--slots", "3"] }
+        defer {
+            nodes[0].kill(SIGCONT)
+            nodes.forEach { $0.kill(SIGKILL) }
+        }
+        let submitted = Task { await submit(to: nodes[0], ["--users", "30", "--paths", "8", "--time-scale", "1", "--seed", "6"]) }
+        let job = try await runningBikeJob(at: nodes[1], usersDone: 1)
+        nodes[0].kill(SIGSTOP)
+        let run = await submitted.value
+        nodes[0].kill(SIGCONT)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardError.contains("looking for the member that took the job over"), "\(run.standardError)")
+        let report = report(run)
+        checkExactlyOnce(report, users: 30)
+        #expect(report["completedUsers"] as? Int == 30)
+        // The woken node drops its replica once it hears the job finished (from the
+        // leader, or by asking a replica that removed it) ...
+        let raft = nodes[0].dataDirectory.path + "/raft"
+        try await eventually("j0 dropped the finished job's group", within: 40, every: .milliseconds(100)) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: raft)) ?? []).allSatisfy { !$0.hasPrefix("bikejob-") }
+        }
+        // ... and stored no report of it: the result came from the node that took it over.
+        let stored = await CommandRun.spokes(["result", job, "--data-directory", nodes[0].dataDirectory.path])
+        #expect(stored.status != 0, "j0 stored a report of a job it had lost: \(stored.standardOutput)")
+    }
+
 }
 
 /// Small network files for process tests.

@@ -1,0 +1,130 @@
+import Foundation
+import SpokesCluster
+import SpokesConsensus
+import SpokesReplication
+
+/// Keeps a node's running bike jobs on several nodes, so a job outlives its coordinator
+/// (issue 19): each job is a Raft group `bikejob-ID` of the coordinator and
+/// `jobs.replicas` minus one alive members, its state a ``BikeJobMachine``.
+///
+/// - The job is committed (on a majority's disk) before its submitter hears it started.
+/// - The coordinator's ``JobLedger`` records every change (an attempt begun, a move, a
+///   result counted, a user ended) in the order it made it, and the run commits them in
+///   that order, in batches (``BikeJob/Replica``). Moves are answered before they are
+///   committed; what is outside the job (the report, the submitter's result) is built
+///   only once every change is committed.
+/// - Every replica watches its job groups: one that leads a job nobody here runs takes
+///   it over from its committed book, under a new epoch (its Raft term), so workers of the
+///   old coordinator cannot reach its stations. Changes the old coordinator made but
+///   never committed are lost together, users and stations alike: the committed book
+///   is a prefix of the old coordinator's changes, so it is consistent (bikes conserved),
+///   and every user not ended runs again from its committed progress.
+/// - A coordinator that lost the lead (it was cut off or paused, and replaced) commits
+///   nothing more: its run stops and stores nothing.
+///
+/// With fewer alive members than replicas wanted (or `jobs.replicas: 1`) a bike job is
+/// kept by its coordinator alone, as before.
+public final class ReplicatedBikeJobs: Sendable {
+    /// The kind of bike job groups, for `RaftHost`'s machine factories.
+    public static let groupKind = "bikejob"
+
+    /// The group of `job`.
+    public static func group(of job: String) -> String { groupKind + "-" + job }
+
+    /// The machine factories a host needs for bike job groups.
+    public static var machines: [String: @Sendable () -> any ReplicatedStateMachine] { [groupKind: { BikeJobMachine() }] }
+
+    private let groups: JobGroups
+    private var host: RaftHost { groups.host }
+
+    /// `members` are the node's members now (the node passes them, weakly held).
+    public init(host: RaftHost, system: ClusterSystem, members: @escaping @Sendable () -> [Member]) {
+        groups = JobGroups(host: host, system: system, members: members)
+    }
+
+    /// Keeps `job` on its replicas before it runs; returns how its run commits its
+    /// changes, or nil when the cluster keeps it on this node alone. Throws when the
+    /// replicas could not be made or the job not committed.
+    public func jobStarted(_ job: BikeJob) async throws -> BikeJob.Replica? {
+        guard let peers = groups.replicaPeers() else { return nil }
+        try await groups.open(Self.group(of: job.id), for: job.id, with: peers, machine: BikeJobMachine(), first: BikeJobMachine.start(job))
+        guard let replica = await replica(of: job.id) else {
+            throw JobGroups.ReplicationFailure(job: job.id, reason: "its group stopped as it started")
+        }
+        return replica
+    }
+
+    /// How this node's run of `job` commits its changes, under this node's term now.
+    func replica(of job: String) async -> BikeJob.Replica? {
+        let id = Self.group(of: job)
+        guard let status = await host.status(of: id) else { return nil }
+        let host = host
+        let system = groups.system
+        return BikeJob.Replica(epoch: status.term) { events in
+            do {
+                _ = try await host.propose(group: id, command: BikeJobMachine.record(events), forward: false)
+                return true
+            } catch {
+                system.log("job \(job): cannot commit its changes here (\(error)); the group's leader runs it")
+                return false
+            }
+        }
+    }
+
+    /// Whether `job` is kept by replicas (so a cancellation and its end are committed).
+    public func isReplicated(_ job: String) -> Bool {
+        host.groupIDs.contains(Self.group(of: job))
+    }
+
+    /// Commits `job`'s cancellation before its run stops, so whoever takes it over runs
+    /// none of its users (within the proposal timeout; a node that cannot is not the leader).
+    public func jobCancelled(_ job: String, reason: String) async {
+        guard isReplicated(job) else { return }
+        _ = try? await host.propose(group: Self.group(of: job), command: BikeJobMachine.cancel(reason), forward: false)
+    }
+
+    /// Commits that `job`'s report is stored: its group is removed from every replica later.
+    public func jobFinished(_ job: String) async {
+        guard isReplicated(job) else { return }
+        _ = try? await host.propose(group: Self.group(of: job), command: BikeJobMachine.finish, forward: false)
+    }
+
+    /// A job held here that has not finished and that no alive node runs yet (its
+    /// coordinator died and the take-over has not begun), or that this node leads.
+    public struct Held: Sendable {
+        public var job: BikeJob
+        public var book: BikeJobBook
+    }
+
+    /// The unfinished jobs held here whose leader is not an alive member (it died, and the
+    /// election has not ended), or is this node (it takes the job over now).
+    public func heldUnfinished() async -> [Held] {
+        var held: [Held] = []
+        let alive = Set(groups.aliveMembers.map(\.node.name))
+        let me = groups.system.node.name
+        for id in host.groupIDs where id.hasPrefix(Self.groupKind + "-") {
+            guard let status = await host.status(of: id), status.leader.map({ $0 == me || !alive.contains($0) }) ?? true,
+                  let machine = await host.stateMachine(of: id) as? BikeJobMachine, let job = machine.job, let book = machine.book, !machine.finished
+            else { continue }
+            held.append(Held(job: job, book: book))
+        }
+        return held
+    }
+
+    /// Watches the bike job groups this node holds (``JobGroups/watch(kind:job:isRunning:abandon:takeOver:)``):
+    /// where this replica leads a job that has not finished and `service` does not run
+    /// it, `service` takes it over from the committed book.
+    public func watch(_ service: JobService) -> Task<Void, Never> {
+        groups.watch(
+            kind: Self.groupKind,
+            job: { ($0 as? BikeJobMachine).map { JobGroups.JobState(job: $0.job?.id, finished: $0.finished) } },
+            isRunning: { job in await service.whenLocal { $0.isRunning(job) } ?? true },
+            abandon: { job in await service.whenLocal { $0.abandon(job) } },
+            takeOver: { machine, _ in
+                guard let machine = machine as? BikeJobMachine, let job = machine.job, let book = machine.book,
+                      let replica = await self.replica(of: job.id)
+                else { return }
+                await service.whenLocal { await $0.resume(job, book: book, replica: replica, cancelReason: machine.cancelReason) }
+            })
+    }
+}

@@ -1,0 +1,203 @@
+import SpokesCluster
+import SpokesConcurrency
+import SpokesConsensus
+
+/// What the job layers share about the Raft groups that keep running jobs, one group per
+/// job (`taskjob-ID` for jobs of tasks, `bikejob-ID` for bike jobs): choosing the
+/// replicas, opening the group on each of them, and proposing while the first election
+/// runs.
+public struct JobGroups: Sendable {
+    public let host: RaftHost
+    public let system: ClusterSystem
+    private let members: @Sendable () -> [Member]
+
+    /// `members` are the node's members now (the node passes them, weakly held).
+    public init(host: RaftHost, system: ClusterSystem, members: @escaping @Sendable () -> [Member]) {
+        self.host = host
+        self.system = system
+        self.members = members
+    }
+
+    /// The alive members now, by name.
+    public var aliveMembers: [Member] { members().filter { $0.state == .alive } }
+
+    /// The members to replicate a new job on beside this node (`jobs.replicas` minus
+    /// one, the first alive ones by name); nil when there are too few, or the setting
+    /// keeps jobs on the coordinator alone.
+    public func replicaPeers() -> [NodeID]? {
+        let wanted = system.settings.jobReplicas - 1
+        guard wanted > 0 else { return nil }
+        let others = aliveMembers.map(\.node).sorted { $0.name < $1.name }.prefix(wanted)
+        return others.count == wanted ? Array(others) : nil
+    }
+
+    /// Opens group `id` on this node (its first leader) and on `peers`, each with
+    /// `machine` from its host's factory for the id's kind, then proposes `first` (waiting
+    /// out the first election, up to 5 s). Throws ``ReplicationFailure`` naming `job`
+    /// when fewer than a majority of the replicas could be opened or `first` was not
+    /// committed; the group is then removed here.
+    public func open(_ id: String, for job: String, with peers: [NodeID], machine: any ReplicatedStateMachine, first: String) async throws {
+        let me = system.node.name
+        let definition = try RaftGroup(replicas: [me] + peers.map(\.name), firstLeader: me)
+        try await host.open(group: id, definition, machine: machine)
+        let system = system
+        let opened = await withTaskGroup(of: Bool.self) { group in
+            for peer in peers {
+                group.addTask {
+                    guard let endpoint = try? RaftEndpoint.resolve(id: ActorID(node: peer, name: RaftEndpoint.wellKnownName), using: system) else {
+                        return false
+                    }
+                    do {
+                        return try await withTimeout(seconds: 3) { try await endpoint.openGroup(id, definition: definition) } == nil
+                    } catch {
+                        return false
+                    }
+                }
+            }
+            var count = 1
+            for await ok in group where ok { count += 1 }
+            return count
+        }
+        do {
+            guard opened * 2 > definition.replicas.count else {
+                throw ReplicationFailure(job: job, reason: "only \(opened) of its \(definition.replicas.count) replicas could be opened")
+            }
+            try await proposeWhileElecting(first, to: id)
+        } catch {
+            // The job is refused: no replica of it may linger here as an unfinished job.
+            await host.remove(group: id)
+            throw error
+        }
+    }
+
+    /// Proposes `command` to `group`, again while it has no leader yet (up to 5 s).
+    public func proposeWhileElecting(_ command: String, to group: String) async throws {
+        let deadline = MonotonicClock.now + 5
+        while true {
+            do {
+                _ = try await host.propose(group: group, command: command)
+                return
+            } catch {
+                guard MonotonicClock.now < deadline else { throw error }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    /// What ``watch(kind:job:isRunning:abandon:takeOver:)`` needs to know of a group's
+    /// state machine: its job's id (nil before the job is recorded) and whether the job finished.
+    public struct JobState: Sendable {
+        public var job: String?
+        public var finished: Bool
+
+        public init(job: String?, finished: Bool) {
+            self.job = job
+            self.finished = finished
+        }
+    }
+
+    /// Seconds a replica keeps a finished job's group (so the other replicas learn it
+    /// finished) before it removes it.
+    public static let finishedGroupLingers = 10.0
+    /// Seconds a group that never received an entry (its job was refused while its
+    /// replicas were being made) is kept.
+    public static let emptyGroupLingers = 30.0
+
+    /// Watches this node's groups of `kind` every 0.25 s until the returned task is
+    /// cancelled:
+    /// - where this replica leads a job that has not finished, has applied its whole log
+    ///   (its term's first entry commits every earlier one, so no committed change is
+    ///   missed) and does not run the job, `takeOver` runs it;
+    /// - a finished job's run here is stale (it ended under another leader): `abandon`;
+    /// - a finished job's group is removed after ``finishedGroupLingers``, an empty one
+    ///   after ``emptyGroupLingers``, so done jobs cost no timers or disk. (A replica that
+    ///   restarted has its log, and waits for an election as long as it takes.)
+    /// - a group that has had no alive leader for ``leaderlessAsks`` seconds asks its
+    ///   other replicas, every as many seconds, whether they removed it: one that was away
+    ///   when its job finished and the others removed the group would otherwise list the
+    ///   job as waiting for a take-over forever. If one did, the job is done: it is
+    ///   removed here too.
+    public func watch(
+        kind: String, job: @escaping @Sendable (any ReplicatedStateMachine) -> JobState?,
+        isRunning: @escaping @Sendable (String) async -> Bool, abandon: @escaping @Sendable (String) async -> Void,
+        takeOver: @escaping @Sendable (any ReplicatedStateMachine, RaftGroupStatus) async -> Void
+    ) -> Task<Void, Never> {
+        let host = host
+        let system = system
+        let members = members
+        return Task {
+            /// Since when each group has been done with (finished, or empty), by id.
+            var doneSince: [String: Double] = [:]
+            /// Since when (or since the last question) each group has had no alive leader.
+            var leaderlessSince: [String: Double] = [:]
+            /// Removes group `id` once it has been done with for `seconds`.
+            func remove(_ id: String, after seconds: Double) async {
+                let since = doneSince[id] ?? MonotonicClock.now
+                doneSince[id] = since
+                guard MonotonicClock.now - since >= seconds else { return }
+                await host.remove(group: id)
+                doneSince[id] = nil
+            }
+            while !Task.isCancelled {
+                for id in host.groupIDs where id.hasPrefix(kind + "-") {
+                    guard let machine = await host.stateMachine(of: id), let state = job(machine), let status = await host.status(of: id) else { continue }
+                    if state.job == nil, status.lastIndex == 0 {
+                        await remove(id, after: Self.emptyGroupLingers)
+                        continue
+                    }
+                    if state.finished {
+                        if let job = state.job, await isRunning(job) { await abandon(job) }
+                        await remove(id, after: Self.finishedGroupLingers)
+                        continue
+                    }
+                    doneSince[id] = nil
+                    let alive = Set(members().filter { $0.state == .alive }.map(\.node.name))
+                    if status.role != .leader, status.leader.map({ !alive.contains($0) }) ?? true {
+                        let since = leaderlessSince[id] ?? MonotonicClock.now
+                        leaderlessSince[id] = since
+                        if MonotonicClock.now - since >= Self.leaderlessAsks {
+                            leaderlessSince[id] = MonotonicClock.now
+                            if await Self.removedElsewhere(id, host: host, system: system) {
+                                system.log("group \(id) was removed by another replica (its job is done): removing it here")
+                                await host.remove(group: id)
+                            }
+                        }
+                        continue
+                    }
+                    leaderlessSince[id] = nil
+                    guard status.role == .leader, status.appliedIndex >= status.lastIndex, let job = state.job, await isRunning(job) == false
+                    else { continue }
+                    await takeOver(machine, status)
+                }
+                try? await Task.sleep(for: .milliseconds(250))
+            }
+        }
+    }
+
+    /// Seconds a group may have no alive leader before its replica asks the others
+    /// whether they removed it (and again every as many seconds).
+    public static let leaderlessAsks = 5.0
+
+    /// Whether another replica of group `id` removed it (its job is done).
+    static func removedElsewhere(_ id: String, host: RaftHost, system: ClusterSystem) async -> Bool {
+        guard let definition = await host.storedGroups()[id] else { return false }
+        let peers = system.connectedPeers.filter { definition.replicas.contains($0.node.name) && $0.node.name != system.node.name }
+        for peer in peers {
+            guard let endpoint = try? RaftEndpoint.resolve(id: ActorID(node: peer.node, name: RaftEndpoint.wellKnownName), using: system) else { continue }
+            if (try? await withTimeout(seconds: 2) { try await endpoint.removed(group: id) }) == true { return true }
+        }
+        return false
+    }
+
+    /// A job whose replicas could not be made.
+    public struct ReplicationFailure: Error, Sendable, CustomStringConvertible {
+        public var job: String
+        public var reason: String
+        public var description: String { "cannot replicate job \(job): \(reason)" }
+
+        public init(job: String, reason: String) {
+            self.job = job
+            self.reason = reason
+        }
+    }
+}

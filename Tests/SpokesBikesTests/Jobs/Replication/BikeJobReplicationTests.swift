@@ -1,0 +1,108 @@
+import Testing
+@testable import SpokesBikes
+
+/// A replicated bike job's state: the ledger's events replayed on a replica, and the
+/// machine a job's Raft group drives.
+@Suite struct BikeJobReplicationTests {
+    static let network = Network.synthetic(stations: 4, bikes: 3, emptySlots: 3)
+    static let job = BikeJob(id: "job-replicated", network: network, options: SimulationOptions(users: 6, paths: 3, seed: 7))
+
+    /// Drives `ledger` like a job's users would, seeded: attempts begun (some fencing
+    /// off older ones), moves in and out of order, repeats, stale moves, results counted
+    /// and users ended.
+    func play(_ ledger: JobLedger, users: Int, stations: Int, steps: Int, seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        var attempts = Array(repeating: 1, count: users)
+        var next = Array(repeating: 1, count: users)
+        for user in 0..<users { _ = ledger.beginAttempt(user: user, attempt: 1) }
+        for _ in 0..<steps {
+            let user = Int.random(in: 0..<users, using: &random)
+            switch Int.random(in: 0..<20, using: &random) {
+            case 0:
+                attempts[user] += 1
+                next[user] = ledger.beginAttempt(user: user, attempt: attempts[user]).moves + 1
+            case 1:
+                // A fenced-off attempt's late move.
+                _ = try? ledger.move(Move(user: user, attempt: attempts[user] - 1, step: next[user]), station: 0, take: true)
+            case 2:
+                _ = ledger.accept(user: user, attempt: attempts[user], ending: .finishedPaths)
+            case 3:
+                ledger.end(user: user, BikeJobBook.UserEnd(ending: .failed, node: nil, attempts: attempts[user], reasons: ["gave up"]))
+            default:
+                let repeatLast = Int.random(in: 0..<5, using: &random) == 0 && next[user] > 1
+                let step = repeatLast ? next[user] - 1 : next[user]
+                let take = !ledger.progress(user: user).hasBike
+                if (try? ledger.move(Move(user: user, attempt: attempts[user], step: step), station: Int.random(in: 0..<stations, using: &random), take: take)) != nil, !repeatLast {
+                    next[user] += 1
+                }
+            }
+        }
+    }
+
+    @Test(arguments: 1...20 as ClosedRange<UInt64>)
+    func aReplicaThatAppliesTheLedgersEventsInOrderHoldsTheLedgersBook(seed: UInt64) {
+        let start = Self.job.startingBook
+        let ledger = JobLedger(book: start, recording: true)
+        play(ledger, users: Self.job.options.users, stations: start.stations.count, steps: 400, seed: seed)
+        var replica = start
+        while true {
+            let (events, _) = ledger.takeEvents(limit: 7)
+            if events.isEmpty { break }
+            for event in events {
+                let applied = replica.apply(event)
+                #expect(applied, "every recorded event applies on a replica: \(event)")
+            }
+            #expect(replica.bikesInPlay == start.bikesInPlay, "bikes are conserved after every batch")
+        }
+        #expect(replica == ledger.book, "seed \(seed): the replica's book is the coordinator's")
+    }
+
+    @Test func aLedgerThatDoesNotRecordHandsOnNothing() {
+        let ledger = JobLedger(book: Self.job.startingBook, recording: false)
+        play(ledger, users: 6, stations: 4, steps: 50, seed: 1)
+        #expect(ledger.takeEvents(limit: 100).events.isEmpty)
+    }
+
+    @Test func theMachineHoldsTheJobAndEveryPrefixOfItsEventsConservesBikes() throws {
+        let start = Self.job.startingBook
+        let ledger = JobLedger(book: start, recording: true)
+        play(ledger, users: 6, stations: 4, steps: 300, seed: 3)
+        var machine = BikeJobMachine()
+        #expect(machine.apply(BikeJobMachine.record([.attempt(user: 0, attempt: 1)])).hasPrefix("error:"), "no events before the job")
+        #expect(machine.apply(BikeJobMachine.start(Self.job)) == "ok")
+        #expect(machine.book == start)
+        while true {
+            let (events, _) = ledger.takeEvents(limit: 11)
+            if events.isEmpty { break }
+            #expect(machine.apply(BikeJobMachine.record(events)) == "ok")
+            #expect(machine.book?.bikesInPlay == start.bikesInPlay)
+        }
+        #expect(machine.book == ledger.book)
+        #expect(machine.refusedEvents == 0)
+        #expect(machine.apply(BikeJobMachine.cancel("cancelled with 'spokes cancel'")) == "ok")
+        #expect(machine.apply(BikeJobMachine.cancel("another reason")) == "ok")
+        #expect(machine.cancelReason == "cancelled with 'spokes cancel'", "the first reason stays")
+        #expect(machine.apply(BikeJobMachine.finish) == "ok")
+        var restored = BikeJobMachine()
+        try restored.restore(machine.snapshot())
+        #expect(restored.book == machine.book && restored.finished && restored.job?.id == Self.job.id)
+        #expect(machine.apply("{not json").hasPrefix("error:"))
+    }
+
+    @Test func aResumedBookRunsOnlyTheUsersThatHadNotEnded() {
+        var book = Self.job.startingBook
+        _ = book.beginAttempt(user: 0, attempt: 1)
+        _ = book.accept(user: 0, attempt: 1, ending: .finishedPaths)
+        book.end(user: 1, BikeJobBook.UserEnd(ending: .failed, node: nil, attempts: 4, reasons: []))
+        _ = book.beginAttempt(user: 2, attempt: 3)
+        #expect(book.doneUsers == [0, 1])
+        let fenced = book
+        #expect(throws: BikeJobBook.Refusal.staleAttempt(user: 2, attempt: 2, current: 3)) {
+            var copy = fenced
+            _ = try copy.move(Move(user: 2, attempt: 2, step: 1), station: 0, take: true)
+        }
+        let report = Self.job.report(from: book, wallTime: 1, cancelReason: nil)
+        #expect(report.results.map(\.user) == Array(0..<6), "the report has every user, ended before or not")
+        #expect(report.failedUsers?.map(\.user) == [1])
+    }
+}
