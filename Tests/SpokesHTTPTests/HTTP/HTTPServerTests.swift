@@ -179,22 +179,24 @@ struct HTTPServerTests {
         let started = MonotonicClock.now
         let client = try await connect(server)
         defer { client.close() }
-        // The first byte at once (a connection that sends nothing is closed without an
-        // answer), then one byte every 50 ms: the 60-byte head would take 3 s to arrive.
+        // The first bytes at once (a connection that sends nothing is closed without an
+        // answer), then one byte every 200 ms: the rest of the head would take 10 s to
+        // arrive, so however late a loaded machine runs the server's timer, the head is
+        // never complete before it.
         let head = Array(Self.get("/slow", "X-Padding: \(String(repeating: "p", count: 20))\r\n").utf8)
-        #expect(await client.send([head[0]]))
+        #expect(await client.send(Array(head.prefix(8))))
         let dribbler = Task {
-            for byte in head.dropFirst() {
+            for byte in head.dropFirst(8) {
+                try? await Task.sleep(for: .milliseconds(200))
                 guard await client.send([byte]) else { return }
-                try? await Task.sleep(for: .milliseconds(50))
             }
         }
         defer { dribbler.cancel() }
-        let answer = await client.readResponse(timeout: 10)
+        let answer = await client.readResponse(timeout: 20)
         let response = try #require(answer, "no answer after \(MonotonicClock.now - started) s; refusals \(server.refusals)")
         let elapsed = MonotonicClock.now - started
         #expect(response.status == 408)
-        #expect(elapsed >= 1 && elapsed < 1 + 5, "answered after \(elapsed) s for a 1 s timeout (the head would take 3 s)")
+        #expect(elapsed >= 1 && elapsed < 10, "answered after \(elapsed) s for a 1 s timeout (the head would take 10 s)")
         #expect(response.headers.first("Connection") == "close")
         #expect(await client.closedByServer())
         #expect(server.refusals["request_timeout"] == 1)
