@@ -107,10 +107,10 @@ public distributed actor JobService {
     ///
     /// The job belongs to the node, not to the call: if the client goes away, the job runs
     /// on and its report is stored (``cancel(job:origin:)`` stops it). The report says
-    /// whether it was stored (`stored`, `storeError`). With enough members the job is
-    /// committed to its replicas before the listener hears it was accepted, and another
-    /// node takes it over if this one dies (``ReplicatedBikeJobs``); this call then fails,
-    /// and the client asks any node for the job (`spokes result JOB --wait`).
+    /// whether it was stored (`stored`, `storeError`). The job is committed to its
+    /// replicas (or this node's disk) before the listener hears it was accepted, and
+    /// another node takes it over if this one dies (``ReplicatedBikeJobs``); this call
+    /// then fails, and the client asks any node for the job (`spokes result JOB --wait`).
     public distributed func submit(_ job: BikeJob, listener: JobListener?) async throws -> SimulationReport {
         guard running[job.id] == nil else { throw Refusal.duplicateJob(job.id) }
         try job.checkRanges()

@@ -69,8 +69,8 @@ enum NodeCommand {
         // One job store for bike jobs and jobs of tasks: `spokes jobs` lists both.
         let store = JobStore(directory: settings.dataDirectory, keep: settings.jobsKeep) { log.log($0) }
         // A job's running state: replicated on `jobs.replicas` minus one other members (Raft
-        // groups in `raft/`), or, without enough members, in this node's journal (maps and
-        // sweeps) or its memory (bike jobs).
+        // groups in `raft/`), or, without enough members, on this node's disk (maps and
+        // sweeps in its journal, bike jobs in a group of this node alone).
         let journal = TaskJobJournal(dataDirectory: settings.dataDirectory) { log.log($0) }
         let raft = RaftHost(
             system: node.system,

@@ -69,7 +69,7 @@ public struct ClusterSettings: Sendable, Hashable {
     public var jobsKeep = 1_000
     /// Nodes that keep each running job (a Raft group of the coordinator and this many
     /// minus one alive members); with fewer alive members, or 1, the coordinator alone
-    /// keeps it (jobs of tasks in its journal, bike jobs in memory).
+    /// keeps it, on its disk (jobs of tasks in its journal, bike jobs in a group of one).
     public var jobReplicas = 3
 
     /// Where a node keeps its job records. `~` is the home directory (``HomeDirectory``).

@@ -369,6 +369,27 @@ struct SubmitProcessTests {
         }
     }
 
+    /// Issue 19 §1 and §2, for bike jobs of a lone node: the job is on its disk (a group
+    /// of one); the node is killed (-9) mid-job, the client says so and exits; started
+    /// again on its data directory, the node runs the users that had not ended, and
+    /// `result --wait` prints every user once with every bike accounted for.
+    @Test func aLoneNodesBikeJobRunsOnWhenTheNodeStartsAgain() async throws {
+        let environment = ["SPOKES_DATA_DIRECTORY": files.file("lone")]
+        let node = try await NodeProcess(name: "j0", flags: flags(["--slots", "3"]), environment: environment)
+        defer { node.kill(SIGKILL) }
+        let submitted = Task { await submit(to: node, ["--users", "30", "--paths", "8", "--time-scale", "1", "--seed", "7"]) }
+        let job = try await runningBikeJob(at: node, usersDone: 1)
+        node.kill(SIGKILL)
+        let lost = await submitted.value
+        #expect(lost.status == 1 && lost.standardError.contains("lost the coordinator of job \(job)"), "\(lost.standardError)")
+        let again = try await NodeProcess(name: "j0", flags: flags(["--slots", "3"]), environment: environment)
+        defer { again.kill(SIGKILL) }
+        let result = await CommandRun.spokes(["result", job, "--to", again.address.description, "--wait", "--json"] + flags())
+        #expect(result.status == 0, "\(result.standardError)")
+        checkExactlyOnce(report(result), users: 30)
+        #expect(report(result)["completedUsers"] as? Int == 30)
+    }
+
     /// Issue 19 §3, for bike jobs: the coordinator is paused (SIGSTOP) far longer than
     /// `dead_after`; another replica takes the job over and finishes it, and the client
     /// follows it there. When the old coordinator wakes, its term is old: it can commit

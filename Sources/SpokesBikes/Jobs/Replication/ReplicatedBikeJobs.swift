@@ -22,8 +22,10 @@ import SpokesReplication
 /// - A coordinator that lost the lead (it was cut off or paused, and replaced) commits
 ///   nothing more: its run stops and stores nothing.
 ///
-/// With fewer alive members than replicas wanted (or `jobs.replicas: 1`) a bike job is
-/// kept by its coordinator alone, as before.
+/// With fewer alive members than replicas wanted (or `jobs.replicas: 1`) the group is the
+/// coordinator alone: the job is on its disk, and a coordinator started again on its data
+/// directory runs it on (a group of two would stop at the death of either node, so a
+/// worker's crash would cost the job).
 public final class ReplicatedBikeJobs: Sendable {
     /// The kind of bike job groups, for `RaftHost`'s machine factories.
     public static let groupKind = "bikejob"
@@ -42,11 +44,11 @@ public final class ReplicatedBikeJobs: Sendable {
         groups = JobGroups(host: host, system: system, members: members)
     }
 
-    /// Keeps `job` on its replicas before it runs; returns how its run commits its
-    /// changes, or nil when the cluster keeps it on this node alone. Throws when the
-    /// replicas could not be made or the job not committed.
-    public func jobStarted(_ job: BikeJob) async throws -> BikeJob.Replica? {
-        guard let peers = groups.replicaPeers() else { return nil }
+    /// Keeps `job` on its replicas (or this node's disk alone) before it runs; returns how
+    /// its run commits its changes. Throws when the replicas could not be made or the job
+    /// not committed.
+    public func jobStarted(_ job: BikeJob) async throws -> BikeJob.Replica {
+        let peers = groups.replicaPeers() ?? []
         try await groups.open(Self.group(of: job.id), for: job.id, with: peers, machine: BikeJobMachine(), first: BikeJobMachine.start(job))
         guard let replica = await replica(of: job.id) else {
             throw JobGroups.ReplicationFailure(job: job.id, reason: "its group stopped as it started")
