@@ -18,6 +18,8 @@ public struct BikeJobBook: Sendable, Hashable, Codable {
         case outOfOrder(user: Int, step: Int, expected: Int)
         case alreadyFinished(user: Int)
         case jobEnded(user: Int)
+        /// A take by a rider, or a leave by a user on foot.
+        case wrongOperation(user: Int, step: Int, riding: Bool)
 
         public var description: String {
             switch self {
@@ -29,6 +31,8 @@ public struct BikeJobBook: Sendable, Hashable, Codable {
                 "user \(user) has already finished"
             case .jobEnded(let user):
                 "user \(user): the job has ended"
+            case .wrongOperation(let user, let step, let riding):
+                "user \(user): step \(step) \(riding ? "takes a bike while riding one" : "leaves a bike it does not have")"
             }
         }
     }
@@ -119,9 +123,16 @@ public struct BikeJobBook: Sendable, Hashable, Codable {
     }
 
     /// Takes (`take`) or leaves a bike at station `station` for `move`, under the rules
-    /// of ``perform(_:station:goal:operation:)``.
+    /// of ``perform(_:station:goal:operation:)``. A user on foot can only take and a rider
+    /// only leave, so no replayed move can make or lose a bike.
     public mutating func move(_ move: Move, station: Int, take: Bool) throws(Refusal) -> (outcome: Bool, applied: Bool) {
-        guard stations.indices.contains(station) else { throw .outOfOrder(user: move.user, step: move.step, expected: 0) }
+        guard stations.indices.contains(station), entries.indices.contains(move.user) else {
+            throw .outOfOrder(user: move.user, step: move.step, expected: 0)
+        }
+        let isNewStep = move.step == entries[move.user].progress.moves + 1
+        if isNewStep, take == entries[move.user].progress.hasBike {
+            throw .wrongOperation(user: move.user, step: move.step, riding: entries[move.user].progress.hasBike)
+        }
         var counts = stations[station]
         let result = try perform(move, station: "\(station)", goal: goalIndex.map(String.init)) {
             take ? counts.takeBike() : counts.leaveBike()

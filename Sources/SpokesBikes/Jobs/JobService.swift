@@ -83,6 +83,8 @@ public distributed actor JobService {
     private let replication: ReplicatedBikeJobs?
     /// The jobs coordinated here now (until their report is stored).
     private var running: [String: RunningJob] = [:]
+    /// Jobs whose replicas are being made, before they run.
+    private var starting: Set<String> = []
     /// The last reports finished here, newest first, so the dashboard need not read the store.
     private var recentReports: [SimulationReport] = []
     private static let recentReportCount = 10
@@ -121,8 +123,10 @@ public distributed actor JobService {
             throw error
         }
         _ = try job.validated(settings: node.settings)
+        // Until it runs, the job is starting: the watcher must not take its group over.
+        guard starting.insert(job.id).inserted else { throw Refusal.duplicateJob(job.id) }
+        defer { starting.remove(job.id) }
         let replica = try await replication?.jobStarted(job)
-        guard running[job.id] == nil else { throw Refusal.duplicateJob(job.id) }
         let cancelReason = CancelReason()
         let work = start(job, book: nil, replica: replica, cancelReason: cancelReason, listener: listener)
         return try await withTaskCancellationHandler {
@@ -164,7 +168,7 @@ public distributed actor JobService {
     /// `replica`'s new epoch, and stores the report. A job cancelled before runs none of
     /// its users: it ends at once with its report.
     func resume(_ job: BikeJob, book: BikeJobBook, replica: BikeJob.Replica, cancelReason reason: String?) async {
-        guard running[job.id] == nil else { return }
+        guard !isRunning(job.id) else { return }
         // Its report is stored here already (it ended just before this node lost the lead
         // and won it back): finish it rather than run it again.
         if (try? await report(of: job.id)) != nil {
@@ -177,8 +181,8 @@ public distributed actor JobService {
         actorSystem.log("took over job \(job.id): \(book.doneUsers.count) of \(job.options.users) users had ended\(reason.map { "; it was \($0)" } ?? "")")
     }
 
-    /// Whether this node runs `job` now.
-    func isRunning(_ job: String) -> Bool { running[job] != nil }
+    /// Whether this node runs `job` now, or is making its replicas.
+    func isRunning(_ job: String) -> Bool { running[job] != nil || starting.contains(job) }
 
     /// Stops running `job` without storing anything: another node owns it now (its
     /// replicas say it finished under another leader).

@@ -279,19 +279,35 @@ struct SubmitProcessTests {
     }
 
     @Test func aReportTheCoordinatorCannotStoreIsSaidSoAndFailsTheExitStatus() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-not-a-folder-\(UUID().uuidString)").path
-        try Data().write(to: URL(fileURLWithPath: file))
-        defer { try? FileManager.default.removeItem(atPath: file) }
-        let node = try await NodeProcess(name: "j0", flags: flags(), environment: ["SPOKES_DATA_DIRECTORY": file + "/data"])
+        // The job store's file is a folder: the job runs (its replicas are kept beside it,
+        // in raft/), and only its report cannot be stored.
+        let data = files.file("data")
+        try FileManager.default.createDirectory(atPath: data + "/jobs.jsonl", withIntermediateDirectories: true)
+        let node = try await NodeProcess(name: "j0", flags: flags(), environment: ["SPOKES_DATA_DIRECTORY": data])
         defer { node.kill(SIGTERM) }
         let run = await submit(to: node, ["--users", "5", "--paths", "2", "--time-scale", "0", "--seed", "8"])
         let report = report(run)
         #expect(run.status == 1)
         #expect(report["completedUsers"] as? Int == 5, "the report itself is whole")
         #expect(report["stored"] as? Bool == false)
-        #expect(report["storeError"] as? String == "cannot create the folder \(file)/data: not a directory")
-        #expect(run.standardError.contains("warning: the coordinator could not store job \(report["job"] as? String ?? "?"): cannot create the folder \(file)/data: not a directory"),
+        let storeError = report["storeError"] as? String ?? ""
+        #expect(storeError.contains("jobs.jsonl"), "\(storeError)")
+        #expect(run.standardError.contains("warning: the coordinator could not store job \(report["job"] as? String ?? "?"): \(storeError)"),
                 "\(run.standardError)")
+    }
+
+    /// Issue 19 §2: a job is accepted only once it is on disk. A node whose data directory
+    /// cannot be made refuses it before anything runs, naming the node and the path.
+    @Test func aNodeThatCannotKeepAJobOnDiskRefusesIt() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-not-a-folder-\(UUID().uuidString)").path
+        try Data().write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let node = try await NodeProcess(name: "j0", flags: flags(), environment: ["SPOKES_DATA_DIRECTORY": file + "/data"])
+        defer { node.kill(SIGTERM) }
+        let run = await submit(to: node, ["--users", "5", "--paths", "2", "--time-scale", "0", "--seed", "8"])
+        #expect(run.status == 1)
+        #expect(run.standardOutput.isEmpty)
+        #expect(run.standardError.contains("j0 refused the job") && run.standardError.contains(file), "\(run.standardError)")
     }
 
     @Test func withoutRetriesAFailingNodeShowsFailedUsersAndNoRetries() async throws {

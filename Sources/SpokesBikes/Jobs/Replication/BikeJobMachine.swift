@@ -7,15 +7,25 @@ import SpokesReplication
 /// every replica's book is the coordinator's book as of the last committed event, and
 /// whichever replica leads next resumes the job from exactly there.
 ///
-/// Commands are JSON: `{"job": ...}` (once; a repeat is ignored), `{"events": [...]}`,
-/// `{"cancelled": REASON}` (the first reason stays), `{"finished": true}`. A command it
-/// cannot use (bad JSON, events before the job) changes nothing and returns an `error:`
-/// result, the same on every replica. An event that does not apply (the book refuses it)
-/// is counted in ``refusedEvents`` (zero for a coordinator that keeps the contract).
+/// Commands are JSON: `{"job": ...}` (once; a repeat is ignored), `{"takeOver": EPOCH}`,
+/// `{"events": [...], "epoch": EPOCH}`, `{"cancelled": REASON}` (the first reason stays),
+/// `{"finished": true}`. A command it cannot use (bad JSON, events before the job)
+/// changes nothing and returns an `error:` result, the same on every replica.
+///
+/// **Epochs fence coordinators.** The job's first coordinator runs in epoch 0; a leader
+/// that takes the job over first commits `takeOver` with its Raft term, a higher epoch.
+/// Events are applied only from the current epoch's coordinator: a batch from an older
+/// one (a coordinator that was replaced, and whose proposal still reached a log) changes
+/// nothing and returns an `error:` result, so its run stops. An event the book refuses is
+/// counted in ``refusedEvents`` and its batch answers `error:` too: the coordinator's
+/// ledger and the replicas no longer agree, so its run stops and a leader takes the job
+/// over from the replicas' book (zero for a coordinator that keeps the contract).
 public struct BikeJobMachine: ReplicatedStateMachine {
     private struct Command: Codable {
         var job: BikeJob?
+        var takeOver: Int?
         var events: [BikeJobBook.Event]?
+        var epoch: Int?
         var cancelled: String?
         var finished: Bool?
     }
@@ -26,6 +36,7 @@ public struct BikeJobMachine: ReplicatedStateMachine {
         var cancelReason: String?
         var finished = false
         var refusedEvents = 0
+        var epoch = 0
     }
 
     private var state = State()
@@ -41,11 +52,17 @@ public struct BikeJobMachine: ReplicatedStateMachine {
     public var cancelReason: String? { state.cancelReason }
     /// Events that did not apply to the book.
     public var refusedEvents: Int { state.refusedEvents }
+    /// The epoch whose coordinator may change the book (0 until a take-over).
+    public var epoch: Int { state.epoch }
 
     /// The command that records `job`.
     public static func start(_ job: BikeJob) -> String { encode(Command(job: job)) }
-    /// The command that records the ledger's events.
-    public static func record(_ events: [BikeJobBook.Event]) -> String { encode(Command(events: events)) }
+    /// The command that records the ledger's events, made by the coordinator of `epoch`.
+    public static func record(_ events: [BikeJobBook.Event], epoch: Int) -> String { encode(Command(events: events, epoch: epoch)) }
+    /// The command a leader commits before it runs the job from the book, in `epoch`.
+    public static func takeOver(epoch: Int) -> String { encode(Command(takeOver: epoch)) }
+    /// What applying a command that was used answers.
+    public static let applied = "ok"
     /// The command that records a cancellation.
     public static func cancel(_ reason: String) -> String { encode(Command(cancelled: reason)) }
     /// The command that marks the job's report stored.
@@ -62,14 +79,24 @@ public struct BikeJobMachine: ReplicatedStateMachine {
             state.job = job
             state.book = job.startingBook
         }
+        if let epoch = decoded.takeOver {
+            guard state.job != nil else { return "error: a take-over before the job" }
+            guard epoch > state.epoch else { return "error: epoch \(epoch) is not above epoch \(state.epoch)" }
+            state.epoch = epoch
+        }
         if let events = decoded.events {
             guard var book = state.book else { return "error: events before the job" }
-            for event in events where !book.apply(event) { state.refusedEvents += 1 }
+            let epoch = decoded.epoch ?? 0
+            guard epoch == state.epoch else { return "error: events of epoch \(epoch), the job is in epoch \(state.epoch)" }
+            var refused = 0
+            for event in events where !book.apply(event) { refused += 1 }
             state.book = book
+            state.refusedEvents += refused
+            if refused > 0 { return "error: \(refused) of \(events.count) events did not apply" }
         }
         if let reason = decoded.cancelled, state.cancelReason == nil { state.cancelReason = String(reason.prefix(200)) }
         if decoded.finished == true { state.finished = true }
-        return "ok"
+        return Self.applied
     }
 
     public func snapshot() -> String {

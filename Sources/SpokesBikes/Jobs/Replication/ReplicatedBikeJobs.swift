@@ -50,21 +50,22 @@ public final class ReplicatedBikeJobs: Sendable {
     public func jobStarted(_ job: BikeJob) async throws -> BikeJob.Replica {
         let peers = groups.replicaPeers() ?? []
         try await groups.open(Self.group(of: job.id), for: job.id, with: peers, machine: BikeJobMachine(), first: BikeJobMachine.start(job))
-        guard let replica = await replica(of: job.id) else {
-            throw JobGroups.ReplicationFailure(job: job.id, reason: "its group stopped as it started")
-        }
-        return replica
+        return replica(of: job.id, epoch: 0)
     }
 
-    /// How this node's run of `job` commits its changes, under this node's term now.
-    func replica(of job: String) async -> BikeJob.Replica? {
+    /// How this node's run of `job` in `epoch` commits its changes: true once a batch is
+    /// committed and applied as it was made.
+    func replica(of job: String, epoch: Int) -> BikeJob.Replica {
         let id = Self.group(of: job)
-        guard let status = await host.status(of: id) else { return nil }
         let host = host
         let system = groups.system
-        return BikeJob.Replica(epoch: status.term) { events in
+        return BikeJob.Replica(epoch: epoch) { events in
             do {
-                _ = try await host.propose(group: id, command: BikeJobMachine.record(events), forward: false)
+                let commit = try await host.propose(group: id, command: BikeJobMachine.record(events, epoch: epoch), forward: false)
+                guard commit.result == BikeJobMachine.applied else {
+                    system.log("job \(job): its replicas did not take this node's changes (\(commit.result)); the group's leader runs it")
+                    return false
+                }
                 return true
             } catch {
                 system.log("job \(job): cannot commit its changes here (\(error)); the group's leader runs it")
@@ -122,10 +123,16 @@ public final class ReplicatedBikeJobs: Sendable {
             job: { ($0 as? BikeJobMachine).map { JobGroups.JobState(job: $0.job?.id, finished: $0.finished) } },
             isRunning: { job in await service.whenLocal { $0.isRunning(job) } ?? true },
             abandon: { job in await service.whenLocal { $0.abandon(job) } },
-            takeOver: { machine, _ in
-                guard let machine = machine as? BikeJobMachine, let job = machine.job, let book = machine.book,
-                      let replica = await self.replica(of: job.id)
+            takeOver: { machine, status in
+                guard let job = (machine as? BikeJobMachine)?.job else { return }
+                // The new epoch is committed first, so no change of an earlier coordinator
+                // can apply after the book this run starts from.
+                let id = Self.group(of: job.id)
+                guard let commit = try? await self.host.propose(group: id, command: BikeJobMachine.takeOver(epoch: status.term), forward: false),
+                      commit.result == BikeJobMachine.applied,
+                      let machine = await self.host.stateMachine(of: id) as? BikeJobMachine, let book = machine.book, !machine.finished
                 else { return }
+                let replica = self.replica(of: job.id, epoch: status.term)
                 await service.whenLocal { await $0.resume(job, book: book, replica: replica, cancelReason: machine.cancelReason) }
             })
     }

@@ -68,13 +68,13 @@ import Testing
         let ledger = JobLedger(book: start, recording: true)
         play(ledger, users: 6, stations: 4, steps: 300, seed: 3)
         var machine = BikeJobMachine()
-        #expect(machine.apply(BikeJobMachine.record([.attempt(user: 0, attempt: 1)])).hasPrefix("error:"), "no events before the job")
+        #expect(machine.apply(BikeJobMachine.record([.attempt(user: 0, attempt: 1)], epoch: 0)).hasPrefix("error:"), "no events before the job")
         #expect(machine.apply(BikeJobMachine.start(Self.job)) == "ok")
         #expect(machine.book == start)
         while true {
             let (events, _) = ledger.takeEvents(limit: 11)
             if events.isEmpty { break }
-            #expect(machine.apply(BikeJobMachine.record(events)) == "ok")
+            #expect(machine.apply(BikeJobMachine.record(events, epoch: 0)) == "ok")
             #expect(machine.book?.bikesInPlay == start.bikesInPlay)
         }
         #expect(machine.book == ledger.book)
@@ -87,6 +87,25 @@ import Testing
         try restored.restore(machine.snapshot())
         #expect(restored.book == machine.book && restored.finished && restored.job?.id == Self.job.id)
         #expect(machine.apply("{not json").hasPrefix("error:"))
+    }
+
+    @Test func aTakeOverFencesOffEveryChangeOfAnEarlierCoordinator() {
+        var machine = BikeJobMachine()
+        _ = machine.apply(BikeJobMachine.start(Self.job))
+        #expect(machine.apply(BikeJobMachine.record([.attempt(user: 0, attempt: 1)], epoch: 0)) == "ok")
+        #expect(machine.apply(BikeJobMachine.takeOver(epoch: 3)) == "ok")
+        let before = machine.book
+        let late = BikeJobMachine.record([.move(Move(user: 0, attempt: 1, step: 1), station: 0, take: true)], epoch: 0)
+        #expect(machine.apply(late).hasPrefix("error:"), "the first coordinator's late batch")
+        #expect(machine.book == before, "changed nothing")
+        #expect(machine.apply(BikeJobMachine.takeOver(epoch: 2)).hasPrefix("error:"), "an epoch not above the current one")
+        #expect(machine.apply(BikeJobMachine.record([.attempt(user: 0, attempt: 2)], epoch: 3)) == "ok")
+        #expect(machine.book?.entries[0].attempt == 2)
+        // A batch with an event the book refuses answers an error: that coordinator stops.
+        let riding = BikeJobMachine.record([.move(Move(user: 0, attempt: 2, step: 1), station: 0, take: false)], epoch: 3)
+        #expect(machine.apply(riding).hasPrefix("error:"), "a leave by a user on foot")
+        #expect(machine.refusedEvents == 1)
+        #expect(machine.book?.bikesInPlay == Self.job.startingBook.bikesInPlay)
     }
 
     @Test func aResumedBookRunsOnlyTheUsersThatHadNotEnded() {
