@@ -75,6 +75,7 @@ enum NodeCommand {
             system: node.system,
             settings: RaftHostSettings(dataDirectory: (HomeDirectory.expand(settings.dataDirectory) as NSString).appendingPathComponent("raft")),
             machines: ReplicatedTaskJobs.machines)
+        node.setReplicaGroups { await raft.groupViews() }
         let replicated = ReplicatedTaskJobs(host: raft, system: node.system, members: { [weak node] in node?.members ?? [] }, fallback: journal)
         node.start(taskJobHistory: store, durability: replicated, journal: journal)
         for (group, problem) in await raft.reopenStoredGroups() { log.log("cannot reopen raft group \(group): \(problem)") }
