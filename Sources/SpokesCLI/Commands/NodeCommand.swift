@@ -76,6 +76,7 @@ enum NodeCommand {
             system: node.system,
             settings: RaftHostSettings(dataDirectory: (HomeDirectory.expand(settings.dataDirectory) as NSString).appendingPathComponent("raft")),
             machines: ReplicatedTaskJobs.machines.merging(ReplicatedBikeJobs.machines) { first, _ in first })
+        node.setReplicaGroups { await raft.groupViews() }
         let replicated = ReplicatedTaskJobs(host: raft, system: node.system, members: { [weak node] in node?.members ?? [] }, fallback: journal)
         let replicatedBikeJobs = ReplicatedBikeJobs(host: raft, system: node.system, members: { [weak node] in node?.members ?? [] })
         node.start(taskJobHistory: store, durability: replicated, journal: journal)

@@ -45,6 +45,8 @@ public final class ClusterNode: Sendable {
     /// What `spokes stop` asks for (``NodeStatus/stop()``); nil: this node cannot be stopped remotely.
     private let stopRequest = Mutex<(@Sendable () -> Void)?>(nil)
     private let nameConflictPromise = Promise<NameConflict, Never>()
+    /// Where this node's replicated groups come from (``setReplicaGroups(_:)``).
+    private let replicaGroupProvider = Mutex<(@Sendable () async -> [ReplicaGroupView])?>(nil)
 
     /// Completes when a live member of the cluster turns out to have this node's name
     /// (see ``NameConflict``). The node has then stopped finding and greeting peers;
@@ -60,6 +62,19 @@ public final class ClusterNode: Sendable {
     /// Lets clients stop this node (`spokes stop`): `action` runs once one asks.
     public func onStopRequest(_ action: @escaping @Sendable () -> Void) {
         stopRequest.withLock { $0 = action }
+    }
+
+    /// Tells this node how to list the replicated groups it holds a replica of (`spokes
+    /// node` passes its Raft host's), so its dashboard and ``NodeStatus/observe(tasksAfter:)``
+    /// show where each job's leader and replicas are. Replaces any earlier `provider`.
+    public func setReplicaGroups(_ provider: @escaping @Sendable () async -> [ReplicaGroupView]) {
+        replicaGroupProvider.withLock { $0 = provider }
+    }
+
+    /// This node's replicas of replicated groups now, by group id; none without a provider.
+    public func replicaGroups() async -> [ReplicaGroupView] {
+        guard let provider = replicaGroupProvider.withLock({ $0 }) else { return [] }
+        return await provider().sorted { $0.id < $1.id }
     }
 
     /// Binds the node's ports. Call ``start()`` to begin finding peers. The node logs to
@@ -107,7 +122,11 @@ public final class ClusterNode: Sendable {
     ) {
         let hosted = ClusterSystem.withWellKnownName(NodeStatus.wellKnownName) {
             NodeStatus(actorSystem: system, report: { [weak self] in self?.statusReport() ?? [] },
-                       observe: { [weak self] after in self?.observation(tasksAfter: after) },
+                       observe: { [weak self] after in
+                           guard let self else { return nil }
+                           let groups = await self.replicaGroups()
+                           return self.observation(tasksAfter: after, replicaGroups: groups)
+                       },
                        stop: { [weak self] in self?.stopRequest.withLock { $0 } })
         }
         status.withLock { $0 = hosted }
@@ -420,15 +439,16 @@ public final class ClusterNode: Sendable {
     }
 
     /// This node's counts, the attempts its worker ended after sequence `after` (and those
-    /// running), the jobs it coordinates and its heartbeat round trips.
-    public func observation(tasksAfter after: UInt64) -> NodeObservation {
+    /// running), the jobs it coordinates, its heartbeat round trips, and `replicaGroups`
+    /// (what ``replicaGroups()`` said; it is asynchronous, so the caller asks it first).
+    public func observation(tasksAfter after: UInt64, replicaGroups: [ReplicaGroupView]? = nil) -> NodeObservation {
         let (spans, last) = timeline.spans(after: after)
         let now = MonotonicClock.now
         return NodeObservation(
             node: system.node.name, now: now, uptime: now - started, slots: settings.slots, waitingSlots: settings.waitingSlots,
             inUse: counters.inUse, succeeded: counters.succeeded, failed: counters.failed,
             tasks: spans, lastTaskSequence: last, jobs: jobBoard.records, roundTrips: system.heartbeatRoundTrips,
-            kinds: registry.schemas)
+            kinds: registry.schemas, replicaGroups: replicaGroups)
     }
 
     private func statusReport() -> [MemberStatus] {

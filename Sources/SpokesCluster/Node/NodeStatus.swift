@@ -37,14 +37,14 @@ public distributed actor NodeStatus {
     public static let wellKnownName = "status"
 
     private let report: @Sendable () -> [MemberStatus]
-    private let observation: @Sendable (UInt64) -> NodeObservation?
+    private let observation: @Sendable (UInt64) async -> NodeObservation?
     private let stopAction: @Sendable () -> (@Sendable () -> Void)?
 
     /// `stop` gives what to do when a client asks the node to stop; nil (the default)
     /// refuses.
     public init(
         actorSystem: ClusterSystem, report: @escaping @Sendable () -> [MemberStatus],
-        observe: @escaping @Sendable (UInt64) -> NodeObservation? = { _ in nil },
+        observe: @escaping @Sendable (UInt64) async -> NodeObservation? = { _ in nil },
         stop: @escaping @Sendable () -> (@Sendable () -> Void)? = { nil }
     ) {
         self.actorSystem = actorSystem
@@ -60,9 +60,9 @@ public distributed actor NodeStatus {
 
     /// What the dashboard polls: this node's counts, the task attempts its worker ended
     /// after sequence `tasksAfter` (pass back the last answer's `lastTaskSequence`; 0 at
-    /// first) and those running, its jobs and its heartbeat round trips.
-    public distributed func observe(tasksAfter: UInt64) throws -> NodeObservation {
-        guard let observation = observation(tasksAfter) else { throw RemoteCallError.actorNotFound("\(id.node.name) is stopping") }
+    /// first) and those running, its jobs, its heartbeat round trips and its replicated groups.
+    public distributed func observe(tasksAfter: UInt64) async throws -> NodeObservation {
+        guard let observation = await observation(tasksAfter) else { throw RemoteCallError.actorNotFound("\(id.node.name) is stopping") }
         return observation
     }
 

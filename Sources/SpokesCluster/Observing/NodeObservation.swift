@@ -1,5 +1,6 @@
 /// What one node tells the dashboard about itself: its counts, the task attempts it ran
-/// since the caller last asked, the jobs it coordinates, and its heartbeat round trips.
+/// since the caller last asked, the jobs it coordinates, its heartbeat round trips, and the
+/// replicated groups it holds a replica of.
 /// ``NodeStatus/observe(tasksAfter:)`` returns it.
 public struct NodeObservation: Sendable, Hashable, Codable {
     public var node: String
@@ -28,12 +29,18 @@ public struct NodeObservation: Sendable, Hashable, Codable {
     public var roundTrips: [String: Double]
     /// The task kinds its worker runs (nil from a node that does not say).
     public var kinds: [TaskSchema]?
+    /// Its replicas of replicated groups (jobs kept in Raft groups), as it sees them, by
+    /// group id (``ClusterNode/replicaGroups()``); nil from a node that does not say (an
+    /// older version).
+    public var replicaGroups: [ReplicaGroupView]?
 
     public init(
         node: String, now: Double, uptime: Double, slots: Int, waitingSlots: Int, inUse: TaskBudgets, succeeded: Int, failed: Int,
-        tasks: [TaskTimeline.Span], lastTaskSequence: UInt64, jobs: [JobBoard.Record], roundTrips: [String: Double], kinds: [TaskSchema]? = nil
+        tasks: [TaskTimeline.Span], lastTaskSequence: UInt64, jobs: [JobBoard.Record], roundTrips: [String: Double], kinds: [TaskSchema]? = nil,
+        replicaGroups: [ReplicaGroupView]? = nil
     ) {
         self.kinds = kinds
+        self.replicaGroups = replicaGroups
         self.node = node
         self.now = now
         self.uptime = uptime

@@ -22,17 +22,62 @@ public struct DashboardSnapshot: Sendable, Hashable, Codable {
     /// Task attempts that ran on any node in the last ``DashboardSnapshot/timelineSeconds``,
     /// and those running now.
     public var tasks: [TaskSpanView]
+    /// The replicated groups (jobs kept in Raft groups) the answering members hold, one
+    /// view per group, by id: of the views its replicas gave, the most informed
+    /// (``ReplicaGroupView/mostInformed(_:)``). Where each job's leader and replicas are.
+    public var groups: [ReplicaGroupView]
+    /// Changes of a group's leader seen in the last ``DashboardSnapshot/failoverSeconds``,
+    /// oldest first (see ``ClusterTimeline/observeGroups(_:at:)``).
+    public var failovers: [FailoverView]
 
     /// How far back the task stream reaches.
     public static let timelineSeconds = 60.0
+    /// How far back ``failovers`` reach.
+    public static let failoverSeconds = 600.0
 
-    public init(node: String, cluster: String, time: Double, members: [MemberView], jobs: [JobView], tasks: [TaskSpanView]) {
+    public init(
+        node: String, cluster: String, time: Double, members: [MemberView], jobs: [JobView], tasks: [TaskSpanView],
+        groups: [ReplicaGroupView] = [], failovers: [FailoverView] = []
+    ) {
         self.node = node
         self.cluster = cluster
         self.time = time
         self.members = members
         self.jobs = jobs
         self.tasks = tasks
+        self.groups = groups
+        self.failovers = failovers
+    }
+}
+
+/// A replicated group's leader changed to another node: the old one died or was cut off
+/// and the replicas elected a new one (for a job's group, the new leader takes the job over).
+public struct FailoverView: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// When the dashboard first saw the new leader, on the serving node's clock.
+    public var time: Double
+    /// The group's id, e.g. `taskjob-map-0a3f442b`.
+    public var group: String
+    /// The job the group keeps; nil for a group that keeps none.
+    public var job: String?
+    /// The leader seen before (there may have been none in between, during the election).
+    public var from: String
+    /// The new leader.
+    public var to: String
+    /// The new leader's term.
+    public var term: Int
+
+    public init(time: Double, group: String, job: String?, from: String, to: String, term: Int) {
+        self.time = time
+        self.group = group
+        self.job = job
+        self.from = from
+        self.to = to
+        self.term = term
+    }
+
+    /// `job map-1: leader n1 -> n3 (term 4)`, as the page writes it.
+    public var description: String {
+        "\(job.map { "job \($0)" } ?? "group \(group)"): leader \(from) -> \(to) (term \(term))"
     }
 }
 

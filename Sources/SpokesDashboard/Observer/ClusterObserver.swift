@@ -3,8 +3,11 @@ import SpokesCluster
 import SpokesConcurrency
 
 /// Gathers what the dashboard shows from every member of the cluster: each node's
-/// ``NodeObservation`` (through its well-known ``NodeStatus``), and for bike jobs the
-/// stations' bikes from the coordinator's ``JobService``.
+/// ``NodeObservation`` (through its well-known ``NodeStatus``; with the replicated groups
+/// it holds, which say where each job's leader and replicas are), and for bike jobs the
+/// stations' bikes from the coordinator's ``JobService``. A change of a group's leader
+/// between two gatherings goes on the timeline as a failover (so failovers are seen
+/// while someone watches the dashboard).
 ///
 /// One gathering serves every viewer: ``snapshot(maxAge:)`` returns the last snapshot
 /// while it is younger than `maxAge`, and concurrent callers share one poll. Each call to
@@ -79,8 +82,10 @@ public actor ClusterObserver {
         let timeout = callTimeout
         var polls: [(name: String, after: UInt64, sentAt: Double, answer: NodeObservation?, receivedAt: Double)] = []
         let selfAfter = timeline.lastSequence(of: system.node.name)
+        let node = node
+        let selfGroups = try? await withTimeout(seconds: timeout) { await node.replicaGroups() }
         let selfSent = MonotonicClock.now
-        polls.append((system.node.name, selfAfter, selfSent, node.observation(tasksAfter: selfAfter), MonotonicClock.now))
+        polls.append((system.node.name, selfAfter, selfSent, node.observation(tasksAfter: selfAfter, replicaGroups: selfGroups), MonotonicClock.now))
         await withTaskGroup(of: (String, UInt64, Double, NodeObservation?, Double).self) { group in
             for member in asked {
                 let after = timeline.lastSequence(of: member.node.name)
@@ -96,11 +101,13 @@ public actor ClusterObserver {
             for await poll in group { polls.append(poll) }
         }
         answered = []
+        var groupViews: [String: [ReplicaGroupView]] = [:]
         for poll in polls {
             guard let answer = poll.answer else { continue }
             timeline.absorb(answer, askedAfter: poll.after, sentAt: poll.sentAt, receivedAt: poll.receivedAt)
             observations[poll.name] = answer
             answered.insert(poll.name)
+            for view in answer.replicaGroups ?? [] { groupViews[view.id, default: []].append(view) }
         }
         let known = Set([system.node.name] + members.filter { $0.state != .left && $0.state != .dead }.map(\.node.name))
         for name in observations.keys where !known.contains(name) {
@@ -113,6 +120,9 @@ public actor ClusterObserver {
         finalBikes = finalBikes.filter { listed.contains($0.key) }
 
         let now = MonotonicClock.now
+        // Only this poll's answers: a member that did not answer may have lost its lead.
+        let groups = groupViews.keys.sorted().compactMap { ReplicaGroupView.mostInformed(groupViews[$0]!) }
+        timeline.observeGroups(groups, at: now)
         let trips = system.heartbeatRoundTrips
         let me = observations[system.node.name]
         var views = [MemberView(
@@ -128,7 +138,7 @@ public actor ClusterObserver {
         }
         return DashboardSnapshot(
             node: system.node.name, cluster: node.settings.cluster, time: now, members: views,
-            jobs: await jobViews(), tasks: timeline.spans(now: now))
+            jobs: await jobViews(), tasks: timeline.spans(now: now), groups: groups, failovers: timeline.failovers(now: now))
     }
 
     /// Every coordinator's jobs, running first; bike jobs with their stations' bikes.

@@ -12,7 +12,18 @@ import SpokesCluster
 /// Invariants: a node's ended spans are kept once each (by sequence), only as far back
 /// as ``DashboardSnapshot/timelineSeconds`` and at most ``maximumSpans`` in all; a node
 /// whose sequence or uptime goes back has restarted, and its old spans are dropped.
+///
+/// It also follows the leaders of replicated groups (``observeGroups(_:at:)``) and records
+/// each change of leader as a ``FailoverView``: as far back as
+/// ``DashboardSnapshot/failoverSeconds``, at most ``maximumFailovers``.
 public struct ClusterTimeline: Sendable {
+    /// The last leader seen of one group, and in which term.
+    private struct GroupTrack: Sendable {
+        var leader: String?
+        var term: Int
+        var seenAt: Double
+    }
+
     private struct NodeTrack: Sendable {
         var offset: Double
         var bestRoundTrip: Double
@@ -29,6 +40,10 @@ public struct ClusterTimeline: Sendable {
     /// seconds, so a drifting clock is followed.
     public static let offsetLifetime = 30.0
     private var tracks: [String: NodeTrack] = [:]
+    private var groups: [String: GroupTrack] = [:]
+    private var recordedFailovers: [FailoverView] = []
+    /// Most failovers kept.
+    public static let maximumFailovers = 100
 
     public init(maximumSpans: Int = 5_000) {
         self.maximumSpans = maximumSpans
@@ -97,5 +112,42 @@ public struct ClusterTimeline: Sendable {
             all += tracks[name]!.ended + tracks[name]!.running
         }
         return Array(all.sorted { ($0.start, $0.node, $0.slot) < ($1.start, $1.node, $1.slot) }.suffix(max(0, limit)))
+    }
+
+    /// Takes in the replicated groups as seen at `time` (serving node's clock): one view
+    /// per group, the most informed one (``ReplicaGroupView/mostInformed(_:)``). Records a
+    /// ``FailoverView`` when a group's leader is another node than the last leader seen,
+    /// in a later term (Raft has one leader per term); views without a leader (an
+    /// election) or from an older term change nothing, so `n1`, none, `n3` is one failover
+    /// from `n1` to `n3`, and `n1` elected again is none. The first leader seen of a group
+    /// is not a failover. Groups not seen for
+    /// ``DashboardSnapshot/timelineSeconds`` are forgotten (a finished job's).
+    public mutating func observeGroups(_ views: [ReplicaGroupView], at time: Double) {
+        for view in views {
+            guard var track = groups[view.id] else {
+                groups[view.id] = GroupTrack(leader: view.leader, term: view.term, seenAt: time)
+                continue
+            }
+            track.seenAt = time
+            if let leader = view.leader, view.term > track.term || (track.leader == nil && view.term == track.term) {
+                if let previous = track.leader, previous != leader {
+                    recordedFailovers.append(FailoverView(time: time, group: view.id, job: view.job, from: previous, to: leader, term: view.term))
+                }
+                track.leader = leader
+                track.term = view.term
+            }
+            groups[view.id] = track
+        }
+        let horizon = time - DashboardSnapshot.timelineSeconds
+        groups = groups.filter { $0.value.seenAt >= horizon }
+        if recordedFailovers.count > Self.maximumFailovers { recordedFailovers.removeFirst(recordedFailovers.count - Self.maximumFailovers) }
+    }
+
+    /// The failovers recorded within ``DashboardSnapshot/failoverSeconds`` before `now`,
+    /// oldest first. Drops older ones for good.
+    public mutating func failovers(now: Double) -> [FailoverView] {
+        let horizon = now - DashboardSnapshot.failoverSeconds
+        recordedFailovers.removeAll { $0.time < horizon }
+        return recordedFailovers
     }
 }

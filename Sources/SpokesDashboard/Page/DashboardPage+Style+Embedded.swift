@@ -144,6 +144,11 @@ dd.warn { color: var(--warn); font-weight: 600; }
 .split-legend { list-style: none; margin: 6px 0 0; padding: 0; display: flex; flex-wrap: wrap; gap: 2px 14px; font-size: 12.5px; color: var(--muted); }
 .split-legend li { display: inline-flex; align-items: center; gap: 5px; }
 .split-name { color: var(--ink); font-weight: 600; }
+.job-replicas { display: flex; flex-wrap: wrap; align-items: center; gap: 3px 6px; color: var(--muted); font-size: 12.5px; margin: -4px 0 8px; }
+.replica-leader { color: var(--ink); font-weight: 600; }
+.replica { padding: 0 6px; border: 1px solid var(--line); border-radius: 4px; color: #374151; }
+.replica.leader { border-color: #93c5fd; background: var(--info-bg); color: var(--info); font-weight: 650; }
+.replica.down { color: var(--faint); text-decoration: line-through; }
 
 /* Task stream */
 .stream { width: 100%; min-height: 60px; overflow: hidden; }
@@ -158,6 +163,11 @@ dd.warn { color: var(--warn); font-weight: 600; }
 .stream-svg .axis-line { stroke: #cbd5e1; }
 .stream-svg .retry { stroke: #111827; stroke-width: .8; stroke-opacity: .8; }
 .stream-svg .empty-label { fill: var(--muted); font-size: 13px; }
+.stream-svg .failover-mark { fill: none; stroke: #111827; stroke-width: 1.5; stroke-dasharray: 4 3; }
+.key-failover .swatch { width: 3px; border-radius: 0; background: #111827; }
+.failovers { list-style: none; margin: 8px 0 0; padding: 0; display: flex; flex-direction: column; gap: 2px; font-size: 12.5px; }
+.failover { display: flex; gap: 10px; }
+.failover-when { min-width: 90px; color: var(--warn); font-weight: 600; }
 .tip {
   position: absolute; z-index: 5; pointer-events: none; min-width: 180px; max-width: 320px; padding: 7px 10px; border-radius: 7px;
   background: rgba(15, 23, 42, .94); color: #e2e8f0; font-size: 12px; line-height: 1.45; box-shadow: 0 4px 14px rgba(0, 0, 0, .2);

@@ -10,7 +10,10 @@
 /// `setAttribute`), never from markup, so names from the cluster cannot inject anything.
 ///
 /// Hooks for browser tests: member rows `tr[data-member][data-state]`, job cards
-/// `[data-job][data-state]`, the task stream's SVG in `#task-stream`, the station map's
+/// `[data-job][data-state]` (a running replicated job's replicas in `.job-replicas`, one
+/// `[data-replica]` each: the leader's with class `leader`, one on a member not alive with
+/// `down`), the task stream's SVG in `#task-stream` and the latest failovers under it in
+/// `#failovers` (`li[data-group]`), the station map's
 /// SVG in `#station-map` with one `circle.station` per station, and `#connection` whose
 /// `data-state` is `live`, `reconnecting` or `polling`. Opening the page with
 /// `?transport=poll` skips server-sent events and polls `/api/snapshot` every second.
@@ -56,6 +59,7 @@ public enum DashboardPage {
               <div id="stream-legend" class="legend"></div>
             </div>
             <div id="task-stream" class="stream"></div>
+            <ul id="failovers" class="failovers" aria-label="Leader changes of job groups" hidden></ul>
             <div id="stream-tip" class="tip" hidden></div>
           </section>
           <div class="columns">

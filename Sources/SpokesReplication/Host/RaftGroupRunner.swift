@@ -17,6 +17,8 @@ actor RaftGroupRunner {
     }
 
     let id: String
+    /// The group's replicas (and first leader), as it was opened with.
+    let definition: RaftGroup
     private let node: String
     private var replica: RaftReplica
     private let storage: RaftStorage
@@ -42,6 +44,7 @@ actor RaftGroupRunner {
         self.id = id
         self.node = node
         self.replica = replica
+        definition = replica.group
         self.storage = storage
         self.machine = machine
         self.settings = settings

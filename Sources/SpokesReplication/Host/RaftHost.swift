@@ -236,6 +236,21 @@ public final class RaftHost: Sendable {
         return await runner.status
     }
 
+    /// Every group this node holds a replica of, as this replica sees it now (role, term,
+    /// leader, commit index) with its replicas, by group id: what the node's dashboard and
+    /// status show (`ClusterNode.setReplicaGroups`).
+    public func groupViews() async -> [ReplicaGroupView] {
+        let runners = groups.withLock { $0.values.sorted { $0.id < $1.id } }
+        var views: [ReplicaGroupView] = []
+        for runner in runners {
+            let status = await runner.status
+            views.append(ReplicaGroupView(
+                id: runner.id, node: status.replica, replicas: runner.definition.replicas, leader: status.leader, term: status.term,
+                role: status.role.rawValue, commitIndex: status.commitIndex))
+        }
+        return views
+    }
+
     /// A copy of the state machine of this node's replica of `group` (what it applied so
     /// far), or nil if it holds none.
     public func stateMachine(of group: String) async -> (any ReplicatedStateMachine)? {

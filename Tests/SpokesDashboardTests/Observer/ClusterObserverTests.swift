@@ -3,6 +3,7 @@ import SpokesBikes
 import SpokesCluster
 import SpokesConcurrency
 import SpokesTestKit
+import Synchronization
 import Testing
 @testable import SpokesDashboard
 
@@ -94,5 +95,62 @@ struct ClusterObserverTests {
         #expect(first.time == second.time)
         let fresh = await observer.snapshot(maxAge: 0)
         #expect(fresh.time > first.time)
+    }
+
+    // MARK: - Replicated groups
+
+    /// What a node's replica provider answers, changed by the test between snapshots.
+    final class Replicas: Sendable {
+        private let views: Mutex<[ReplicaGroupView]>
+        init(_ views: [ReplicaGroupView]) { self.views = Mutex(views) }
+        func set(_ views: [ReplicaGroupView]) { self.views.withLock { $0 = views } }
+        var provider: @Sendable () async -> [ReplicaGroupView] { { self.views.withLock { $0 } } }
+    }
+
+    func view(_ id: String, on node: String, leader: String?, term: Int, commit: Int = 7) -> ReplicaGroupView {
+        ReplicaGroupView(id: id, node: node, replicas: ["d0", "d1", "d2"], leader: leader, term: term,
+                         role: leader == node ? "leader" : leader == nil ? "candidate" : "follower", commitIndex: commit)
+    }
+
+    @Test func theSnapshotShowsEveryMembersGroupsOnceEachAsItsBestInformedReplicaSeesIt() async throws {
+        let cluster = try await DashboardCluster.start(2)
+        defer { cluster.stop() }
+        // d0 follows d1 in the map job's group; d1 leads it, and also holds a bike job's group.
+        let fromD0 = view("taskjob-map-1", on: "d0", leader: "d1", term: 2, commit: 6)
+        let fromD1 = [view("bikejob-job-9", on: "d1", leader: "d2", term: 1), view("taskjob-map-1", on: "d1", leader: "d1", term: 2)]
+        cluster.nodes[0].setReplicaGroups(Replicas([fromD0]).provider)
+        cluster.nodes[1].setReplicaGroups(Replicas(fromD1).provider)
+        let observer = ClusterObserver(node: cluster.nodes[0])
+        // Under the full suite's load one poll of d1 may miss its bound: look again.
+        var seen: DashboardSnapshot?
+        try await eventually("d0's snapshot has d1's groups") {
+            seen = await observer.snapshot(maxAge: 0)
+            return seen?.groups.count == 2
+        }
+        let snapshot = try #require(seen)
+        #expect(snapshot.groups == fromD1, "one view per group, by id: the leader's own of the map job's")
+        #expect(snapshot.groups.map(\.job) == ["job-9", "map-1"])
+        #expect(snapshot.failovers.isEmpty)
+    }
+
+    @Test func aLeaderChangeBetweenTwoObservationsIsOneFailoverOnTheTimeline() async throws {
+        let cluster = try await DashboardCluster.start(1)
+        defer { cluster.stop() }
+        let replicas = Replicas([view("taskjob-map-1", on: "d0", leader: "d1", term: 3)])
+        cluster.nodes[0].setReplicaGroups(replicas.provider)
+        let observer = ClusterObserver(node: cluster.nodes[0])
+        let before = await observer.snapshot(maxAge: 0)
+        #expect(before.groups.map(\.leader) == ["d1"])
+        #expect(before.failovers.isEmpty)
+        // d1 is gone: an election, then d2 leads.
+        replicas.set([view("taskjob-map-1", on: "d0", leader: nil, term: 4)])
+        #expect(await observer.snapshot(maxAge: 0).failovers.isEmpty, "no leader yet: no failover yet")
+        replicas.set([view("taskjob-map-1", on: "d0", leader: "d2", term: 4)])
+        let after = await observer.snapshot(maxAge: 0)
+        #expect(after.groups.map(\.leader) == ["d2"])
+        #expect(after.failovers == [FailoverView(time: after.time, group: "taskjob-map-1", job: "map-1", from: "d1", to: "d2", term: 4)])
+        #expect(after.failovers.map(\.description) == ["job map-1: leader d1 -> d2 (term 4)"])
+        let later = await observer.snapshot(maxAge: 0)
+        #expect(later.failovers == after.failovers, "the same leader seen again is no new failover")
     }
 }

@@ -92,4 +92,53 @@ import Testing
         #expect(timeline.spans(now: 10).isEmpty)
         #expect(timeline.nodes.isEmpty)
     }
+
+    // MARK: - Failovers
+
+    func group(_ id: String = "taskjob-map-1", leader: String?, term: Int) -> ReplicaGroupView {
+        ReplicaGroupView(id: id, node: "b", replicas: ["n1", "n2", "n3"], leader: leader, term: term, role: leader == "b" ? "leader" : "follower", commitIndex: 0)
+    }
+
+    @Test func aLeaderReplacedThroughAnElectionIsOneFailover() {
+        var timeline = ClusterTimeline()
+        timeline.observeGroups([group(leader: "n1", term: 2)], at: 10)
+        #expect(timeline.failovers(now: 10).isEmpty, "the first leader seen is no failover")
+        timeline.observeGroups([group(leader: nil, term: 3)], at: 11)
+        timeline.observeGroups([group(leader: "n3", term: 3)], at: 12)
+        timeline.observeGroups([group(leader: "n3", term: 3)], at: 13)
+        let failovers = timeline.failovers(now: 13)
+        #expect(failovers == [FailoverView(time: 12, group: "taskjob-map-1", job: "map-1", from: "n1", to: "n3", term: 3)])
+        #expect(failovers.first?.description == "job map-1: leader n1 -> n3 (term 3)")
+    }
+
+    @Test func oldTermsAndALeaderElectedAgainAreNoFailover() {
+        var timeline = ClusterTimeline()
+        timeline.observeGroups([group(leader: nil, term: 1)], at: 1)
+        timeline.observeGroups([group(leader: "n1", term: 1)], at: 2)
+        timeline.observeGroups([group(leader: "n1", term: 4)], at: 3)
+        // A replica that has not heard of term 4 yet names an older leader.
+        timeline.observeGroups([group(leader: "n2", term: 3)], at: 4)
+        timeline.observeGroups([group(leader: "n1", term: 4)], at: 5)
+        #expect(timeline.failovers(now: 5).isEmpty)
+        timeline.observeGroups([group(leader: "n2", term: 6), group("g", leader: "n1", term: 1)], at: 6)
+        timeline.observeGroups([group("g", leader: "n2", term: 2)], at: 7)
+        #expect(timeline.failovers(now: 7).map(\.description) == ["job map-1: leader n1 -> n2 (term 6)", "group g: leader n1 -> n2 (term 2)"])
+    }
+
+    @Test func failoversAndUnseenGroupsAreForgottenInTime() {
+        var timeline = ClusterTimeline()
+        timeline.observeGroups([group(leader: "n1", term: 1)], at: 0)
+        timeline.observeGroups([group(leader: "n2", term: 2)], at: 1)
+        #expect(timeline.failovers(now: 1).count == 1)
+        #expect(timeline.failovers(now: 1 + DashboardSnapshot.failoverSeconds + 1).isEmpty)
+        // Unseen for longer than the stream's window, a group starts over: its next leader is its first.
+        timeline.observeGroups([], at: 100)
+        timeline.observeGroups([group(leader: "n3", term: 5)], at: 101)
+        #expect(timeline.failovers(now: 101).isEmpty)
+        for term in 6...(6 + ClusterTimeline.maximumFailovers) {
+            timeline.observeGroups([group(leader: "n\(term % 3 + 1)", term: term)], at: 102)
+        }
+        #expect(timeline.failovers(now: 102).count == ClusterTimeline.maximumFailovers)
+        #expect(timeline.failovers(now: 102).last?.term == 6 + ClusterTimeline.maximumFailovers)
+    }
 }

@@ -49,7 +49,9 @@ private let assetsFolder = URL(fileURLWithPath: #filePath)
         jobs: [JobView(
             id: "job-1", kind: "bikes.user", title: "t", coordinator: "a", state: "running", total: 10, done: 3, failed: 0,
             retries: 1, elapsed: 2, rate: 1.5, estimatedRemaining: 4.7, perNode: ["a": .init(done: 3, running: 1)], stationBikes: [1, 2])],
-        tasks: [TaskSpanView(node: "a", slot: 0, job: "job-1", task: 3, attempt: 1, start: 11, end: 12, outcome: "succeeded")])
+        tasks: [TaskSpanView(node: "a", slot: 0, job: "job-1", task: 3, attempt: 1, start: 11, end: 12, outcome: "succeeded")],
+        groups: [ReplicaGroupView(id: "bikejob-job-1", node: "a", replicas: ["a", "b", "c"], leader: "a", term: 3, role: "leader", commitIndex: 40)],
+        failovers: [FailoverView(time: 12, group: "bikejob-job-1", job: "job-1", from: "b", to: "a", term: 3)])
 
     @Test func htmlLoadsExactlyTheStylesheetAndTheScript() {
         let html = DashboardPage.html
@@ -91,7 +93,8 @@ private let assetsFolder = URL(fileURLWithPath: #filePath)
 
     @Test func scriptReadsEverySnapshotKey() throws {
         let snapshotKeys = try keys(of: Self.fullSnapshot)
-        #expect(snapshotKeys.isSuperset(of: ["roundTripMilliseconds", "estimatedRemaining", "stationBikes", "outcome", "perNode"]))
+        #expect(snapshotKeys.isSuperset(of: ["roundTripMilliseconds", "estimatedRemaining", "stationBikes", "outcome", "perNode", "replicas",
+                                             "leader", "commitIndex", "role", "from", "to", "term"]))
         #expect(!snapshotKeys.contains("a"), "node names in perNode are data, not keys")
         for key in snapshotKeys.sorted() {
             #expect(scriptReads(key), "the script does not read .\(key)")
@@ -117,6 +120,28 @@ private let assetsFolder = URL(fileURLWithPath: #filePath)
             "class: 'station'", "$('connection')", "'live'", "'reconnecting'", "'polling'", "response.status === 401",
         ] {
             #expect(script.contains(needle), "\(needle)")
+        }
+    }
+
+    @Test func scriptShowsEachRunningJobsLeaderAndReplicasAndTheFailovers() {
+        let script = DashboardPage.javascript
+        for needle in [
+            // A running job's card: its group, found by job id; "leader n2 · replicas n1 n2 n3", the leader marked.
+            "new Map(snapshot.groups.filter((g) => g.job).map((g) => [g.job, g]))",
+            "renderReplicas(entry, job.state === 'running' ? groups.get(job.id) : null, alive)",
+            "'leader ' + group.leader", "'replicas'", "for (const name of replicas)",
+            "'replica' + (name === group.leader ? ' leader' : '') + (alive.has(name) ? '' : ' down')", "setAttribute('data-replica', name)",
+            "new Set(snapshot.members.filter((m) => m.state === 'alive').map((m) => m.name))",
+            // Failovers: listed under the stream (worded as FailoverView.description, with an arrow), and marked on it.
+            "$('failovers')", "setAttribute('data-group', event.group)",
+            "'job ' + event.job : 'group ' + event.group) + ': leader ' + event.from + ' \\u2192 ' + event.to + ' (term ' + event.term + ')'",
+            "class: 'failover-mark'", "(right - (base - event.time) * px)",
+        ] {
+            #expect(script.contains(needle), "\(needle)")
+        }
+        #expect(DashboardPage.html.contains("<ul id=\"failovers\""))
+        for selector in [".job-replicas", ".replica.leader", ".replica.down", ".failover-mark", ".failovers"] {
+            #expect(DashboardPage.css.contains(selector + " {"), "\(selector)")
         }
     }
 

@@ -294,6 +294,30 @@ struct RaftHostTests {
         await cluster.stopAll()
     }
 
+    @Test func groupViewsSayWhereEachGroupsReplicasAndLeaderAreAsThisReplicaSeesThem() async throws {
+        let cluster = try RaftTestCluster(nodes: 2)
+        try await cluster.converge()
+        try await cluster.open("taskjob-map-1", on: [0, 1], firstLeader: 1)
+        try await cluster.open("g", on: [0], firstLeader: 0)
+        #expect(try await cluster.propose("c1", to: "taskjob-map-1", via: 0).result == "1")
+        // n1 learns its leader from n2's first heartbeat; on a loaded machine that may come late.
+        var views: [ReplicaGroupView] = []
+        try await eventually("n1 sees n2 lead the job's group and itself lead g") {
+            views = await cluster.host(0).groupViews()
+            return views.map(\.leader) == ["n1", "n2"] && views.last?.commitIndex ?? 0 >= 1
+        }
+        #expect(views.map(\.id) == ["g", "taskjob-map-1"])
+        #expect(views.map(\.job) == [nil, "map-1"] && views.map(\.kind) == ["g", "taskjob"])
+        #expect(views.map(\.replicas) == [["n1"], ["n1", "n2"]])
+        #expect(views.allSatisfy { $0.node == "n1" })
+        #expect(views.map(\.role) == ["leader", "follower"])
+        #expect(views.allSatisfy { $0.term >= 1 })
+        #expect(await cluster.host(1).groupViews().map { [$0.node] + $0.replicas } == [["n2", "n1", "n2"]], "n2 holds only the job's group")
+        await cluster.host(0).remove(group: "g")
+        #expect(await cluster.host(0).groupViews().map(\.id) == ["taskjob-map-1"])
+        await cluster.stopAll()
+    }
+
     @Test func groupIDsMustNameADirectory() async throws {
         let cluster = try RaftTestCluster(nodes: 1)
         let group = try RaftGroup(replicas: ["n1"])

@@ -406,6 +406,8 @@
     if (!snapshot || typeof snapshot !== 'object' || !Array.isArray(snapshot.members)) return;
     snapshot.jobs = Array.isArray(snapshot.jobs) ? snapshot.jobs : [];
     snapshot.tasks = Array.isArray(snapshot.tasks) ? snapshot.tasks : [];
+    snapshot.groups = Array.isArray(snapshot.groups) ? snapshot.groups : [];
+    snapshot.failovers = Array.isArray(snapshot.failovers) ? snapshot.failovers : [];
     const previous = state.snapshot;
     // A late poll answered after a newer event: drop it (a restarted node's clock starts over, so only a small step back counts).
     if (previous && previous.node === snapshot.node && snapshot.time < previous.time && previous.time - snapshot.time < 10) return;
@@ -418,6 +420,7 @@
     renderMembers(snapshot);
     renderJobs(snapshot);
     renderStream(snapshot);
+    renderFailovers(snapshot);
     renderMap(snapshot);
   }
 
@@ -591,6 +594,7 @@
       pickJob(job.id);
     });
     meta.append(c.id, c.coordinator, c.mapLink, c.report);
+    c.replicas = element('div', 'job-replicas');
     const progressLine = element('div', 'progress-line');
     c.progressText = element('span', 'progress-text');
     c.percent = element('span', 'progress-percent');
@@ -609,7 +613,7 @@
     c.splitBar = element('div', 'split-bar');
     c.splitLegend = element('ul', 'split-legend');
     split.append(c.splitBar, c.splitLegend);
-    card.append(head, meta, progressLine, progress, stats, split);
+    card.append(head, meta, c.replicas, progressLine, progress, stats, split);
     card.addEventListener('click', () => {
       if (isBikeJob(job)) pickJob(job.id);
     });
@@ -620,6 +624,8 @@
     const list = $('jobs');
     const seen = new Set();
     const shownOnMap = currentMapJob(snapshot);
+    const groups = new Map(snapshot.groups.filter((g) => g.job).map((g) => [g.job, g]));
+    const alive = new Set(snapshot.members.filter((m) => m.state === 'alive').map((m) => m.name));
     snapshot.jobs.forEach((job, index) => {
       seen.add(job.id);
       let entry = jobCards.get(job.id);
@@ -659,6 +665,7 @@
       c.retries.classList.toggle('warn', (job.retries || 0) > 0);
       c.failedTasks.classList.toggle('bad', failed > 0);
       renderSplit(entry, job);
+      renderReplicas(entry, job.state === 'running' ? groups.get(job.id) : null, alive);
       if (list.children[index] !== card) list.insertBefore(card, list.children[index] || null);
     });
     for (const [id, entry] of jobCards) {
@@ -670,6 +677,28 @@
     $('jobs-empty').hidden = snapshot.jobs.length > 0;
     const running = snapshot.jobs.filter((j) => j.state === 'running').length;
     setText($('jobs-hint'), snapshot.jobs.length ? running + ' running · ' + (snapshot.jobs.length - running) + ' finished' : '');
+  }
+
+  // Where a running job's Raft group is: "leader n2 · replicas n1 n2 n3", the leader marked,
+  // replicas on members that are not alive struck through.
+  function renderReplicas(entry, group, alive) {
+    const box = entry.c.replicas;
+    box.hidden = !group;
+    if (!group) return;
+    const replicas = Array.isArray(group.replicas) ? group.replicas : [];
+    const key = (group.leader || '') + '\u0000' + replicas.map((name) => name + (alive.has(name) ? '' : '\u0002')).join('\u0001');
+    if (entry.replicaKey !== key) {
+      entry.replicaKey = key;
+      box.replaceChildren(element('span', 'replica-leader', group.leader ? 'leader ' + group.leader : 'electing a leader'), element('span', '', '·'));
+      box.appendChild(element('span', '', 'replicas'));
+      for (const name of replicas) {
+        const replica = element('span', 'replica' + (name === group.leader ? ' leader' : '') + (alive.has(name) ? '' : ' down'), name);
+        replica.setAttribute('data-replica', name);
+        replica.title = (name === group.leader ? 'the leader' : 'a replica') + (alive.has(name) ? '' : ', not alive');
+        box.appendChild(replica);
+      }
+    }
+    box.title = 'group ' + group.id + ' · term ' + group.term + ' · commit index ' + fmtCount(group.commitIndex) + ' (as ' + group.node + ', ' + group.role + ', sees it)';
   }
 
   // Each node's share of a job: done (solid) and running (light) in the node's colour.
@@ -722,6 +751,7 @@
     bars: null,
     paths: [],
     retryPath: null,
+    failoverPath: null,
     rows: [],
     rowIndex: new Map(),
     byRow: [],
@@ -846,6 +876,7 @@
     svg.append(grid, clipped, axis);
     stream.paths = [];
     stream.retryPath = null;
+    stream.failoverPath = null;
     stream.svg = svg;
     svg.addEventListener('mousemove', onStreamHover);
     svg.addEventListener('mouseleave', () => {
@@ -907,6 +938,13 @@
       stream.bars.appendChild(stream.retryPath);
     }
     stream.retryPath.setAttribute('d', retries.join(''));
+    if (!stream.failoverPath) {
+      stream.failoverPath = svgElement('path', { class: 'failover-mark' });
+      stream.bars.appendChild(stream.failoverPath);
+    }
+    const plotHeight = Math.max(1, stream.rows.length) * stream.rowHeight;
+    const marks = snapshot.failovers.filter((event) => event.time >= oldest && isFinite(event.time));
+    stream.failoverPath.setAttribute('d', marks.map((event) => 'M' + (right - (base - event.time) * px).toFixed(1) + ' ' + stream.top + 'v' + plotHeight).join(''));
     slideBars();
   }
 
@@ -986,7 +1024,8 @@
       }
     }
     shown.sort();
-    const key = shown.map((id) => id + '\u0000' + (jobs.get(id) ? jobs.get(id).title : '')).join('\u0001');
+    const failovers = snapshot.failovers.length > 0;
+    const key = shown.map((id) => id + '\u0000' + (jobs.get(id) ? jobs.get(id).title : '')).join('\u0001') + (failovers ? '|failovers' : '');
     if (key === stream.legendKey) return;
     stream.legendKey = key;
     const legend = $('stream-legend');
@@ -1007,6 +1046,25 @@
     item('key-failed', 'failed', FAILED_COLOR);
     item('key-retry', 'retry', null);
     item('key-cancelled', 'cancelled', CANCELLED_COLOR);
+    if (failovers) item('key-failover', 'new leader', null, 'a job\u2019s Raft group elected another leader (failover)');
+  }
+
+  // ----- failovers: the newest changes of a group's leader, under the task stream
+
+  function failoverText(event) {
+    return (event.job ? 'job ' + event.job : 'group ' + event.group) + ': leader ' + event.from + ' \u2192 ' + event.to + ' (term ' + event.term + ')';
+  }
+
+  function renderFailovers(snapshot) {
+    const list = $('failovers');
+    const shown = snapshot.failovers.slice(-5).reverse();
+    list.hidden = shown.length === 0;
+    list.replaceChildren(...shown.map((event) => {
+      const item = element('li', 'failover');
+      item.setAttribute('data-group', event.group);
+      item.append(element('span', 'failover-when', fmtSeconds(snapshot.time - event.time) + ' ago'), element('span', '', failoverText(event)));
+      return item;
+    }));
   }
 
   // ----- station map
