@@ -85,6 +85,8 @@ public distributed actor JobService {
     private var running: [String: RunningJob] = [:]
     /// Jobs whose replicas are being made, before they run.
     private var starting: Set<String> = []
+    /// Runs stopped because the job ended under another node: they store nothing.
+    private var abandoned: Set<String> = []
     /// The last reports finished here, newest first, so the dashboard need not read the store.
     private var recentReports: [SimulationReport] = []
     private static let recentReportCount = 10
@@ -153,6 +155,8 @@ public distributed actor JobService {
                     guard let listener else { return }
                     Task { try? await listener.progress(progress) }
                 }
+                // A run abandoned to another node's (the job ended there) stores nothing.
+                if self.abandoned.contains(job.id) { throw BikeJob.LostLead(job: job.id, node: coordinator) }
                 return await self.finish(report)
             } catch {
                 forget(job.id)
@@ -187,10 +191,9 @@ public distributed actor JobService {
     /// Stops running `job` without storing anything: another node owns it now (its
     /// replicas say it finished under another leader).
     func abandon(_ job: String) {
-        guard let entry = running[job] else { return }
+        guard let entry = running[job], abandoned.insert(job).inserted else { return }
         actorSystem.log("job \(job) is another node's now: stopped running it here")
         entry.work.cancel()
-        running[job] = nil
     }
 
     /// Stores a finished job's report and says in it whether that worked.
@@ -218,6 +221,7 @@ public distributed actor JobService {
 
     private func forget(_ job: String) {
         running[job] = nil
+        abandoned.remove(job)
     }
 
     /// The jobs of this node: those it coordinates now (state `running`, with their

@@ -86,6 +86,7 @@ public struct BikeJobMachine: ReplicatedStateMachine {
         }
         if let events = decoded.events {
             guard var book = state.book else { return "error: events before the job" }
+            guard !state.finished else { return "error: the job has finished" }
             let epoch = decoded.epoch ?? 0
             guard epoch == state.epoch else { return "error: events of epoch \(epoch), the job is in epoch \(state.epoch)" }
             var refused = 0
