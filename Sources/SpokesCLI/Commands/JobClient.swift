@@ -18,7 +18,7 @@ enum JobClient {
     /// If the coordinator is lost after it accepted the job (it died, or another node took
     /// the job over), `onReattaching` hears it and the client follows the job to the member
     /// that took it over, asking the members it knew, and returns that node's report.
-    /// Throws ``CoordinatorLost`` when no member knows the job for 3 s in a row.
+    /// Throws ``CoordinatorLost`` when no member knows the job for 2 s in a row.
     static func submit(
         _ job: BikeJob, to address: SocketAddress, settings: ClusterSettings,
         onAccepted: @escaping @Sendable (_ coordinator: String) -> Void = { _ in },
@@ -65,13 +65,14 @@ enum JobClient {
 
     /// Follows a job whose coordinator was lost to the member that took it over: asks
     /// `addresses` every half second for its report, while one of them lists it as
-    /// running, until one has it. Nil when none knows the job for 3 s in a row (it was not
-    /// replicated: it runs on only if its coordinator comes back).
+    /// running, until one has it. Nil when none knows the job for 2 s in a row (it was not
+    /// replicated, or it runs on at a coordinator only the client lost: members list a
+    /// job whose coordinator died until one of them takes it over).
     static func follow(_ job: String, at addresses: [String], with client: ClusterSystem) async -> SimulationReport? {
         // Each member is dialled once, and again only after its connection failed.
         var services: [String: JobService] = [:]
         var unknownSince = MonotonicClock.now
-        while !Task.isCancelled, MonotonicClock.now - unknownSince < 3 {
+        while !Task.isCancelled, MonotonicClock.now - unknownSince < 2 {
             var running = false
             for text in addresses {
                 if services[text] == nil, let address = try? SocketAddress(parsing: text),
