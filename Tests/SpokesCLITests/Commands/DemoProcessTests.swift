@@ -26,7 +26,7 @@ struct DemoProcessTests {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        try ProcessLaunch.run(process)
         defer { if process.isRunning { kill(process.processIdentifier, SIGINT) } }
         DispatchQueue.global().asyncAfter(deadline: .now() + 90) { if process.isRunning { process.terminate() } }
         let reader = err.fileHandleForReading
@@ -66,7 +66,7 @@ struct DemoProcessTests {
         let err = Pipe()
         process.standardOutput = FileHandle.nullDevice
         process.standardError = err
-        try process.run()
+        try ProcessLaunch.run(process)
         let log = await readOutput(of: err.fileHandleForReading, until: "demo: submitting")
         let cluster = try #require(log.split(separator: "'").dropFirst().first.map(String.init), "\(log)")
         #expect(!nodeProcesses(of: cluster).isEmpty, "the demo's nodes run")
@@ -93,7 +93,7 @@ struct DemoProcessTests {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        try ProcessLaunch.run(process)
         DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
         async let errors = runBlocking("test.demo-err") { String(decoding: Data(DescriptorReading.all(of: err.fileHandleForReading.fileDescriptor)), as: UTF8.self) }
         let output = await runBlocking("test.demo-out") { String(decoding: Data(DescriptorReading.all(of: out.fileHandleForReading.fileDescriptor)), as: UTF8.self) }

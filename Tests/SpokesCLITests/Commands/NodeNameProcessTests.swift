@@ -51,7 +51,7 @@ extension ClusterProcessTests {
         let err = Pipe()
         process.standardOutput = FileHandle.nullDevice
         process.standardError = err
-        try process.run()
+        try ProcessLaunch.run(process)
         let pid = process.processIdentifier
         let watchdog = Task {
             try await Task.sleep(for: .clamped(seconds: seconds))

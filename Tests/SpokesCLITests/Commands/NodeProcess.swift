@@ -38,7 +38,7 @@ final class NodeProcess: @unchecked Sendable {
         let err = readLog ? Pipe() : nil
         log = err?.fileHandleForReading
         process.standardError = err ?? FileHandle.nullDevice
-        try process.run()
+        try ProcessLaunch.run(process)
         // A node that never becomes ready is killed, which ends the read below.
         let ready = Atomic<Bool>(false)
         let pid = process.processIdentifier

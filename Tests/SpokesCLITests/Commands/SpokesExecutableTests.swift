@@ -1,6 +1,7 @@
 import Foundation
 import SpokesCluster
 import SpokesConcurrency
+import SpokesTestKit
 import Testing
 
 /// Runs the built `spokes` binary as a user would, to check what only a real process
@@ -32,7 +33,7 @@ import Testing
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        try ProcessLaunch.run(process)
         async let outData = runBlocking("test.stdout") { Data(DescriptorReading.all(of: out.fileHandleForReading.fileDescriptor)) }
         async let errData = runBlocking("test.stderr") { Data(DescriptorReading.all(of: err.fileHandleForReading.fileDescriptor)) }
         let (outText, errText) = await (outData, errData)
@@ -72,7 +73,7 @@ import Testing
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        try ProcessLaunch.run(process)
         // A watchdog, so a hung process fails the test instead of hanging it.
         DispatchQueue.global().asyncAfter(deadline: .now() + 30) { if process.isRunning { process.terminate() } }
         // The first progress line is drawn once the Ctrl-C handler is installed.

@@ -53,7 +53,7 @@ struct SubmitProcessTests {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        try ProcessLaunch.run(process)
         DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if process.isRunning { process.terminate() } }
         return (process, out, err)
     }
