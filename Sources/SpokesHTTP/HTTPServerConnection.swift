@@ -19,7 +19,7 @@ final class HTTPServerConnection: Sendable {
     /// Longest wait for the client to close after the server's last response, and most
     /// bytes read meanwhile: closing while the client's bytes are unread would send a
     /// reset, which can destroy the response before the client reads it.
-    private static let lingerSeconds = 1.0
+    private static let lingerSeconds = 5.0
     private static let lingerBytes = 64 * 1024
     private static let readSize = 16 * 1024
 

@@ -180,14 +180,15 @@ struct HTTPServerTests {
         let client = try await connect(server)
         defer { client.close() }
         // The first bytes at once (a connection that sends nothing is closed without an
-        // answer), then one byte every 200 ms: the rest of the head would take 10 s to
-        // arrive, so however late a loaded machine runs the server's timer, the head is
-        // never complete before it.
+        // answer), then a byte every 100 ms for 2.5 s, and no more: the head is never
+        // complete. The timeout counts from the first byte, not the last: a timeout that
+        // restarted with each byte would answer 3.5 s in at the earliest. (The client stops
+        // sending within the server's lingering close, so the answer is never lost to a reset.)
         let head = Array(Self.get("/slow", "X-Padding: \(String(repeating: "p", count: 20))\r\n").utf8)
         #expect(await client.send(Array(head.prefix(8))))
         let dribbler = Task {
-            for byte in head.dropFirst(8) {
-                try? await Task.sleep(for: .milliseconds(200))
+            for byte in head.dropFirst(8).prefix(25) {
+                try? await Task.sleep(for: .milliseconds(100))
                 guard await client.send([byte]) else { return }
             }
         }
@@ -196,7 +197,7 @@ struct HTTPServerTests {
         let response = try #require(answer, "no answer after \(MonotonicClock.now - started) s; refusals \(server.refusals)")
         let elapsed = MonotonicClock.now - started
         #expect(response.status == 408)
-        #expect(elapsed >= 1 && elapsed < 10, "answered after \(elapsed) s for a 1 s timeout (the head would take 10 s)")
+        #expect(elapsed >= 1 && elapsed < 3.5, "answered after \(elapsed) s for a 1 s timeout (the last byte came 2.5 s in)")
         #expect(response.headers.first("Connection") == "close")
         #expect(await client.closedByServer())
         #expect(server.refusals["request_timeout"] == 1)
