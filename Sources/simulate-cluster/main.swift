@@ -10,6 +10,8 @@ import SpokesSimulation
 //                                              job on N workers (Placement, WorkerAdmission)
 //   simulate-cluster --model bikes --nodes N --seeds A-B ...        a bike job's ledger and
 //                                              stations, its users walking on N workers
+//   simulate-cluster --model bike-failover --nodes N --seeds A-B ... a replicated bike job's
+//                                              Raft group of N failing over (issue 19)
 //   simulate-cluster --scale 10,25,50,100     the scale model (issue 18 §3): a table
 //
 // Prints each seed's verdict and trace hash (the same seed gives the same hash), then a
@@ -29,9 +31,12 @@ struct Request {
     var json = false
     /// Cluster sizes for the scale model; empty: play seeds.
     var scale: [Int] = []
-    /// `membership` (N members), `scheduling` (a coordinator placing a job on N workers) or
-    /// `bikes` (a bike job's ledger and stations, users on N workers).
+    /// `membership` (N members), `scheduling` (a coordinator placing a job on N workers),
+    /// `bikes` (a bike job's ledger and stations, users on N workers) or `bike-failover` (a
+    /// replicated bike job's Raft group of N replicas, its leader coordinating).
     var model = "membership"
+    /// Whether `--faults` was given.
+    var faultsChosen = false
 }
 
 func parse(_ given: [String]) -> Request {
@@ -67,18 +72,19 @@ func parse(_ given: [String]) -> Request {
                 return kind
             }
             if request.kinds.isEmpty { fail("--faults needs at least one kind") }
+            request.faultsChosen = true
         case "--json":
             request.json = true
         case "--model":
             let text = value()
-            guard ["membership", "scheduling", "bikes"].contains(text) else { fail("--model expects membership, scheduling or bikes, got '\(text)'") }
+            guard ["membership", "scheduling", "bikes", "bike-failover"].contains(text) else { fail("--model expects membership, scheduling, bikes or bike-failover, got '\(text)'") }
             request.model = text
         case "--scale":
             let text = value()
             request.scale = text.split(separator: ",").compactMap { Int($0) }.filter { (2...500).contains($0) }
             if request.scale.isEmpty { fail("--scale expects sizes from 2 to 500, e.g. 10,25,50,100; got '\(text)'") }
         case "-h", "--help":
-            print("usage: simulate-cluster [--model membership|scheduling|bikes] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
+            print("usage: simulate-cluster [--model membership|scheduling|bikes|bike-failover] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
             exit(0)
         default:
             fail("unknown flag \(flag)")
@@ -95,15 +101,22 @@ func parse(_ given: [String]) -> Request {
     exit(0)
 }
 
-/// Plays every seed of `request` with `model`, prints each verdict and the summary; the exit status.
-func play<Model: SimulationModel>(_ model: @escaping () -> Model, name: String, settle: Double) -> Int32 {
-    func options(_ seed: UInt64) -> SimulationOptions { SimulationOptions(seed: seed, faultWindow: 10, faultKinds: kinds, settle: settle) }
+/// Plays every seed of `request` with `model`, prints each verdict and the summary; the exit
+/// status. `scenarios` names what a run went through, counted over the seeds in a line
+/// before the summary.
+func play<Model: SimulationModel>(
+    _ model: @escaping () -> Model, name: String, settle: Double, kinds: [SimulationFault.Kind] = kinds, faultCount: ClosedRange<Int> = 1...6,
+    scenarios: ((Model, SimulationResult) -> [String])? = nil
+) -> Int32 {
+    func options(_ seed: UInt64) -> SimulationOptions { SimulationOptions(seed: seed, faultWindow: 10, faultCount: faultCount, faultKinds: kinds, settle: settle) }
     let start = Date()
     var failures: [UInt64] = []
     var virtual = 0.0
     var runs: [[String: Any]] = []
+    var seen: [String: Int] = [:]
     for seed in seeds {
-        let result = Simulation.run(model(), options: options(seed))
+        let (result, final) = Simulation.play(model(), options: options(seed))
+        for scenario in scenarios?(final, result) ?? [] { seen[scenario, default: 0] += 1 }
         virtual += result.virtualSeconds
         let hash = String(result.traceHash, radix: 16)
         runs.append(["seed": seed, "failed": result.failed, "traceHash": hash, "events": result.events, "virtualSeconds": result.virtualSeconds])
@@ -116,16 +129,26 @@ func play<Model: SimulationModel>(_ model: @escaping () -> Model, name: String, 
     }
     let wall = Date().timeIntervalSince(start)
     if json {
-        let summary: [String: Any] = ["model": name, "nodes": nodes, "seeds": seeds.count, "failures": failures, "virtualSeconds": virtual, "wallSeconds": wall, "runs": runs]
+        var summary: [String: Any] = ["model": name, "nodes": nodes, "seeds": seeds.count, "failures": failures, "virtualSeconds": virtual, "wallSeconds": wall, "runs": runs]
+        if scenarios != nil { summary["scenarios"] = seen }
         let data = (try? JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])) ?? Data("{}".utf8)
         print(String(decoding: data, as: UTF8.self))
     } else {
+        if scenarios != nil {
+            print("\(name) scenarios (seeds that had each): " + seen.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
         print(String(format: "%@: %d nodes, %d seeds, %d failed; %.0f virtual s in %.2f s wall (%.0fx real time)", name, nodes, seeds.count, failures.count, virtual, wall, virtual / max(wall, 1e-9)))
     }
     return failures.isEmpty ? 0 : 1
 }
 
 switch request.model {
+case "bike-failover":
+    let failoverKinds = request.faultsChosen ? kinds : BikeFailoverModel.faultKinds
+    let model = { BikeFailoverModel(options: BikeFailoverModel.Options(replicas: nodes)) }
+    exit(play(model, name: "bike-failover", settle: model().options.livenessBound, kinds: failoverKinds, faultCount: BikeFailoverModel.faultCount) { model, result in
+        model.scenarios(faults: result.faults)
+    })
 case "bikes":
     exit(play({ BikeJobModel(options: BikeJobModel.Options(workers: nodes)) }, name: "bikes", settle: 15))
 case "scheduling":

@@ -1,11 +1,11 @@
 import SpokesConsensus
 
 /// One Raft group in the simulator: replicas `n1`...`nN`, each a `RaftReplica` inside a
-/// shell that keeps `RaftAction`'s contract (sends held until the writes before them are
-/// flushed, group commit, `persisted` after each flush) over a `SimulatedRaftDisk`, and
-/// clients `c1`... that propose commands with retries. `RaftInvariants` checks safety
+/// `RaftShell` that keeps `RaftAction`'s contract (sends held until the writes before them
+/// are flushed, group commit, `persisted` after each flush) over a `SimulatedRaftDisk`,
+/// and clients `c1`... that propose commands with retries. `RaftInvariants` checks safety
 /// at every event; `finalViolation` checks liveness after the faults heal.
-public struct RaftClusterModel: SimulationModel {
+public struct RaftClusterModel: RaftShellModel {
     public struct Options: Sendable, Hashable {
         public var replicas: Int
         public var configuration: RaftConfiguration
@@ -99,18 +99,9 @@ public struct RaftClusterModel: SimulationModel {
         }
     }
 
-    /// A replica and its shell.
-    struct Server {
-        var replica: RaftReplica?
-        var disk = SimulatedRaftDisk()
-        var compactEvery = Int.max
-        var issued = 0
-        var durable = 0
-        var unflushed: [RaftWrite] = []
-        var flushing: (batch: Int, writes: [RaftWrite])?
-        var held: [(after: Int, to: String, message: RaftMessage)] = []
-        var tickGeneration = 0
-        var tickAt: Double?
+    /// What a replica's application keeps: its state machine, and the client of each
+    /// command it proposed, by log index.
+    struct Application {
         var machine = SimulatedStateMachine()
         var proposals: [Int: (term: Int, command: String, client: String)] = [:]
     }
@@ -130,12 +121,12 @@ public struct RaftClusterModel: SimulationModel {
     /// The replicas' configuration, drawn at the first start when batching varies.
     public private(set) var configuration: RaftConfiguration?
     let group: RaftGroup
-    /// Replicas' shells by number (`n1` is 0): an array, so reading a field copies no
-    /// `Server`.
-    var servers: [Server] = []
+    /// Replicas' shells and applications by number (`n1` is 0).
+    var shells: [RaftShell] = []
+    var applications: [Application] = []
     var clients: [String: Client] = [:]
-    let serverNumbers: [String: Int]
-    public private(set) var invariants: RaftInvariants
+    let shellNumbers: [String: Int]
+    public internal(set) var invariants: RaftInvariants
     public private(set) var healedAt: Double?
 
     public init(options: Options) {
@@ -146,8 +137,9 @@ public struct RaftClusterModel: SimulationModel {
         // Names are generated: never empty, never repeated.
         group = try! RaftGroup(replicas: replicaNames, firstLeader: options.firstLeader ? "n1" : nil)
         invariants = RaftInvariants(group: group)
-        servers = replicaNames.map { _ in Server() }
-        serverNumbers = Dictionary(uniqueKeysWithValues: replicaNames.enumerated().map { ($0.element, $0.offset) })
+        shells = replicaNames.map { _ in RaftShell() }
+        applications = replicaNames.map { _ in Application() }
+        shellNumbers = Dictionary(uniqueKeysWithValues: replicaNames.enumerated().map { ($0.element, $0.offset) })
         for name in clientNames { clients[name] = Client() }
     }
 
@@ -157,7 +149,7 @@ public struct RaftClusterModel: SimulationModel {
     public func node(playing role: String) -> String? {
         guard role == "@leader" else { return nil }
         return replicaNames
-            .compactMap { name in servers[serverNumbers[name]!].replica.flatMap { $0.role == .leader ? (name, $0.term) : nil } }
+            .compactMap { name in shells[shellNumbers[name]!].replica.flatMap { $0.role == .leader ? (name, $0.term) : nil } }
             .max { $0.1 < $1.1 }?.0
     }
 
@@ -167,8 +159,7 @@ public struct RaftClusterModel: SimulationModel {
         if clients[node] != nil {
             return context.schedule(.clientSend, after: context.random.uniform(in: 0.05...0.3))
         }
-        guard let number = serverNumbers[node] else { return }
-        var server = servers[number]
+        guard let number = shellNumbers[node] else { return }
         if configuration == nil {
             var drawn = options.configuration
             if options.varyBatching {
@@ -177,32 +168,23 @@ public struct RaftClusterModel: SimulationModel {
             }
             configuration = drawn
         }
-        server = Server(disk: server.disk)
-        if let range = options.compactEvery { server.compactEvery = context.random.integer(in: range) }
-        do {
-            server.replica = try RaftReplica(id: node, group: group, state: server.disk.durable, configuration: configuration!, seed: context.random.next())
-        } catch {
-            return invariants.storageFailed(node, .inconsistent(file: "\(node)/log", reason: "\(error)"))
-        }
-        servers[number] = server
-        invariants.restarted(node)
-        run(node, servers[number].replica!.start(now: context.now), in: &context)
+        applications[number] = Application()
+        startReplica(node, configuration: configuration!, compactEvery: options.compactEvery, in: &context)
     }
 
     public mutating func receive(_ message: Message, from sender: String, at node: String, in context: inout SimulationContext<Self>) {
         switch message {
         case .raft(let raft):
-            guard let number = serverNumbers[node], let actions = servers[number].replica?.receive(raft, from: sender, now: context.now) else { return }
-            run(node, actions, in: &context)
+            receiveRaft(raft, from: sender, at: node, in: &context)
         case .request(let command):
-            guard let number = serverNumbers[node], let (proposal, actions) = servers[number].replica?.propose([command], now: context.now) else { return }
+            guard let number = shellNumbers[node], let (proposal, actions) = shells[number].replica?.propose([command], now: context.now) else { return }
             switch proposal {
             case .accepted(let term, let indices):
-                servers[number].proposals[indices.lowerBound] = (term, command, sender)
+                applications[number].proposals[indices.lowerBound] = (term, command, sender)
             case .notLeader(let hint):
                 context.send(.redirect(command: command, leader: hint), to: sender)
             }
-            run(node, actions, in: &context)
+            runReplica(node, actions, in: &context)
         case .committed(let command):
             guard var client = clients[node], let outstanding = client.outstanding, outstanding.command == command else { return }
             invariants.acknowledged(command, firstSent: outstanding.firstSent, now: context.now)
@@ -222,9 +204,7 @@ public struct RaftClusterModel: SimulationModel {
     public mutating func fire(_ timer: Timer, at node: String, in context: inout SimulationContext<Self>) {
         switch timer {
         case .tick(let generation):
-            guard let number = serverNumbers[node], servers[number].tickGeneration == generation, let actions = servers[number].replica?.tick(now: context.now) else { return }
-            servers[number].tickAt = nil
-            run(node, actions, in: &context)
+            tickReplica(node, generation: generation, in: &context)
         case .flushed(let batch):
             flushed(node, batch: batch, in: &context)
         case .clientSend:
@@ -252,16 +232,9 @@ public struct RaftClusterModel: SimulationModel {
     }
 
     public mutating func crash(_ node: String, in context: inout SimulationContext<Self>) {
-        guard let number = serverNumbers[node] else { return }
-        var server = servers[number]
-        do {
-            let outcome = try server.disk.crash(inFlight: server.flushing?.writes ?? [], random: &context.random)
-            context.note("\(node) crashed: \(outcome)")
-        } catch {
-            invariants.storageFailed(node, error)
-        }
-        servers[number] = Server(disk: server.disk)
-        invariants.crashed(node, disks: servers.map(\.disk.durable))
+        guard let number = shellNumbers[node] else { return }
+        crashReplica(node, in: &context)
+        applications[number] = Application()
     }
 
     public mutating func healed(in context: inout SimulationContext<Self>) {
@@ -274,7 +247,7 @@ public struct RaftClusterModel: SimulationModel {
         guard let first = invariants.acknowledgements.first(where: { $0.firstSent >= healedAt }), first.time <= bound else {
             return "liveness: no command proposed after the faults healed at \(fixed(healedAt, 3))s was acknowledged by \(fixed(bound, 3))s"
         }
-        let machines = servers.map(\.machine)
+        let machines = applications.map(\.machine)
         guard let reference = machines.first, machines.allSatisfy({ $0 == reference }) else {
             let applied = zip(replicaNames, machines).map { "\($0.0) applied \($0.1.appliedIndex)" }.joined(separator: ", ")
             return "liveness: replicas differ at the end: \(applied)"
@@ -295,115 +268,35 @@ public struct RaftClusterModel: SimulationModel {
 
     // MARK: - The shell
 
-    /// Carries out a replica's actions under `RaftAction`'s contract.
-    private mutating func run(_ node: String, _ actions: [RaftAction], in context: inout SimulationContext<Self>) {
-        guard let number = serverNumbers[node], servers[number].replica != nil else { return }
-        for action in actions {
-            switch action {
-            case .persist(let write):
-                invariants.wrote(node, write, replica: servers[number].replica!)
-                servers[number].issued += 1
-                servers[number].unflushed.append(write)
-            case .send(let receiver, let message):
-                if servers[number].durable >= servers[number].issued || options.sendBeforePersist {
-                    transmit(message, from: node, to: receiver, in: &context)
-                } else {
-                    servers[number].held.append((servers[number].issued, receiver, message))
-                }
-            case .apply(let entries):
-                invariants.applied(node, entries)
-                for entry in entries {
-                    servers[number].machine.apply(entry)
-                    if let proposal = servers[number].proposals.removeValue(forKey: entry.index) {
-                        let won = entry.term == proposal.term && entry.command == proposal.command
-                        context.send(won ? .committed(command: proposal.command) : .redirect(command: proposal.command, leader: nil), to: proposal.client)
-                    }
-                }
-            case .applySnapshot(let snapshot):
-                invariants.appliedSnapshot(node, snapshot)
-                servers[number].machine.restore(snapshot)
-                servers[number].proposals = servers[number].proposals.filter { $0.key > snapshot.index }
-            case .stateChanged(let status):
-                context.note("\(node) is \(status)")
-                invariants.statusChanged(node, status, replica: servers[number].replica!, now: context.now)
+    var diskLatency: ClosedRange<Double> { options.diskLatency }
+    var sendsBeforePersisting: Bool { options.sendBeforePersist }
+    static func raftMessage(_ message: RaftMessage) -> Message { .raft(message) }
+    static func tickTimer(generation: Int) -> Timer { .tick(generation: generation) }
+    static func flushTimer(batch: Int) -> Timer { .flushed(batch: batch) }
+
+    mutating func applyEntries(_ entries: [RaftEntry], at node: String, number: Int, in context: inout SimulationContext<Self>) {
+        for entry in entries {
+            applications[number].machine.apply(entry)
+            if let proposal = applications[number].proposals.removeValue(forKey: entry.index) {
+                let won = entry.term == proposal.term && entry.command == proposal.command
+                context.send(won ? .committed(command: proposal.command) : .redirect(command: proposal.command, leader: nil), to: proposal.client)
             }
         }
-        startFlush(node, in: &context)
-        if let replica = servers[number].replica, replica.appliedIndex - replica.snapshotPosition.index >= servers[number].compactEvery,
-           let actions = try? servers[number].replica!.compact(through: replica.appliedIndex, snapshot: servers[number].machine.snapshotData) {
-            run(node, actions, in: &context)
+    }
+
+    mutating func restoreSnapshot(_ snapshot: RaftSnapshot, at node: String, number: Int, in context: inout SimulationContext<Self>) {
+        if SimulatedStateMachine.order(from: snapshot.data) != SimulatedStateMachine.order(of: invariants.committed.prefix(snapshot.index)) {
+            invariants.snapshotDiffers(node, snapshot)
         }
-        scheduleTick(node, in: &context)
+        applications[number].machine.restore(snapshot)
+        applications[number].proposals = applications[number].proposals.filter { $0.key > snapshot.index }
     }
 
-    private mutating func transmit(_ message: RaftMessage, from node: String, to receiver: String, in context: inout SimulationContext<Self>) {
-        invariants.sent(node, to: receiver, message)
-        context.send(.raft(message), to: receiver)
-    }
-
-    /// Group commit: one flush at a time takes every write issued so far.
-    private mutating func startFlush(_ node: String, in context: inout SimulationContext<Self>) {
-        let number = serverNumbers[node]!
-        guard servers[number].flushing == nil, !servers[number].unflushed.isEmpty else { return }
-        let batch = servers[number].issued
-        servers[number].flushing = (batch, servers[number].unflushed)
-        servers[number].unflushed = []
-        context.schedule(.flushed(batch: batch), after: context.random.uniform(in: options.diskLatency))
-    }
-
-    private mutating func flushed(_ node: String, batch: Int, in context: inout SimulationContext<Self>) {
-        guard let number = serverNumbers[node], let flushing = servers[number].flushing, flushing.batch == batch else { return }
-        servers[number].disk.commit(flushing.writes)
-        servers[number].flushing = nil
-        servers[number].durable = batch
-        let ready = servers[number].held.prefix { $0.after <= batch }
-        servers[number].held.removeFirst(ready.count)
-        for send in ready { transmit(send.message, from: node, to: send.to, in: &context) }
-        let last = servers[number].disk.durable.lastPosition
-        run(node, servers[number].replica!.persisted(through: last.index, term: last.term, now: context.now), in: &context)
-    }
-
-    /// One pending tick per replica, at its next deadline.
-    private mutating func scheduleTick(_ node: String, in context: inout SimulationContext<Self>) {
-        guard let number = serverNumbers[node], let deadline = servers[number].replica?.nextDeadline else { return }
-        if let pending = servers[number].tickAt, pending <= deadline + 1e-9 { return }
-        servers[number].tickGeneration += 1
-        servers[number].tickAt = deadline
-        context.schedule(.tick(generation: servers[number].tickGeneration), after: deadline - context.now)
-    }
+    func snapshotData(of number: Int) -> String { applications[number].machine.snapshotData }
 
     private mutating func sendOutstanding(_ node: String, in context: inout SimulationContext<Self>) {
         guard let client = clients[node], let outstanding = client.outstanding else { return }
         context.send(.request(command: outstanding.command), to: replicaNames[client.target])
         context.schedule(.clientTimeout(attempt: outstanding.attempt), after: options.clientTimeout)
-    }
-}
-
-extension RaftMessage: SimulationTraceable {
-    public func trace(into hasher: inout TraceHasher) {
-        hasher.combine(kind)
-        hasher.combine(term)
-        switch self {
-        case .preVote(let request), .requestVote(let request):
-            hasher.combine(request.last.index)
-            hasher.combine(request.last.term)
-        case .preVoteResponse(let response), .requestVoteResponse(let response):
-            hasher.combine(response.granted)
-        case .appendEntries(let append):
-            hasher.combine(append.previous.index)
-            hasher.combine(append.previous.term)
-            hasher.combine(append.entries.count)
-            hasher.combine(append.commit)
-        case .appendEntriesResponse(let response):
-            hasher.combine(response.success)
-            hasher.combine(response.matchIndex)
-            hasher.combine(response.rejectedIndex)
-        case .installSnapshot(let install):
-            hasher.combine(install.snapshot.index)
-        case .heartbeat(let heartbeat):
-            hasher.combine(heartbeat.commit)
-        case .heartbeatResponse, .timeoutNow:
-            break
-        }
     }
 }

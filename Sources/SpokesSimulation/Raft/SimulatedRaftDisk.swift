@@ -22,13 +22,21 @@ struct SimulatedRaftDisk {
         }
     }
 
+    /// What a crash left on the disk.
+    struct CrashOutcome: CustomStringConvertible {
+        /// For the trace.
+        var description: String
+        /// The flush in flight left a torn prefix of its record, which recovery dropped.
+        var torn = false
+    }
+
     /// The node crashed while `inFlight` was being flushed (if anything was): the flush
     /// may have left nothing, a torn prefix of its record, or all of it; a flush with a
     /// snapshot may have renamed the snapshot into place but not rewritten the log. Then
-    /// the files are recovered as `RaftStorage` would (dropping a torn tail). Returns
-    /// what happened, for the trace.
-    mutating func crash(inFlight writes: [RaftWrite], random: inout SimulationRandom) throws(RaftStorageError) -> String {
+    /// the files are recovered as `RaftStorage` would (dropping a torn tail).
+    mutating func crash(inFlight writes: [RaftWrite], random: inout SimulationRandom) throws(RaftStorageError) -> CrashOutcome {
         var outcome = "nothing in flight"
+        var torn = false
         if !writes.isEmpty {
             var state = durable
             for write in writes { state.apply(write) }
@@ -50,6 +58,7 @@ struct SimulatedRaftDisk {
                     let kept = random.integer(in: 1...(record.count - 1))
                     log += record.prefix(kept)
                     outcome = "the flush left \(kept) of \(record.count) bytes (torn)"
+                    torn = true
                 default:
                     log += record
                     outcome = "the flush's record reached the disk"
@@ -60,6 +69,6 @@ struct SimulatedRaftDisk {
         log = Array(log.prefix(recovery.validLogLength))
         durable = recovery.state
         if let dropped = recovery.droppedTail { outcome += "; recovery dropped \(dropped)" }
-        return outcome
+        return CrashOutcome(description: outcome, torn: torn)
     }
 }
