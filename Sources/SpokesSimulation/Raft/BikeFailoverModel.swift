@@ -136,12 +136,16 @@ public struct BikeFailoverModel: RaftShellModel {
         /// The proposing coordinator's events `before + 1 ... before + count`, which count
         /// the results of `accepted`.
         case record(before: Int, count: Int, accepted: [Int])
+        /// A leader's take-over: the job's epoch becomes its term.
+        case takeOver
         case finish
     }
 
     /// The replica that coordinates the job, while it leads `term`.
     struct Coordinator {
         let term: Int
+        /// The epoch its batches carry: 0 for the job's first coordinator, else its term.
+        let epoch: Int
         let ledger: JobLedger
         /// The attempt each user runs as under this coordinator.
         var attempts: [Int: Int] = [:]
@@ -158,6 +162,8 @@ public struct BikeFailoverModel: RaftShellModel {
         var coordinator: Coordinator?
         /// The term in which it proposed the job (as its submitter's node does once).
         var jobProposedIn: Int?
+        /// The term in which this replica proposed its take-over.
+        var takeOverProposedIn: Int?
         var leadingTerm: Int?
         var roundGeneration = 0
     }
@@ -350,10 +356,25 @@ public struct BikeFailoverModel: RaftShellModel {
                 if let (_, actions) = propose(BikeJobMachine.start(job), as: .start, at: number, in: &context) { runReplica(node, actions, in: &context) }
                 return
             }
+            // The job's first coordinator runs in epoch 0; any other commits its term as the
+            // job's epoch first, as `ReplicatedBikeJobs` does, and starts from the book then.
+            let epoch: Int
+            if applications[number].jobProposedIn == replica.term, applications[number].machine.epoch == 0 {
+                epoch = 0
+            } else if applications[number].machine.epoch == replica.term {
+                epoch = replica.term
+            } else {
+                guard applications[number].takeOverProposedIn != replica.term else { return }
+                applications[number].takeOverProposedIn = replica.term
+                if let (_, actions) = propose(BikeJobMachine.takeOver(epoch: replica.term), as: .takeOver, at: number, in: &context) {
+                    runReplica(node, actions, in: &context)
+                }
+                return
+            }
             var base = book
             if options.resumeFromUncommitted, let latest = latestLedger, latest.term < replica.term { base = latest.ledger.book }
             let ledger = JobLedger(book: base, recording: true)
-            applications[number].coordinator = Coordinator(term: replica.term, ledger: ledger)
+            applications[number].coordinator = Coordinator(term: replica.term, epoch: epoch, ledger: ledger)
             histories[replica.term] = [base]
             takeOvers.append((replica.term, replica.appliedIndex))
             latestLedger = (replica.term, ledger)
@@ -449,7 +470,7 @@ public struct BikeFailoverModel: RaftShellModel {
                 if case .accepted(let user, _, _) = event { return user }
                 return nil
             }
-            (proposal, command) = (.record(before: before, count: events.count, accepted: accepted), BikeJobMachine.record(events))
+            (proposal, command) = (.record(before: before, count: events.count, accepted: accepted), BikeJobMachine.record(events, epoch: coordinator.epoch))
         }
         guard let (position, actions) = propose(command, as: proposal, at: number, in: &context) else { return }
         if let position {
@@ -573,6 +594,8 @@ public struct BikeFailoverModel: RaftShellModel {
             }
         case .start?:
             if state.book != (previous.book ?? job.startingBook) { fail("committed prefix: the job's start at \(entry.index) changed a running book") }
+        case .takeOver?:
+            if state.book != previous.book { fail("committed prefix: a take-over at \(entry.index) changed the book") }
         case .finish?:
             if state.book != previous.book { fail("committed prefix: the job's finish at \(entry.index) changed the book") }
             if finishedAt == nil { finishedAt = now }
