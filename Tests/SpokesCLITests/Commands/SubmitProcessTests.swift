@@ -406,6 +406,41 @@ struct SubmitProcessTests {
         #expect(report(result)["completedUsers"] as? Int == 30)
     }
 
+    /// Issue 19 §2, for bike jobs: every node of a 3-node cluster is killed (-9) mid-job
+    /// and started again on its data directory. The job's replicas reopen its group, elect
+    /// a leader that takes it over from the committed book, and `result --wait` prints
+    /// every user once with every bike accounted for; a job that had finished before is
+    /// still there.
+    @Test func aBikeJobRunsOnWhenTheWholeClusterIsKilledAndStartedAgain() async throws {
+        func start(_ index: Int) async throws -> NodeProcess {
+            try await NodeProcess(name: "j\(index)", flags: flags(["--slots", "3"]), environment: ["SPOKES_DATA_DIRECTORY": files.file("whole\(index)")])
+        }
+        var nodes: [NodeProcess] = []
+        for index in 0..<3 { nodes.append(try await start(index)) }
+        defer { nodes.forEach { $0.kill(SIGKILL) } }
+        try await eventually("three alive members", within: 15, every: .milliseconds(50)) {
+            let listed = await CommandRun.spokes(["status", "--to", nodes[0].address.description, "--json"] + flags())
+            return ((try? listed.json()["members"] as? [[String: Any]]) ?? []).count { $0["state"] as? String == "alive" } == 3
+        }
+        let earlier = await submit(to: nodes[1], ["--users", "5", "--paths", "2", "--time-scale", "0", "--seed", "9"])
+        #expect(earlier.status == 0, "\(earlier.standardError)")
+        let finished = try #require(report(earlier)["job"] as? String)
+        let coordinator = nodes[0]
+        let submitted = Task { await submit(to: coordinator, ["--users", "30", "--paths", "8", "--time-scale", "1", "--seed", "8"]) }
+        let job = try await runningBikeJob(at: coordinator, usersDone: 1)
+        for node in nodes { node.kill(SIGKILL) }
+        _ = await submitted.value
+        for node in nodes { _ = await node.waitForExit() }
+        nodes = []
+        for index in 0..<3 { nodes.append(try await start(index)) }
+        let result = await CommandRun.spokes(["result", job, "--to", nodes[2].address.description, "--wait", "--json"] + flags())
+        #expect(result.status == 0, "\(result.standardError)")
+        checkExactlyOnce(report(result), users: 30)
+        #expect(report(result)["completedUsers"] as? Int == 30)
+        let again = await CommandRun.spokes(["result", finished, "--to", nodes[0].address.description, "--json"] + flags())
+        #expect(again.status == 0 && report(again)["completedUsers"] as? Int == 5, "the job finished before the restart: \(again.standardError)")
+    }
+
     /// Issue 19 §3, for bike jobs: the coordinator is paused (SIGSTOP) far longer than
     /// `dead_after`; another replica takes the job over and finishes it, and the client
     /// follows it there. When the old coordinator wakes, its term is old: it can commit
