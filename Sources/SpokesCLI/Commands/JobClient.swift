@@ -69,28 +69,10 @@ enum JobClient {
     /// replicated, or it runs on at a coordinator only the client lost: members list a
     /// job whose coordinator died until one of them takes it over).
     static func follow(_ job: String, at addresses: [String], with client: ClusterSystem) async -> SimulationReport? {
-        // Each member is dialled once, and again only after its connection failed.
-        var services: [String: JobService] = [:]
-        var unknownSince = MonotonicClock.now
-        while !Task.isCancelled, MonotonicClock.now - unknownSince < 2 {
-            var running = false
-            for text in addresses {
-                if services[text] == nil, let address = try? SocketAddress(parsing: text),
-                   let peer = try? await withTimeout(seconds: questionTimeout, operation: { try await client.join(address) }) {
-                    services[text] = try? JobService.resolve(id: ActorID(node: peer.node, name: JobService.wellKnownName), using: client)
-                }
-                guard let service = services[text] else { continue }
-                do {
-                    if let report = try await withTimeout(seconds: questionTimeout, operation: { try await service.report(of: job) }) { return report }
-                    let listed = try await withTimeout(seconds: questionTimeout) { try await service.jobs() }
-                    if listed.contains(where: { $0.job == job && $0.state == .running }) { running = true }
-                } catch {
-                    services[text] = nil
-                }
-            }
-            if running { unknownSince = MonotonicClock.now }
-            try? await Task.sleep(for: .milliseconds(500))
+        await LostJobFollower(system: client, questionTimeout: questionTimeout, patience: 2).follow(at: addresses) { node in
+            let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
+            if let report = try await service.report(of: job) { return .ended(report) }
+            return try await service.jobs().contains { $0.job == job && $0.state == .running } ? .running : .unknown
         }
-        return nil
     }
 }

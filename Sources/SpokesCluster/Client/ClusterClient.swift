@@ -287,31 +287,14 @@ public final class ClusterClient: Sendable {
     /// replicated: it runs on only if its coordinator comes back).
     func reattach(to job: String, at addresses: [String]) async -> TaskJobReport? {
         let system = system
-        // Each member is dialled once, and again only after its connection failed.
-        var desks: [String: TaskJobs] = [:]
-        var unknownSince = MonotonicClock.now
-        while !Task.isCancelled, MonotonicClock.now - unknownSince < 3 {
-            var running = false
-            for text in addresses {
-                if desks[text] == nil, let address = try? SocketAddress(parsing: text),
-                   let peer = try? await withTimeout(seconds: callTimeout, operation: { try await system.join(address) }) {
-                    desks[text] = try? TaskJobs.resolve(id: ActorID(node: peer.node, name: TaskJobs.wellKnownName), using: system)
-                }
-                guard let desk = desks[text] else { continue }
-                guard let lookup = try? await withTimeout(seconds: callTimeout, operation: { try await desk.lookup(job) }) else {
-                    desks[text] = nil
-                    continue
-                }
-                switch lookup {
-                case .finished(let report): return report
-                case .running: running = true
-                case .unknown: break
-                }
+        return await LostJobFollower(system: system, questionTimeout: callTimeout, patience: 3).follow(at: addresses) { node in
+            let desk = try TaskJobs.resolve(id: ActorID(node: node, name: TaskJobs.wellKnownName), using: system)
+            switch try await desk.lookup(job) {
+            case .finished(let report): return .ended(report)
+            case .running: return .running
+            case .unknown: return .unknown
             }
-            if running { unknownSince = MonotonicClock.now }
-            try? await Task.sleep(for: .milliseconds(500))
         }
-        return nil
     }
 
     /// A job whose inputs do not fit in one call to its coordinator.

@@ -341,7 +341,8 @@ struct SubmitProcessTests {
         #expect(try await StatusCommand.fetchMembers(from: nodes[0].address, settings: settings, timeout: 2).first?.completed == 0)
     }
     /// The id of the bike job running on the cluster of `node` once `done` of its users
-    /// ended (as `spokes jobs` lists it).
+    /// ended (as `spokes jobs` lists it). The jobs these tests kill run for several
+    /// seconds, so a poll slowed by a loaded machine still sees them running.
     func runningBikeJob(at node: NodeProcess, usersDone done: Int) async throws -> String {
         var job = ""
         try await eventually("a bike job with \(done) or more users done runs", within: 20, every: .milliseconds(50)) {
@@ -363,8 +364,8 @@ struct SubmitProcessTests {
     @Test func aBikeJobWhoseCoordinatorIsKilledIsTakenOverAndCountsEveryUserOnce() async throws {
         let nodes = try await startNodes(3) { _ in ["--slots", "3"] }
         defer { nodes.forEach { $0.kill(SIGKILL) } }
-        let submitted = Task { await submit(to: nodes[0], ["--users", "30", "--paths", "8", "--time-scale", "1", "--seed", "5"]) }
-        let job = try await runningBikeJob(at: nodes[1], usersDone: 1)
+        let submitted = Task { await submit(to: nodes[0], ["--users", "30", "--paths", "24", "--time-scale", "1", "--seed", "5"]) }
+        let job = try await runningBikeJob(at: nodes[1], usersDone: 0)
         nodes[0].kill(SIGKILL)
         let run = await submitted.value
         #expect(run.status == 0, "\(run.standardError)")
@@ -393,8 +394,8 @@ struct SubmitProcessTests {
         let environment = ["SPOKES_DATA_DIRECTORY": files.file("lone")]
         let node = try await NodeProcess(name: "j0", flags: flags(["--slots", "3"]), environment: environment)
         defer { node.kill(SIGKILL) }
-        let submitted = Task { await submit(to: node, ["--users", "30", "--paths", "8", "--time-scale", "1", "--seed", "7"]) }
-        let job = try await runningBikeJob(at: node, usersDone: 1)
+        let submitted = Task { await submit(to: node, ["--users", "30", "--paths", "24", "--time-scale", "1", "--seed", "7"]) }
+        let job = try await runningBikeJob(at: node, usersDone: 0)
         node.kill(SIGKILL)
         let lost = await submitted.value
         #expect(lost.status == 1 && lost.standardError.contains("lost the coordinator of job \(job)"), "\(lost.standardError)")
@@ -426,8 +427,8 @@ struct SubmitProcessTests {
         #expect(earlier.status == 0, "\(earlier.standardError)")
         let finished = try #require(report(earlier)["job"] as? String)
         let coordinator = nodes[0]
-        let submitted = Task { await submit(to: coordinator, ["--users", "30", "--paths", "8", "--time-scale", "1", "--seed", "8"]) }
-        let job = try await runningBikeJob(at: coordinator, usersDone: 1)
+        let submitted = Task { await submit(to: coordinator, ["--users", "30", "--paths", "24", "--time-scale", "1", "--seed", "8"]) }
+        let job = try await runningBikeJob(at: coordinator, usersDone: 0)
         for node in nodes { node.kill(SIGKILL) }
         _ = await submitted.value
         for node in nodes { _ = await node.waitForExit() }
@@ -452,8 +453,8 @@ struct SubmitProcessTests {
             nodes[0].kill(SIGCONT)
             nodes.forEach { $0.kill(SIGKILL) }
         }
-        let submitted = Task { await submit(to: nodes[0], ["--users", "30", "--paths", "8", "--time-scale", "1", "--seed", "6"]) }
-        let job = try await runningBikeJob(at: nodes[1], usersDone: 1)
+        let submitted = Task { await submit(to: nodes[0], ["--users", "30", "--paths", "24", "--time-scale", "1", "--seed", "6"]) }
+        let job = try await runningBikeJob(at: nodes[1], usersDone: 0)
         nodes[0].kill(SIGSTOP)
         let run = await submitted.value
         nodes[0].kill(SIGCONT)

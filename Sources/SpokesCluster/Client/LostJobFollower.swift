@@ -1,0 +1,61 @@
+import SpokesConcurrency
+
+/// How a client follows a job whose coordinator it lost to the member that took the job
+/// over (`map`, `sweep` and bike jobs alike): it asks the members it knew, every half
+/// second, what they know of the job, until one has its end. Each member is dialled once,
+/// and again only after its connection failed; every question is bounded.
+public struct LostJobFollower: Sendable {
+    /// What one member says of the job.
+    public enum Answer<End: Sendable>: Sendable {
+        /// It has the job's end.
+        case ended(End)
+        /// It runs the job, or holds it while its replicas elect a leader.
+        case running
+        /// It does not know the job.
+        case unknown
+    }
+
+    public let system: ClusterSystem
+    /// Seconds each dial and each question may take.
+    public let questionTimeout: Double
+    /// Seconds in a row with no member knowing the job after which the client gives up:
+    /// the job was not replicated, or it runs on at a coordinator only the client lost.
+    public let patience: Double
+
+    public init(system: ClusterSystem, questionTimeout: Double, patience: Double) {
+        self.system = system
+        self.questionTimeout = questionTimeout
+        self.patience = patience
+    }
+
+    /// Asks the members at `addresses` (`host:port`) with `ask` until one has the job's
+    /// end; nil when none knows the job for ``patience`` seconds in a row, or the calling
+    /// task is cancelled. `ask` throwing counts as a lost connection.
+    public func follow<End: Sendable>(at addresses: [String], ask: @escaping @Sendable (NodeID) async throws -> Answer<End>) async -> End? {
+        let system = system
+        var nodes: [String: NodeID] = [:]
+        var unknownSince = MonotonicClock.now
+        while !Task.isCancelled, MonotonicClock.now - unknownSince < patience {
+            var running = false
+            for text in addresses {
+                if nodes[text] == nil, let address = try? SocketAddress(parsing: text),
+                   let peer = try? await withTimeout(seconds: questionTimeout, operation: { try await system.join(address) }) {
+                    nodes[text] = peer.node
+                }
+                guard let node = nodes[text] else { continue }
+                guard let answer = try? await withTimeout(seconds: questionTimeout, operation: { try await ask(node) }) else {
+                    nodes[text] = nil
+                    continue
+                }
+                switch answer {
+                case .ended(let end): return end
+                case .running: running = true
+                case .unknown: break
+                }
+            }
+            if running { unknownSince = MonotonicClock.now }
+            try? await Task.sleep(for: .milliseconds(500))
+        }
+        return nil
+    }
+}
