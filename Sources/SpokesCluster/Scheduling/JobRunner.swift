@@ -103,8 +103,9 @@ public struct JobRunner: Sendable {
 
     /// Runs tasks `0..<count`. `input` gives an attempt's input (so a retry can resume);
     /// `accept` decides whether an attempt's output counts (so a fenced-off attempt's
-    /// late result does not). `onOutcome` hears each task's outcome as it ends (a task
-    /// cancelled before it started is only returned). Returns one outcome per task, in
+    /// late result does not). `onOutcome` hears each task's outcome as it ends, from the
+    /// task's own child task, so possibly from several at once (a task cancelled before it
+    /// started is only returned). Returns one outcome per task, in
     /// task order. Cancelling the calling task stops scheduling; running attempts are
     /// cancelled.
     public func run(
@@ -118,12 +119,16 @@ public struct JobRunner: Sendable {
         await withTaskGroup(of: Outcome.self) { group in
             for task in 0..<count {
                 guard let commitment = try? await systems.firstAvailableSystem(for: cost(task), stillToSend: count - task - 1) else { break }
+                // Heard as the task ends, not once every task is placed: a job with more
+                // tasks than places would otherwise hold its first ends back until its last
+                // task found a place (its client's outputs, and what a coordinator keeps).
                 group.addTask {
-                    await runTask(task, on: commitment, input: input, accept: accept, onEvent: onEvent)
+                    let outcome = await runTask(task, on: commitment, input: input, accept: accept, onEvent: onEvent)
+                    onOutcome(outcome)
+                    return outcome
                 }
             }
             for await outcome in group {
-                onOutcome(outcome)
                 outcomes.append(outcome)
             }
         }

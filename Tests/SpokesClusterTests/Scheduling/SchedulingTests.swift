@@ -107,6 +107,31 @@ struct SchedulingTests {
         #expect(gauge.most.values.allSatisfy { $0 <= 2 }, "no node ran more than its 2 slots: \(gauge.most)")
     }
 
+    /// A job with more tasks than places hears each task's end as it ends, not once its
+    /// last task found a place: what its client is sent and its coordinator keeps
+    /// (issue 19: a coordinator killed mid-map had kept no end at all).
+    @Test func eachOutcomeIsHeardAsItsTaskEndsBeforeTheLastTaskIsPlaced() async throws {
+        let nodes = try await startCluster(1, slots: 1)
+        defer { nodes.forEach { $0.stop() } }
+        let (systems, following) = try await coordinator(nodes[0], expecting: 1)
+        defer { following.cancel() }
+        let runner = JobRunner(systems: systems, job: "early", kind: ProbeTask.name, deadline: 10, retries: 0)
+        let heard = Mutex<[Int]>([])
+        let heardBeforeLastInput = Mutex<Int?>(nil)
+        let count = 8
+        let outcomes = await runner.run(
+            count: count,
+            input: { task, _ in
+                if task == count - 1 { heardBeforeLastInput.withLock { $0 = heard.withLock { $0.count } } }
+                return "0.01"
+            },
+            onOutcome: { outcome in heard.withLock { $0.append(outcome.task) } })
+        #expect(outcomes.allSatisfy { $0.output != nil })
+        #expect(heard.withLock { $0.count } == count)
+        // One slot and one queue place: the last task is placed only after most have ended.
+        #expect((heardBeforeLastInput.withLock { $0 } ?? 0) >= count - 3, "ends heard before the last task was placed: \(heardBeforeLastInput.withLock { $0 } ?? -1)")
+    }
+
     @Test func firstAvailableSystemWaitsForAReleaseWithoutPolling() async throws {
         let nodes = try await startCluster(1, slots: 1)
         defer { nodes.forEach { $0.stop() } }
