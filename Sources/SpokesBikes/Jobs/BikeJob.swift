@@ -49,7 +49,7 @@ public struct BikeJob: Sendable, Codable {
 
     /// How a replicated job's run keeps its state on other nodes (see `ReplicatedBikeJobs`).
     public struct Replica: Sendable {
-        /// The coordinator's epoch: its Raft term when it started or took the job over.
+        /// The coordinator's epoch: 0 for the job's first, then one more for each take-over.
         public var epoch: Int
         /// Commits events in order; false when this node no longer owns the job (another
         /// node leads its group): the run stops and reports nothing.
@@ -168,6 +168,8 @@ public struct BikeJob: Sendable, Codable {
             }
         }
         let outcomes = await withTaskCancellationHandler { await running.value } onCancel: { running.cancel() }
+        // The stations are hosted (their well-known names registered) while they live.
+        withExtendedLifetime(stations) {}
         for outcome in outcomes {
             ledger.end(user: users[outcome.task], Self.end(of: outcome, cancelReason: cancelReason))
         }

@@ -12,8 +12,8 @@ public distributed actor JobStation {
     private let ledger: JobLedger
 
     /// The well-known name of station `index` of `job` as run by coordinator `epoch` (0
-    /// for a job that is not replicated; a replicated job's Raft term when its coordinator
-    /// started or took it over), so workers can address it. A worker of an older epoch
+    /// for the job's first coordinator, one more for each take-over), so workers can
+    /// address it. A worker of an older epoch
     /// finds no station under the new names: its moves cannot reach a new coordinator.
     public static func name(job: String, epoch: Int = 0, index: Int) -> String {
         epoch == 0 ? "\(job).station.\(index)" : "\(job).e\(epoch).station.\(index)"

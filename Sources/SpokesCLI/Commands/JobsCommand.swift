@@ -107,14 +107,20 @@ enum ResultCommand {
                 try await Task.sleep(for: .milliseconds(250))
             }
             let address = try SocketAddress(parsing: location.address)
-            switch try await stored(job, at: address, with: client) {
-            case .elsewhere(let moved) where moved.node == location.node && moved.summary.state != .running:
-                // Listed as finished but no report on its node: the store could not keep it.
-                context.standardError("error: job \(job) ended on \(location.node) but its report is not in that node's job store\n")
-                return 1
-            case let next:
-                found = next
+            var next = try await stored(job, at: address, with: client)
+            // Listed as finished but no report on its node: it may have ended between the
+            // two questions (ask again), or the store could not keep it.
+            var asked = 1
+            while case .elsewhere(let moved) = next, moved.node == location.node, moved.summary.state != .running {
+                guard asked < 3 else {
+                    context.standardError("error: job \(job) ended on \(location.node) but its report is not in that node's job store\n")
+                    return 1
+                }
+                asked += 1
+                try await Task.sleep(for: .milliseconds(250))
+                next = try await stored(job, at: address, with: client)
             }
+            found = next
         }
         switch found {
         case .bikes(let report):

@@ -144,7 +144,7 @@ public struct BikeFailoverModel: RaftShellModel {
     /// The replica that coordinates the job, while it leads `term`.
     struct Coordinator {
         let term: Int
-        /// The epoch its batches carry: 0 for the job's first coordinator, else its term.
+        /// The epoch its batches carry: 0 for the job's first coordinator, one more per take-over.
         let epoch: Int
         let ledger: JobLedger
         /// The attempt each user runs as under this coordinator.
@@ -162,8 +162,9 @@ public struct BikeFailoverModel: RaftShellModel {
         var coordinator: Coordinator?
         /// The term in which it proposed the job (as its submitter's node does once).
         var jobProposedIn: Int?
-        /// The term in which this replica proposed its take-over.
+        /// The term in which this replica proposed its take-over, and the epoch it proposed.
         var takeOverProposedIn: Int?
+        var takeOverEpoch: Int?
         var leadingTerm: Int?
         var roundGeneration = 0
     }
@@ -356,17 +357,19 @@ public struct BikeFailoverModel: RaftShellModel {
                 if let (_, actions) = propose(BikeJobMachine.start(job), as: .start, at: number, in: &context) { runReplica(node, actions, in: &context) }
                 return
             }
-            // The job's first coordinator runs in epoch 0; any other commits its term as the
-            // job's epoch first, as `ReplicatedBikeJobs` does, and starts from the book then.
+            // The job's first coordinator runs in epoch 0; any other commits the next epoch
+            // first, as `ReplicatedBikeJobs` does, and starts from the book then.
+            let machine = applications[number].machine
             let epoch: Int
-            if applications[number].jobProposedIn == replica.term, applications[number].machine.epoch == 0 {
+            if applications[number].jobProposedIn == replica.term, machine.epoch == 0 {
                 epoch = 0
-            } else if applications[number].machine.epoch == replica.term {
-                epoch = replica.term
+            } else if applications[number].takeOverProposedIn == replica.term, applications[number].takeOverEpoch == machine.epoch {
+                epoch = machine.epoch
             } else {
                 guard applications[number].takeOverProposedIn != replica.term else { return }
                 applications[number].takeOverProposedIn = replica.term
-                if let (_, actions) = propose(BikeJobMachine.takeOver(epoch: replica.term), as: .takeOver, at: number, in: &context) {
+                applications[number].takeOverEpoch = machine.epoch + 1
+                if let (_, actions) = propose(BikeJobMachine.takeOver(epoch: machine.epoch + 1), as: .takeOver, at: number, in: &context) {
                     runReplica(node, actions, in: &context)
                 }
                 return

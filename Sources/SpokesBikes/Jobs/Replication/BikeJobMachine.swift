@@ -13,7 +13,8 @@ import SpokesReplication
 /// changes nothing and returns an `error:` result, the same on every replica.
 ///
 /// **Epochs fence coordinators.** The job's first coordinator runs in epoch 0; a leader
-/// that takes the job over first commits `takeOver` with its Raft term, a higher epoch.
+/// that takes the job over first commits `takeOver` with the next epoch (one above the
+/// job's: a take-over proposed from a stale state, or twice, is refused).
 /// Events are applied only from the current epoch's coordinator: a batch from an older
 /// one (a coordinator that was replaced, and whose proposal still reached a log) changes
 /// nothing and returns an `error:` result, so its run stops. An event the book refuses is

@@ -14,8 +14,8 @@ import SpokesReplication
 ///   committed; what is outside the job (the report, the submitter's result) is built
 ///   only once every change is committed.
 /// - Every replica watches its job groups: one that leads a job nobody here runs takes
-///   it over from its committed book, under a new epoch (its Raft term), so workers of the
-///   old coordinator cannot reach its stations. Changes the old coordinator made but
+///   it over from its committed book, under a new epoch (one above the job's, committed
+///   first), so workers of the old coordinator cannot reach its stations. Changes the old coordinator made but
 ///   never committed are lost together, users and stations alike: the committed book
 ///   is a prefix of the old coordinator's changes, so it is consistent (bikes conserved),
 ///   and every user not ended runs again from its committed progress.
@@ -123,16 +123,18 @@ public final class ReplicatedBikeJobs: Sendable {
             job: { ($0 as? BikeJobMachine).map { JobGroups.JobState(job: $0.job?.id, finished: $0.finished) } },
             isRunning: { job in await service.whenLocal { $0.isRunning(job) } ?? true },
             abandon: { job in await service.whenLocal { $0.abandon(job) } },
-            takeOver: { machine, status in
-                guard let job = (machine as? BikeJobMachine)?.job else { return }
+            takeOver: { machine, _ in
+                guard let job = (machine as? BikeJobMachine)?.job, let current = (machine as? BikeJobMachine)?.epoch else { return }
                 // The new epoch is committed first, so no change of an earlier coordinator
-                // can apply after the book this run starts from.
+                // (or of an earlier run here) can apply after the book this run starts from.
                 let id = Self.group(of: job.id)
-                guard let commit = try? await self.host.propose(group: id, command: BikeJobMachine.takeOver(epoch: status.term), forward: false),
+                let epoch = current + 1
+                guard let commit = try? await self.host.propose(group: id, command: BikeJobMachine.takeOver(epoch: epoch), forward: false),
                       commit.result == BikeJobMachine.applied,
-                      let machine = await self.host.stateMachine(of: id) as? BikeJobMachine, let book = machine.book, !machine.finished
+                      let machine = await self.host.stateMachine(of: id) as? BikeJobMachine, machine.epoch == epoch,
+                      let book = machine.book, !machine.finished
                 else { return }
-                let replica = self.replica(of: job.id, epoch: status.term)
+                let replica = self.replica(of: job.id, epoch: epoch)
                 await service.whenLocal { await $0.resume(job, book: book, replica: replica, cancelReason: machine.cancelReason) }
             })
     }
