@@ -6,14 +6,14 @@ import SpokesTestKit
 
 /// A `spokes node` child process for a test: started, waited for until its ready line,
 /// and always stopped by its PID.
-final class NodeProcess: @unchecked Sendable {
-    // Sendable: `process` is set once in init and only read afterwards; Process itself
-    // is thread-safe for the calls used (terminate, isRunning, processIdentifier).
+final class NodeProcess: Sendable {
     let name: String
     let address: SocketAddress
     /// The `dashboard=` address of its ready line, when it serves one.
     let dashboard: String?
-    private let process: Process
+    private let process: ChildProcess
+    /// The read end of its stdout, open while it lives (a closed one would fail its writes).
+    private let output: FileHandle
 
     /// Where this node keeps its job records (never the user's ~/.spokes); removed once
     /// the node is gone.
@@ -27,26 +27,33 @@ final class NodeProcess: @unchecked Sendable {
         guard let executable = SpokesExecutableTests.executable else { throw CocoaError(.fileNoSuchFile) }
         self.name = name
         dataDirectory = try TemporaryDirectory()
-        process = Process()
-        process.executableURL = executable
         // A node stops on its own if the test process dies before it can stop it (a crash).
-        process.arguments = ["node", "--name", name, "--stop-with-parent"] + flags
-        process.environment = ProcessInfo.processInfo.environment.merging(["SPOKES_DATA_DIRECTORY": dataDirectory.path]) { $1 }
+        let arguments = ["node", "--name", name, "--stop-with-parent"] + flags
+        let environment = ProcessInfo.processInfo.environment.merging(["SPOKES_DATA_DIRECTORY": dataDirectory.path]) { $1 }
             .merging(environment) { $1 }
-        let out = Pipe()
-        process.standardOutput = out
-        let err = readLog ? Pipe() : nil
-        log = err?.fileHandleForReading
-        process.standardError = err ?? FileHandle.nullDevice
-        try ProcessLaunch.run(process)
+        let out = try ChildProcess.pipe()
+        let err = readLog ? try ChildProcess.pipe() : nil
+        log = err.map { FileHandle(fileDescriptor: $0.read, closeOnDealloc: true) }
+        output = FileHandle(fileDescriptor: out.read, closeOnDealloc: true)
+        do {
+            process = try ChildProcess(executable: executable.path, arguments: arguments, environment: environment,
+                                       standardOutput: out.write, standardError: err?.write)
+        } catch {
+            close(out.write)
+            if let err { close(err.write) }
+            throw error
+        }
+        // The child has its own copies: the read ends see the end once it exits.
+        close(out.write)
+        if let err { close(err.write) }
         // A node that never becomes ready is killed, which ends the read below.
         let ready = Atomic<Bool>(false)
-        let pid = process.processIdentifier
+        let pid = process.pid
         DispatchQueue.global().asyncAfter(deadline: .now() + 20) {
             if !ready.load(ordering: .acquiring) { Glibc.kill(pid, SIGKILL) }
         }
         defer { ready.store(true, ordering: .releasing) }
-        let text = await readOutput(of: out.fileHandleForReading, until: "\n")
+        let text = await readOutput(of: output, until: "\n")
         guard text.contains("\n") else { throw CocoaError(.fileReadUnknown, userInfo: [NSDebugDescriptionErrorKey: "\(name) exited before it was ready"]) }
         guard let line = text.split(separator: "\n").first, line.hasPrefix("ready "),
               let field = line.split(separator: " ").first(where: { $0.hasPrefix("address=") }) else {
@@ -63,21 +70,19 @@ final class NodeProcess: @unchecked Sendable {
         return nodes
     }
 
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { process.pid }
 
     func kill(_ signal: Int32) {
-        if process.isRunning { Glibc.kill(process.processIdentifier, signal) }
+        process.kill(signal)
     }
 
     /// Waits (at most 10 s) for the process to exit and returns its status.
     func waitForExit() async -> Int32? {
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning, Date() < deadline { try? await Task.sleep(for: .milliseconds(10)) }
-        return process.isRunning ? nil : process.terminationStatus
+        await process.waitForExit(within: 10)
     }
 
     deinit {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.kill(SIGKILL)
         dataDirectory.remove()
     }
 }
