@@ -116,7 +116,7 @@ final class RaftTestCluster {
     /// Waits until one running replica leads `group` and every running replica follows it
     /// in its term; returns the leader's index.
     @discardableResult
-    func leader(of group: String, seconds: Double = 10) async throws -> Int {
+    func leader(of group: String, seconds: Double = 30) async throws -> Int {
         try await eventually("one leader of \(group) that every replica follows", seconds: seconds) {
             let statuses = await statuses(group)
             let leaders = statuses.filter { $0.role == .leader }
@@ -171,8 +171,10 @@ final class RaftTestCluster {
 }
 
 /// Waits (at most `seconds`) until `condition` holds, looking every 5 ms; records an
-/// issue naming `what` and throws if it never does.
-func eventually(_ what: String, seconds: Double = 10, _ condition: () async throws -> Bool) async throws {
+/// issue naming `what` and throws if it never does. The default bound is generous: in the
+/// full suite these groups share two cores with hundreds of tests, and a proposal that
+/// meets a change of leader waits out a proposal timeout (5 s) before it is retried.
+func eventually(_ what: String, seconds: Double = 30, _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while try await !condition() {
         guard ContinuousClock.now < deadline else {
