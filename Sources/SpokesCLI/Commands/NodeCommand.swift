@@ -69,12 +69,14 @@ enum NodeCommand {
         // One job store for bike jobs and jobs of tasks: `spokes jobs` lists both.
         let store = JobStore(directory: settings.dataDirectory, keep: settings.jobsKeep) { log.log($0) }
         // A job's running state: replicated on `jobs.replicas` minus one other members (Raft
-        // groups in `raft/`), or, without enough members, on this node's disk (maps and
-        // sweeps in its journal, bike jobs in a group of this node alone).
-        let journal = TaskJobJournal(dataDirectory: settings.dataDirectory) { log.log($0) }
+        // groups in `nodes/NAME/raft/`), or, without enough members, on this node's disk
+        // (maps and sweeps in its journal, bike jobs in a group of this node alone). Under
+        // `nodes/NAME/`, so nodes that share a data directory never share these files.
+        let own = NodeDirectory.path(of: node.system.node.name, in: HomeDirectory.expand(settings.dataDirectory))
+        let journal = TaskJobJournal(dataDirectory: own) { log.log($0) }
         let raft = RaftHost(
             system: node.system,
-            settings: RaftHostSettings(dataDirectory: (HomeDirectory.expand(settings.dataDirectory) as NSString).appendingPathComponent("raft")),
+            settings: RaftHostSettings(dataDirectory: (own as NSString).appendingPathComponent("raft")),
             machines: ReplicatedTaskJobs.machines.merging(ReplicatedBikeJobs.machines) { first, _ in first })
         node.setReplicaGroups { await raft.groupViews() }
         let replicated = ReplicatedTaskJobs(host: raft, system: node.system, members: { [weak node] in node?.members ?? [] }, fallback: journal)

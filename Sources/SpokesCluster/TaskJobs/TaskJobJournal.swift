@@ -2,8 +2,8 @@ import Foundation
 import Glibc
 
 /// The running jobs of tasks a node coordinates, on its disk, so a job outlives a crash
-/// of its coordinator: `running-jobs/ID.jsonl` under the data directory, the job's
-/// ``TaskJobSpec`` on its first line, then one line per task that ended
+/// of its coordinator: `running-jobs/ID.jsonl` under the node's own folder (for `spokes
+/// node`, `nodes/NAME/` of its data directory), the job's ``TaskJobSpec`` on its first line, then one line per task that ended
 /// (`{"task": N, "end": {...}}`). A job is written (and flushed) before its submitter
 /// hears it was accepted, task ends are flushed in batches as they come (group commit),
 /// and the file is removed once the job's report is in the job store. When the node

@@ -97,7 +97,7 @@ public struct JobGroups: Sendable {
     }
 
     /// Seconds a replica keeps a finished job's group (so the other replicas learn it
-    /// finished) before it removes it.
+    /// finished) before it removes it; its leader keeps it 2 s more.
     public static let finishedGroupLingers = 10.0
     /// Seconds a group that never received an entry (its job was refused while its
     /// replicas were being made) is kept.
@@ -147,7 +147,9 @@ public struct JobGroups: Sendable {
                     }
                     if state.finished {
                         if let job = state.job, await isRunning(job) { await abandon(job) }
-                        await remove(id, after: Self.finishedGroupLingers)
+                        // The leader goes last: a follower that outlived it would elect a
+                        // new leader of a finished job (a failover on the dashboard).
+                        await remove(id, after: Self.finishedGroupLingers + (status.role == .leader ? 2 : 0))
                         continue
                     }
                     doneSince[id] = nil

@@ -3,6 +3,7 @@ import Synchronization
 import SpokesCluster
 import SpokesConcurrency
 import SpokesTestKit
+@testable import SpokesCLI
 
 /// A `spokes node` child process for a test: started, waited for until its ready line,
 /// and always stopped by its PID.
@@ -71,6 +72,9 @@ final class NodeProcess: Sendable {
     }
 
     var pid: Int32 { process.pid }
+
+    /// Where it keeps its Raft groups (under its own folder of its data directory).
+    var raftDirectory: String { NodeDirectory.path(of: name, in: dataDirectory.path) + "/raft" }
 
     func kill(_ signal: Int32) {
         process.kill(signal)

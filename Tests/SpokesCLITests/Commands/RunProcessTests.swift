@@ -104,9 +104,9 @@ extension ClusterProcessTests {
         #expect(Set(lines.compactMap { $0["node"] as? String }).isSubset(of: ["t0", "t1", "t2"]))
         // The finished job's group is removed from the survivors: no timers, no disk.
         for node in nodes.dropFirst() {
-            let raft = node.dataDirectory.path + "/raft"
+            let raft = node.raftDirectory
             try await eventually("\(node.name) removed the finished job's group", within: 25) {
-                ((try? FileManager.default.contentsOfDirectory(atPath: raft)) ?? []).allSatisfy { !$0.hasPrefix("taskjob-") }
+                (try? FileManager.default.contentsOfDirectory(atPath: raft))?.allSatisfy { !$0.hasPrefix("taskjob-") } ?? false
             }
         }
     }

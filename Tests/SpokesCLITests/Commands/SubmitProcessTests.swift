@@ -379,9 +379,9 @@ struct SubmitProcessTests {
         #expect(again.status == 0, "\(again.standardError)")
         #expect((try? again.json()["results"] as? [[String: Any]])?.count == 30)
         for node in nodes.dropFirst() {
-            let raft = node.dataDirectory.path + "/raft"
+            let raft = node.raftDirectory
             try await eventually("\(node.name) removed the finished job's group", within: 25) {
-                ((try? FileManager.default.contentsOfDirectory(atPath: raft)) ?? []).allSatisfy { !$0.hasPrefix("bikejob-") }
+                (try? FileManager.default.contentsOfDirectory(atPath: raft))?.allSatisfy { !$0.hasPrefix("bikejob-") } ?? false
             }
         }
     }
@@ -465,9 +465,9 @@ struct SubmitProcessTests {
         #expect(report["completedUsers"] as? Int == 30)
         // The woken node drops its replica once it hears the job finished (from the
         // leader, or by asking a replica that removed it) ...
-        let raft = nodes[0].dataDirectory.path + "/raft"
+        let raft = nodes[0].raftDirectory
         try await eventually("j0 dropped the finished job's group", within: 40, every: .milliseconds(100)) {
-            ((try? FileManager.default.contentsOfDirectory(atPath: raft)) ?? []).allSatisfy { !$0.hasPrefix("bikejob-") }
+            (try? FileManager.default.contentsOfDirectory(atPath: raft))?.allSatisfy { !$0.hasPrefix("bikejob-") } ?? false
         }
         // ... and stored no report of it: the result came from the node that took it over.
         let stored = await CommandRun.spokes(["result", job, "--data-directory", nodes[0].dataDirectory.path])
