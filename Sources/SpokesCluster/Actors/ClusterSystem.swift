@@ -310,6 +310,14 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         connections.withLock { $0.values.compactMap(\.peer) }.sorted { $0.node.name < $1.node.name }
     }
 
+    /// The peer at `address` over a connection whose handshake finished and that is still
+    /// open, if there is one.
+    public func establishedPeer(at address: String) -> WireMessage.Handshake? {
+        connections.withLock { connections in
+            connections.values.first { !$0.isClosed && $0.peer?.address == address }?.peer
+        }
+    }
+
     /// Connections open now, handshaking or established: what hostile-input tests watch
     /// return to its baseline.
     public var openConnectionCount: Int { openConnections.withLock { $0.count } }

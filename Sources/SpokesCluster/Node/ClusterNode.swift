@@ -382,6 +382,13 @@ public final class ClusterNode: Sendable {
         for action in actions {
             switch action {
             case .dial(let address):
+                // Already connected (a dial race settled on a connection whose `connected`
+                // the membership missed: seen once as a member stuck `joining` for good):
+                // say so instead of dialling again, since a new dial would lose the race.
+                if let peer = system.establishedPeer(at: address) {
+                    observe(.connected(node: peer.node, address: peer.address, slots: peer.slots, waitingSlots: peer.waitingSlots))
+                    continue
+                }
                 guard let address = try? SocketAddress(parsing: address) else { continue }
                 let system = system
                 Task { [weak self] in
