@@ -47,7 +47,7 @@ public final class ChildProcess: Sendable {
     }
 
     /// Whether it still runs (reaping it if it ended).
-    public var isRunning: Bool { reap(blocking: false) == nil }
+    public var isRunning: Bool { reap() == nil }
 
     /// Its exit status, once it ended and was reaped.
     public var terminationStatus: Int32? { status.withLock { $0 } }
@@ -65,11 +65,11 @@ public final class ChildProcess: Sendable {
     }
 
     /// Its status if it ended (reaped now or before), else nil.
-    private func reap(blocking: Bool) -> Int32? {
+    private func reap() -> Int32? {
         status.withLock { status in
             if let status { return status }
             var raw: Int32 = 0
-            let reaped = waitpid(pid, &raw, blocking ? 0 : WNOHANG)
+            let reaped = waitpid(pid, &raw, WNOHANG)
             guard reaped == pid else { return nil }
             let signal = raw & 0x7f
             status = signal == 0 ? (raw >> 8) & 0xff : 128 + signal

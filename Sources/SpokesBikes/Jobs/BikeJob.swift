@@ -170,7 +170,8 @@ public struct BikeJob: Sendable, Codable {
         let outcomes = await withTaskCancellationHandler { await running.value } onCancel: { running.cancel() }
         // The stations are hosted (their well-known names registered) while they live.
         withExtendedLifetime(stations) {}
-        for outcome in outcomes {
+        // The tasks cancelled before they started were not heard in `onOutcome`.
+        for outcome in outcomes where outcome.output == nil {
             ledger.end(user: users[outcome.task], Self.end(of: outcome, cancelReason: cancelReason))
         }
         // A cancelled attempt on another node may still be moving: stop the stations first.

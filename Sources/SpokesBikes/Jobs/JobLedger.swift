@@ -113,9 +113,9 @@ public final class JobLedger: Sendable {
     /// The whole book now.
     public var book: BikeJobBook { state.withLock { $0.book } }
 
-    /// Station `index`'s counts now.
-    public func station(_ index: Int) -> Station? {
-        state.withLock { $0.book.stations.indices.contains(index) ? $0.book.stations[index] : nil }
+    /// Station `index`'s counts now (`index` is one of the book's stations).
+    public func station(_ index: Int) -> Station {
+        state.withLock { $0.book.stations[index] }
     }
 
     /// Hands on up to `limit` of the oldest events not handed on yet, and how many events

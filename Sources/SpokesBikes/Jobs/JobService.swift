@@ -69,6 +69,8 @@ public distributed actor JobService {
     /// A job coordinated here: what it runs, the task running it, and who cancelled it.
     private struct RunningJob {
         var job: BikeJob
+        /// The epoch its stations are named by (``JobStation/name(job:epoch:index:)``).
+        var epoch: Int
         var work: Task<SimulationReport, any Error>
         var cancelReason: CancelReason
         var started: Date
@@ -116,7 +118,10 @@ public distributed actor JobService {
     /// another node takes it over if this one dies (``ReplicatedBikeJobs``); this call
     /// then fails, and the client asks any node for the job (`spokes result JOB --wait`).
     public distributed func submit(_ job: BikeJob, listener: JobListener?) async throws -> SimulationReport {
-        guard running[job.id] == nil else { throw Refusal.duplicateJob(job.id) }
+        // Until it runs, the job is starting: the watcher must not take its group over.
+        guard !isRunning(job.id) else { throw Refusal.duplicateJob(job.id) }
+        starting.insert(job.id)
+        defer { starting.remove(job.id) }
         try job.checkRanges()
         do {
             try Self.checkLimits(of: job, settings: node.settings)
@@ -125,9 +130,6 @@ public distributed actor JobService {
             throw error
         }
         _ = try job.validated(settings: node.settings)
-        // Until it runs, the job is starting: the watcher must not take its group over.
-        guard starting.insert(job.id).inserted else { throw Refusal.duplicateJob(job.id) }
-        defer { starting.remove(job.id) }
         let replica = try await replication?.jobStarted(job)
         let cancelReason = CancelReason()
         let work = start(job, book: nil, replica: replica, cancelReason: cancelReason, listener: listener)
@@ -163,7 +165,7 @@ public distributed actor JobService {
                 throw error
             }
         }
-        running[job.id] = RunningJob(job: job, work: work, cancelReason: cancelReason, started: Date())
+        running[job.id] = RunningJob(job: job, epoch: replica?.epoch ?? 0, work: work, cancelReason: cancelReason, started: Date())
         return work
     }
 
@@ -369,11 +371,12 @@ public distributed actor JobService {
     /// Bikes at each station of a bike job coordinated here: now while it runs, at its end
     /// once it has finished; nil when this node knows no such job.
     public distributed func stationBikes(of job: String) async throws -> [Int]? {
-        if let running = running[job]?.job {
+        if let entry = running[job] {
+            let running = entry.job
             var bikes: [Int] = []
             bikes.reserveCapacity(running.network.stations.count)
             for index in running.network.stations.indices {
-                let id = ActorID(node: actorSystem.node, name: JobStation.name(job: job, index: index))
+                let id = ActorID(node: actorSystem.node, name: JobStation.name(job: job, epoch: entry.epoch, index: index))
                 guard let station = try? JobStation.resolve(id: id, using: actorSystem) else {
                     return running.network.stations.map(\.freeBikes)
                 }

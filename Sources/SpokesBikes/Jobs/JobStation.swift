@@ -19,6 +19,7 @@ public distributed actor JobStation {
         epoch == 0 ? "\(job).station.\(index)" : "\(job).e\(epoch).station.\(index)"
     }
 
+    /// `index` is one of the ledger's stations.
     public init(actorSystem: ClusterSystem, index: Int, ledger: JobLedger) {
         self.actorSystem = actorSystem
         self.index = index
@@ -34,9 +35,8 @@ public distributed actor JobStation {
     }
 
     /// The station's counts now.
-    public distributed func snapshot() throws -> Station {
-        guard let station = ledger.station(index) else { throw JobLedger.Refusal.jobEnded(user: -1) }
-        return station
+    public distributed func snapshot() -> Station {
+        ledger.station(index)
     }
 }
 

@@ -251,6 +251,12 @@ public final class RaftHost: Sendable {
         return views
     }
 
+    /// The definition (replicas, first leader) of this node's replica of `group`, or nil
+    /// if it holds none.
+    public func definition(of group: String) -> RaftGroup? {
+        groups.withLock { $0[group] }?.definition
+    }
+
     /// A copy of the state machine of this node's replica of `group` (what it applied so
     /// far), or nil if it holds none.
     public func stateMachine(of group: String) async -> (any ReplicatedStateMachine)? {

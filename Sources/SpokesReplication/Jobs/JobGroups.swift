@@ -96,6 +96,23 @@ public struct JobGroups: Sendable {
         }
     }
 
+    /// The state machines of this node's groups of `kind` whose leader is not an alive
+    /// member (it died, and the election has not ended) or is this node (it takes the job
+    /// over now): the jobs held here that no other node runs, which the job layers list as
+    /// running (finished ones are theirs to leave out).
+    public func heldWithoutOtherLeader(kind: String) async -> [any ReplicatedStateMachine] {
+        let alive = Set(aliveMembers.map(\.node.name))
+        let me = system.node.name
+        var held: [any ReplicatedStateMachine] = []
+        for id in host.groupIDs where id.hasPrefix(kind + "-") {
+            guard let status = await host.status(of: id), status.leader.map({ $0 == me || !alive.contains($0) }) ?? true,
+                  let machine = await host.stateMachine(of: id)
+            else { continue }
+            held.append(machine)
+        }
+        return held
+    }
+
     /// Seconds a replica keeps a finished job's group (so the other replicas learn it
     /// finished) before it removes it; its leader keeps it 2 s more.
     public static let finishedGroupLingers = 10.0
@@ -139,6 +156,7 @@ public struct JobGroups: Sendable {
                 doneSince[id] = nil
             }
             while !Task.isCancelled {
+                let alive = Set(members().filter { $0.state == .alive }.map(\.node.name))
                 for id in host.groupIDs where id.hasPrefix(kind + "-") {
                     guard let machine = await host.stateMachine(of: id), let state = job(machine), let status = await host.status(of: id) else { continue }
                     if state.job == nil, status.lastIndex == 0 {
@@ -153,7 +171,6 @@ public struct JobGroups: Sendable {
                         continue
                     }
                     doneSince[id] = nil
-                    let alive = Set(members().filter { $0.state == .alive }.map(\.node.name))
                     if status.role != .leader, status.leader.map({ !alive.contains($0) }) ?? true {
                         let since = leaderlessSince[id] ?? MonotonicClock.now
                         leaderlessSince[id] = since
@@ -182,7 +199,7 @@ public struct JobGroups: Sendable {
 
     /// Whether another replica of group `id` removed it (its job is done).
     static func removedElsewhere(_ id: String, host: RaftHost, system: ClusterSystem) async -> Bool {
-        guard let definition = await host.storedGroups()[id] else { return false }
+        guard let definition = host.definition(of: id) else { return false }
         let peers = system.connectedPeers.filter { definition.replicas.contains($0.node.name) && $0.node.name != system.node.name }
         for peer in peers {
             guard let endpoint = try? RaftEndpoint.resolve(id: ActorID(node: peer.node, name: RaftEndpoint.wellKnownName), using: system) else { continue }

@@ -30,10 +30,9 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     /// The machine factories a host needs for job groups.
     public static var machines: [String: @Sendable () -> any ReplicatedStateMachine] { [groupKind: { TaskJobMachine() }] }
 
-    private let host: RaftHost
-    private let system: ClusterSystem
-    private let members: @Sendable () -> [Member]
     private let groups: JobGroups
+    private var host: RaftHost { groups.host }
+    private var system: ClusterSystem { groups.system }
     private let fallback: TaskJobJournal?
     /// Jobs this node has had replicated (it coordinated or took them over): once their
     /// group is gone, they are no longer this node's to record.
@@ -41,9 +40,6 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
 
     /// `members` are the node's members now (the node passes them, weakly held).
     public init(host: RaftHost, system: ClusterSystem, members: @escaping @Sendable () -> [Member], fallback: TaskJobJournal?) {
-        self.host = host
-        self.system = system
-        self.members = members
         groups = JobGroups(host: host, system: system, members: members)
         self.fallback = fallback
     }
@@ -93,16 +89,10 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     /// The unfinished jobs held here whose leader is not an alive member (it died, and the
     /// election has not ended), or is this node (it takes the job over now).
     public func heldUnfinished() async -> [TaskJobJournal.Unfinished] {
-        var held: [TaskJobJournal.Unfinished] = []
-        let alive = Set(members().filter { $0.state == .alive }.map(\.node.name))
-        let me = system.node.name
-        for id in host.groupIDs where id.hasPrefix(Self.groupKind + "-") {
-            guard let status = await host.status(of: id), status.leader.map({ $0 == me || !alive.contains($0) }) ?? true,
-                  let machine = await host.stateMachine(of: id) as? TaskJobMachine, let spec = machine.spec, !machine.finished
-            else { continue }
-            held.append(TaskJobJournal.Unfinished(spec: spec, ends: machine.ends, cancelReason: machine.cancelReason))
+        await groups.heldWithoutOtherLeader(kind: Self.groupKind).compactMap { machine in
+            guard let machine = machine as? TaskJobMachine, let spec = machine.spec, !machine.finished else { return nil }
+            return TaskJobJournal.Unfinished(spec: spec, ends: machine.ends, cancelReason: machine.cancelReason)
         }
-        return held
     }
 
     public func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]? {

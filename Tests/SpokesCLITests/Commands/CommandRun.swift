@@ -2,6 +2,7 @@ import Foundation
 import SpokesCluster
 import SpokesConcurrency
 import Synchronization
+import SpokesTestKit
 @testable import SpokesCLI
 
 /// What one in-process run of the `spokes` tool printed and returned.
@@ -49,4 +50,23 @@ func readOutput(of handle: FileHandle, until marker: String) async -> String {
         }
         return text
     }
+}
+
+/// The id of the first running job `spokes jobs --json` lists at `address` (with `flags`)
+/// that `matches`, once at least `done` of its users or tasks ended; waits at most
+/// `seconds`, asking every 50 ms.
+func runningJob(
+    at address: String, flags: [String] = [], done: Int, within seconds: Double, _ what: String,
+    matches: @escaping @Sendable ([String: Any]) -> Bool
+) async throws -> String {
+    var job = ""
+    try await eventually("the node at \(address) runs \(what) with \(done) or more ended", within: seconds, every: .milliseconds(50)) {
+        let listed = await CommandRun.spokes(["jobs", "--to", address, "--json"] + flags)
+        let jobs = (try? listed.json()["jobs"] as? [[String: Any]]) ?? []
+        guard let running = jobs.first(where: { $0["state"] as? String == "running" && matches($0) }),
+              running["completedUsers"] as? Int ?? 0 >= done else { return false }
+        job = running["job"] as? String ?? ""
+        return !job.isEmpty
+    }
+    return job
 }

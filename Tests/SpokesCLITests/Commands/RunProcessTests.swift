@@ -8,16 +8,7 @@ extension ClusterProcessTests {
     /// The id of the `bench.sleep` map the node at `address` lists as running, once at
     /// least `count` of its tasks ended (waits at most 15 s).
     func runningMap(at address: String, endedAtLeast count: Int) async throws -> String {
-        var job = ""
-        try await eventually("the node at \(address) runs a map with \(count) or more tasks ended", within: 15) {
-            let listed = await CommandRun.spokes("jobs", "--to", address, "--json")
-            let jobs = (try? listed.json()["jobs"] as? [[String: Any]]) ?? []
-            guard let running = jobs.first(where: { $0["kind"] as? String == "bench.sleep" && $0["state"] as? String == "running" }),
-                  running["completedUsers"] as? Int ?? 0 >= count else { return false }
-            job = running["job"] as? String ?? ""
-            return !job.isEmpty
-        }
-        return job
+        try await runningJob(at: address, done: count, within: 15, "a bench.sleep map") { $0["kind"] as? String == "bench.sleep" }
     }
 
     @Test func runOverNodeProcessesLosesNoTaskWhenANodeIsKilledMidRun() async throws {

@@ -344,16 +344,9 @@ struct SubmitProcessTests {
     /// ended (as `spokes jobs` lists it). The jobs these tests kill run for several
     /// seconds, so a poll slowed by a loaded machine still sees them running.
     func runningBikeJob(at node: NodeProcess, usersDone done: Int) async throws -> String {
-        var job = ""
-        try await eventually("a bike job with \(done) or more users done runs", within: 20, every: .milliseconds(50)) {
-            let listed = await CommandRun.spokes(["jobs", "--to", node.address.description, "--json"] + flags())
-            let jobs = (try? listed.json()["jobs"] as? [[String: Any]]) ?? []
-            guard let running = jobs.first(where: { $0["state"] as? String == "running" && ($0["job"] as? String ?? "").hasPrefix("job-") }),
-                  running["completedUsers"] as? Int ?? 0 >= done else { return false }
-            job = running["job"] as? String ?? ""
-            return !job.isEmpty
+        try await runningJob(at: node.address.description, flags: flags(), done: done, within: 20, "a bike job") {
+            ($0["job"] as? String ?? "").hasPrefix("job-")
         }
-        return job
     }
 
     /// Issue 19 §1 and §4, for bike jobs: three nodes; the coordinator of a real-time

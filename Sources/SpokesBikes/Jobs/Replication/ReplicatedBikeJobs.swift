@@ -75,7 +75,7 @@ public final class ReplicatedBikeJobs: Sendable {
     }
 
     /// Whether `job` is kept by replicas (so a cancellation and its end are committed).
-    public func isReplicated(_ job: String) -> Bool {
+    private func isReplicated(_ job: String) -> Bool {
         host.groupIDs.contains(Self.group(of: job))
     }
 
@@ -102,16 +102,10 @@ public final class ReplicatedBikeJobs: Sendable {
     /// The unfinished jobs held here whose leader is not an alive member (it died, and the
     /// election has not ended), or is this node (it takes the job over now).
     public func heldUnfinished() async -> [Held] {
-        var held: [Held] = []
-        let alive = Set(groups.aliveMembers.map(\.node.name))
-        let me = groups.system.node.name
-        for id in host.groupIDs where id.hasPrefix(Self.groupKind + "-") {
-            guard let status = await host.status(of: id), status.leader.map({ $0 == me || !alive.contains($0) }) ?? true,
-                  let machine = await host.stateMachine(of: id) as? BikeJobMachine, let job = machine.job, let book = machine.book, !machine.finished
-            else { continue }
-            held.append(Held(job: job, book: book))
+        await groups.heldWithoutOtherLeader(kind: Self.groupKind).compactMap { machine in
+            guard let machine = machine as? BikeJobMachine, let job = machine.job, let book = machine.book, !machine.finished else { return nil }
+            return Held(job: job, book: book)
         }
-        return held
     }
 
     /// Watches the bike job groups this node holds (``JobGroups/watch(kind:job:isRunning:abandon:takeOver:)``):
