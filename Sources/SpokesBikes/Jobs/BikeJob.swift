@@ -54,11 +54,36 @@ public struct BikeJob: Sendable, Codable {
         /// Commits events in order; false when this node no longer owns the job (another
         /// node leads its group): the run stops and reports nothing.
         public var commit: @Sendable (_ events: [BikeJobBook.Event]) async -> Bool
+        /// A sharded job's shards, opened for this epoch; nil when the coordinator hosts
+        /// every station.
+        public var shards: ShardSet?
 
-        public init(epoch: Int, commit: @escaping @Sendable (_ events: [BikeJobBook.Event]) async -> Bool) {
+        public init(epoch: Int, shards: ShardSet? = nil, commit: @escaping @Sendable (_ events: [BikeJobBook.Event]) async -> Bool) {
             self.epoch = epoch
+            self.shards = shards
             self.commit = commit
         }
+    }
+
+    /// A sharded job's shards as its run in one epoch finds them: each one's host, and
+    /// its committed book when it was opened.
+    public struct ShardSet: Sendable {
+        public var hosts: [NodeID]
+        public var books: [StationShardBook]
+
+        public init(hosts: [NodeID], books: [StationShardBook]) {
+            self.hosts = hosts
+            self.books = books
+        }
+    }
+
+    /// A shard of a sharded job could not go on in this epoch (its host died or was cut
+    /// off, or a shard could not commit): the run stopped without counting what was not
+    /// committed, and the job goes on in its next epoch from the committed state.
+    public struct LostShard: Error, Sendable, CustomStringConvertible {
+        public var job: String
+        public var reason: String
+        public var description: String { "job \(job) lost a station shard: \(reason)" }
     }
 
     /// This node lost a replicated job to another node (it was cut off or paused, and the
@@ -95,15 +120,19 @@ public struct BikeJob: Sendable, Codable {
     ) async throws -> SimulationReport {
         let (deadline, retries) = try validated(settings: node.settings)
         let id = id
-        let book = book ?? startingBook
+        var book = book ?? startingBook
+        // A sharded job's stations and moves are its shards': its book takes their committed state.
+        let shardSet = replica?.shards
+        for shardBook in shardSet?.books ?? [] { book.adopt(shardBook) }
         let ledger = JobLedger(book: book, recording: replica != nil)
         let epoch = replica?.epoch ?? 0
         let system = node.system
-        let stations = network.stations.indices.map { index in
+        let stations = shardSet != nil ? [] : network.stations.indices.map { index in
             ClusterSystem.withWellKnownName(JobStation.name(job: id, epoch: epoch, index: index)) {
                 JobStation(actorSystem: system, index: index, ledger: ledger)
             }
         }
+        let shards = try ShardedRun(job: id, epoch: epoch, set: shardSet, node: node)
         let (systems, following, _) = try await node.makeSystems(for: BikeUserTask.name)
         defer { following.cancel() }
 
@@ -116,9 +145,9 @@ public struct BikeJob: Sendable, Codable {
         defer { board.end(cancelled: Task.isCancelled) }
         let tracker = ProgressTracker(board: board, onProgress: onProgress)
         let base = BikeUserTask.Input(
-            job: id, coordinator: system.node, epoch: epoch, stationCount: stations.count, goalIndex: book.goalIndex, user: 0,
+            job: id, coordinator: system.node, epoch: epoch, stationCount: network.stations.count, goalIndex: book.goalIndex, user: 0,
             paths: options.paths, seed: options.seed, timing: options.timing, maxMoves: options.maxMovesPerUser, attempt: 1,
-            progress: UserProgress())
+            progress: UserProgress(), shardHosts: shardSet?.hosts)
         // Every user of a job costs the same: waiting when its moves sleep, cpu at time scale 0.
         let runner = JobRunner(systems: systems, job: id, kind: BikeUserTask.name, deadline: deadline, retries: retries, cost: BikeUserTask().cost(of: base))
         let clock = ContinuousClock()
@@ -131,6 +160,11 @@ public struct BikeJob: Sendable, Codable {
                     input.user = users[task]
                     input.attempt = attemptBase[task] + attempt
                     input.progress = ledger.beginAttempt(user: users[task], attempt: input.attempt)
+                    // A retried user of a sharded job resumes from its furthest move on any shard.
+                    if attempt > 1, let last = try await shards.fence(user: users[task], attempt: input.attempt), last.mark.step > input.progress.moves {
+                        input.progress = last.mark.progress
+                        input.after = last.position
+                    }
                     return String(decoding: try JSONEncoder().encode(input), as: UTF8.self)
                 },
                 accept: { task, attempt, output in
@@ -155,6 +189,8 @@ public struct BikeJob: Sendable, Codable {
                     while true {
                         let (events, _) = ledger.takeEvents(limit: Self.eventsPerCommit)
                         if events.isEmpty { return true }
+                        // A user's result or end counts only once its moves are committed.
+                        guard await shards.flush() else { return false }
                         guard await replica.commit(events) else { return false }
                     }
                 }
@@ -167,6 +203,9 @@ public struct BikeJob: Sendable, Codable {
                 return await drain()
             }
         }
+        shards.onLoss { ledger.abandonRecording(); running.cancel() }
+        let watching = shards.watchHosts()
+        defer { watching?.cancel() }
         let outcomes = await withTaskCancellationHandler { await running.value } onCancel: { running.cancel() }
         // The stations are hosted (their well-known names registered) while they live.
         withExtendedLifetime(stations) {}
@@ -176,8 +215,15 @@ public struct BikeJob: Sendable, Codable {
         }
         // A cancelled attempt on another node may still be moving: stop the stations first.
         ledger.close()
+        if let shardBooks = await shards.finish() {
+            ledger.adopt(shardBooks)
+        }
         ledger.stopRecording()
-        if let committing, await committing.value == false {
+        let committed = await committing?.value
+        if let reason = shards.lossReason {
+            throw LostShard(job: id, reason: reason)
+        }
+        if committed == false {
             throw LostLead(job: id, node: system.node.name)
         }
         let cancelled = Task.isCancelled

@@ -175,6 +175,22 @@ public struct BikeJobBook: Sendable, Hashable, Codable {
         }
     }
 
+    /// Takes in a shard's committed state (a sharded job keeps its stations and moves in
+    /// shards, and only its users' attempts and ends in this book): the shard's stations'
+    /// counts, and for each user whose last move here is further than its progress, that
+    /// move's progress. Adopting every shard's committed state gives the job's committed
+    /// state, whatever the order (a user's progress is its furthest committed move).
+    public mutating func adopt(_ shard: StationShardBook) {
+        for (index, counts) in shard.stations where stations.indices.contains(index) {
+            stations[index] = counts
+        }
+        for (user, mark) in shard.marks where entries.indices.contains(user) && mark.step > entries[user].progress.moves {
+            entries[user].progress = mark.progress
+            entries[user].lastOutcome = mark.outcome
+            entries[user].attempt = max(entries[user].attempt, mark.attempt)
+        }
+    }
+
     /// Users with nothing left to run: their result counted, or they ended.
     public var doneUsers: Set<Int> {
         Set(entries.indices.filter { entries[$0].accepted != nil || entries[$0].end != nil })

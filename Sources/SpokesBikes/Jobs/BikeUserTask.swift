@@ -1,6 +1,7 @@
 import SpokesCluster
 
-/// `bikes.user`: one user's ride, run on any node, against the coordinator's stations.
+/// `bikes.user`: one user's ride, run on any node, against the coordinator's stations
+/// (or, for a sharded job, its shards' hosts).
 ///
 /// The input is small whatever the network's size: stations are found by their
 /// well-known names on the coordinator, and the goal by its index.
@@ -24,6 +25,12 @@ public struct BikeUserTask: TaskKind {
         public var attempt: Int
         /// Where this attempt resumes (from the coordinator's ledger).
         public var progress: UserProgress
+        /// A sharded job's shard hosts, by shard (station `i` is shard `i % count`'s);
+        /// nil when the coordinator hosts every station.
+        public var shardHosts: [NodeID]? = nil
+        /// A sharded job's user's last move before this attempt, which its first move
+        /// follows (nil: none, or committed).
+        public var after: StationShardBook.Position? = nil
     }
 
     public init() {}
@@ -36,6 +43,21 @@ public struct BikeUserTask: TaskKind {
 
     public func run(_ input: Input, context: TaskContext) async throws -> SimulationResult {
         try input.checkRanges()
+        let user = BikeUser(id: input.user, seed: input.seed, timing: input.timing, maxMoves: input.maxMoves)
+        let goal = input.goalIndex.map(String.init)
+        if let hosts = input.shardHosts {
+            let shards = try hosts.indices.map { shard in
+                try JobStationShard.resolve(
+                    id: ActorID(node: hosts[shard], name: JobStationShard.name(job: input.job, epoch: input.epoch, shard: shard)), using: context.system)
+            }
+            let trail = RemoteShardDock.Trail(progress: input.progress, last: input.after, goal: goal)
+            let docks = (0..<input.stationCount).map { index in
+                RemoteShardDock(stationID: "\(index)", index: index, shard: shards[StationShardBook.shard(ofStation: index, shardCount: shards.count)], trail: trail)
+            }
+            let result = try await user.runSimulation(in: docks, paths: input.paths, goal: goal, resumingFrom: input.progress, attempt: input.attempt)
+            if result.ending == .cancelled { throw CancellationError() }
+            return result
+        }
         let docks = try (0..<input.stationCount).map { index in
             RemoteStationDock(
                 stationID: "\(index)",
@@ -43,9 +65,8 @@ public struct BikeUserTask: TaskKind {
                     id: ActorID(node: input.coordinator, name: JobStation.name(job: input.job, epoch: input.epoch, index: index)),
                     using: context.system))
         }
-        let user = BikeUser(id: input.user, seed: input.seed, timing: input.timing, maxMoves: input.maxMoves)
         let result = try await user.runSimulation(
-            in: docks, paths: input.paths, goal: input.goalIndex.map(String.init),
+            in: docks, paths: input.paths, goal: goal,
             resumingFrom: input.progress, attempt: input.attempt)
         if result.ending == .cancelled { throw CancellationError() }
         return result

@@ -153,10 +153,25 @@ public distributed actor JobService {
                 if let listener {
                     _ = try? await withTimeout(seconds: 2) { try await listener.accepted(job: job.id, coordinator: coordinator) }
                 }
-                let report = try await job.run(on: node, resuming: book, replica: replica, cancelReason: { cancelReason.text }) { progress in
-                    guard let listener else { return }
-                    Task { try? await listener.progress(progress) }
+                var (book, replica) = (book, replica)
+                var report: SimulationReport
+                while true {
+                    do {
+                        report = try await job.run(on: node, resuming: book, replica: replica, cancelReason: { cancelReason.text }) { progress in
+                            guard let listener else { return }
+                            Task { try? await listener.progress(progress) }
+                        }
+                        break
+                    } catch let lost as BikeJob.LostShard {
+                        // A sharded job that lost a shard goes on here in its next epoch,
+                        // from what its shards and its group committed.
+                        guard let next = await self.nextEpoch(after: lost) else { throw lost }
+                        (book, replica) = (next.book, next.replica)
+                        self.running[job.id]?.epoch = next.replica.epoch
+                        self.actorSystem.log("job \(job.id) goes on in epoch \(next.replica.epoch): \(next.book.doneUsers.count) of \(job.options.users) users had ended")
+                    }
                 }
+                await self.replication?.shards.stopHostingEverywhere(job.id, hosts: replica?.shards?.hosts ?? [])
                 // A run abandoned to another node's (the job ended there) stores nothing.
                 if self.abandoned.contains(job.id) { throw BikeJob.LostLead(job: job.id, node: coordinator) }
                 return await self.finish(report)
@@ -185,6 +200,19 @@ public distributed actor JobService {
         let work = start(job, book: book, replica: replica, cancelReason: cancelReason, listener: nil)
         if reason != nil { work.cancel() }
         actorSystem.log("took over job \(job.id): \(book.doneUsers.count) of \(job.options.users) users had ended\(reason.map { "; it was \($0)" } ?? "")")
+    }
+
+    /// Starts the next epoch of a job whose run lost a shard, trying for up to 10 s (the
+    /// membership may not yet know the shard's host is gone); nil when it cannot (the job
+    /// then waits for its group's watcher, here or on its next leader).
+    private func nextEpoch(after lost: BikeJob.LostShard) async -> ReplicatedBikeJobs.NextEpoch? {
+        guard let replication else { return nil }
+        let deadline = MonotonicClock.now + 10
+        while MonotonicClock.now < deadline, !Task.isCancelled {
+            if let next = await replication.nextEpoch(of: lost.job) { return next }
+            try? await Task.sleep(for: .milliseconds(250))
+        }
+        return nil
     }
 
     /// Whether this node runs `job` now, or is making its replicas.

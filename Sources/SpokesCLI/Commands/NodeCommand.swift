@@ -88,6 +88,11 @@ enum NodeCommand {
             JobService(actorSystem: node.system, node: node, store: store, replication: replicatedBikeJobs)
         }
         let watchingBikeJobs = replicatedBikeJobs.watch(jobs)
+        // Station shards of sharded bike jobs, hosted here when a coordinator asks.
+        let shardService = ClusterSystem.withWellKnownName(BikeShardService.wellKnownName) {
+            BikeShardService(actorSystem: node.system, shards: replicatedBikeJobs.shards)
+        }
+        let watchingShards = replicatedBikeJobs.shards.watch()
         let name = node.system.node.name
         var dashboard: Dashboard?
         if settings.dashboardPort != nil {
@@ -118,10 +123,11 @@ enum NodeCommand {
         dashboard?.stop()
         watching?.cancel()
         watchingBikeJobs.cancel()
+        watchingShards.cancel()
         await raft.stop()
         await node.stop()
         logging.cancel()
-        withExtendedLifetime(jobs) {}
+        withExtendedLifetime((jobs, shardService)) {}
         if let conflict = node.nameTaken { throw conflict }
         return 0
     }

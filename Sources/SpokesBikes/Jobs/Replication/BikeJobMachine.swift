@@ -9,7 +9,8 @@ import SpokesReplication
 ///
 /// Commands are JSON: `{"job": ...}` (once; a repeat is ignored), `{"takeOver": EPOCH}`,
 /// `{"events": [...], "epoch": EPOCH}`, `{"cancelled": REASON}` (the first reason stays),
-/// `{"finished": true}`. A command it cannot use (bad JSON, events before the job)
+/// `{"finished": true}`, `{"shards": [[NAME, ...], ...]}` (a sharded job's shards'
+/// replicas, once). A command it cannot use (bad JSON, events before the job)
 /// changes nothing and returns an `error:` result, the same on every replica.
 ///
 /// **Epochs fence coordinators.** The job's first coordinator runs in epoch 0; a leader
@@ -29,6 +30,7 @@ public struct BikeJobMachine: ReplicatedStateMachine {
         var epoch: Int?
         var cancelled: String?
         var finished: Bool?
+        var shards: [[String]]?
     }
 
     private struct State: Codable {
@@ -38,6 +40,7 @@ public struct BikeJobMachine: ReplicatedStateMachine {
         var finished = false
         var refusedEvents = 0
         var epoch = 0
+        var shards: [[String]]?
     }
 
     private var state = State()
@@ -55,6 +58,9 @@ public struct BikeJobMachine: ReplicatedStateMachine {
     public var refusedEvents: Int { state.refusedEvents }
     /// The epoch whose coordinator may change the book (0 until a take-over).
     public var epoch: Int { state.epoch }
+    /// A sharded job's shards: for each, the names of the members that replicate it (its
+    /// first host first); nil for a job whose coordinator hosts every station.
+    public var shards: [[String]]? { state.shards }
 
     /// The command that records `job`.
     public static func start(_ job: BikeJob) -> String { encode(Command(job: job)) }
@@ -66,6 +72,8 @@ public struct BikeJobMachine: ReplicatedStateMachine {
     public static let applied = "ok"
     /// The command that records a cancellation.
     public static func cancel(_ reason: String) -> String { encode(Command(cancelled: reason)) }
+    /// The command that records a sharded job's shards (once, before its first move).
+    public static func shards(_ replicas: [[String]]) -> String { encode(Command(shards: replicas)) }
     /// The command that marks the job's report stored.
     public static let finish = encode(Command(finished: true))
 
@@ -95,6 +103,12 @@ public struct BikeJobMachine: ReplicatedStateMachine {
             state.book = book
             state.refusedEvents += refused
             if refused > 0 { return "error: \(refused) of \(events.count) events did not apply" }
+        }
+        if let shards = decoded.shards, state.shards == nil {
+            guard state.job != nil, state.epoch == 0, (1...16).contains(shards.count), shards.allSatisfy({ !$0.isEmpty && $0.count <= 7 }) else {
+                return "error: a shard layout out of range"
+            }
+            state.shards = shards
         }
         if let reason = decoded.cancelled, state.cancelReason == nil { state.cancelReason = String(reason.prefix(200)) }
         if decoded.finished == true { state.finished = true }

@@ -1,5 +1,6 @@
 import Foundation
 import SpokesCluster
+import SpokesConcurrency
 import SpokesConsensus
 import SpokesReplication
 
@@ -33,15 +34,20 @@ public final class ReplicatedBikeJobs: Sendable {
     /// The group of `job`.
     public static func group(of job: String) -> String { groupKind + "-" + job }
 
-    /// The machine factories a host needs for bike job groups.
-    public static var machines: [String: @Sendable () -> any ReplicatedStateMachine] { [groupKind: { BikeJobMachine() }] }
+    /// The machine factories a host needs for bike job groups and their station shards.
+    public static var machines: [String: @Sendable () -> any ReplicatedStateMachine] {
+        [groupKind: { BikeJobMachine() }, BikeShards.groupKind: { StationShardMachine() }]
+    }
 
     private let groups: JobGroups
     private var host: RaftHost { groups.host }
+    /// The station shards this node hosts for sharded jobs (its own or other coordinators').
+    public let shards: BikeShards
 
     /// `members` are the node's members now (the node passes them, weakly held).
     public init(host: RaftHost, system: ClusterSystem, members: @escaping @Sendable () -> [Member]) {
         groups = JobGroups(host: host, system: system, members: members)
+        shards = BikeShards(host: host, system: system, members: members)
     }
 
     /// Keeps `job` on its replicas (or this node's disk alone) before it runs; returns how
@@ -49,8 +55,61 @@ public final class ReplicatedBikeJobs: Sendable {
     /// not committed.
     public func jobStarted(_ job: BikeJob) async throws -> BikeJob.Replica {
         let peers = groups.replicaPeers() ?? []
-        try await groups.open(Self.group(of: job.id), for: job.id, with: peers, machine: BikeJobMachine(), first: BikeJobMachine.start(job))
-        return replica(of: job.id, epoch: 0)
+        let id = Self.group(of: job.id)
+        try await groups.open(id, for: job.id, with: peers, machine: BikeJobMachine(), first: BikeJobMachine.start(job))
+        var replica = replica(of: job.id, epoch: 0)
+        guard !peers.isEmpty, let layout = shardLayout() else { return replica }
+        do {
+            let commit = try await host.propose(group: id, command: BikeJobMachine.shards(layout), forward: false)
+            guard commit.result == BikeJobMachine.applied else {
+                throw JobGroups.ReplicationFailure(job: job.id, reason: "its shards were not recorded: \(commit.result)")
+            }
+            replica.shards = try await openShards(of: job, layout: layout, epoch: 0)
+        } catch {
+            // Refused: its replicas drop the job (its shards' groups, empty or not, go when unfinished groups do).
+            _ = try? await host.propose(group: id, command: BikeJobMachine.finish, forward: false)
+            throw error
+        }
+        return replica
+    }
+
+    /// The shards of a new job (`jobs.shards` of them, at most one per alive member, and
+    /// none when that is one): for each, the members that replicate it, its first host
+    /// first. Shard `k`'s host is the `k`-th of this node and the alive members by name,
+    /// so the shards' hosts differ, and its replicas are the hosts that follow it.
+    func shardLayout() -> [[String]]? {
+        let settings = groups.system.settings
+        let candidates = [groups.system.node.name] + groups.aliveMembers.map(\.node.name).sorted()
+        let count = min(settings.jobShards, candidates.count)
+        guard count > 1 else { return nil }
+        let replicas = min(settings.jobReplicas, candidates.count)
+        return (0..<count).map { shard in (0..<replicas).map { candidates[(shard + $0) % candidates.count] } }
+    }
+
+    /// Opens `job`'s shards in `epoch` from `layout` (each one's replicas, its first host
+    /// first). In epoch 0 each starts from the network; later from its committed book.
+    func openShards(of job: BikeJob, layout: [[String]], epoch: Int) async throws -> BikeJob.ShardSet {
+        let system = groups.system
+        let hosts = try Self.hosts(for: layout, alive: [system.node] + groups.aliveMembers.map(\.node), job: job.id)
+        let goal = job.startingBook.goalIndex
+        let books = try await withThrowingTaskGroup(of: (Int, StationShardBook).self) { group in
+            for (shard, host) in hosts.enumerated() {
+                let start = epoch == 0 ? StationShardBook(shard: shard, shardCount: layout.count, network: job.network.stations, goalIndex: goal) : nil
+                group.addTask {
+                    do {
+                        let service = try BikeShardService.resolve(id: ActorID(node: host, name: BikeShardService.wellKnownName), using: system)
+                        let book = try await withTimeout(seconds: 15) {
+                            try await service.open(job: job.id, shard: shard, epoch: epoch, start: start, replicas: layout[shard], hosts: hosts)
+                        }
+                        return (shard, book)
+                    } catch {
+                        throw JobGroups.ReplicationFailure(job: job.id, reason: "station shard \(shard) cannot be hosted on \(host.name) in epoch \(epoch): \(error)")
+                    }
+                }
+            }
+            return try await group.reduce(into: [Int: StationShardBook]()) { $0[$1.0] = $1.1 }
+        }
+        return BikeJob.ShardSet(hosts: hosts, books: (0..<layout.count).compactMap { books[$0] })
     }
 
     /// How this node's run of `job` in `epoch` commits its changes: true once a batch is
@@ -72,6 +131,23 @@ public final class ReplicatedBikeJobs: Sendable {
                 return false
             }
         }
+    }
+
+    /// Where each shard of `layout` is hosted: on its first host while that is alive (so a
+    /// take-over moves only the lost host's shards), else on its alive replica that hosts
+    /// the fewest shards so far (the first such in its list). Throws when a shard has no
+    /// alive replica.
+    static func hosts(for layout: [[String]], alive: [NodeID], job: String) throws(JobGroups.ReplicationFailure) -> [NodeID] {
+        let candidates = layout.map { replicas in replicas.compactMap { name in alive.first { $0.name == name } } }
+        var hosts: [NodeID?] = candidates.indices.map { shard in candidates[shard].first { $0.name == layout[shard].first } }
+        for shard in layout.indices where hosts[shard] == nil {
+            let load = { (node: NodeID) in hosts.count { $0 == node } }
+            guard let host = candidates[shard].min(by: { load($0) < load($1) }) else {
+                throw JobGroups.ReplicationFailure(job: job, reason: "no replica of station shard \(shard) is alive (\(layout[shard].joined(separator: ", ")))")
+            }
+            hosts[shard] = host
+        }
+        return hosts.compactMap { $0 }
     }
 
     /// Whether `job` is kept by replicas (so a cancellation and its end are committed).
@@ -118,18 +194,41 @@ public final class ReplicatedBikeJobs: Sendable {
             isRunning: { job in await service.whenLocal { $0.isRunning(job) } ?? true },
             abandon: { job in await service.whenLocal { $0.abandon(job) } },
             takeOver: { machine, _ in
-                guard let job = (machine as? BikeJobMachine)?.job, let current = (machine as? BikeJobMachine)?.epoch else { return }
-                // The new epoch is committed first, so no change of an earlier coordinator
-                // (or of an earlier run here) can apply after the book this run starts from.
-                let id = Self.group(of: job.id)
-                let epoch = current + 1
-                guard let commit = try? await self.host.propose(group: id, command: BikeJobMachine.takeOver(epoch: epoch), forward: false),
-                      commit.result == BikeJobMachine.applied,
-                      let machine = await self.host.stateMachine(of: id) as? BikeJobMachine, machine.epoch == epoch,
-                      let book = machine.book, !machine.finished
-                else { return }
-                let replica = self.replica(of: job.id, epoch: epoch)
-                await service.whenLocal { await $0.resume(job, book: book, replica: replica, cancelReason: machine.cancelReason) }
+                guard let job = (machine as? BikeJobMachine)?.job, let next = await self.nextEpoch(of: job.id) else { return }
+                await service.whenLocal { await $0.resume(job, book: next.book, replica: next.replica, cancelReason: next.cancelReason) }
             })
+    }
+
+    /// What a run of a job in its next epoch starts from.
+    public struct NextEpoch: Sendable {
+        public var book: BikeJobBook
+        public var replica: BikeJob.Replica
+        public var cancelReason: String?
+    }
+
+    /// Starts `job`'s next epoch here (this node leads its group): commits the epoch, so
+    /// no change of an earlier coordinator (or of an earlier run here) can apply after the
+    /// book the new run starts from, and opens a sharded job's shards in it. Nil when this
+    /// node cannot (it does not lead the group, the job finished, a shard has no alive
+    /// replica): a later try, here or on the group's next leader, goes on.
+    public func nextEpoch(of job: String) async -> NextEpoch? {
+        let id = Self.group(of: job)
+        guard let current = await host.stateMachine(of: id) as? BikeJobMachine, let spec = current.job else { return nil }
+        let epoch = current.epoch + 1
+        guard let commit = try? await host.propose(group: id, command: BikeJobMachine.takeOver(epoch: epoch), forward: false),
+              commit.result == BikeJobMachine.applied,
+              let machine = await host.stateMachine(of: id) as? BikeJobMachine, machine.epoch == epoch,
+              let book = machine.book, !machine.finished
+        else { return nil }
+        var replica = replica(of: job, epoch: epoch)
+        if let layout = machine.shards {
+            do {
+                replica.shards = try await openShards(of: spec, layout: layout, epoch: epoch)
+            } catch {
+                groups.system.log("job \(job): cannot start epoch \(epoch): \(error)")
+                return nil
+            }
+        }
+        return NextEpoch(book: book, replica: replica, cancelReason: machine.cancelReason)
     }
 }

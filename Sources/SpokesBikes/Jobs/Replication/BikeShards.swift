@@ -1,0 +1,237 @@
+import Distributed
+import Foundation
+import SpokesCluster
+import SpokesConcurrency
+import SpokesReplication
+import Synchronization
+
+/// The shards of sharded bike jobs that this node hosts (issue 19, "spread the load"):
+/// each shard is a Raft group `bikeshard-JOB-K` of its host and `jobs.replicas` minus
+/// one other members, its state a ``StationShardMachine``. The host answers the shard's
+/// moves (``JobStationShard``) and commits them in the order ``ShardCommitOrder`` allows:
+/// its own order, and never before the move each follows.
+///
+/// The job's coordinator chooses the hosts and opens the shards through each host's
+/// ``BikeShardService``; when a host dies, the coordinator opens every shard again under
+/// the job's next epoch from its committed state (``ReplicatedBikeJobs``).
+public final class BikeShards: Sendable {
+    /// The kind of station shard groups, for `RaftHost`'s machine factories.
+    public static let groupKind = "bikeshard"
+
+    /// The group of shard `shard` of `job`.
+    public static func group(of job: String, shard: Int) -> String { "\(groupKind)-\(job)-\(shard)" }
+
+    /// A shard could not be opened or taken over here.
+    public struct Unavailable: Error, Sendable, CustomStringConvertible {
+        public var reason: String
+        public var description: String { reason }
+    }
+
+    private struct Hosted: Sendable {
+        var epoch: Int
+        var ledger: StationShardLedger
+        var actor: JobStationShard
+        var committer: Task<Void, Never>
+    }
+
+    let groups: JobGroups
+    private var host: RaftHost { groups.host }
+    private var system: ClusterSystem { groups.system }
+    /// What this node hosts, by `JOB#SHARD`.
+    private let hosted = Mutex<[String: Hosted]>([:])
+
+    /// `members` are the node's members now (the node passes them, weakly held).
+    public init(host: RaftHost, system: ClusterSystem, members: @escaping @Sendable () -> [Member]) {
+        groups = JobGroups(host: host, system: system, members: members)
+    }
+
+    /// Hosts shard `shard` of `job` in `epoch`, with `hosts` the hosts of all the job's
+    /// shards in this epoch (a move here waits for the moves it follows on theirs), and
+    /// returns the shard's committed book.
+    ///
+    /// In epoch 0 the shard's group is made, on this node (its first leader) and the
+    /// other `replicas`, starting from `start`. In a later epoch this node must hold a
+    /// replica of the group: it commits the epoch first (a host of an earlier epoch can
+    /// commit nothing more) and starts from the committed book.
+    public func open(job: String, shard: Int, epoch: Int, start: StationShardBook?, replicas: [String], hosts: [NodeID]) async throws -> StationShardBook {
+        let id = Self.group(of: job, shard: shard)
+        let system = system
+        let book: StationShardBook
+        if let start {
+            let peers = groups.aliveMembers.map(\.node).filter { replicas.contains($0.name) && $0 != system.node }
+            try await groups.open(id, for: job, with: peers, machine: StationShardMachine(), first: StationShardMachine.start(start))
+            book = start
+        } else {
+            book = try await takeOver(id, epoch: epoch)
+        }
+        let ledger = StationShardLedger(book: book, epoch: epoch)
+        let actor = ClusterSystem.withWellKnownName(JobStationShard.name(job: job, epoch: epoch, shard: shard)) {
+            JobStationShard(actorSystem: system, ledger: ledger)
+        }
+        let committer = commit(ledger, of: job, group: id, hosts: hosts)
+        let replaced = hosted.withLock { hosted in
+            defer { hosted["\(job)#\(shard)"] = Hosted(epoch: epoch, ledger: ledger, actor: actor, committer: committer) }
+            return hosted["\(job)#\(shard)"]
+        }
+        if let replaced {
+            replaced.ledger.fail()
+            replaced.committer.cancel()
+        }
+        system.log("job \(job): hosting station shard \(shard) in epoch \(epoch) (\(book.stations.count) stations, \(book.applied) moves committed before)")
+        return book
+    }
+
+    /// Commits `epoch` to group `id` (held here) and returns its book as of then.
+    private func takeOver(_ id: String, epoch: Int) async throws -> StationShardBook {
+        guard host.groupIDs.contains(id) else { throw Unavailable(reason: "\(system.node.name) holds no replica of \(id)") }
+        let deadline = MonotonicClock.now + 5
+        while true {
+            do {
+                let commit = try await host.propose(group: id, command: StationShardMachine.takeOver(epoch: epoch))
+                guard commit.result == StationShardMachine.applied else { throw Unavailable(reason: "\(id) refused epoch \(epoch): \(commit.result)") }
+                break
+            } catch let error as Unavailable {
+                throw error
+            } catch {
+                guard MonotonicClock.now < deadline else { throw Unavailable(reason: "cannot commit epoch \(epoch) to \(id): \(error)") }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        // This replica applies the epoch after the leader committed it.
+        while true {
+            if let machine = await host.stateMachine(of: id) as? StationShardMachine, machine.epoch >= epoch {
+                guard machine.epoch == epoch, let book = machine.book else { throw Unavailable(reason: "\(id) is in epoch \(machine.epoch), not \(epoch)") }
+                return book
+            }
+            guard MonotonicClock.now < deadline else { throw Unavailable(reason: "\(id) did not apply epoch \(epoch) here within 5 s") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Commits the shard's events as ``ShardCommitOrder`` allows, until the ledger is
+    /// closed and drained (then the group is marked finished) or a commit fails (then the
+    /// ledger fails: another host has the shard, or the group lost its majority).
+    private func commit(_ ledger: StationShardLedger, of job: String, group id: String, hosts: [NodeID]) -> Task<Void, Never> {
+        let host = host
+        let system = system
+        let epoch = ledger.epoch
+        let shard = ledger.shard
+        return Task {
+            var known: [Int: Int] = [:]
+            func stop(_ reason: String) {
+                system.log("job \(job): station shard \(shard) stops in epoch \(epoch): \(reason)")
+                ledger.fail()
+            }
+            for await _ in ledger.newEvents {
+                while !Task.isCancelled {
+                    let (events, waitsFor) = ledger.takeCommittable(limit: BikeJob.eventsPerCommit, known: known)
+                    if !events.isEmpty {
+                        do {
+                            let commit = try await host.propose(group: id, command: StationShardMachine.record(events, epoch: epoch))
+                            guard commit.result == StationShardMachine.applied else { return stop("its replicas refused a batch (\(commit.result))") }
+                        } catch {
+                            return stop("cannot commit (\(error))")
+                        }
+                        ledger.committed(events.count)
+                        continue
+                    }
+                    guard let waitsFor else { break }
+                    guard waitsFor.epoch == epoch, hosts.indices.contains(waitsFor.shard),
+                          let other = try? JobStationShard.resolve(
+                              id: ActorID(node: hosts[waitsFor.shard], name: JobStationShard.name(job: job, epoch: epoch, shard: waitsFor.shard)),
+                              using: system),
+                          (try? await withTimeout(seconds: Self.dependencyPatience) { try await other.awaitCommitted(waitsFor.seq) }) == true
+                    else { return stop("the move one of its moves follows (\(waitsFor)) was not committed") }
+                    known[waitsFor.shard] = max(known[waitsFor.shard] ?? 0, waitsFor.seq)
+                }
+                if Task.isCancelled { return }
+                if ledger.stop == .closed, ledger.isDrained {
+                    _ = try? await host.propose(group: id, command: StationShardMachine.finish)
+                    return
+                }
+            }
+        }
+    }
+
+    /// Seconds a shard waits for another shard to commit a move one of its moves follows,
+    /// before it stops (the other's host is gone or cut off: the coordinator starts the
+    /// job's next epoch).
+    static let dependencyPatience = 10.0
+
+    /// Stops hosting `job`'s shards (its run here ended or moved to another epoch).
+    public func stopHosting(_ job: String) {
+        let stopped = hosted.withLock { hosted in
+            let keys = hosted.keys.filter { $0.hasPrefix(job + "#") }
+            defer { for key in keys { hosted[key] = nil } }
+            return keys.compactMap { hosted[$0] }
+        }
+        for entry in stopped {
+            entry.ledger.close()
+            entry.ledger.finishRecording()
+        }
+    }
+
+    /// Stops hosting `job`'s shards here and on `hosts` (its run ended), best effort.
+    public func stopHostingEverywhere(_ job: String, hosts: [NodeID]) async {
+        let system = system
+        for host in Set(hosts) {
+            guard host != system.node else {
+                stopHosting(job)
+                continue
+            }
+            guard let service = try? BikeShardService.resolve(id: ActorID(node: host, name: BikeShardService.wellKnownName), using: system) else { continue }
+            _ = try? await withTimeout(seconds: 2) { try await service.stopHosting(job: job) }
+        }
+    }
+
+    /// The shards hosted here, as `(job, shard, epoch)`.
+    public var hostedShards: [(job: String, shard: Int, epoch: Int)] {
+        hosted.withLock { hosted in
+            hosted.compactMap { key, entry in
+                guard let hash = key.lastIndex(of: "#"), let shard = Int(key[key.index(after: hash)...]) else { return nil }
+                return (String(key[..<hash]), shard, entry.epoch)
+            }
+        }
+    }
+
+    /// Watches the shard groups this node holds (``JobGroups/watch(kind:job:isRunning:abandon:takeOver:)``)
+    /// so finished ones are removed; their coordinator, not the group, takes a shard over.
+    public func watch() -> Task<Void, Never> {
+        groups.watch(
+            kind: Self.groupKind,
+            job: { machine in
+                (machine as? StationShardMachine).map { JobGroups.JobState(job: $0.book == nil ? nil : "shard", finished: $0.finished) }
+            },
+            isRunning: { _ in true },
+            abandon: { _ in },
+            takeOver: { _, _ in })
+    }
+}
+
+/// A node's door to the station shards it hosts: a sharded job's coordinator asks it
+/// to host a shard (``BikeShards/open(job:shard:epoch:start:replicas:hosts:)``).
+public distributed actor BikeShardService {
+    public typealias ActorSystem = ClusterSystem
+
+    /// The service's well-known name on every node.
+    public static let wellKnownName = "bikes.shards"
+
+    private let shards: BikeShards
+
+    public init(actorSystem: ClusterSystem, shards: BikeShards) {
+        self.actorSystem = actorSystem
+        self.shards = shards
+    }
+
+    /// Hosts shard `shard` of `job` in `epoch` here; returns its committed book.
+    public distributed func open(
+        job: String, shard: Int, epoch: Int, start: StationShardBook?, replicas: [String], hosts: [NodeID]
+    ) async throws -> StationShardBook {
+        try await shards.open(job: job, shard: shard, epoch: epoch, start: start, replicas: replicas, hosts: hosts)
+    }
+
+    /// Stops hosting `job`'s shards here.
+    public distributed func stopHosting(job: String) {
+        shards.stopHosting(job)
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import SpokesReplication
+
+/// One shard of a sharded bike job as a Raft group's state (`bikeshard-JOB-K` groups):
+/// the shard's ``StationShardBook`` as of its last committed event, and the epoch whose
+/// host may change it.
+///
+/// Commands are JSON: `{"book": ...}` (once; a repeat is ignored), `{"takeOver": EPOCH}`,
+/// `{"events": [...], "epoch": EPOCH}`, `{"finished": true}`. As in ``BikeJobMachine``,
+/// epochs fence hosts: a host that takes the shard over commits the job's new epoch
+/// first, and a batch of another epoch changes nothing and answers `error:`, so a
+/// replaced host's late batch stops its run. A command it cannot use answers `error:`,
+/// the same on every replica.
+public struct StationShardMachine: ReplicatedStateMachine {
+    private struct Command: Codable {
+        var book: StationShardBook?
+        var takeOver: Int?
+        var events: [StationShardBook.Event]?
+        var epoch: Int?
+        var finished: Bool?
+    }
+
+    private struct State: Codable {
+        var book: StationShardBook?
+        var epoch = 0
+        var finished = false
+        var refusedEvents = 0
+    }
+
+    private var state = State()
+
+    public init() {}
+
+    /// The shard as of its last committed event; nil before its book is.
+    public var book: StationShardBook? { state.book }
+    public var epoch: Int { state.epoch }
+    public var finished: Bool { state.finished }
+    /// Events that did not apply to the book (zero for hosts that keep the contract).
+    public var refusedEvents: Int { state.refusedEvents }
+
+    /// The command that records the shard's starting book.
+    public static func start(_ book: StationShardBook) -> String { encode(Command(book: book)) }
+    /// The command that records a host's events, made in `epoch`.
+    public static func record(_ events: [StationShardBook.Event], epoch: Int) -> String { encode(Command(events: events, epoch: epoch)) }
+    /// The command a new host commits before it hosts the shard, in `epoch`.
+    public static func takeOver(epoch: Int) -> String { encode(Command(takeOver: epoch)) }
+    /// The command that marks the shard's job finished.
+    public static let finish = encode(Command(finished: true))
+    /// What applying a command that was used answers.
+    public static let applied = "ok"
+
+    private static func encode(_ command: Command) -> String {
+        (try? JSONEncoder().encode(command)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    public mutating func apply(_ command: String) -> String {
+        guard let decoded = try? JSONDecoder().decode(Command.self, from: Data(command.utf8)) else { return "error: not a station shard command" }
+        if let book = decoded.book, state.book == nil {
+            guard book.applied == 0, book.marks.isEmpty else { return "error: a shard out of range" }
+            state.book = book
+        }
+        if let epoch = decoded.takeOver {
+            guard state.book != nil else { return "error: a take-over before the shard" }
+            guard epoch > state.epoch else { return "error: epoch \(epoch) is not above epoch \(state.epoch)" }
+            state.epoch = epoch
+            // Its job goes on (it was taken over after its shards ended, before its report was kept).
+            state.finished = false
+        }
+        if let events = decoded.events {
+            guard var book = state.book else { return "error: events before the shard" }
+            guard !state.finished else { return "error: the job has finished" }
+            let epoch = decoded.epoch ?? 0
+            guard epoch == state.epoch else { return "error: events of epoch \(epoch), the shard is in epoch \(state.epoch)" }
+            var refused = 0
+            for event in events where !book.apply(event) { refused += 1 }
+            state.book = book
+            state.refusedEvents += refused
+            if refused > 0 { return "error: \(refused) of \(events.count) events did not apply" }
+        }
+        if decoded.finished == true { state.finished = true }
+        return Self.applied
+    }
+
+    public func snapshot() -> String {
+        (try? JSONEncoder().encode(state)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    public mutating func restore(_ snapshot: String) throws {
+        state = try JSONDecoder().decode(State.self, from: Data(snapshot.utf8))
+    }
+}

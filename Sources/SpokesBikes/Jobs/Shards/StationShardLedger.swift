@@ -1,0 +1,152 @@
+import Synchronization
+
+/// The live state of one shard of a sharded bike job on the node that hosts it: a
+/// ``StationShardBook`` behind one lock, the events it made that are not committed yet
+/// (each with the move it depends on), and how many of its events are committed.
+///
+/// - Moves are applied once per (user, attempt, step) (``StationShardBook/apply(_:)``).
+/// - ``fence(user:attempt:)`` refuses every older attempt of a user from then on and
+///   says where the user's last move here left it, so a retried user resumes from its
+///   furthest move on any shard.
+/// - ``close()`` ends the shard's moves (its job ended, or its epoch did).
+///
+/// Its committer (``BikeShards``) hands the events on with ``takeCommittable(limit:known:)``
+/// in the order they were made, and only as far as ``ShardCommitOrder`` allows.
+public final class StationShardLedger: Sendable {
+    /// Why the shard will commit nothing more: its job ended, or its run here stopped.
+    public enum Stop: Sendable, Equatable {
+        case none
+        case closed
+        /// A commit failed (another host runs the shard now): waiters hear false.
+        case failed
+    }
+
+    private struct Waiter {
+        var seq: Int
+        var continuation: CheckedContinuation<Bool, Never>
+    }
+
+    private struct State {
+        var book: StationShardBook
+        var pending: [(event: StationShardBook.Event, after: StationShardBook.Position?)] = []
+        var committed: Int
+        var fences: [Int: Int] = [:]
+        var stop = Stop.none
+        var waiters: [Waiter] = []
+    }
+
+    public let epoch: Int
+    private let state: Mutex<State>
+    private let doorbell: AsyncStream<Void>.Continuation
+    /// Rings when there are new events to commit, or the ledger closed.
+    public let newEvents: AsyncStream<Void>
+
+    /// A ledger in `epoch` from `book`, the shard's committed state.
+    public init(book: StationShardBook, epoch: Int) {
+        self.epoch = epoch
+        state = Mutex(State(book: book, committed: book.applied))
+        (newEvents, doorbell) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    public var shard: Int { state.withLock { $0.book.shard } }
+
+    /// Applies `shardMove`; returns its outcome and where it was made.
+    public func move(_ shardMove: StationShardBook.ShardMove) throws(BikeJobBook.Refusal) -> (outcome: Bool, position: StationShardBook.Position) {
+        let epoch = epoch
+        let (outcome, seq, applied) = try state.withLock { (state) throws(BikeJobBook.Refusal) -> (Bool, Int, Bool) in
+            let move = shardMove.move
+            guard state.stop == .none else { throw .jobEnded(user: move.user) }
+            let fence = state.fences[move.user] ?? 0
+            guard move.attempt >= fence else { throw .staleAttempt(user: move.user, attempt: move.attempt, current: fence) }
+            let result = try state.book.apply(shardMove)
+            if result.applied { state.pending.append((.move(shardMove), shardMove.after)) }
+            return result
+        }
+        if applied { doorbell.yield() }
+        return (outcome, StationShardBook.Position(shard: shard, epoch: epoch, seq: seq))
+    }
+
+    /// Refuses `user`'s attempts older than `attempt` from now on; returns its last move
+    /// here and where it was made (nil when it has made none here).
+    public func fence(user: Int, attempt: Int) -> (mark: StationShardBook.Mark, position: StationShardBook.Position)? {
+        state.withLock { state in
+            state.fences[user] = max(state.fences[user] ?? 0, attempt)
+            return state.book.marks[user].map { ($0, StationShardBook.Position(shard: state.book.shard, epoch: epoch, seq: $0.seq)) }
+        }
+    }
+
+    /// Up to `limit` of the oldest uncommitted events that may be committed now, given
+    /// `known` (how many events each other shard has committed), and the position the
+    /// next one waits for. The events stay pending until ``committed(_:)``.
+    public func takeCommittable(limit: Int, known: [Int: Int]) -> (events: [StationShardBook.Event], waitsFor: StationShardBook.Position?) {
+        state.withLock { state in
+            let head = state.pending.prefix(limit)
+            let (count, waitsFor) = ShardCommitOrder.committable(head.map(\.after), shard: state.book.shard, epoch: epoch, committed: known)
+            return (head.prefix(count).map(\.event), count < head.count ? waitsFor : nil)
+        }
+    }
+
+    /// The oldest `count` pending events are committed.
+    public func committed(_ count: Int) {
+        let ready: [CheckedContinuation<Bool, Never>] = state.withLock { state in
+            state.pending.removeFirst(min(count, state.pending.count))
+            state.committed += count
+            let committed = state.committed
+            let ready = state.waiters.filter { $0.seq <= committed }.map(\.continuation)
+            state.waiters.removeAll { $0.seq <= committed }
+            return ready
+        }
+        for continuation in ready { continuation.resume(returning: true) }
+    }
+
+    /// Events committed so far (the shard's committed book has applied this many).
+    public var committedCount: Int { state.withLock { $0.committed } }
+    /// Events made so far, committed or not.
+    public var madeCount: Int { state.withLock { $0.book.applied } }
+    /// Whether every event made is committed.
+    public var isDrained: Bool { state.withLock { $0.pending.isEmpty } }
+
+    /// Waits until event `seq` is committed; false if the shard stops first.
+    public func awaitCommitted(_ seq: Int) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let answer: Bool? = state.withLock { state in
+                if state.committed >= seq { return true }
+                if state.stop == .failed { return false }
+                state.waiters.append(Waiter(seq: seq, continuation: continuation))
+                return nil
+            }
+            if let answer { continuation.resume(returning: answer) }
+        }
+    }
+
+    /// Waits until every event made so far is committed; false if the shard stops first.
+    public func flush() async -> Bool {
+        await awaitCommitted(madeCount)
+    }
+
+    /// No more moves: the events made so far are still committed.
+    public func close() {
+        state.withLock { if $0.stop == .none { $0.stop = .closed } }
+        doorbell.yield()
+    }
+
+    /// A commit failed: no more moves or commits here; every waiter hears false.
+    public func fail() {
+        let waiting: [CheckedContinuation<Bool, Never>] = state.withLock { state in
+            state.stop = .failed
+            defer { state.waiters = [] }
+            return state.waiters.map(\.continuation)
+        }
+        for continuation in waiting { continuation.resume(returning: false) }
+        doorbell.finish()
+    }
+
+    /// Why the shard stopped, if it did.
+    public var stop: Stop { state.withLock { $0.stop } }
+
+    /// The shard's book now (its committed book once ``isDrained``).
+    public var book: StationShardBook { state.withLock { $0.book } }
+
+    /// Ends the stream of new events (the committer ends once it is drained).
+    public func finishRecording() { doorbell.finish() }
+}

@@ -1,0 +1,82 @@
+import SpokesCluster
+import SpokesReplication
+import Testing
+@testable import SpokesBikes
+
+/// A sharded job's shard: its ledger on the host, its Raft machine on the replicas, and
+/// where the coordinator hosts the shards.
+@Suite struct StationShardTests {
+    static let network = (0..<6).map { Station(id: "\($0)", name: "S\($0)", freeBikes: 2, emptySlots: 2) }
+
+    static func take(user: Int, attempt: Int = 1, step: Int = 1, station: Int, after: StationShardBook.Position? = nil) -> StationShardBook.ShardMove {
+        StationShardBook.ShardMove(move: Move(user: user, attempt: attempt, step: step), station: station, take: true, before: UserProgress(), after: after)
+    }
+
+    @Test func theMachineAppliesOnlyTheCurrentEpochsBatchesAndKeepsItsBook() throws {
+        let start = StationShardBook(shard: 1, shardCount: 2, network: Self.network, goalIndex: nil)
+        var machine = StationShardMachine()
+        #expect(machine.apply(StationShardMachine.record([.move(Self.take(user: 0, station: 1))], epoch: 0)).hasPrefix("error:"), "no events before the book")
+        #expect(machine.apply(StationShardMachine.start(start)) == "ok")
+        #expect(machine.apply(StationShardMachine.record([.move(Self.take(user: 0, station: 1))], epoch: 0)) == "ok")
+        #expect(machine.book?.stations[1]?.freeBikes == 1)
+        #expect(machine.apply(StationShardMachine.takeOver(epoch: 1)) == "ok")
+        let before = machine.book
+        #expect(machine.apply(StationShardMachine.record([.move(Self.take(user: 1, station: 3))], epoch: 0)).hasPrefix("error:"), "a replaced host's late batch")
+        #expect(machine.book == before, "changed nothing")
+        #expect(machine.apply(StationShardMachine.takeOver(epoch: 1)).hasPrefix("error:"), "an epoch not above the current one")
+        #expect(machine.apply(StationShardMachine.record([.move(Self.take(user: 0, station: 0))], epoch: 1)).hasPrefix("error:"), "station 0 is not this shard's")
+        #expect(machine.refusedEvents == 1)
+        #expect(machine.apply(StationShardMachine.finish) == "ok")
+        var restored = StationShardMachine()
+        try restored.restore(machine.snapshot())
+        #expect(restored.book == machine.book && restored.finished && restored.epoch == 1)
+        #expect(machine.apply(StationShardMachine.takeOver(epoch: 2)) == "ok")
+        #expect(!machine.finished, "a job taken over after its shards ended goes on")
+        #expect(machine.apply("{not json").hasPrefix("error:"))
+    }
+
+    @Test func theLedgerHandsOnOnlyEventsWhoseEarlierMoveIsCommitted() async {
+        let ledger = StationShardLedger(book: StationShardBook(shard: 0, shardCount: 2, network: Self.network, goalIndex: nil), epoch: 0)
+        let first = try? ledger.move(Self.take(user: 0, station: 0))
+        #expect(first?.position == .init(shard: 0, epoch: 0, seq: 1))
+        let elsewhere = StationShardBook.Position(shard: 1, epoch: 0, seq: 7)
+        _ = try? ledger.move(Self.take(user: 1, station: 2, after: elsewhere))
+        _ = try? ledger.move(Self.take(user: 2, station: 4))
+        let (events, waitsFor) = ledger.takeCommittable(limit: 10, known: [1: 6])
+        #expect(events.count == 1 && waitsFor == elsewhere, "user 1's move waits for shard 1's event 7")
+        #expect(ledger.takeCommittable(limit: 10, known: [1: 7]).events.count == 3)
+        let waiting = Task { await ledger.awaitCommitted(3) }
+        ledger.committed(1)
+        #expect(ledger.committedCount == 1 && !ledger.isDrained)
+        ledger.committed(2)
+        #expect(await waiting.value, "event 3 is committed")
+        #expect(ledger.isDrained)
+        let never = Task { await ledger.awaitCommitted(9) }
+        ledger.fail()
+        #expect(await never.value == false, "a shard that stopped answers false")
+        #expect(throws: BikeJobBook.Refusal.jobEnded(user: 3)) { try ledger.move(Self.take(user: 3, station: 0)) }
+    }
+
+    @Test func aFenceRefusesOlderAttemptsAndSaysWhereTheUserGot() throws {
+        let ledger = StationShardLedger(book: StationShardBook(shard: 0, shardCount: 1, network: Self.network, goalIndex: nil), epoch: 2)
+        #expect(ledger.fence(user: 0, attempt: 1) == nil, "no move here yet")
+        _ = try ledger.move(Self.take(user: 0, attempt: 1, station: 3))
+        let last = ledger.fence(user: 0, attempt: 2)
+        #expect(last?.mark.step == 1 && last?.mark.progress.hasBike == true && last?.position == .init(shard: 0, epoch: 2, seq: 1))
+        var riding = UserProgress()
+        riding.record(succeeded: true, at: "3", goal: nil)
+        let late = StationShardBook.ShardMove(move: Move(user: 0, attempt: 1, step: 2), station: 3, take: false, before: riding, after: nil)
+        #expect(throws: BikeJobBook.Refusal.staleAttempt(user: 0, attempt: 1, current: 2)) { try ledger.move(late) }
+        #expect(ledger.madeCount == 1)
+    }
+
+    @Test func shardsKeepTheirHostsAndALostHostsShardGoesToTheLeastLoadedReplica() throws {
+        let nodes = (0..<4).map { NodeID(name: "n\($0)", incarnation: 1) }
+        let layout = [["n0", "n1", "n2"], ["n1", "n2", "n3"], ["n2", "n3", "n0"]]
+        #expect(try ReplicatedBikeJobs.hosts(for: layout, alive: nodes, job: "j").map(\.name) == ["n0", "n1", "n2"])
+        let withoutN1 = nodes.filter { $0.name != "n1" }
+        #expect(try ReplicatedBikeJobs.hosts(for: layout, alive: withoutN1, job: "j").map(\.name) == ["n0", "n3", "n2"])
+        let onlyN0 = [nodes[0]]
+        #expect(throws: JobGroups.ReplicationFailure.self) { try ReplicatedBikeJobs.hosts(for: layout, alive: onlyN0, job: "j") }
+    }
+}
