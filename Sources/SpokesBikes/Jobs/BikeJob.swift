@@ -228,7 +228,10 @@ public struct BikeJob: Sendable, Codable {
         }
         let cancelled = Task.isCancelled
         if cancelled { system.log("job \(id): \(cancelReason())") }
-        return report(from: ledger.book, wallTime: (clock.now - start).seconds, cancelReason: cancelled ? cancelReason() : nil)
+        var report = report(from: ledger.book, wallTime: (clock.now - start).seconds, cancelReason: cancelled ? cancelReason() : nil)
+        report.stationShards = shardSet?.hosts.map(\.name)
+        report.epoch = replica.map { _ in epoch }
+        return report
     }
 
     /// How a user's outcome of this run ends its part of the job.

@@ -74,7 +74,7 @@ public struct ClusterSettings: Sendable, Hashable {
     /// Station shards of a replicated bike job: its stations are split over this many
     /// alive members (at most), each hosting one shard and answering its moves, so no one
     /// node answers every move. 1: the coordinator hosts every station.
-    public var jobShards = 1
+    public var jobShards = 3
 
     /// Where a node keeps its job records. `~` is the home directory (``HomeDirectory``).
     public var dataDirectory = "~/.spokes"

@@ -83,6 +83,9 @@ struct SubmitProcessTests {
         #expect(perNode.values.reduce(0, +) == 30)
         let results = report["results"] as? [[String: Any]] ?? []
         #expect(results.allSatisfy { $0["node"] is String && $0["attempts"] as? Int == 1 })
+        // Issue 19 §1, spread the load: its stations are in three shards, one on each node.
+        #expect(report["stationShards"] as? [String] == ["j1", "j0", "j2"], "the coordinator's shard first, then the members by name")
+        #expect(report["epoch"] as? Int == 0)
     }
 
     /// Issue 21 §1: a client whose coordinator stops answering (SIGSTOP keeps its sockets
@@ -111,28 +114,52 @@ struct SubmitProcessTests {
         #expect(waited < 10, "the client said so \(waited) s after the coordinator froze")
     }
 
+    /// A worker that hosts none of the job's station shards (four nodes, three shards) is
+    /// killed: its users are retried elsewhere, each from its furthest move.
     @Test func aWorkerKilledMidJobLosesNoUserAndNoBike() async throws {
-        let nodes = try await startNodes(3) { _ in ["--slots", "3"] }
+        let nodes = try await startNodes(4) { _ in ["--slots", "2"] }
         defer { nodes.forEach { $0.kill(SIGKILL) } }
-        // Real time (a user rides for seconds): j2 still has users in flight when it is
+        // Real time (a user rides for seconds): j3 still has users in flight when it is
         // killed, however late the status poll sees it running on a loaded machine.
         let job = Task { await submit(to: nodes[0], ["--users", "40", "--paths", "8", "--time-scale", "1", "--seed", "2"]) }
-        // Kill j2 once it is running users.
+        // Kill j3 once it is running users.
         var settings = ClusterProcessTests().clientSettings
         settings.cluster = cluster
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
-            let me = try await StatusCommand.fetchMembers(from: nodes[2].address, settings: settings, timeout: 2).first
+            let me = try await StatusCommand.fetchMembers(from: nodes[3].address, settings: settings, timeout: 2).first
             if (me?.running ?? 0) > 0 { break }
             try await Task.sleep(for: .milliseconds(20))
         }
-        nodes[2].kill(SIGKILL)
+        nodes[3].kill(SIGKILL)
         let run = await job.value
         let report = report(run)
         #expect(run.status == 0, "\(run.standardError)")
         checkExactlyOnce(report, users: 40)
         #expect(report["completedUsers"] as? Int == 40)
         #expect((report["retries"] as? Int ?? 0) > 0, "the killed worker's users were retried")
+        #expect((report["failedUsers"] as? [Any])?.isEmpty == true)
+        #expect(report["epoch"] as? Int == 0, "no shard's host was lost")
+    }
+
+    /// Issue 19 §1, sharded stations: the host of one of a job's three station shards
+    /// (not its coordinator) is killed (-9) mid-job. The coordinator starts the job's next
+    /// epoch from what every shard committed, with the lost shard hosted by another of its
+    /// replicas; the client exits 0 with every user once and every bike accounted for.
+    @Test func aShardHostKilledMidJobCostsAnEpochNotAUserOrABike() async throws {
+        let nodes = try await startNodes(3) { _ in ["--slots", "3"] }
+        defer { nodes.forEach { $0.kill(SIGKILL) } }
+        let submitted = Task { await submit(to: nodes[0], ["--users", "30", "--paths", "24", "--time-scale", "1", "--seed", "4"]) }
+        _ = try await runningBikeJob(at: nodes[0], usersDone: 0)
+        nodes[1].kill(SIGKILL)
+        let run = await submitted.value
+        #expect(run.status == 0, "\(run.standardError)")
+        let report = report(run)
+        checkExactlyOnce(report, users: 30)
+        #expect(report["completedUsers"] as? Int == 30)
+        #expect((report["epoch"] as? Int ?? 0) >= 1, "the job went on in a later epoch")
+        let shards = report["stationShards"] as? [String] ?? []
+        #expect(shards.count == 3 && !shards.contains("j1"), "every shard on an alive node: \(shards)")
         #expect((report["failedUsers"] as? [Any])?.isEmpty == true)
     }
 
@@ -374,7 +401,7 @@ struct SubmitProcessTests {
         for node in nodes.dropFirst() {
             let raft = node.raftDirectory
             try await eventually("\(node.name) removed the finished job's group", within: 25) {
-                (try? FileManager.default.contentsOfDirectory(atPath: raft))?.allSatisfy { !$0.hasPrefix("bikejob-") } ?? false
+                (try? FileManager.default.contentsOfDirectory(atPath: raft))?.allSatisfy { !$0.hasPrefix("bikejob-") && !$0.hasPrefix("bikeshard-") } ?? false
             }
         }
     }

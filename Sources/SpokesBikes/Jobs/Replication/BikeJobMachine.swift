@@ -9,8 +9,8 @@ import SpokesReplication
 ///
 /// Commands are JSON: `{"job": ...}` (once; a repeat is ignored), `{"takeOver": EPOCH}`,
 /// `{"events": [...], "epoch": EPOCH}`, `{"cancelled": REASON}` (the first reason stays),
-/// `{"finished": true}`, `{"shards": [[NAME, ...], ...]}` (a sharded job's shards'
-/// replicas, once). A command it cannot use (bad JSON, events before the job)
+/// `{"finished": true}`; the first may carry `"shards": [[NAME, ...], ...]` (a sharded
+/// job's shards' replicas). A command it cannot use (bad JSON, events before the job)
 /// changes nothing and returns an `error:` result, the same on every replica.
 ///
 /// **Epochs fence coordinators.** The job's first coordinator runs in epoch 0; a leader
@@ -62,8 +62,9 @@ public struct BikeJobMachine: ReplicatedStateMachine {
     /// first host first); nil for a job whose coordinator hosts every station.
     public var shards: [[String]]? { state.shards }
 
-    /// The command that records `job`.
-    public static func start(_ job: BikeJob) -> String { encode(Command(job: job)) }
+    /// The command that records `job`, and a sharded job's shards (for each, the names of
+    /// the members that replicate it, its first host first).
+    public static func start(_ job: BikeJob, shards: [[String]]? = nil) -> String { encode(Command(job: job, shards: shards)) }
     /// The command that records the ledger's events, made by the coordinator of `epoch`.
     public static func record(_ events: [BikeJobBook.Event], epoch: Int) -> String { encode(Command(events: events, epoch: epoch)) }
     /// The command a leader commits before it runs the job from the book, in `epoch`.
@@ -72,8 +73,6 @@ public struct BikeJobMachine: ReplicatedStateMachine {
     public static let applied = "ok"
     /// The command that records a cancellation.
     public static func cancel(_ reason: String) -> String { encode(Command(cancelled: reason)) }
-    /// The command that records a sharded job's shards (once, before its first move).
-    public static func shards(_ replicas: [[String]]) -> String { encode(Command(shards: replicas)) }
     /// The command that marks the job's report stored.
     public static let finish = encode(Command(finished: true))
 
@@ -85,6 +84,12 @@ public struct BikeJobMachine: ReplicatedStateMachine {
         guard let decoded = try? JSONDecoder().decode(Command.self, from: Data(command.utf8)) else { return "error: not a bike job command" }
         if let job = decoded.job, state.job == nil {
             guard (try? job.checkRanges()) != nil, (try? job.options.validate(for: job.network)) != nil else { return "error: a job out of range" }
+            if let shards = decoded.shards {
+                guard (1...BikeUserTask.Input.maximumShards).contains(shards.count), shards.allSatisfy({ (1...7).contains($0.count) }) else {
+                    return "error: a shard layout out of range"
+                }
+                state.shards = shards
+            }
             state.job = job
             state.book = job.startingBook
         }
@@ -103,12 +108,6 @@ public struct BikeJobMachine: ReplicatedStateMachine {
             state.book = book
             state.refusedEvents += refused
             if refused > 0 { return "error: \(refused) of \(events.count) events did not apply" }
-        }
-        if let shards = decoded.shards, state.shards == nil {
-            guard state.job != nil, state.epoch == 0, (1...16).contains(shards.count), shards.allSatisfy({ !$0.isEmpty && $0.count <= 7 }) else {
-                return "error: a shard layout out of range"
-            }
-            state.shards = shards
         }
         if let reason = decoded.cancelled, state.cancelReason == nil { state.cancelReason = String(reason.prefix(200)) }
         if decoded.finished == true { state.finished = true }

@@ -55,22 +55,18 @@ public final class ReplicatedBikeJobs: Sendable {
     /// not committed.
     public func jobStarted(_ job: BikeJob) async throws -> BikeJob.Replica {
         let peers = groups.replicaPeers() ?? []
-        let id = Self.group(of: job.id)
-        try await groups.open(id, for: job.id, with: peers, machine: BikeJobMachine(), first: BikeJobMachine.start(job))
-        var replica = replica(of: job.id, epoch: 0)
-        guard !peers.isEmpty, let layout = shardLayout() else { return replica }
+        // A sharded job's shards are opened first and recorded with the job in its
+        // group's first entry: whoever takes the job over finds them.
+        let layout = peers.isEmpty ? nil : shardLayout()
+        var shards: BikeJob.ShardSet?
+        if let layout { shards = try await openShards(of: job, layout: layout, epoch: 0) }
         do {
-            let commit = try await host.propose(group: id, command: BikeJobMachine.shards(layout), forward: false)
-            guard commit.result == BikeJobMachine.applied else {
-                throw JobGroups.ReplicationFailure(job: job.id, reason: "its shards were not recorded: \(commit.result)")
-            }
-            replica.shards = try await openShards(of: job, layout: layout, epoch: 0)
+            try await groups.open(Self.group(of: job.id), for: job.id, with: peers, machine: BikeJobMachine(), first: BikeJobMachine.start(job, shards: layout))
         } catch {
-            // Refused: its replicas drop the job (its shards' groups, empty or not, go when unfinished groups do).
-            _ = try? await host.propose(group: id, command: BikeJobMachine.finish, forward: false)
+            if let shards { await self.shards.stopHostingEverywhere(job.id, hosts: shards.hosts) }
             throw error
         }
-        return replica
+        return replica(of: job.id, epoch: 0, shards: shards)
     }
 
     /// The shards of a new job (`jobs.shards` of them, at most one per alive member, and
@@ -114,11 +110,11 @@ public final class ReplicatedBikeJobs: Sendable {
 
     /// How this node's run of `job` in `epoch` commits its changes: true once a batch is
     /// committed and applied as it was made.
-    func replica(of job: String, epoch: Int) -> BikeJob.Replica {
+    func replica(of job: String, epoch: Int, shards: BikeJob.ShardSet? = nil) -> BikeJob.Replica {
         let id = Self.group(of: job)
         let host = host
         let system = groups.system
-        return BikeJob.Replica(epoch: epoch) { events in
+        return BikeJob.Replica(epoch: epoch, shards: shards) { events in
             do {
                 let commit = try await host.propose(group: id, command: BikeJobMachine.record(events, epoch: epoch), forward: false)
                 guard commit.result == BikeJobMachine.applied else {
