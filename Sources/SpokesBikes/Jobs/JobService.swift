@@ -71,6 +71,8 @@ public distributed actor JobService {
         var job: BikeJob
         /// The epoch its stations are named by (``JobStation/name(job:epoch:index:)``).
         var epoch: Int
+        /// A sharded job's shards' hosts in that epoch, by shard.
+        var shardHosts: [NodeID]?
         var work: Task<SimulationReport, any Error>
         var cancelReason: CancelReason
         var started: Date
@@ -168,6 +170,7 @@ public distributed actor JobService {
                         guard let next = await self.nextEpoch(after: lost) else { throw lost }
                         (book, replica) = (next.book, next.replica)
                         self.running[job.id]?.epoch = next.replica.epoch
+                        self.running[job.id]?.shardHosts = next.replica.shards?.hosts
                         self.actorSystem.log("job \(job.id) goes on in epoch \(next.replica.epoch): \(next.book.doneUsers.count) of \(job.options.users) users had ended")
                     }
                 }
@@ -180,7 +183,7 @@ public distributed actor JobService {
                 throw error
             }
         }
-        running[job.id] = RunningJob(job: job, epoch: replica?.epoch ?? 0, work: work, cancelReason: cancelReason, started: Date())
+        running[job.id] = RunningJob(job: job, epoch: replica?.epoch ?? 0, shardHosts: replica?.shards?.hosts, work: work, cancelReason: cancelReason, started: Date())
         return work
     }
 
@@ -399,6 +402,18 @@ public distributed actor JobService {
     /// Bikes at each station of a bike job coordinated here: now while it runs, at its end
     /// once it has finished; nil when this node knows no such job.
     public distributed func stationBikes(of job: String) async throws -> [Int]? {
+        if let entry = running[job], let hosts = entry.shardHosts {
+            // A sharded job's stations are its shards': each host says how its stations stand.
+            var bikes = entry.job.network.stations.map(\.freeBikes)
+            for (shard, host) in hosts.enumerated() {
+                let id = ActorID(node: host, name: JobStationShard.name(job: job, epoch: entry.epoch, shard: shard))
+                guard let station = try? JobStationShard.resolve(id: id, using: actorSystem),
+                      let counts = try? await withTimeout(seconds: 2, operation: { try await station.stations() })
+                else { continue }
+                for (index, counts) in counts where bikes.indices.contains(index) { bikes[index] = counts.freeBikes }
+            }
+            return bikes
+        }
         if let entry = running[job] {
             let running = entry.job
             var bikes: [Int] = []
