@@ -157,6 +157,7 @@ public distributed actor JobService {
                 }
                 var (book, replica) = (book, replica)
                 var report: SimulationReport
+                let began = ContinuousClock.now
                 while true {
                     do {
                         report = try await job.run(on: node, resuming: book, replica: replica, cancelReason: { cancelReason.text }) { progress in
@@ -167,13 +168,18 @@ public distributed actor JobService {
                     } catch let lost as BikeJob.LostShard {
                         // A sharded job that lost a shard goes on here in its next epoch,
                         // from what its shards and its group committed.
-                        guard let next = await self.nextEpoch(after: lost) else { throw lost }
+                        // Not here (this node no longer leads the job's group, or a shard has
+                        // no alive replica yet): the group's leader goes on with it, and the
+                        // client follows the job there.
+                        guard let next = await self.nextEpoch(after: lost) else { throw BikeJob.LostLead(job: job.id, node: coordinator) }
                         (book, replica) = (next.book, next.replica)
                         self.running[job.id]?.epoch = next.replica.epoch
                         self.running[job.id]?.shardHosts = next.replica.shards?.hosts
                         self.actorSystem.log("job \(job.id) goes on in epoch \(next.replica.epoch): \(next.book.doneUsers.count) of \(job.options.users) users had ended")
                     }
                 }
+                // The job's wall time here, over every epoch it ran in on this node.
+                report.wallTime = (ContinuousClock.now - began).seconds
                 await self.replication?.shards.stopHostingEverywhere(job.id, hosts: replica?.shards?.hosts ?? [])
                 // A run abandoned to another node's (the job ended there) stores nothing.
                 if self.abandoned.contains(job.id) { throw BikeJob.LostLead(job: job.id, node: coordinator) }
@@ -205,13 +211,13 @@ public distributed actor JobService {
         actorSystem.log("took over job \(job.id): \(book.doneUsers.count) of \(job.options.users) users had ended\(reason.map { "; it was \($0)" } ?? "")")
     }
 
-    /// Starts the next epoch of a job whose run lost a shard, trying for up to 10 s (the
-    /// membership may not yet know the shard's host is gone); nil when it cannot (the job
-    /// then waits for its group's watcher, here or on its next leader).
+    /// Starts the next epoch of a job whose run lost a shard, trying while this node leads
+    /// the job's group, for up to 30 s (a shard's replicas may all be cut off for a while);
+    /// nil when it cannot (the group's leader, here or elsewhere, goes on with the job).
     private func nextEpoch(after lost: BikeJob.LostShard) async -> ReplicatedBikeJobs.NextEpoch? {
         guard let replication else { return nil }
-        let deadline = MonotonicClock.now + 10
-        while MonotonicClock.now < deadline, !Task.isCancelled {
+        let deadline = MonotonicClock.now + 30
+        while MonotonicClock.now < deadline, !Task.isCancelled, await replication.leads(lost.job) {
             if let next = await replication.nextEpoch(of: lost.job) { return next }
             try? await Task.sleep(for: .milliseconds(250))
         }

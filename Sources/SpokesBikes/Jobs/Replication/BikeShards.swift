@@ -124,9 +124,11 @@ public final class BikeShards: Sendable {
             }
             for await _ in ledger.newEvents {
                 while !Task.isCancelled {
+                    ledger.note("taking events")
                     let (events, waitsFor) = ledger.takeCommittable(limit: BikeJob.eventsPerCommit, known: known)
                     if !events.isEmpty {
                         do {
+                            ledger.note("proposing \(events.count) events")
                             let commit = try await host.propose(group: id, command: StationShardMachine.record(events, epoch: epoch))
                             guard commit.result == StationShardMachine.applied else { return stop("its replicas refused a batch (\(commit.result))") }
                         } catch {
@@ -136,15 +138,19 @@ public final class BikeShards: Sendable {
                         continue
                     }
                     guard let waitsFor else { break }
+                    ledger.note("waiting for \(waitsFor)")
                     guard waitsFor.epoch == epoch, hosts.indices.contains(waitsFor.shard),
                           let other = try? JobStationShard.resolve(
                               id: ActorID(node: hosts[waitsFor.shard], name: JobStationShard.name(job: job, epoch: epoch, shard: waitsFor.shard)),
                               using: system),
-                          (try? await withTimeout(seconds: Self.dependencyPatience) { try await other.awaitCommitted(waitsFor.seq) }) == true
+                          let count = (try? await withTimeout(seconds: Self.dependencyPatience) { try await other.awaitCommitted(waitsFor.seq) }) ?? nil
                     else { return stop("the move one of its moves follows (\(waitsFor)) was not committed") }
-                    known[waitsFor.shard] = max(known[waitsFor.shard] ?? 0, waitsFor.seq)
+                    // Everything committed there so far, not only the one awaited: the next
+                    // batch here is as long as it can be.
+                    known[waitsFor.shard] = max(known[waitsFor.shard] ?? 0, count)
                 }
-                if Task.isCancelled { return }
+                ledger.note("idle")
+                if Task.isCancelled { return ledger.note("cancelled") }
                 if ledger.stop == .closed, ledger.isDrained {
                     _ = try? await host.propose(group: id, command: StationShardMachine.finish)
                     return

@@ -146,6 +146,11 @@ public final class ReplicatedBikeJobs: Sendable {
         return hosts.compactMap { $0 }
     }
 
+    /// Whether this node leads `job`'s group (only its leader may start the job's next epoch).
+    public func leads(_ job: String) async -> Bool {
+        await host.status(of: Self.group(of: job))?.role == .leader
+    }
+
     /// Whether `job` is kept by replicas (so a cancellation and its end are committed).
     private func isReplicated(_ job: String) -> Bool {
         host.groupIDs.contains(Self.group(of: job))
@@ -210,6 +215,10 @@ public final class ReplicatedBikeJobs: Sendable {
     public func nextEpoch(of job: String) async -> NextEpoch? {
         let id = Self.group(of: job)
         guard let current = await host.stateMachine(of: id) as? BikeJobMachine, let spec = current.job else { return nil }
+        // Every shard needs an alive replica to host it; until then the epoch is not spent.
+        if let layout = current.shards, (try? Self.hosts(for: layout, alive: [groups.system.node] + groups.aliveMembers.map(\.node), job: job)) == nil {
+            return nil
+        }
         let epoch = current.epoch + 1
         guard let commit = try? await host.propose(group: id, command: BikeJobMachine.takeOver(epoch: epoch), forward: false),
               commit.result == BikeJobMachine.applied,

@@ -46,9 +46,9 @@ public distributed actor JobStationShard {
         ledger.fence(user: user, attempt: attempt).map { LastMove(mark: $0.mark, position: $0.position) }
     }
 
-    /// Waits until this shard's event `seq` is committed: true once it is, false if the
-    /// shard stopped first.
-    public distributed func awaitCommitted(_ seq: Int) async -> Bool {
+    /// Waits until this shard's event `seq` is committed; returns how many of its events
+    /// are committed then, or nil if the shard stopped first.
+    public distributed func awaitCommitted(_ seq: Int) async -> Int? {
         await ledger.awaitCommitted(seq)
     }
 
@@ -63,6 +63,11 @@ public distributed actor JobStationShard {
         ledger.close()
         guard await ledger.flush() else { return nil }
         return ledger.book
+    }
+
+    /// The shard's counts and what its committer is doing, as words (for a log line).
+    public distributed func summary() -> String {
+        ledger.summary
     }
 
     /// The shard's stations now, by network index.

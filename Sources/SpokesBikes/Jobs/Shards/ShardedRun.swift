@@ -86,7 +86,8 @@ final class ShardedRun: Sendable {
                     do {
                         return try await withTimeout(seconds: Self.patience) { try await shard.flush() } ? nil : "shard \(index) stopped"
                     } catch {
-                        return "shard \(index) on \(self.hosts[index].name): \(error)"
+                        let summary = (try? await withTimeout(seconds: 2) { try await shard.summary() }) ?? "no summary"
+                        return "shard \(index) on \(self.hosts[index].name): \(error) (\(summary))"
                     }
                 }
             }

@@ -9,6 +9,8 @@ import Synchronization
 ///   says where the user's last move here left it, so a retried user resumes from its
 ///   furthest move on any shard.
 /// - ``close()`` ends the shard's moves (its job ended, or its epoch did).
+/// - ``awaitCommitted(_:)`` answers another shard whose move follows one of these: it
+///   learns how many events are committed here, so it can commit all that follow them.
 ///
 /// Its committer (``BikeShards``) hands the events on with ``takeCommittable(limit:known:)``
 /// in the order they were made, and only as far as ``ShardCommitOrder`` allows.
@@ -23,7 +25,7 @@ public final class StationShardLedger: Sendable {
 
     private struct Waiter {
         var seq: Int
-        var continuation: CheckedContinuation<Bool, Never>
+        var continuation: CheckedContinuation<Int?, Never>
     }
 
     private struct State {
@@ -33,6 +35,8 @@ public final class StationShardLedger: Sendable {
         var fences: [Int: Int] = [:]
         var stop = Stop.none
         var waiters: [Waiter] = []
+        /// What its committer is doing, for a log line when the shard is slow.
+        var activity = "starting"
     }
 
     public let epoch: Int
@@ -88,15 +92,15 @@ public final class StationShardLedger: Sendable {
 
     /// The oldest `count` pending events are committed.
     public func committed(_ count: Int) {
-        let ready: [CheckedContinuation<Bool, Never>] = state.withLock { state in
+        let (ready, committed): ([CheckedContinuation<Int?, Never>], Int) = state.withLock { state in
             state.pending.removeFirst(min(count, state.pending.count))
             state.committed += count
             let committed = state.committed
             let ready = state.waiters.filter { $0.seq <= committed }.map(\.continuation)
             state.waiters.removeAll { $0.seq <= committed }
-            return ready
+            return (ready, committed)
         }
-        for continuation in ready { continuation.resume(returning: true) }
+        for continuation in ready { continuation.resume(returning: committed) }
     }
 
     /// Events committed so far (the shard's committed book has applied this many).
@@ -106,12 +110,14 @@ public final class StationShardLedger: Sendable {
     /// Whether every event made is committed.
     public var isDrained: Bool { state.withLock { $0.pending.isEmpty } }
 
-    /// Waits until event `seq` is committed; false if the shard stops first.
-    public func awaitCommitted(_ seq: Int) async -> Bool {
+    /// Waits until event `seq` is committed and returns how many events are committed then
+    /// (a waiting shard learns all it may commit after, not only `seq`); nil if the shard
+    /// stops first.
+    public func awaitCommitted(_ seq: Int) async -> Int? {
         await withCheckedContinuation { continuation in
-            let answer: Bool? = state.withLock { state in
-                if state.committed >= seq { return true }
-                if state.stop == .failed { return false }
+            let answer: Int?? = state.withLock { state in
+                if state.committed >= seq { return .some(state.committed) }
+                if state.stop == .failed { return .some(nil) }
                 state.waiters.append(Waiter(seq: seq, continuation: continuation))
                 return nil
             }
@@ -121,7 +127,7 @@ public final class StationShardLedger: Sendable {
 
     /// Waits until every event made so far is committed; false if the shard stops first.
     public func flush() async -> Bool {
-        await awaitCommitted(madeCount)
+        await awaitCommitted(madeCount) != nil
     }
 
     /// No more moves: the events made so far are still committed.
@@ -132,13 +138,26 @@ public final class StationShardLedger: Sendable {
 
     /// A commit failed: no more moves or commits here; every waiter hears false.
     public func fail() {
-        let waiting: [CheckedContinuation<Bool, Never>] = state.withLock { state in
+        let waiting: [CheckedContinuation<Int?, Never>] = state.withLock { state in
             state.stop = .failed
             defer { state.waiters = [] }
             return state.waiters.map(\.continuation)
         }
-        for continuation in waiting { continuation.resume(returning: false) }
+        for continuation in waiting { continuation.resume(returning: nil) }
         doorbell.finish()
+    }
+
+    /// Notes what the shard's committer is doing now (``summary`` says it).
+    public func note(_ activity: String) {
+        state.withLock { $0.activity = activity }
+    }
+
+    /// The shard's counts and its committer's activity, as words for a log line.
+    public var summary: String {
+        state.withLock { state in
+            let head = state.pending.first.map { "\($0.after.map(\.description) ?? "nothing")" } ?? "none"
+            return "made \(state.book.applied), committed \(state.committed), \(state.pending.count) pending (the first follows \(head)), \(state.waiters.count) waiting, stop \(state.stop), committer \(state.activity)"
+        }
     }
 
     /// Why the shard stopped, if it did.
