@@ -127,13 +127,23 @@ public final class BikeShards: Sendable {
                     ledger.note("taking events")
                     let (events, waitsFor) = ledger.takeCommittable(limit: BikeJob.eventsPerCommit, known: known)
                     if !events.isEmpty {
-                        do {
-                            ledger.note("proposing \(events.count) events")
-                            let commit = try await host.propose(group: id, command: StationShardMachine.record(events, epoch: epoch))
-                            guard commit.result == StationShardMachine.applied else { return stop("its replicas refused a batch (\(commit.result))") }
-                        } catch {
-                            return stop("cannot commit (\(error))")
-                        }
+                        ledger.note("proposing \(events.count) events")
+                        let command = StationShardMachine.record(events, epoch: epoch)
+                        // The group may be electing a leader (its leader was slow or moved):
+                        // the same batch is proposed again, for up to 5 s.
+                        let deadline = MonotonicClock.now + Self.commitPatience
+                        var failure: String?
+                        repeat {
+                            do {
+                                let commit = try await host.propose(group: id, command: command)
+                                guard commit.result == StationShardMachine.applied else { return stop("its replicas refused a batch (\(commit.result))") }
+                                failure = nil
+                            } catch {
+                                failure = "\(error)"
+                                try? await Task.sleep(for: .milliseconds(100))
+                            }
+                        } while failure != nil && MonotonicClock.now < deadline && ledger.stop != .failed && !Task.isCancelled
+                        if let failure { return stop("cannot commit (\(failure))") }
                         ledger.committed(events.count)
                         continue
                     }
@@ -158,6 +168,9 @@ public final class BikeShards: Sendable {
             }
         }
     }
+
+    /// Seconds a shard keeps proposing a batch its group could not commit (an election).
+    static let commitPatience = 5.0
 
     /// Seconds a shard waits for another shard to commit a move one of its moves follows,
     /// before it stops (the other's host is gone or cut off: the coordinator starts the

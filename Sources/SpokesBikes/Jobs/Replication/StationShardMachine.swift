@@ -9,7 +9,9 @@ import SpokesReplication
 /// `{"events": [...], "epoch": EPOCH}`, `{"finished": true}`. As in ``BikeJobMachine``,
 /// epochs fence hosts: a host that takes the shard over commits the job's new epoch
 /// first, and a batch of another epoch changes nothing and answers `error:`, so a
-/// replaced host's late batch stops its run. A command it cannot use answers `error:`,
+/// replaced host's late batch stops its run. A batch may be proposed twice (the host
+/// could not tell whether the first proposal committed): events applied before change
+/// nothing the second time. A command it cannot use answers `error:`,
 /// the same on every replica.
 public struct StationShardMachine: ReplicatedStateMachine {
     private struct Command: Codable {
@@ -72,7 +74,9 @@ public struct StationShardMachine: ReplicatedStateMachine {
             let epoch = decoded.epoch ?? 0
             guard epoch == state.epoch else { return "error: events of epoch \(epoch), the shard is in epoch \(state.epoch)" }
             var refused = 0
-            for event in events where !book.apply(event) { refused += 1 }
+            // A batch proposed again (its first proposal's fate was unknown) repeats events
+            // that committed already: those change nothing and are not refusals.
+            for event in events where book.replay(event) == .refused { refused += 1 }
             state.book = book
             state.refusedEvents += refused
             if refused > 0 { return "error: \(refused) of \(events.count) events did not apply" }

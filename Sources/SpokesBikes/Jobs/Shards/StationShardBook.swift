@@ -125,13 +125,32 @@ public struct StationShardBook: Sendable, Hashable, Codable {
         return (outcome, applied, true)
     }
 
+    /// What applying a recorded event did.
+    public enum Replay: Sendable, Equatable {
+        case applied
+        /// The event was applied before (a batch proposed again after a failed proposal
+        /// that had committed after all): nothing changes.
+        case repeated
+        /// The event does not apply here (a replica fed a shard's events in their order
+        /// never sees one).
+        case refused
+    }
+
+    /// Applies an event a shard recorded.
+    @discardableResult
+    public mutating func replay(_ event: Event) -> Replay {
+        switch event {
+        case .move(let shardMove):
+            guard let result = try? apply(shardMove) else { return .refused }
+            return result.applied ? .applied : .repeated
+        }
+    }
+
     /// Applies an event a shard recorded; false (changing nothing) for one that does not
-    /// apply here (a replica fed the events in their order never sees one).
+    /// apply here or was applied before.
     @discardableResult
     public mutating func apply(_ event: Event) -> Bool {
-        switch event {
-        case .move(let shardMove): (try? apply(shardMove))?.applied ?? false
-        }
+        replay(event) == .applied
     }
 
     /// Bikes at this shard's stations.

@@ -35,6 +35,17 @@ import Testing
         #expect(machine.apply("{not json").hasPrefix("error:"))
     }
 
+    @Test func aBatchProposedTwiceChangesTheShardOnce() {
+        var machine = StationShardMachine()
+        _ = machine.apply(StationShardMachine.start(StationShardBook(shard: 0, shardCount: 1, network: Self.network, goalIndex: nil)))
+        let batch = StationShardMachine.record([.move(Self.take(user: 0, station: 2)), .move(Self.take(user: 1, station: 2))], epoch: 0)
+        #expect(machine.apply(batch) == "ok")
+        let once = machine.book
+        #expect(machine.apply(batch) == "ok", "its first proposal had committed after all")
+        #expect(machine.book == once && machine.refusedEvents == 0)
+        #expect(machine.book?.stations[2]?.freeBikes == 0)
+    }
+
     @Test func theLedgerHandsOnOnlyEventsWhoseEarlierMoveIsCommitted() async {
         let ledger = StationShardLedger(book: StationShardBook(shard: 0, shardCount: 2, network: Self.network, goalIndex: nil), epoch: 0)
         let first = try? ledger.move(Self.take(user: 0, station: 0))
