@@ -12,6 +12,9 @@ import SpokesSimulation
 //                                              stations, its users walking on N workers
 //   simulate-cluster --model bike-failover --nodes N --seeds A-B ... a replicated bike job's
 //                                              Raft group of N failing over (issue 19)
+//   simulate-cluster --model sharded-bikes --nodes N --seeds A-B ... a sharded bike job on N
+//                                              nodes: min(3, N) station shards, each its own
+//                                              Raft group, failing over epoch by epoch
 //   simulate-cluster --scale 10,25,50,100     the scale model (issue 18 §3): a table
 //
 // Prints each seed's verdict and trace hash (the same seed gives the same hash), then a
@@ -32,8 +35,9 @@ struct Request {
     /// Cluster sizes for the scale model; empty: play seeds.
     var scale: [Int] = []
     /// `membership` (N members), `scheduling` (a coordinator placing a job on N workers),
-    /// `bikes` (a bike job's ledger and stations, users on N workers) or `bike-failover` (a
-    /// replicated bike job's Raft group of N replicas, its leader coordinating).
+    /// `bikes` (a bike job's ledger and stations, users on N workers), `bike-failover` (a
+    /// replicated bike job's Raft group of N replicas, its leader coordinating) or
+    /// `sharded-bikes` (a sharded bike job's shard groups and job group on N nodes).
     var model = "membership"
     /// Whether `--faults` was given.
     var faultsChosen = false
@@ -77,14 +81,16 @@ func parse(_ given: [String]) -> Request {
             request.json = true
         case "--model":
             let text = value()
-            guard ["membership", "scheduling", "bikes", "bike-failover"].contains(text) else { fail("--model expects membership, scheduling, bikes or bike-failover, got '\(text)'") }
+            guard ["membership", "scheduling", "bikes", "bike-failover", "sharded-bikes"].contains(text) else {
+                fail("--model expects membership, scheduling, bikes, bike-failover or sharded-bikes, got '\(text)'")
+            }
             request.model = text
         case "--scale":
             let text = value()
             request.scale = text.split(separator: ",").compactMap { Int($0) }.filter { (2...500).contains($0) }
             if request.scale.isEmpty { fail("--scale expects sizes from 2 to 500, e.g. 10,25,50,100; got '\(text)'") }
         case "-h", "--help":
-            print("usage: simulate-cluster [--model membership|scheduling|bikes|bike-failover] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
+            print("usage: simulate-cluster [--model membership|scheduling|bikes|bike-failover|sharded-bikes] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
             exit(0)
         default:
             fail("unknown flag \(flag)")
@@ -147,6 +153,12 @@ case "bike-failover":
     let failoverKinds = request.faultsChosen ? kinds : BikeFailoverModel.faultKinds
     let model = { BikeFailoverModel(options: BikeFailoverModel.Options(replicas: nodes)) }
     exit(play(model, name: "bike-failover", settle: model().options.livenessBound, kinds: failoverKinds, faultCount: BikeFailoverModel.faultCount) { model, result in
+        model.scenarios(faults: result.faults)
+    })
+case "sharded-bikes":
+    let shardedKinds = request.faultsChosen ? kinds : ShardedBikeModel.faultKinds
+    let model = { ShardedBikeModel(options: ShardedBikeModel.Options(nodes: nodes)) }
+    exit(play(model, name: "sharded-bikes", settle: model().options.livenessBound, kinds: shardedKinds, faultCount: ShardedBikeModel.faultCount) { model, result in
         model.scenarios(faults: result.faults)
     })
 case "bikes":

@@ -180,10 +180,12 @@ public distributed actor JobService {
                 }
                 // The job's wall time here, over every epoch it ran in on this node.
                 report.wallTime = (ContinuousClock.now - began).seconds
-                await self.replication?.shards.stopHostingEverywhere(job.id, hosts: replica?.shards?.hosts ?? [])
                 // A run abandoned to another node's (the job ended there) stores nothing.
                 if self.abandoned.contains(job.id) { throw BikeJob.LostLead(job: job.id, node: coordinator) }
-                return await self.finish(report)
+                let finished = await self.finish(report)
+                // Its shards are done once its finish is committed (in `finish`), not before.
+                await self.replication?.shards.stopHostingEverywhere(job.id, hosts: replica?.shards?.hosts ?? [])
+                return finished
             } catch {
                 forget(job.id)
                 throw error

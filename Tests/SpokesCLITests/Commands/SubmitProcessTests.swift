@@ -73,7 +73,7 @@ struct SubmitProcessTests {
     @Test func aJobSubmittedToTheSecondNodeRunsOnAllThree() async throws {
         let nodes = try await startNodes(3) { _ in ["--slots", "2"] }
         defer { nodes.forEach { $0.kill(SIGTERM) } }
-        let run = await submit(to: nodes[1], ["--users", "30", "--paths", "4", "--time-scale", "0.05", "--seed", "1"])
+        let run = await submit(to: nodes[1], ["--users", "30", "--paths", "4", "--time-scale", "0.5", "--seed", "1"])
         let report = report(run)
         #expect(run.status == 0, "\(run.standardError)")
         checkExactlyOnce(report, users: 30)
@@ -83,7 +83,8 @@ struct SubmitProcessTests {
         #expect(perNode.values.reduce(0, +) == 30)
         let results = report["results"] as? [[String: Any]] ?? []
         #expect(results.allSatisfy { $0["node"] is String && $0["attempts"] as? Int == 1 })
-        // Issue 19 §1, spread the load: its stations are in three shards, one on each node.
+        // Issue 19 §1, spread the load: its users move 0.05 s apart, so its stations are in
+        // three shards, one on each node.
         #expect(report["stationShards"] as? [String] == ["j1", "j0", "j2"], "the coordinator's shard first, then the members by name")
         #expect(report["epoch"] as? Int == 0)
     }

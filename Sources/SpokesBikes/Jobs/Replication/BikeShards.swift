@@ -125,10 +125,10 @@ public final class BikeShards: Sendable {
             for await _ in ledger.newEvents {
                 while !Task.isCancelled {
                     ledger.note("taking events")
-                    let (events, waitsFor) = ledger.takeCommittable(limit: BikeJob.eventsPerCommit, known: known)
+                    let (events, first, waitsFor) = ledger.takeCommittable(limit: BikeJob.eventsPerCommit, known: known)
                     if !events.isEmpty {
                         ledger.note("proposing \(events.count) events")
-                        let command = StationShardMachine.record(events, epoch: epoch)
+                        let command = StationShardMachine.record(events, epoch: epoch, first: first)
                         // The group may be electing a leader (its leader was slow or moved):
                         // the same batch is proposed again, for up to 5 s.
                         let deadline = MonotonicClock.now + Self.commitPatience
@@ -161,10 +161,10 @@ public final class BikeShards: Sendable {
                 }
                 ledger.note("idle")
                 if Task.isCancelled { return ledger.note("cancelled") }
-                if ledger.stop == .closed, ledger.isDrained {
-                    _ = try? await host.propose(group: id, command: StationShardMachine.finish)
-                    return
-                }
+                // Closed and drained: the shard is done here. Its group is marked finished
+                // once the job's own finish is committed (``stopHosting(_:)``), never
+                // before, so a job taken over after its shards closed still finds them.
+                if ledger.stop == .closed, ledger.isDrained { return ledger.note("done") }
             }
         }
     }
@@ -177,25 +177,28 @@ public final class BikeShards: Sendable {
     /// job's next epoch).
     static let dependencyPatience = 10.0
 
-    /// Stops hosting `job`'s shards (its run here ended or moved to another epoch).
-    public func stopHosting(_ job: String) {
+    /// Stops hosting `job`'s shards here, its finish committed: marks their groups
+    /// finished (their replicas remove them later), best effort.
+    public func stopHosting(_ job: String) async {
         let stopped = hosted.withLock { hosted in
             let keys = hosted.keys.filter { $0.hasPrefix(job + "#") }
             defer { for key in keys { hosted[key] = nil } }
-            return keys.compactMap { hosted[$0] }
+            return keys.compactMap { key in hosted[key].map { (key, $0) } }
         }
-        for entry in stopped {
+        for (key, entry) in stopped {
             entry.ledger.close()
             entry.ledger.finishRecording()
+            guard let hash = key.lastIndex(of: "#"), let shard = Int(key[key.index(after: hash)...]) else { continue }
+            _ = try? await host.propose(group: Self.group(of: job, shard: shard), command: StationShardMachine.finish)
         }
     }
 
-    /// Stops hosting `job`'s shards here and on `hosts` (its run ended), best effort.
+    /// Stops hosting `job`'s shards here and on `hosts` once its finish is committed, best effort.
     public func stopHostingEverywhere(_ job: String, hosts: [NodeID]) async {
         let system = system
         for host in Set(hosts) {
             guard host != system.node else {
-                stopHosting(job)
+                await stopHosting(job)
                 continue
             }
             guard let service = try? BikeShardService.resolve(id: ActorID(node: host, name: BikeShardService.wellKnownName), using: system) else { continue }
@@ -249,8 +252,8 @@ public distributed actor BikeShardService {
         try await shards.open(job: job, shard: shard, epoch: epoch, start: start, replicas: replicas, hosts: hosts)
     }
 
-    /// Stops hosting `job`'s shards here.
-    public distributed func stopHosting(job: String) {
-        shards.stopHosting(job)
+    /// Stops hosting `job`'s shards here, its finish committed.
+    public distributed func stopHosting(job: String) async {
+        await shards.stopHosting(job)
     }
 }

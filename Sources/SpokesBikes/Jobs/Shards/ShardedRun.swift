@@ -115,17 +115,18 @@ final class ShardedRun: Sendable {
         return books
     }
 
-    /// Loses the epoch when a shard's host is no longer an alive member (checked every
-    /// 100 ms), so the job goes on elsewhere as soon as the membership knows.
+    /// Loses the epoch when a shard's host is dead or gone from the membership (checked
+    /// every 100 ms), so the job goes on elsewhere as soon as the membership knows. A
+    /// suspect host is waited for: it may answer again.
     func watchHosts() -> Task<Void, Never>? {
         guard !shards.isEmpty else { return nil }
         let node = node
         let hosts = hosts
         return Task { [weak self] in
             while !Task.isCancelled {
-                let alive = Set(node.members.filter { $0.state == .alive }.map(\.node)).union([node.system.node])
-                if let gone = hosts.first(where: { !alive.contains($0) }) {
-                    self?.lose("the host of a station shard, \(gone.name), is not an alive member")
+                let members = Set(node.members.filter { $0.state == .alive || $0.state == .suspect }.map(\.node)).union([node.system.node])
+                if let gone = hosts.first(where: { !members.contains($0) }) {
+                    self?.lose("the host of a station shard, \(gone.name), is dead or gone")
                     return
                 }
                 try? await Task.sleep(for: .milliseconds(100))

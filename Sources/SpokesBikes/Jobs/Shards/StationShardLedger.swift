@@ -80,13 +80,16 @@ public final class StationShardLedger: Sendable {
     }
 
     /// Up to `limit` of the oldest uncommitted events that may be committed now, given
-    /// `known` (how many events each other shard has committed), and the position the
-    /// next one waits for. The events stay pending until ``committed(_:)``.
-    public func takeCommittable(limit: Int, known: [Int: Int]) -> (events: [StationShardBook.Event], waitsFor: StationShardBook.Position?) {
+    /// `known` (how many events each other shard has committed), the sequence number of
+    /// the first of them, and the position the next one waits for. The events stay pending
+    /// until ``committed(_:)``.
+    public func takeCommittable(
+        limit: Int, known: [Int: Int]
+    ) -> (events: [StationShardBook.Event], first: Int, waitsFor: StationShardBook.Position?) {
         state.withLock { state in
             let head = state.pending.prefix(limit)
             let (count, waitsFor) = ShardCommitOrder.committable(head.map(\.after), shard: state.book.shard, epoch: epoch, committed: known)
-            return (head.prefix(count).map(\.event), count < head.count ? waitsFor : nil)
+            return (head.prefix(count).map(\.event), state.committed + 1, count < head.count ? waitsFor : nil)
         }
     }
 

@@ -38,7 +38,7 @@ import Testing
     @Test func aBatchProposedTwiceChangesTheShardOnce() {
         var machine = StationShardMachine()
         _ = machine.apply(StationShardMachine.start(StationShardBook(shard: 0, shardCount: 1, network: Self.network, goalIndex: nil)))
-        let batch = StationShardMachine.record([.move(Self.take(user: 0, station: 2)), .move(Self.take(user: 1, station: 2))], epoch: 0)
+        let batch = StationShardMachine.record([.move(Self.take(user: 0, station: 2)), .move(Self.take(user: 1, station: 2))], epoch: 0, first: 1)
         #expect(machine.apply(batch) == "ok")
         let once = machine.book
         #expect(machine.apply(batch) == "ok", "its first proposal had committed after all")
@@ -53,8 +53,8 @@ import Testing
         let elsewhere = StationShardBook.Position(shard: 1, epoch: 0, seq: 7)
         _ = try? ledger.move(Self.take(user: 1, station: 2, after: elsewhere))
         _ = try? ledger.move(Self.take(user: 2, station: 4))
-        let (events, waitsFor) = ledger.takeCommittable(limit: 10, known: [1: 6])
-        #expect(events.count == 1 && waitsFor == elsewhere, "user 1's move waits for shard 1's event 7")
+        let (events, from, waitsFor) = ledger.takeCommittable(limit: 10, known: [1: 6])
+        #expect(events.count == 1 && from == 1 && waitsFor == elsewhere, "user 1's move waits for shard 1's event 7")
         #expect(ledger.takeCommittable(limit: 10, known: [1: 7]).events.count == 3)
         let waiting = Task { await ledger.awaitCommitted(3) }
         ledger.committed(1)
