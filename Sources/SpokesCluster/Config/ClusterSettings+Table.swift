@@ -53,7 +53,7 @@ extension ClusterSettings {
         .integer("jobs.replicas", \.jobReplicas, in: 1...7,
                  doc: "nodes that keep each running job, so it outlives its coordinator; 1: only the coordinator"),
         .integer("jobs.shards", \.jobShards, in: 1...16,
-                 doc: "nodes whose stations a replicated bike job's moves are spread over, one shard each; 1: the coordinator's"),
+                 doc: "nodes a replicated real-time bike job's stations are spread over, a shard each; 1: all on its coordinator"),
         .directory("data_directory", \.dataDirectory, doc: "where the node keeps its job records; ~ is $HOME"),
         .text("secret_file", \.secretFile, doc: "file holding the cluster secret, mode 600; relative to this file; \"\": none"),
         .optionalPort("dashboard.port", \.dashboardPort, doc: "the web dashboard's TCP port, e.g. 8787; 0: any free port; off: no dashboard"),

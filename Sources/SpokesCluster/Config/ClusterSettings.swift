@@ -71,10 +71,11 @@ public struct ClusterSettings: Sendable, Hashable {
     /// minus one alive members); with fewer alive members, or 1, the coordinator alone
     /// keeps it, on its disk (jobs of tasks in its journal, bike jobs in a group of one).
     public var jobReplicas = 3
-    /// Station shards of a replicated bike job: its stations are split over this many
-    /// alive members (at most), each hosting one shard and answering its moves, so no one
-    /// node answers every move. 1: the coordinator hosts every station.
-    public var jobShards = 3
+    /// Station shards of a replicated real-time bike job: its stations are split over this
+    /// many alive members (at most), each hosting one shard and answering its moves, so no
+    /// one node answers every move. 1 (the default): the coordinator hosts every station;
+    /// on the machines we measured, sharding cost more than it spread (BENCHMARKS.md).
+    public var jobShards = 1
 
     /// Where a node keeps its job records. `~` is the home directory (``HomeDirectory``).
     public var dataDirectory = "~/.spokes"
