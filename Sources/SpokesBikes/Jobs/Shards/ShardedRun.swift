@@ -28,9 +28,10 @@ final class ShardedRun: Sendable {
         self.job = job
         self.epoch = epoch
         self.node = node
-        hosts = set?.hosts ?? []
-        shards = try hosts.indices.map { shard in
-            try JobStationShard.resolve(id: ActorID(node: set!.hosts[shard], name: JobStationShard.name(job: job, epoch: epoch, shard: shard)), using: node.system)
+        let hosts = set?.hosts ?? []
+        self.hosts = hosts
+        shards = try hosts.enumerated().map { shard, host in
+            try JobStationShard.resolve(id: ActorID(node: host, name: JobStationShard.name(job: job, epoch: epoch, shard: shard)), using: node.system)
         }
     }
 
