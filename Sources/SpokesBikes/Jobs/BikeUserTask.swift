@@ -46,9 +46,8 @@ public struct BikeUserTask: TaskKind {
         let user = BikeUser(id: input.user, seed: input.seed, timing: input.timing, maxMoves: input.maxMoves)
         let goal = input.goalIndex.map(String.init)
         if let hosts = input.shardHosts {
-            let shards = try hosts.indices.map { shard in
-                try JobStationShard.resolve(
-                    id: ActorID(node: hosts[shard], name: JobStationShard.name(job: input.job, epoch: input.epoch, shard: shard)), using: context.system)
+            let shards = try hosts.enumerated().map { shard, host in
+                try JobStationShard.at(host, job: input.job, epoch: input.epoch, shard: shard, using: context.system)
             }
             let trail = RemoteShardDock.Trail(progress: input.progress, last: input.after, goal: goal)
             let docks = (0..<input.stationCount).map { index in

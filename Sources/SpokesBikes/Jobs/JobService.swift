@@ -167,10 +167,9 @@ public distributed actor JobService {
                         break
                     } catch let lost as BikeJob.LostShard {
                         // A sharded job that lost a shard goes on here in its next epoch,
-                        // from what its shards and its group committed.
-                        // Not here (this node no longer leads the job's group, or a shard has
-                        // no alive replica yet): the group's leader goes on with it, and the
-                        // client follows the job there.
+                        // from what its shards and its group committed; if it cannot here (this
+                        // node no longer leads the job's group), the group's leader goes on
+                        // with it, and the client follows the job there.
                         guard let next = await self.nextEpoch(after: lost) else { throw BikeJob.LostLead(job: job.id, node: coordinator) }
                         (book, replica) = (next.book, next.replica)
                         self.running[job.id]?.epoch = next.replica.epoch
@@ -414,8 +413,7 @@ public distributed actor JobService {
             // A sharded job's stations are its shards': each host says how its stations stand.
             var bikes = entry.job.network.stations.map(\.freeBikes)
             for (shard, host) in hosts.enumerated() {
-                let id = ActorID(node: host, name: JobStationShard.name(job: job, epoch: entry.epoch, shard: shard))
-                guard let station = try? JobStationShard.resolve(id: id, using: actorSystem),
+                guard let station = try? JobStationShard.at(host, job: job, epoch: entry.epoch, shard: shard, using: actorSystem),
                       let counts = try? await withTimeout(seconds: 2, operation: { try await station.stations() })
                 else { continue }
                 for (index, counts) in counts where bikes.indices.contains(index) { bikes[index] = counts.freeBikes }

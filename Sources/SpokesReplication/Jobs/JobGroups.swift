@@ -70,13 +70,15 @@ public struct JobGroups: Sendable {
         }
     }
 
-    /// Proposes `command` to `group`, again while it has no leader yet (up to 5 s).
-    public func proposeWhileElecting(_ command: String, to group: String) async throws {
+    /// Proposes `command` to `group` (its leader's, forwarded if need be), again while it
+    /// has no leader yet (up to 5 s); returns the commit. A command proposed twice may be
+    /// applied twice: its machine must take a repeat as one.
+    @discardableResult
+    public func proposeWhileElecting(_ command: String, to group: String) async throws -> RaftCommit {
         let deadline = MonotonicClock.now + 5
         while true {
             do {
-                _ = try await host.propose(group: group, command: command)
-                return
+                return try await host.propose(group: group, command: command)
             } catch {
                 guard MonotonicClock.now < deadline else { throw error }
                 try await Task.sleep(for: .milliseconds(50))

@@ -93,7 +93,7 @@ public struct ShardedBikeModel: SimulationModel {
         /// closed, calls to it fail, and an epoch hosted on it is lost.
         public var deadAfter: Double
         /// A host proposes a batch its group did not commit again, every 0.1 s, for this
-        /// many seconds (`BikeShards.commitPatience`) before it stops.
+        /// many seconds (`JobGroups.proposeWhileElecting`) before it stops.
         public var commitPatience: Double
         /// A move not answered within this many seconds fails its attempt (the user is retried).
         public var moveTimeout: Double

@@ -187,7 +187,7 @@ import Testing
     }
 
     /// Found by this model (it was a bug): a host proposes a batch again when it cannot
-    /// tell whether the first proposal committed (`BikeShards.commitPatience`), and both
+    /// tell whether the first proposal committed (`JobGroups.proposeWhileElecting`), and both
     /// copies may commit. A batch with two moves of one user at one shard (a take and a
     /// leave at two of its stations) had its first move refused the second time. A batch
     /// names its first event's sequence number, and the events applied before are skipped.

@@ -84,20 +84,15 @@ public final class BikeShards: Sendable {
     /// Commits `epoch` to group `id` (held here) and returns its book as of then.
     private func takeOver(_ id: String, epoch: Int) async throws -> StationShardBook {
         guard host.groupIDs.contains(id) else { throw Unavailable(reason: "\(system.node.name) holds no replica of \(id)") }
-        let deadline = MonotonicClock.now + 5
-        while true {
-            do {
-                let commit = try await host.propose(group: id, command: StationShardMachine.takeOver(epoch: epoch))
-                guard commit.result == StationShardMachine.applied else { throw Unavailable(reason: "\(id) refused epoch \(epoch): \(commit.result)") }
-                break
-            } catch let error as Unavailable {
-                throw error
-            } catch {
-                guard MonotonicClock.now < deadline else { throw Unavailable(reason: "cannot commit epoch \(epoch) to \(id): \(error)") }
-                try await Task.sleep(for: .milliseconds(50))
-            }
+        let commit: RaftCommit
+        do {
+            commit = try await groups.proposeWhileElecting(StationShardMachine.takeOver(epoch: epoch), to: id)
+        } catch {
+            throw Unavailable(reason: "cannot commit epoch \(epoch) to \(id): \(error)")
         }
+        guard commit.result == StationShardMachine.applied else { throw Unavailable(reason: "\(id) refused epoch \(epoch): \(commit.result)") }
         // This replica applies the epoch after the leader committed it.
+        let deadline = MonotonicClock.now + 5
         while true {
             if let machine = await host.stateMachine(of: id) as? StationShardMachine, machine.epoch >= epoch {
                 guard machine.epoch == epoch, let book = machine.book else { throw Unavailable(reason: "\(id) is in epoch \(machine.epoch), not \(epoch)") }
@@ -109,10 +104,11 @@ public final class BikeShards: Sendable {
     }
 
     /// Commits the shard's events as ``ShardCommitOrder`` allows, until the ledger is
-    /// closed and drained (then the group is marked finished) or a commit fails (then the
-    /// ledger fails: another host has the shard, or the group lost its majority).
+    /// closed and drained or a commit fails (then the ledger fails: another host has the
+    /// shard, or the group lost its majority). A batch its group could not commit (an
+    /// election) is proposed again; it names its first event, so it is applied once.
     private func commit(_ ledger: StationShardLedger, of job: String, group id: String, hosts: [NodeID]) -> Task<Void, Never> {
-        let host = host
+        let groups = groups
         let system = system
         let epoch = ledger.epoch
         let shard = ledger.shard
@@ -128,31 +124,20 @@ public final class BikeShards: Sendable {
                     let (events, first, waitsFor) = ledger.takeCommittable(limit: BikeJob.eventsPerCommit, known: known)
                     if !events.isEmpty {
                         ledger.note("proposing \(events.count) events")
-                        let command = StationShardMachine.record(events, epoch: epoch, first: first)
-                        // The group may be electing a leader (its leader was slow or moved):
-                        // the same batch is proposed again, for up to 5 s.
-                        let deadline = MonotonicClock.now + Self.commitPatience
-                        var failure: String?
-                        repeat {
-                            do {
-                                let commit = try await host.propose(group: id, command: command)
-                                guard commit.result == StationShardMachine.applied else { return stop("its replicas refused a batch (\(commit.result))") }
-                                failure = nil
-                            } catch {
-                                failure = "\(error)"
-                                try? await Task.sleep(for: .milliseconds(100))
-                            }
-                        } while failure != nil && MonotonicClock.now < deadline && ledger.stop != .failed && !Task.isCancelled
-                        if let failure { return stop("cannot commit (\(failure))") }
+                        let commit: RaftCommit
+                        do {
+                            commit = try await groups.proposeWhileElecting(StationShardMachine.record(events, epoch: epoch, first: first), to: id)
+                        } catch {
+                            return stop("cannot commit (\(error))")
+                        }
+                        guard commit.result == StationShardMachine.applied else { return stop("its replicas refused a batch (\(commit.result))") }
                         ledger.committed(events.count)
                         continue
                     }
                     guard let waitsFor else { break }
                     ledger.note("waiting for \(waitsFor)")
                     guard waitsFor.epoch == epoch, hosts.indices.contains(waitsFor.shard),
-                          let other = try? JobStationShard.resolve(
-                              id: ActorID(node: hosts[waitsFor.shard], name: JobStationShard.name(job: job, epoch: epoch, shard: waitsFor.shard)),
-                              using: system),
+                          let other = try? JobStationShard.at(hosts[waitsFor.shard], job: job, epoch: epoch, shard: waitsFor.shard, using: system),
                           let count = (try? await withTimeout(seconds: Self.dependencyPatience) { try await other.awaitCommitted(waitsFor.seq) }) ?? nil
                     else { return stop("the move one of its moves follows (\(waitsFor)) was not committed") }
                     // Everything committed there so far, not only the one awaited: the next
@@ -168,9 +153,6 @@ public final class BikeShards: Sendable {
             }
         }
     }
-
-    /// Seconds a shard keeps proposing a batch its group could not commit (an election).
-    static let commitPatience = 5.0
 
     /// Seconds a shard waits for another shard to commit a move one of its moves follows,
     /// before it stops (the other's host is gone or cut off: the coordinator starts the
@@ -201,18 +183,8 @@ public final class BikeShards: Sendable {
                 await stopHosting(job)
                 continue
             }
-            guard let service = try? BikeShardService.resolve(id: ActorID(node: host, name: BikeShardService.wellKnownName), using: system) else { continue }
+            guard let service = try? BikeShardService.at(host, using: system) else { continue }
             _ = try? await withTimeout(seconds: 2) { try await service.stopHosting(job: job) }
-        }
-    }
-
-    /// The shards hosted here, as `(job, shard, epoch)`.
-    public var hostedShards: [(job: String, shard: Int, epoch: Int)] {
-        hosted.withLock { hosted in
-            hosted.compactMap { key, entry in
-                guard let hash = key.lastIndex(of: "#"), let shard = Int(key[key.index(after: hash)...]) else { return nil }
-                return (String(key[..<hash]), shard, entry.epoch)
-            }
         }
     }
 
@@ -243,6 +215,11 @@ public distributed actor BikeShardService {
     public init(actorSystem: ClusterSystem, shards: BikeShards) {
         self.actorSystem = actorSystem
         self.shards = shards
+    }
+
+    /// The service on `node`.
+    public static func at(_ node: NodeID, using system: ClusterSystem) throws -> BikeShardService {
+        try resolve(id: ActorID(node: node, name: wellKnownName), using: system)
     }
 
     /// Hosts shard `shard` of `job` in `epoch` here; returns its committed book.

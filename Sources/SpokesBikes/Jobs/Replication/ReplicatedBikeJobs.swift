@@ -93,7 +93,7 @@ public final class ReplicatedBikeJobs: Sendable {
                 let start = epoch == 0 ? StationShardBook(shard: shard, shardCount: layout.count, network: job.network.stations, goalIndex: goal) : nil
                 group.addTask {
                     do {
-                        let service = try BikeShardService.resolve(id: ActorID(node: host, name: BikeShardService.wellKnownName), using: system)
+                        let service = try BikeShardService.at(host, using: system)
                         let book = try await withTimeout(seconds: 15) {
                             try await service.open(job: job.id, shard: shard, epoch: epoch, start: start, replicas: layout[shard], hosts: hosts)
                         }

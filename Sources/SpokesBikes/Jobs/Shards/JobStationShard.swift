@@ -23,6 +23,11 @@ public distributed actor JobStationShard {
         self.ledger = ledger
     }
 
+    /// Shard `shard` of `job` in `epoch`, hosted by `host`.
+    public static func at(_ host: NodeID, job: String, epoch: Int, shard: Int, using system: ClusterSystem) throws -> JobStationShard {
+        try resolve(id: ActorID(node: host, name: name(job: job, epoch: epoch, shard: shard)), using: system)
+    }
+
     /// What a move answers: whether it succeeded, and where it was made (the user's next
     /// move names it, so it commits after this one).
     public struct Answer: Sendable, Codable {

@@ -31,7 +31,7 @@ final class ShardedRun: Sendable {
         let hosts = set?.hosts ?? []
         self.hosts = hosts
         shards = try hosts.enumerated().map { shard, host in
-            try JobStationShard.resolve(id: ActorID(node: host, name: JobStationShard.name(job: job, epoch: epoch, shard: shard)), using: node.system)
+            try JobStationShard.at(host, job: job, epoch: epoch, shard: shard, using: node.system)
         }
     }
 
@@ -116,22 +116,24 @@ final class ShardedRun: Sendable {
         return books
     }
 
-    /// Loses the epoch when a shard's host is dead or gone from the membership (checked
-    /// every 100 ms), so the job goes on elsewhere as soon as the membership knows. A
-    /// suspect host is waited for: it may answer again.
+    /// Loses the epoch when a shard's host is dead or gone from the membership, as soon as
+    /// the membership says so. A suspect host is waited for: it may answer again.
     func watchHosts() -> Task<Void, Never>? {
         guard !shards.isEmpty else { return nil }
         let node = node
         let hosts = hosts
+        // Subscribed before the first look, so no change falls between them.
+        let changes = node.membershipEvents()
         return Task { [weak self] in
-            while !Task.isCancelled {
+            /// Whether a host is gone (the epoch is then lost).
+            func lostAHost() -> Bool {
                 let members = Set(node.members.filter { $0.state == .alive || $0.state == .suspect }.map(\.node)).union([node.system.node])
-                if let gone = hosts.first(where: { !members.contains($0) }) {
-                    self?.lose("the host of a station shard, \(gone.name), is dead or gone")
-                    return
-                }
-                try? await Task.sleep(for: .milliseconds(100))
+                guard let host = hosts.first(where: { !members.contains($0) }) else { return false }
+                self?.lose("the host of a station shard, \(host.name), is dead or gone")
+                return true
             }
+            guard !lostAHost() else { return }
+            for await _ in changes where lostAHost() { return }
         }
     }
 }

@@ -146,15 +146,7 @@ public struct StationShardBook: Sendable, Hashable, Codable {
         }
     }
 
-    /// Applies an event a shard recorded; false (changing nothing) for one that does not
-    /// apply here or was applied before.
-    @discardableResult
-    public mutating func apply(_ event: Event) -> Bool {
-        replay(event) == .applied
-    }
 
-    /// Bikes at this shard's stations.
-    public var bikesAtStations: Int { stations.values.reduce(0) { $0 + $1.freeBikes } }
 }
 
 extension StationShardBook.Mark {
