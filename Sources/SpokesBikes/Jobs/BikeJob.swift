@@ -99,11 +99,11 @@ public struct BikeJob: Sendable, Codable {
     /// Whether the job's users move slowly enough for its stations to be sharded: each
     /// sleeps at least ``shardedPace`` real seconds between moves. A sharded move commits
     /// only after the user's previous move has committed on its own shard, so a user's
-    /// moves commit about one commit round (some 10 ms here) apart: a user that moves back
-    /// to back (time scale 0) makes moves far faster than they can commit, and the job
-    /// would wait for its backlog (about 500 moves/s committed on three loopback nodes,
-    /// against 7,000 for one coordinator's single log). Such a job keeps every station on
-    /// its coordinator.
+    /// moves commit about one commit round apart, and each shard commits many small
+    /// batches instead of one log's few large ones. A job whose users move back to back
+    /// (time scale 0) took 4.4 times as long sharded on two pinned nodes
+    /// (`TIME_SCALE=0 Scripts/bench-shards`, BENCHMARKS.md), the nodes busy encoding and
+    /// decoding those batches. Such a job keeps every station on its coordinator.
     public var paceSuitsShards: Bool { options.timing.realSecondsPerMove >= Self.shardedPace }
 
     /// Real seconds between a user's moves from which a job's stations are sharded.

@@ -20,6 +20,9 @@ public struct BikeJobBook: Sendable, Hashable, Codable {
         case jobEnded(user: Int)
         /// A take by a rider, or a leave by a user on foot.
         case wrongOperation(user: Int, step: Int, riding: Bool)
+        /// A recorded take from an empty station, or leave at a full one (a replica fed
+        /// events its shard's commit order forbids).
+        case noRoom(user: Int, step: Int, station: Int)
 
         public var description: String {
             switch self {
@@ -33,6 +36,8 @@ public struct BikeJobBook: Sendable, Hashable, Codable {
                 "user \(user): the job has ended"
             case .wrongOperation(let user, let step, let riding):
                 "user \(user): step \(step) \(riding ? "takes a bike while riding one" : "leaves a bike it does not have")"
+            case .noRoom(let user, let step, let station):
+                "user \(user): step \(step) moved a bike at station \(station), which has no room for it"
             }
         }
     }

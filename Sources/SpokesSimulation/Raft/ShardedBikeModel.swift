@@ -166,8 +166,8 @@ public struct ShardedBikeModel: SimulationModel {
         case fence(shard: Int, epoch: Int, user: Int, attempt: Int)
         /// `hosted` false: the shard is not hosted here in that epoch.
         case fenced(shard: Int, epoch: Int, user: Int, attempt: Int, hosted: Bool, last: LastMove?)
-        /// How many of the shard's events are committed; `stopped`: it will commit no more.
-        case committed(shard: Int, epoch: Int, count: Int, stopped: Bool)
+        /// Which of the shard's events are committed; `stopped`: it will commit no more.
+        case committed(shard: Int, epoch: Int, commits: ShardCommits, stopped: Bool)
         case askCommitted(shard: Int, epoch: Int)
         case close(shard: Int, epoch: Int)
         /// The shard's book once every move is committed, nil when it cannot.
@@ -189,7 +189,7 @@ public struct ShardedBikeModel: SimulationModel {
             case .fence(let shard, let epoch, let user, let attempt): "fence user \(user) below attempt \(attempt) at shard \(shard) e\(epoch)"
             case .fenced(let shard, let epoch, let user, let attempt, let hosted, let last):
                 "fenced user \(user) attempt \(attempt) at shard \(shard) e\(epoch): \(hosted ? last.map { "step \($0.mark.step) at \($0.position)" } ?? "no move" : "not hosted")"
-            case .committed(let shard, let epoch, let count, let stopped): "shard \(shard) e\(epoch) committed \(count)\(stopped ? ", stopped" : "")"
+            case .committed(let shard, let epoch, let commits, let stopped): "shard \(shard) e\(epoch) committed \(commits)\(stopped ? ", stopped" : "")"
             case .askCommitted(let shard, let epoch): "how far has shard \(shard) e\(epoch) committed?"
             case .close(let shard, let epoch): "close shard \(shard) e\(epoch)"
             case .closed(let shard, let epoch, let book): "shard \(shard) e\(epoch) closed: \(book.map { "\($0.applied) events" } ?? "failed")"
@@ -215,7 +215,7 @@ public struct ShardedBikeModel: SimulationModel {
             case .fenced(let shard, let epoch, let user, let attempt, let hosted, let last):
                 hasher.combine(409); hasher.combine(shard); hasher.combine(epoch); hasher.combine(user); hasher.combine(attempt); hasher.combine(hosted)
                 hasher.combine(last?.mark.step ?? -1)
-            case .committed(let shard, let epoch, let count, let stopped): hasher.combine(410); hasher.combine(shard); hasher.combine(epoch); hasher.combine(count); hasher.combine(stopped)
+            case .committed(let shard, let epoch, let commits, let stopped): hasher.combine(410); hasher.combine(shard); hasher.combine(epoch); hasher.combine(commits.through); hasher.combine(commits.above.sorted().reduce(0) { $0 &* 31 &+ $1 }); hasher.combine(stopped)
             case .askCommitted(let shard, let epoch): hasher.combine(411); hasher.combine(shard); hasher.combine(epoch)
             case .close(let shard, let epoch): hasher.combine(412); hasher.combine(shard); hasher.combine(epoch)
             case .closed(let shard, let epoch, let book): hasher.combine(413); hasher.combine(shard); hasher.combine(epoch); hasher.combine(book?.applied ?? -1)
@@ -274,7 +274,7 @@ public struct ShardedBikeModel: SimulationModel {
     enum Purpose {
         case shardStart(host: Int)
         case shardTakeOver(host: Int)
-        case shardBatch(host: Int, count: Int)
+        case shardBatch(host: Int, seqs: [Int])
         case shardFinish
         case jobStart(term: Int)
         case jobTakeOver(term: Int, epoch: Int)
@@ -304,7 +304,7 @@ public struct ShardedBikeModel: SimulationModel {
     enum Command {
         case shardStart
         case shardTakeOver(epoch: Int)
-        case shardBatch(epoch: Int, moves: [StationShardBook.ShardMove])
+        case shardBatch(epoch: Int, moves: [StationShardBook.ShardMove], seqs: [Int], outcomes: [Bool])
         case shardFinish
         case jobStart
         case jobTakeOver
@@ -326,12 +326,12 @@ public struct ShardedBikeModel: SimulationModel {
         var proposing: Int?
         /// The batch being committed: proposed again until its group commits it, or the
         /// commit patience runs out.
-        var batch: (command: String, count: Int, moves: [StationShardBook.ShardMove], deadline: Double)?
+        var batch: (command: String, seqs: [Int], outcomes: [Bool], moves: [StationShardBook.ShardMove], deadline: Double)?
         var retryAt = 0.0
         /// Its start (epoch 0) or its epoch is committed to the shard's group.
         var epochCommitted = false
         /// Events of the other shards known to be committed.
-        var known: [Int: Int] = [:]
+        var known: [Int: ShardCommits] = [:]
         var stoppedShards: Set<Int> = []
         var waitingSince: Double?
         var lastAsked = -1.0
@@ -375,7 +375,7 @@ public struct ShardedBikeModel: SimulationModel {
         var lastSent = -1.0
         var ledger: JobLedger?
         var users: [Int: UserRun] = [:]
-        var known: [Int: Int] = [:]
+        var known: [Int: ShardCommits] = [:]
         var committedEvents = 0
 
         init(term: Int) { self.term = term }
@@ -575,7 +575,7 @@ public struct ShardedBikeModel: SimulationModel {
             let hosting = apps.indices.compactMap { number -> (Int, Int)? in
                 let running = apps[number].hosted.values.compactMap { host in host.failed ? nil : host.ledger }
                 guard !running.isEmpty else { return nil }
-                return (number, running.reduce(0) { $0 + $1.madeCount - $1.committedCount })
+                return (number, running.reduce(0) { $0 + $1.pendingCount })
             }
             return hosting.max { $0.1 < $1.1 || ($0.1 == $1.1 && $0.0 > $1.0) }.map { nodes[$0.0] }
         default:
@@ -654,12 +654,12 @@ public struct ShardedBikeModel: SimulationModel {
             context.send(.fenced(shard: shard, epoch: epoch, user: user, attempt: attempt, hosted: hosted != nil, last: last), to: sender)
         case .askCommitted(let shard, let epoch):
             if let host = apps[number].hosted[shard], host.epoch == epoch, let ledger = host.ledger {
-                context.send(.committed(shard: shard, epoch: epoch, count: ledger.committedCount, stopped: host.failed), to: sender)
+                context.send(.committed(shard: shard, epoch: epoch, commits: ledger.commits, stopped: host.failed), to: sender)
             } else {
-                context.send(.committed(shard: shard, epoch: epoch, count: 0, stopped: true), to: sender)
+                context.send(.committed(shard: shard, epoch: epoch, commits: ShardCommits(), stopped: true), to: sender)
             }
-        case .committed(let shard, let epoch, let count, let stopped):
-            heardCommitted(shard: shard, epoch: epoch, count: count, stopped: stopped, at: number, in: &context)
+        case .committed(let shard, let epoch, let commits, let stopped):
+            heardCommitted(shard: shard, epoch: epoch, commits: commits, stopped: stopped, at: number, in: &context)
         case .close(let shard, let epoch):
             guard let host = apps[number].hosted[shard], host.epoch == epoch, let ledger = host.ledger, !host.failed else {
                 return context.send(.closed(shard: shard, epoch: epoch, book: nil), to: sender)
@@ -714,7 +714,7 @@ public struct ShardedBikeModel: SimulationModel {
 
     public mutating func crash(_ node: String, in context: inout SimulationContext<Self>) {
         guard let number = numbers[node] else { return }
-        let midMove = apps[number].hosted.values.contains { host in host.ledger.map { !host.failed && $0.madeCount > $0.committedCount } ?? false }
+        let midMove = apps[number].hosted.values.contains { host in host.ledger.map { !host.failed && !$0.isDrained } ?? false }
         if midMove {
             hostCrashesMidMove += 1
             context.note("\(node) crashed hosting moves it had not committed")
@@ -820,7 +820,7 @@ public struct ShardedBikeModel: SimulationModel {
                 }
             }
             wakeHosts(number, after: outcome.text == nil ? 0.05 : 0, in: &context)
-        case .shardBatch(let id, let count):
+        case .shardBatch(let id, let seqs):
             guard let shard = hostShard(id, at: number), let ledger = apps[number].hosted[shard]!.ledger else { return }
             apps[number].hosted[shard]!.proposing = nil
             guard let result = outcome.text else {
@@ -833,10 +833,10 @@ public struct ShardedBikeModel: SimulationModel {
             }
             guard result == StationShardMachine.applied else { return stop(shard, at: number, reason: "its replicas refused a batch (\(result))", in: &context) }
             apps[number].hosted[shard]!.batch = nil
-            ledger.committed(count)
+            ledger.committed(seqs)
             let host = apps[number].hosted[shard]!
             for name in Set(host.hosts + [host.coordinator]).sorted() {
-                context.send(.committed(shard: shard, epoch: host.epoch, count: ledger.committedCount, stopped: false), to: name)
+                context.send(.committed(shard: shard, epoch: host.epoch, commits: ledger.commits, stopped: false), to: name)
             }
             wakeHosts(number, after: 0, in: &context)
         case .shardFinish:
@@ -874,7 +874,7 @@ public struct ShardedBikeModel: SimulationModel {
                 return
             }
             if let ledger = existing.ledger, !existing.failed {
-                if ledger.madeCount > ledger.committedCount { hostsStoppedMidMove += 1 }
+                if !ledger.isDrained { hostsStoppedMidMove += 1 }
                 ledger.fail()
             }
             context.note("\(nodes[number]) replaces its host of shard \(shard) in epoch \(existing.epoch)")
@@ -894,11 +894,11 @@ public struct ShardedBikeModel: SimulationModel {
     /// The host of `shard` stops (`BikeShards.commit`'s `stop`): its ledger fails.
     private mutating func stop(_ shard: Int, at number: Int, reason: String, in context: inout SimulationContext<Self>) {
         guard let host = apps[number].hosted[shard], !host.failed, let ledger = host.ledger else { return }
-        if ledger.madeCount > ledger.committedCount { hostsStoppedMidMove += 1 }
+        if !ledger.isDrained { hostsStoppedMidMove += 1 }
         ledger.fail()
         apps[number].hosted[shard]!.failed = true
-        context.note("\(nodes[number]): shard \(shard) stops in epoch \(host.epoch): \(reason); \(ledger.madeCount - ledger.committedCount) moves not committed")
-        context.send(.committed(shard: shard, epoch: host.epoch, count: ledger.committedCount, stopped: true), to: host.coordinator)
+        context.note("\(nodes[number]): shard \(shard) stops in epoch \(host.epoch): \(reason); \(ledger.pendingCount) moves not committed")
+        context.send(.committed(shard: shard, epoch: host.epoch, commits: ledger.commits, stopped: true), to: host.coordinator)
     }
 
     private mutating func hostMove(_ move: StationShardBook.ShardMove, shard: Int, epoch: Int, ticket: Int, from sender: String, at number: Int,
@@ -926,15 +926,15 @@ public struct ShardedBikeModel: SimulationModel {
         }
     }
 
-    private mutating func heardCommitted(shard: Int, epoch: Int, count: Int, stopped: Bool, at number: Int, in context: inout SimulationContext<Self>) {
+    private mutating func heardCommitted(shard: Int, epoch: Int, commits: ShardCommits, stopped: Bool, at number: Int, in context: inout SimulationContext<Self>) {
         for key in apps[number].hosted.keys.sorted() where apps[number].hosted[key]!.epoch == epoch {
-            apps[number].hosted[key]!.known[shard] = max(apps[number].hosted[key]!.known[shard] ?? 0, count)
+            apps[number].hosted[key]!.known[shard, default: ShardCommits()].formUnion(commits)
             if stopped { apps[number].hosted[key]!.stoppedShards.insert(shard) }
             wakeHosts(number, after: 0, in: &context)
         }
         guard var coordinator = apps[number].coordinator, coordinator.epoch == epoch,
               coordinator.phase == .running || coordinator.phase == .closing else { return }
-        coordinator.known[shard] = max(coordinator.known[shard] ?? 0, count)
+        coordinator.known[shard, default: ShardCommits()].formUnion(commits)
         apps[number].coordinator = coordinator
         if stopped { lose("shard \(shard)'s host stopped", at: number, in: &context) }
     }
@@ -957,23 +957,23 @@ public struct ShardedBikeModel: SimulationModel {
                     again = true
                     continue
                 }
-                apps[number].hosted[shard]!.proposing = propose(batch.command, to: shard, as: .shardBatch(epoch: host.epoch, moves: batch.moves),
-                                                                 for: .shardBatch(host: host.id, count: batch.count), at: number, forward: true, in: &context)
+                apps[number].hosted[shard]!.proposing = propose(batch.command, to: shard, as: .shardBatch(epoch: host.epoch, moves: batch.moves, seqs: batch.seqs, outcomes: batch.outcomes),
+                                                                 for: .shardBatch(host: host.id, seqs: batch.seqs), at: number, forward: true, in: &context)
                 continue
             }
-            let known = options.commitIgnoringDependencies ? Dictionary(uniqueKeysWithValues: (0..<options.shards).map { ($0, Int.max) }) : host.known
-            let (events, first, waitsFor) = ledger.takeCommittable(limit: eventsPerCommit, known: known)
+            let known = options.commitIgnoringDependencies ? Dictionary(uniqueKeysWithValues: (0..<options.shards).map { ($0, ShardCommits.everything) }) : host.known
+            let (events, seqs, outcomes, waitsFor) = ledger.takeCommittable(limit: eventsPerCommit, known: known)
             if !events.isEmpty {
                 let moves = events.map { event in
                     switch event {
                     case .move(let move): move
                     }
                 }
-                let command = StationShardMachine.record(events, epoch: host.epoch, first: first)
+                let command = StationShardMachine.record(events, seqs: seqs, outcomes: outcomes, epoch: host.epoch)
                 apps[number].hosted[shard]!.waitingSince = nil
-                apps[number].hosted[shard]!.batch = (command, events.count, moves, context.now + options.commitPatience)
-                apps[number].hosted[shard]!.proposing = propose(command, to: shard, as: .shardBatch(epoch: host.epoch, moves: moves),
-                                                                 for: .shardBatch(host: host.id, count: events.count), at: number, forward: true, in: &context)
+                apps[number].hosted[shard]!.batch = (command, seqs, outcomes, moves, context.now + options.commitPatience)
+                apps[number].hosted[shard]!.proposing = propose(command, to: shard, as: .shardBatch(epoch: host.epoch, moves: moves, seqs: seqs, outcomes: outcomes),
+                                                                 for: .shardBatch(host: host.id, seqs: seqs), at: number, forward: true, in: &context)
                 continue
             }
             if let waitsFor {
@@ -1182,7 +1182,7 @@ public struct ShardedBikeModel: SimulationModel {
         let ledger = JobLedger(book: book, recording: true)
         coordinator.ledger = ledger
         coordinator.users = [:]
-        coordinator.known = Dictionary(uniqueKeysWithValues: coordinator.books.map { ($0.key, $0.value.applied) })
+        coordinator.known = Dictionary(uniqueKeysWithValues: coordinator.books.map { ($0.key, ShardCommits(through: $0.value.applied)) })
         coordinator.committedEvents = 0
         let done = book.doneUsers
         for user in 0..<options.users where !done.contains(user) {
@@ -1285,7 +1285,7 @@ public struct ShardedBikeModel: SimulationModel {
         let finished = run.progress.isFinished(paths: options.paths)
         if finished || run.progress.moves >= options.maxMoves {
             // `flush`: a result counts only once the user's moves are committed.
-            if let last = run.last, (coordinator.known[last.shard] ?? 0) < last.seq {
+            if let last = run.last, coordinator.known[last.shard]?.contains(last.seq) != true {
                 if context.now - run.lastAsked >= 0.1 {
                     run.lastAsked = context.now
                     apps[number].coordinator!.users[user] = run
@@ -1428,9 +1428,9 @@ public struct ShardedBikeModel: SimulationModel {
             switch kind {
             case .shardStart? where before.book == nil:
                 break
-            case .shardBatch(let epoch, _)? where epoch == before.epoch:
+            case .shardBatch(let epoch, _, _, _)? where epoch == before.epoch:
                 break
-            case .shardBatch(let epoch, _)?:
+            case .shardBatch(let epoch, _, _, _)?:
                 fail("epoch fence: \(node) applied a batch of epoch \(epoch) to shard \(shard) in epoch \(before.epoch) (index \(entry.index)), changing its book")
             default:
                 fail("committed prefix: index \(entry.index) of shard \(shard)'s log (not a batch of its host) changed \(node)'s book")
@@ -1460,12 +1460,12 @@ public struct ShardedBikeModel: SimulationModel {
                 context.note("shard \(shard)'s batch committed at \(batchIndex[shard][command]!) is committed again at \(entry.index)")
             }
         }
-        if case .shardBatch(let epoch, let moves)? = kind {
+        if case .shardBatch(let epoch, let moves, let seqs, let outcomes)? = kind {
             if epoch < before.epoch {
                 staleBatchesRefused += 1
                 context.note("a batch of epoch \(epoch) reached shard \(shard)'s log at \(entry.index), after its take-over to epoch \(before.epoch): refused")
             } else if epoch == before.epoch, let startBook = before.book {
-                checkCausal(shard, moves, epoch: epoch, from: startBook, index: entry.index)
+                checkCausal(shard, moves, seqs: seqs, outcomes: outcomes, epoch: epoch, from: startBook, index: entry.index)
             }
         }
         if state.book != latestBooks[shard] {
@@ -1478,13 +1478,14 @@ public struct ShardedBikeModel: SimulationModel {
     /// Invariant 2's causal part, for a batch committed at `shard` on `book`: every move
     /// follows a committed move of the same user one step before (on whichever shard), and
     /// starts from where the user's last committed move left it.
-    private mutating func checkCausal(_ shard: Int, _ moves: [StationShardBook.ShardMove], epoch: Int, from book: StationShardBook, index: Int) {
+    private mutating func checkCausal(_ shard: Int, _ moves: [StationShardBook.ShardMove], seqs: [Int], outcomes: [Bool], epoch: Int,
+                                      from book: StationShardBook, index: Int) {
         var replay = book
-        for move in moves {
+        for (move, (seq, recorded)) in zip(moves, zip(seqs, outcomes)) {
             let user = move.move.user
             // A move the book refuses is the machine's refusal (checked as it applies); one
             // applied before is a repeat (its batch was proposed again): neither is new.
-            guard let (outcome, seq, applied) = try? replay.apply(move), applied else { continue }
+            guard let (outcome, _, applied) = try? replay.apply(move, seq: seq, outcome: recorded), applied else { continue }
             committedMoves[shard][seq] = CommittedMove(epoch: epoch, user: user, step: move.move.step)
             if let after = move.after {
                 let committed = committedMoves.indices.contains(after.shard) ? committedMoves[after.shard][after.seq] : nil

@@ -189,8 +189,8 @@ import Testing
     /// Found by this model (it was a bug): a host proposes a batch again when it cannot
     /// tell whether the first proposal committed (`JobGroups.proposeWhileElecting`), and both
     /// copies may commit. A batch with two moves of one user at one shard (a take and a
-    /// leave at two of its stations) had its first move refused the second time. A batch
-    /// names its first event's sequence number, and the events applied before are skipped.
+    /// leave at two of its stations) had its first move refused the second time. Each event
+    /// carries its sequence number, and the events applied before are skipped.
     @Test func aBatchCommittedTwiceIsNotRefused() {
         let network = Network.synthetic(stations: 4, bikes: 2, emptySlots: 2).stations
         var machine = StationShardMachine()
@@ -200,15 +200,15 @@ import Testing
         let take = StationShardBook.ShardMove(move: Move(user: 0, attempt: 1, step: 1), station: 0, take: true, before: UserProgress(), after: nil)
         let leave = StationShardBook.ShardMove(move: Move(user: 0, attempt: 1, step: 2), station: 2, take: false, before: riding,
                                                after: StationShardBook.Position(shard: 0, epoch: 0, seq: 1))
-        let batch = StationShardMachine.record([.move(take), .move(leave)], epoch: 0, first: 1)
+        let batch = StationShardMachine.record([.move(take), .move(leave)], seqs: [1, 2], outcomes: [true, true], epoch: 0)
         #expect(machine.apply(batch) == StationShardMachine.applied)
         let book = machine.book
         let again = machine.apply(batch)
         #expect(machine.book == book, "a batch committed twice changes the shard once")
         #expect(again == StationShardMachine.applied)
         #expect(machine.refusedEvents == 0)
-        let gap = StationShardMachine.record([.move(take)], epoch: 0, first: 4)
-        #expect(machine.apply(gap).hasPrefix("error:"), "a batch that would leave a gap")
+        let unnumbered = StationShardMachine.record([.move(take), .move(leave)], seqs: [1], outcomes: [true, true], epoch: 0)
+        #expect(machine.apply(unnumbered).hasPrefix("error:"), "a batch with an event without its number")
     }
 
     /// The same through the whole model: users fast enough that a batch holds two moves of

@@ -8,8 +8,8 @@ import Synchronization
 /// The shards of sharded bike jobs that this node hosts (issue 19, "spread the load"):
 /// each shard is a Raft group `bikeshard-JOB-K` of its host and `jobs.replicas` minus
 /// one other members, its state a ``StationShardMachine``. The host answers the shard's
-/// moves (``JobStationShard``) and commits them in the order ``ShardCommitOrder`` allows:
-/// its own order, and never before the move each follows.
+/// moves (``JobStationShard``) and commits them as ``ShardCommitOrder`` allows: never
+/// before the move each follows, nor while its station could leave its range.
 ///
 /// The job's coordinator chooses the hosts and opens the shards through each host's
 /// ``BikeShardService``; when a host dies, the coordinator opens every shard again under
@@ -77,7 +77,7 @@ public final class BikeShards: Sendable {
             replaced.ledger.fail()
             replaced.committer.cancel()
         }
-        system.log("job \(job): hosting station shard \(shard) in epoch \(epoch) (\(book.stations.count) stations, \(book.applied) moves committed before)")
+        system.log("job \(job): hosting station shard \(shard) in epoch \(epoch) (\(book.stations.count) stations, its last committed event \(book.applied))")
         return book
     }
 
@@ -106,14 +106,14 @@ public final class BikeShards: Sendable {
     /// Commits the shard's events as ``ShardCommitOrder`` allows, until the ledger is
     /// closed and drained or a commit fails (then the ledger fails: another host has the
     /// shard, or the group lost its majority). A batch its group could not commit (an
-    /// election) is proposed again; it names its first event, so it is applied once.
+    /// election) is proposed again; its events carry their numbers, so each applies once.
     private func commit(_ ledger: StationShardLedger, of job: String, group id: String, hosts: [NodeID]) -> Task<Void, Never> {
         let groups = groups
         let system = system
         let epoch = ledger.epoch
         let shard = ledger.shard
         return Task {
-            var known: [Int: Int] = [:]
+            var known: [Int: ShardCommits] = [:]
             func stop(_ reason: String) {
                 system.log("job \(job): station shard \(shard) stops in epoch \(epoch): \(reason)")
                 ledger.fail()
@@ -121,28 +121,28 @@ public final class BikeShards: Sendable {
             for await _ in ledger.newEvents {
                 while !Task.isCancelled {
                     ledger.note("taking events")
-                    let (events, first, waitsFor) = ledger.takeCommittable(limit: BikeJob.eventsPerCommit, known: known)
+                    let (events, seqs, outcomes, waitsFor) = ledger.takeCommittable(limit: BikeJob.eventsPerCommit, known: known)
                     if !events.isEmpty {
                         ledger.note("proposing \(events.count) events")
                         let commit: RaftCommit
                         do {
-                            commit = try await groups.proposeWhileElecting(StationShardMachine.record(events, epoch: epoch, first: first), to: id)
+                            commit = try await groups.proposeWhileElecting(StationShardMachine.record(events, seqs: seqs, outcomes: outcomes, epoch: epoch), to: id)
                         } catch {
                             return stop("cannot commit (\(error))")
                         }
                         guard commit.result == StationShardMachine.applied else { return stop("its replicas refused a batch (\(commit.result))") }
-                        ledger.committed(events.count)
+                        ledger.committed(seqs)
                         continue
                     }
                     guard let waitsFor else { break }
                     ledger.note("waiting for \(waitsFor)")
                     guard waitsFor.epoch == epoch, hosts.indices.contains(waitsFor.shard),
                           let other = try? JobStationShard.at(hosts[waitsFor.shard], job: job, epoch: epoch, shard: waitsFor.shard, using: system),
-                          let count = (try? await withTimeout(seconds: Self.dependencyPatience) { try await other.awaitCommitted(waitsFor.seq) }) ?? nil
+                          let commits = (try? await withTimeout(seconds: Self.dependencyPatience) { try await other.awaitCommitted(waitsFor.seq) }) ?? nil
                     else { return stop("the move one of its moves follows (\(waitsFor)) was not committed") }
                     // Everything committed there so far, not only the one awaited: the next
                     // batch here is as long as it can be.
-                    known[waitsFor.shard] = max(known[waitsFor.shard] ?? 0, count)
+                    known[waitsFor.shard, default: ShardCommits()].formUnion(commits)
                 }
                 ledger.note("idle")
                 if Task.isCancelled { return ledger.note("cancelled") }

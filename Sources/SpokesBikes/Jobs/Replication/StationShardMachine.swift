@@ -6,21 +6,25 @@ import SpokesReplication
 /// host may change it.
 ///
 /// Commands are JSON: `{"book": ...}` (once; a repeat is ignored), `{"takeOver": EPOCH}`,
-/// `{"events": [...], "epoch": EPOCH}`, `{"finished": true}`. As in ``BikeJobMachine``,
-/// epochs fence hosts: a host that takes the shard over commits the job's new epoch
-/// first, and a batch of another epoch changes nothing and answers `error:`, so a
-/// replaced host's late batch stops its run. A batch may be proposed twice (the host
-/// could not tell whether the first proposal committed): it names its first event's
-/// sequence number, and the events the shard applied before are skipped. A command it cannot use answers `error:`,
-/// the same on every replica.
+/// `{"events": [...], "seqs": [...], "outcomes": [...], "epoch": EPOCH}`,
+/// `{"finished": true}`. Events apply with their host's outcomes. As in
+/// ``BikeJobMachine``, epochs fence hosts: a host that takes the shard over commits the
+/// job's new epoch first, and a batch of another epoch changes nothing and answers
+/// `error:`, so a replaced host's late batch stops its run. A batch may be proposed twice
+/// (the host could not tell whether the first proposal committed): each event carries its
+/// sequence number, and an event at or below its user's last one here is skipped
+/// (``StationShardBook/apply(_:seq:)``). A command it cannot use answers `error:`, the
+/// same on every replica.
 public struct StationShardMachine: ReplicatedStateMachine {
     private struct Command: Codable {
         var book: StationShardBook?
         var takeOver: Int?
         var events: [StationShardBook.Event]?
         var epoch: Int?
-        /// The sequence number of the batch's first event (its events follow it in order).
-        var first: Int?
+        /// Each event's sequence number on its host.
+        var seqs: [Int]?
+        /// Each event's outcome on its host.
+        var outcomes: [Bool]?
         var finished: Bool?
     }
 
@@ -44,10 +48,9 @@ public struct StationShardMachine: ReplicatedStateMachine {
 
     /// The command that records the shard's starting book.
     public static func start(_ book: StationShardBook) -> String { encode(Command(book: book)) }
-    /// The command that records a host's events, made in `epoch`, the first of them the
-    /// shard's `first`-th event (nil: they follow whatever was applied).
-    public static func record(_ events: [StationShardBook.Event], epoch: Int, first: Int? = nil) -> String {
-        encode(Command(events: events, epoch: epoch, first: first))
+    /// The command that records a host's events `seqs`, made in `epoch` with `outcomes`.
+    public static func record(_ events: [StationShardBook.Event], seqs: [Int], outcomes: [Bool], epoch: Int) -> String {
+        encode(Command(events: events, epoch: epoch, seqs: seqs, outcomes: outcomes))
     }
     /// The command a new host commits before it hosts the shard, in `epoch`.
     public static func takeOver(epoch: Int) -> String { encode(Command(takeOver: epoch)) }
@@ -78,18 +81,15 @@ public struct StationShardMachine: ReplicatedStateMachine {
             guard !state.finished else { return "error: the job has finished" }
             let epoch = decoded.epoch ?? 0
             guard epoch == state.epoch else { return "error: events of epoch \(epoch), the shard is in epoch \(state.epoch)" }
-            // A batch proposed again (its first proposal's fate was unknown) starts at or
-            // before events that committed already: those are skipped.
-            var fresh = events[...]
-            if let first = decoded.first {
-                guard first >= 1, first <= book.applied + 1 else { return "error: a batch from event \(first), the shard has \(book.applied)" }
-                fresh = events.dropFirst(book.applied + 1 - first)
+            guard let seqs = decoded.seqs, let outcomes = decoded.outcomes, seqs.count == events.count, outcomes.count == events.count,
+                  seqs.allSatisfy({ $0 >= 1 }) else {
+                return "error: a batch without a sequence number and an outcome for each event"
             }
             var refused = 0
-            for event in fresh where book.replay(event) == .refused { refused += 1 }
+            for index in events.indices where book.replay(events[index], seq: seqs[index], outcome: outcomes[index]) == .refused { refused += 1 }
             state.book = book
             state.refusedEvents += refused
-            if refused > 0 { return "error: \(refused) of \(fresh.count) events did not apply" }
+            if refused > 0 { return "error: \(refused) of \(events.count) events did not apply" }
         }
         if decoded.finished == true { state.finished = true }
         return Self.applied

@@ -51,9 +51,9 @@ public distributed actor JobStationShard {
         ledger.fence(user: user, attempt: attempt).map { LastMove(mark: $0.mark, position: $0.position) }
     }
 
-    /// Waits until this shard's event `seq` is committed; returns how many of its events
-    /// are committed then, or nil if the shard stopped first.
-    public distributed func awaitCommitted(_ seq: Int) async -> Int? {
+    /// Waits until this shard's event `seq` is committed; returns every event committed
+    /// then, or nil if the shard stopped first.
+    public distributed func awaitCommitted(_ seq: Int) async -> ShardCommits? {
         await ledger.awaitCommitted(seq)
     }
 

@@ -4,8 +4,9 @@
 /// shard per node, so no one node answers every move; each shard keeps its changes in
 /// its own Raft group (`bikeshard-JOB-K`).
 ///
-/// Every change is one ``Event`` and every event is deterministic, so a replica that
-/// applies a shard's events in the order the shard made them reaches the shard's state.
+/// Every change is one ``Event`` with its sequence number and outcome, so a replica that
+/// applies a shard's committed events (in the order ``ShardCommitOrder`` allows) reaches
+/// the shard's committed state.
 ///
 /// **Why a shard may answer a move before it commits it.** A user's moves go to
 /// different shards, so no single log orders all of a job's changes. Each move instead
@@ -81,7 +82,8 @@ public struct StationShardBook: Sendable, Hashable, Codable {
     public private(set) var stations: [Int: Station]
     /// Each user's last move here, by user.
     public private(set) var marks: [Int: Mark]
-    /// Events applied so far: the sequence number of the last one.
+    /// The highest sequence number applied (on a host, every event up to it was made
+    /// here; a replica may lack some below it that are not committed yet).
     public private(set) var applied: Int
 
     /// Shard `shard` of `shardCount` over `network` (the job's stations in network order).
@@ -102,10 +104,17 @@ public struct StationShardBook: Sendable, Hashable, Codable {
     /// position; a repeat of the user's last step here returns the recorded outcome and
     /// applies nothing (`applied` false). A take by a rider or a leave by a user on foot
     /// is refused, so no replayed move can make or lose a bike.
-    public mutating func apply(_ shardMove: ShardMove) throws(BikeJobBook.Refusal) -> (outcome: Bool, seq: Int, applied: Bool) {
+    ///
+    /// A host's event is numbered next and its outcome is the station's answer (`seq` and
+    /// `recorded` nil). A replica replays it under the number and with the outcome its host
+    /// gave it (``ShardCommitOrder`` keeps the station in range); one at or below its
+    /// user's last number here was applied before (a batch proposed again): it applies
+    /// nothing.
+    public mutating func apply(_ shardMove: ShardMove, seq given: Int? = nil, outcome recorded: Bool? = nil) throws(BikeJobBook.Refusal) -> (outcome: Bool, seq: Int, applied: Bool) {
         let move = shardMove.move
         guard var counts = stations[shardMove.station] else { throw .outOfOrder(user: move.user, step: move.step, expected: 0) }
         let mark = marks[move.user] ?? Mark()
+        if let given, given <= mark.seq { return (mark.outcome, mark.seq, false) }
         guard move.attempt >= mark.attempt else {
             throw .staleAttempt(user: move.user, attempt: move.attempt, current: mark.attempt)
         }
@@ -116,13 +125,22 @@ public struct StationShardBook: Sendable, Hashable, Codable {
         guard shardMove.take != shardMove.before.hasBike else {
             throw .wrongOperation(user: move.user, step: move.step, riding: shardMove.before.hasBike)
         }
-        let outcome = shardMove.take ? counts.takeBike() : counts.leaveBike()
+        let outcome: Bool
+        if let recorded {
+            if recorded, !(shardMove.take ? counts.takeBike() : counts.leaveBike()) {
+                throw .noRoom(user: move.user, step: move.step, station: shardMove.station)
+            }
+            outcome = recorded
+        } else {
+            outcome = shardMove.take ? counts.takeBike() : counts.leaveBike()
+        }
         stations[shardMove.station] = counts
-        applied += 1
+        let seq = given ?? applied + 1
+        applied = max(applied, seq)
         var progress = shardMove.before
         progress.record(succeeded: outcome, at: "\(shardMove.station)", goal: goalIndex.map(String.init))
-        marks[move.user] = Mark(attempt: move.attempt, step: move.step, outcome: outcome, progress: progress, seq: applied)
-        return (outcome, applied, true)
+        marks[move.user] = Mark(attempt: move.attempt, step: move.step, outcome: outcome, progress: progress, seq: seq)
+        return (outcome, seq, true)
     }
 
     /// What applying a recorded event did.
@@ -136,16 +154,15 @@ public struct StationShardBook: Sendable, Hashable, Codable {
         case refused
     }
 
-    /// Applies an event a shard recorded.
+    /// Applies event `seq`, which a shard recorded with `outcome`.
     @discardableResult
-    public mutating func replay(_ event: Event) -> Replay {
+    public mutating func replay(_ event: Event, seq: Int, outcome: Bool) -> Replay {
         switch event {
         case .move(let shardMove):
-            guard let result = try? apply(shardMove) else { return .refused }
+            guard let result = try? apply(shardMove, seq: seq, outcome: outcome) else { return .refused }
             return result.applied ? .applied : .repeated
         }
     }
-
 
 }
 

@@ -2,13 +2,17 @@ import Testing
 @testable import SpokesBikes
 
 /// The sharded job's safety rule (``ShardCommitOrder``) against a model: users move over
-/// the stations of three shards, each shard commits its events in the order it made
-/// them, and the hosts crash at random, losing every uncommitted event, after which the
-/// job restarts from the shards' committed states. Bikes must be conserved in every
-/// committed cut; committing without the rule must break that.
+/// the stations of three shards, each shard commits some of the events the rule allows,
+/// and the hosts crash at random, losing every uncommitted event, after which the job
+/// restarts from the shards' committed states. Bikes must be conserved in every committed
+/// cut, and no replica may find a station without room for an event its host made;
+/// committing without either half of the rule (the user's previous move, the station's
+/// room) must break that.
 @Suite struct ShardCommitOrderTests {
     /// One seeded run; returns the first broken promise, or nil.
-    static func play(seed: UInt64, followRule: Bool, steps: Int = 600) -> String? {
+    enum Rule { case follow, ignoreUsers, ignoreRoom }
+
+    static func play(seed: UInt64, rule: Rule, steps: Int = 600) -> String? {
         var random = SeededGenerator(seed: seed)
         let shardCount = 3
         let network = (0..<7).map { Station(id: "\($0)", name: "S\($0)", freeBikes: 2, emptySlots: 2) }
@@ -17,7 +21,8 @@ import Testing
         struct Shard {
             var live: StationShardBook
             var committedBook: StationShardBook
-            var pending: [(StationShardBook.Event, StationShardBook.Position?)] = []
+            var commits = ShardCommits()
+            var pending: [(event: StationShardBook.Event, order: ShardCommitOrder.Pending, outcome: Bool)] = []
         }
         var shards = (0..<shardCount).map {
             let book = StationShardBook(shard: $0, shardCount: shardCount, network: network, goalIndex: nil)
@@ -45,21 +50,40 @@ import Testing
                     take: !progress[user].hasBike, before: progress[user], after: last[user])
                 guard let (outcome, seq, applied) = try? shards[index].live.apply(shardMove) else { return "step \(step): a fresh move was refused" }
                 guard applied else { return "step \(step): a fresh move was taken for a repeat" }
-                shards[index].pending.append((.move(shardMove), shardMove.after))
+                let delta = outcome ? (shardMove.take ? -1 : 1) : 0
+                shards[index].pending.append((.move(shardMove), .init(seq: seq, station: station, delta: delta, after: shardMove.after), outcome))
                 progress[user].record(succeeded: outcome, at: "\(station)", goal: nil)
                 last[user] = .init(shard: index, epoch: epoch, seq: seq)
             } else if roll < 95 {
                 let index = Int.random(in: 0..<shardCount, using: &random)
-                let known = Dictionary(uniqueKeysWithValues: shards.map { ($0.committedBook.shard, $0.committedBook.applied) })
-                let allowed = followRule
-                    ? ShardCommitOrder.committable(shards[index].pending.map(\.1), shard: index, epoch: epoch, committed: known).count
-                    : shards[index].pending.count
-                guard allowed > 0 else { continue }
-                let count = Int.random(in: 1...allowed, using: &random)
-                for (event, _) in shards[index].pending.prefix(count) where shards[index].committedBook.replay(event) != .applied {
-                    return "step \(step): a replica refused an event its shard made"
+                let known = Dictionary(uniqueKeysWithValues: shards.map { ($0.committedBook.shard, $0.commits) })
+                let pending = shards[index].pending
+                let stations = shards[index].committedBook.stations
+                var allowed: [Int]
+                switch rule {
+                case .follow:
+                    allowed = ShardCommitOrder.committable(
+                        pending.map(\.order), shard: index, epoch: epoch, stations: stations, own: shards[index].commits, known: known).indices
+                case .ignoreUsers:
+                    let everything = Dictionary(uniqueKeysWithValues: (0..<shardCount).map { ($0, ShardCommits.everything) })
+                    allowed = ShardCommitOrder.committable(pending.map(\.order), shard: index, epoch: epoch, stations: stations, own: .everything, known: everything).indices
+                case .ignoreRoom:
+                    // The user half alone: each user's moves in order, whatever room their stations have.
+                    let roomy = stations.mapValues { _ in Station(id: "", name: "", freeBikes: 1_000, emptySlots: 1_000) }
+                    allowed = ShardCommitOrder.committable(pending.map(\.order), shard: index, epoch: epoch, stations: roomy, own: shards[index].commits, known: known).indices
                 }
-                shards[index].pending.removeFirst(count)
+                guard !allowed.isEmpty else { continue }
+                // What the rule allows, a prefix of it is too.
+                allowed = Array(allowed.prefix(Int.random(in: 1...allowed.count, using: &random)))
+                for position in allowed {
+                    let (event, order, outcome) = pending[position]
+                    guard shards[index].committedBook.replay(event, seq: order.seq, outcome: outcome) == .applied else {
+                        return "step \(step): a replica refused an event its shard made (a station without room for it)"
+                    }
+                    shards[index].commits.insert(order.seq)
+                }
+                let done = Set(allowed)
+                shards[index].pending = pending.indices.filter { !done.contains($0) }.map { pending[$0] }
             } else {
                 // Every host crashes: each shard keeps what it committed, and the job restarts
                 // its users from the cut under a new epoch.
@@ -70,6 +94,7 @@ import Testing
                 for index in shards.indices {
                     shards[index].live = shards[index].committedBook
                     shards[index].pending = []
+                    shards[index].commits = ShardCommits(through: shards[index].committedBook.applied)
                 }
                 progress = cut.entries.map(\.progress)
                 last = Array(repeating: nil, count: userCount)
@@ -83,24 +108,43 @@ import Testing
 
     @Test func everyCommittedCutConservesBikesWhenShardsCommitAfterWhatTheirMovesFollow() {
         for seed in UInt64(1)...300 {
-            let broken = Self.play(seed: seed, followRule: true)
+            let broken = Self.play(seed: seed, rule: .follow)
             #expect(broken == nil, "seed \(seed): \(broken ?? "")")
         }
     }
 
     @Test func committingWithoutWaitingForTheMoveBeforeLosesOrMakesBikes() {
-        let broken = (UInt64(1)...300).compactMap { Self.play(seed: $0, followRule: false) }
+        let broken = (UInt64(1)...300).compactMap { Self.play(seed: $0, rule: .ignoreUsers) }
         #expect(!broken.isEmpty, "the model must catch shards that commit out of causal order")
     }
 
-    @Test func aShardCommitsThePrefixWhoseDependenciesAreCommitted() {
+    @Test func committingWithoutRoomAtTheStationLeavesItOutOfRange() {
+        let broken = (UInt64(1)...300).compactMap { Self.play(seed: $0, rule: .ignoreRoom) }
+        #expect(!broken.isEmpty, "the model must catch shards that commit a move its station has no room for")
+    }
+
+    @Test func aShardCommitsEveryEventWhoseUserAndStationAreReady() {
         let at = { (shard: Int, seq: Int) in StationShardBook.Position(shard: shard, epoch: 0, seq: seq) }
-        let pending: [StationShardBook.Position?] = [nil, at(1, 4), at(0, 2), at(2, 9), nil]
-        #expect(ShardCommitOrder.committable(pending, shard: 0, epoch: 0, committed: [1: 3]) == (1, at(1, 4)))
-        #expect(ShardCommitOrder.committable(pending, shard: 0, epoch: 0, committed: [1: 4, 2: 8]) == (3, at(2, 9)))
-        #expect(ShardCommitOrder.committable(pending, shard: 0, epoch: 0, committed: [1: 4, 2: 9]).count == 5)
-        let older = StationShardBook.Position(shard: 1, epoch: 0, seq: 1)
-        #expect(ShardCommitOrder.committable([older], shard: 0, epoch: 1, committed: [1: 50]).count == 0, "a move of an older epoch was lost")
+        let stations = [0: Station(id: "0", name: "A", freeBikes: 1, emptySlots: 1), 2: Station(id: "2", name: "B", freeBikes: 0, emptySlots: 2)]
+        let pending: [ShardCommitOrder.Pending] = [
+            .init(seq: 1, station: 0, delta: -1, after: nil),
+            .init(seq: 2, station: 2, delta: 1, after: at(1, 4)),
+            .init(seq: 3, station: 0, delta: 1, after: at(0, 1)),
+            .init(seq: 4, station: 2, delta: -1, after: nil),
+            .init(seq: 5, station: 2, delta: 0, after: at(0, 2)),
+            .init(seq: 6, station: 0, delta: -1, after: at(2, 9)),
+        ]
+        let none = ShardCommits()
+        #expect(ShardCommitOrder.committable(pending, shard: 0, epoch: 0, stations: stations, own: none, known: [1: ShardCommits(through: 3)])
+                == ([0, 2], at(1, 4)),
+                "event 2 waits for shard 1; event 4 takes the bike event 2 leaves, 5 follows event 2; 6 waits for shard 2")
+        #expect(ShardCommitOrder.committable(pending, shard: 0, epoch: 0, stations: stations, own: none,
+                                             known: [1: ShardCommits(through: 4), 2: ShardCommits(through: 9)]).indices == [0, 1, 2, 3, 4, 5])
+        #expect(ShardCommitOrder.committable(pending, shard: 0, epoch: 0, stations: stations, own: none, known: [1: ShardCommits(through: 4)], limit: 2).indices
+                == [0, 1], "at most the limit")
+        let older = ShardCommitOrder.Pending(seq: 1, station: 0, delta: -1, after: StationShardBook.Position(shard: 1, epoch: 0, seq: 1))
+        #expect(ShardCommitOrder.committable([older], shard: 0, epoch: 1, stations: stations, own: none, known: [1: ShardCommits(through: 50)]).indices.isEmpty,
+                "a move of an older epoch was lost")
     }
 
     @Test func aShardRefusesStaleRepeatedAndImpossibleMoves() throws {
