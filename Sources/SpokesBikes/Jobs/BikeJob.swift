@@ -57,10 +57,16 @@ public struct BikeJob: Sendable, Codable {
         /// A sharded job's shards, opened for this epoch; nil when the coordinator hosts
         /// every station.
         public var shards: ShardSet?
+        /// When the job's first coordinator started it (seconds since 1970): its report's
+        /// wall time counts from then on whichever node ends it.
+        public var startedAt: Double?
 
-        public init(epoch: Int, shards: ShardSet? = nil, commit: @escaping @Sendable (_ events: [BikeJobBook.Event]) async -> Bool) {
+        public init(
+            epoch: Int, shards: ShardSet? = nil, startedAt: Double? = nil, commit: @escaping @Sendable (_ events: [BikeJobBook.Event]) async -> Bool
+        ) {
             self.epoch = epoch
             self.shards = shards
+            self.startedAt = startedAt
             self.commit = commit
         }
     }
@@ -97,13 +103,13 @@ public struct BikeJob: Sendable, Codable {
     }
 
     /// Whether the job's users move slowly enough for its stations to be sharded: each
-    /// sleeps at least ``shardedPace`` real seconds between moves. A sharded move commits
-    /// only after the user's previous move has committed on its own shard, so a user's
-    /// moves commit about one commit round apart, and each shard commits many small
-    /// batches instead of one log's few large ones. A job whose users move back to back
-    /// (time scale 0) took 4.4 times as long sharded on two pinned nodes
-    /// (`TIME_SCALE=0 Scripts/bench-shards`, BENCHMARKS.md), the nodes busy encoding and
-    /// decoding those batches. Such a job keeps every station on its coordinator.
+    /// sleeps at least ``shardedPace`` real seconds between moves. Users that move back to
+    /// back (time scale 0) are bound by what each move costs: one coordinator answers the
+    /// users on its own node in process (the scheduler gives it most of them, as they end
+    /// soonest), while sharded, most moves are calls to another node, and each shard
+    /// commits many small batches. Such a job took 3.7 times as long sharded on two
+    /// pinned nodes (`TIME_SCALE=0 Scripts/bench-shards`, BENCHMARKS.md), so it keeps every
+    /// station on its coordinator.
     public var paceSuitsShards: Bool { options.timing.realSecondsPerMove >= Self.shardedPace }
 
     /// Real seconds between a user's moves from which a job's stations are sharded.

@@ -177,8 +177,9 @@ public distributed actor JobService {
                         self.actorSystem.log("job \(job.id) goes on in epoch \(next.replica.epoch): \(next.book.doneUsers.count) of \(job.options.users) users had ended")
                     }
                 }
-                // The job's wall time here, over every epoch it ran in on this node.
-                report.wallTime = (ContinuousClock.now - began).seconds
+                // The job's wall time from its start, over every epoch and coordinator (a
+                // job kept only here counts from its run here).
+                report.wallTime = replica?.startedAt.map { max(0, Date().timeIntervalSince1970 - $0) } ?? (ContinuousClock.now - began).seconds
                 // A run abandoned to another node's (the job ended there) stores nothing.
                 if self.abandoned.contains(job.id) { throw BikeJob.LostLead(job: job.id, node: coordinator) }
                 let finished = await self.finish(report)

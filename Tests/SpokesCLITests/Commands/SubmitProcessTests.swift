@@ -403,11 +403,18 @@ struct SubmitProcessTests {
         let submitted = Task { await submit(to: nodes[0], ["--users", "30", "--paths", "24", "--time-scale", "1", "--seed", "5"]) }
         let job = try await runningBikeJob(at: nodes[1], usersDone: 0)
         nodes[0].kill(SIGKILL)
+        let killed = ContinuousClock.now
         let run = await submitted.value
+        let sinceKill = (ContinuousClock.now - killed).seconds
         #expect(run.status == 0, "\(run.standardError)")
         #expect(run.standardError.contains("lost the coordinator of job \(job), j0") && run.standardError.contains("looking for the member that took the job over"),
                 "\(run.standardError)")
         let report = report(run)
+        // A take-over begins at least an election timeout (0.6 s) after the kill, and the
+        // client exits within moments of the report: a wall time counted from the
+        // take-over is below `sinceKill - 0.6`, one counted from the job's start on j0 is not.
+        #expect((report["wallTime"] as? Double ?? 0) > sinceKill - 0.3,
+                "the wall time counts from the job's start on j0, not from the take-over: \(report["wallTime"] ?? "none") s, \(sinceKill) s since the kill")
         checkExactlyOnce(report, users: 30)
         #expect(report["completedUsers"] as? Int == 30)
         #expect(report["job"] as? String == job)

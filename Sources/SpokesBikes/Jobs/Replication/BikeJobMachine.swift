@@ -31,6 +31,7 @@ public struct BikeJobMachine: ReplicatedStateMachine {
         var cancelled: String?
         var finished: Bool?
         var shards: [[String]]?
+        var startedAt: Double?
     }
 
     private struct State: Codable {
@@ -41,6 +42,7 @@ public struct BikeJobMachine: ReplicatedStateMachine {
         var refusedEvents = 0
         var epoch = 0
         var shards: [[String]]?
+        var startedAt: Double?
     }
 
     private var state = State()
@@ -61,10 +63,16 @@ public struct BikeJobMachine: ReplicatedStateMachine {
     /// A sharded job's shards: for each, the names of the members that replicate it (its
     /// first host first); nil for a job whose coordinator hosts every station.
     public var shards: [[String]]? { state.shards }
+    /// When the job's first coordinator started it (seconds since 1970), so a coordinator
+    /// that takes it over reports its whole wall time; nil in a group made before this was kept.
+    public var startedAt: Double? { state.startedAt }
 
-    /// The command that records `job`, and a sharded job's shards (for each, the names of
-    /// the members that replicate it, its first host first).
-    public static func start(_ job: BikeJob, shards: [[String]]? = nil) -> String { encode(Command(job: job, shards: shards)) }
+    /// The command that records `job`, started at `startedAt` (seconds since 1970), and a
+    /// sharded job's shards (for each, the names of the members that replicate it, its
+    /// first host first).
+    public static func start(_ job: BikeJob, startedAt: Double? = nil, shards: [[String]]? = nil) -> String {
+        encode(Command(job: job, shards: shards, startedAt: startedAt))
+    }
     /// The command that records the ledger's events, made by the coordinator of `epoch`.
     public static func record(_ events: [BikeJobBook.Event], epoch: Int) -> String { encode(Command(events: events, epoch: epoch)) }
     /// The command a leader commits before it runs the job from the book, in `epoch`.
@@ -92,6 +100,7 @@ public struct BikeJobMachine: ReplicatedStateMachine {
             }
             state.job = job
             state.book = job.startingBook
+            state.startedAt = decoded.startedAt.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
         }
         if let epoch = decoded.takeOver {
             guard state.job != nil else { return "error: a take-over before the job" }

@@ -118,12 +118,21 @@ public final class BikeShards: Sendable {
                 system.log("job \(job): station shard \(shard) stops in epoch \(epoch): \(reason)")
                 ledger.fail()
             }
+            var lastProposal = MonotonicClock.now - Self.commitWindow
             for await _ in ledger.newEvents {
                 while !Task.isCancelled {
+                    // Group commit: a batch gathers the moves of a window, unless half a
+                    // batch waits already.
+                    let since = MonotonicClock.now - lastProposal
+                    if since < Self.commitWindow, ledger.pendingCount < BikeJob.eventsPerCommit / 2 {
+                        ledger.note("gathering events")
+                        try? await Task.sleep(for: .seconds(Self.commitWindow - since))
+                    }
                     ledger.note("taking events")
                     let (events, seqs, outcomes, waitsFor) = ledger.takeCommittable(limit: BikeJob.eventsPerCommit, known: known)
                     if !events.isEmpty {
                         ledger.note("proposing \(events.count) events")
+                        lastProposal = MonotonicClock.now
                         let commit: RaftCommit
                         do {
                             commit = try await groups.proposeWhileElecting(StationShardMachine.record(events, seqs: seqs, outcomes: outcomes, epoch: epoch), to: id)
@@ -153,6 +162,12 @@ public final class BikeShards: Sendable {
             }
         }
     }
+
+    /// Seconds a shard's committer waits between two proposals while less than half a
+    /// batch is waiting: at time scale 0 its commits were a dozen moves each, and each
+    /// proposal costs both replicas the same work whatever its size (10 ms: a fifth of the
+    /// proposals, the job 21% faster, `TIME_SCALE=0 Scripts/bench-shards`).
+    static let commitWindow = 0.01
 
     /// Seconds a shard waits for another shard to commit a move one of its moves follows,
     /// before it stops (the other's host is gone or cut off: the coordinator starts the

@@ -55,18 +55,20 @@ public final class ReplicatedBikeJobs: Sendable {
     /// not committed.
     public func jobStarted(_ job: BikeJob) async throws -> BikeJob.Replica {
         let peers = groups.replicaPeers() ?? []
+        let startedAt = Date().timeIntervalSince1970
         // A sharded job's shards are opened first and recorded with the job in its
         // group's first entry: whoever takes the job over finds them.
         let layout = peers.isEmpty || !job.paceSuitsShards ? nil : shardLayout()
         var shards: BikeJob.ShardSet?
         if let layout { shards = try await openShards(of: job, layout: layout, epoch: 0) }
         do {
-            try await groups.open(Self.group(of: job.id), for: job.id, with: peers, machine: BikeJobMachine(), first: BikeJobMachine.start(job, shards: layout))
+            try await groups.open(
+                Self.group(of: job.id), for: job.id, with: peers, machine: BikeJobMachine(), first: BikeJobMachine.start(job, startedAt: startedAt, shards: layout))
         } catch {
             if let shards { await self.shards.stopHostingEverywhere(job.id, hosts: shards.hosts) }
             throw error
         }
-        return replica(of: job.id, epoch: 0, shards: shards)
+        return replica(of: job.id, epoch: 0, shards: shards, startedAt: startedAt)
     }
 
     /// The shards of a new job (`jobs.shards` of them, at most one per alive member, and
@@ -110,11 +112,11 @@ public final class ReplicatedBikeJobs: Sendable {
 
     /// How this node's run of `job` in `epoch` commits its changes: true once a batch is
     /// committed and applied as it was made.
-    func replica(of job: String, epoch: Int, shards: BikeJob.ShardSet? = nil) -> BikeJob.Replica {
+    func replica(of job: String, epoch: Int, shards: BikeJob.ShardSet? = nil, startedAt: Double? = nil) -> BikeJob.Replica {
         let id = Self.group(of: job)
         let host = host
         let system = groups.system
-        return BikeJob.Replica(epoch: epoch, shards: shards) { events in
+        return BikeJob.Replica(epoch: epoch, shards: shards, startedAt: startedAt) { events in
             do {
                 let commit = try await host.propose(group: id, command: BikeJobMachine.record(events, epoch: epoch), forward: false)
                 guard commit.result == BikeJobMachine.applied else {
@@ -225,7 +227,7 @@ public final class ReplicatedBikeJobs: Sendable {
               let machine = await host.stateMachine(of: id) as? BikeJobMachine, machine.epoch == epoch,
               let book = machine.book, !machine.finished
         else { return nil }
-        var replica = replica(of: job, epoch: epoch)
+        var replica = replica(of: job, epoch: epoch, startedAt: machine.startedAt)
         if let layout = machine.shards {
             do {
                 replica.shards = try await openShards(of: spec, layout: layout, epoch: epoch)

@@ -69,8 +69,10 @@ import Testing
         play(ledger, users: 6, stations: 4, steps: 300, seed: 3)
         var machine = BikeJobMachine()
         #expect(machine.apply(BikeJobMachine.record([.attempt(user: 0, attempt: 1)], epoch: 0)).hasPrefix("error:"), "no events before the job")
-        #expect(machine.apply(BikeJobMachine.start(Self.job)) == "ok")
+        #expect(machine.apply(BikeJobMachine.start(Self.job, startedAt: 1_800_000_000.5)) == "ok")
         #expect(machine.book == start)
+        #expect(machine.apply(BikeJobMachine.start(Self.job, startedAt: 1_900_000_000)) == "ok")
+        #expect(machine.startedAt == 1_800_000_000.5, "the first start stays: a take-over reports the job's wall time from then")
         while true {
             let (events, _) = ledger.takeEvents(limit: 11)
             if events.isEmpty { break }
@@ -85,7 +87,7 @@ import Testing
         #expect(machine.apply(BikeJobMachine.finish) == "ok")
         var restored = BikeJobMachine()
         try restored.restore(machine.snapshot())
-        #expect(restored.book == machine.book && restored.finished && restored.job?.id == Self.job.id)
+        #expect(restored.book == machine.book && restored.finished && restored.job?.id == Self.job.id && restored.startedAt == 1_800_000_000.5)
         #expect(machine.apply("{not json").hasPrefix("error:"))
     }
 
