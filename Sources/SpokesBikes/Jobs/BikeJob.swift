@@ -103,17 +103,9 @@ public struct BikeJob: Sendable, Codable {
     }
 
     /// Whether the job's users move slowly enough for its stations to be sharded: each
-    /// sleeps at least ``shardedPace`` real seconds between moves. Users that move back to
-    /// back (time scale 0) are bound by what each move costs: one coordinator answers the
-    /// users on its own node in process (the scheduler gives it most of them, as they end
-    /// soonest), while sharded, most moves are calls to another node, and each shard
-    /// commits many small batches. Such a job took 3.7 times as long sharded on two
-    /// pinned nodes (`TIME_SCALE=0 Scripts/bench-shards`, BENCHMARKS.md), so it keeps every
-    /// station on its coordinator.
-    public var paceSuitsShards: Bool { options.timing.realSecondsPerMove >= Self.shardedPace }
-
-    /// Real seconds between a user's moves from which a job's stations are sharded.
-    public static let shardedPace = 0.05
+    /// sleeps at least `pace` real seconds between moves (`jobs.shard_pace_ms`; see
+    /// ``ClusterSettings/jobShardPaceMilliseconds`` for why fast jobs stay whole).
+    public func suitsShards(pace: Double) -> Bool { options.timing.realSecondsPerMove >= pace }
 
     /// Events handed on in one commit, at most.
     static let eventsPerCommit = 4000

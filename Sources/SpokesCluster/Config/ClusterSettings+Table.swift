@@ -54,6 +54,8 @@ extension ClusterSettings {
                  doc: "nodes that keep each running job, so it outlives its coordinator; 1: only the coordinator"),
         .integer("jobs.shards", \.jobShards, in: 1...16,
                  doc: "nodes a replicated real-time bike job's stations are spread over, a shard each; 1: all on its coordinator"),
+        .integer("jobs.shard_pace_ms", \.jobShardPaceMilliseconds, in: 0...3_600_000,
+                 doc: "real milliseconds a job's users sleep between moves, at least, for its stations to be sharded; 0: every replicated job"),
         .directory("data_directory", \.dataDirectory, doc: "where the node keeps its job records; ~ is $HOME"),
         .text("secret_file", \.secretFile, doc: "file holding the cluster secret, mode 600; relative to this file; \"\": none"),
         .optionalPort("dashboard.port", \.dashboardPort, doc: "the web dashboard's TCP port, e.g. 8787; 0: any free port; off: no dashboard"),

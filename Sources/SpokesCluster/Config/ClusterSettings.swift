@@ -76,6 +76,12 @@ public struct ClusterSettings: Sendable, Hashable {
     /// one node answers every move. 1 (the default): the coordinator hosts every station;
     /// on the machines we measured, sharding cost more than it spread (BENCHMARKS.md).
     public var jobShards = 1
+    /// The real milliseconds a bike job's users must sleep between moves, at least, for its
+    /// stations to be sharded (with ``jobShards`` above 1). Users that move back to back
+    /// are bound by what each move costs, and one coordinator answers its own node's users
+    /// in process: such a job took 3.7 times as long sharded (BENCHMARKS.md). 0: every
+    /// replicated job is sharded.
+    public var jobShardPaceMilliseconds = 50
 
     /// Where a node keeps its job records. `~` is the home directory (``HomeDirectory``).
     public var dataDirectory = "~/.spokes"

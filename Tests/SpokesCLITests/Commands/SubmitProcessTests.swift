@@ -21,10 +21,13 @@ struct SubmitProcessTests {
 
     func flags(_ extra: [String] = []) -> [String] { ["--cluster", cluster, "--discovery-port", discoveryPort] + extra }
 
-    /// `count` nodes `j0`, `j1`, ...; `shards` is their `jobs.shards`.
-    func startNodes(_ count: Int, shards: Int = 1, extra: (Int) -> [String] = { _ in [] }) async throws -> [NodeProcess] {
+    /// `count` nodes `j0`, `j1`, ...; `shards` is their `jobs.shards`, `environment` more
+    /// variables of some, by number.
+    func startNodes(
+        _ count: Int, shards: Int = 1, environment: [Int: [String: String]] = [:], extra: (Int) -> [String] = { _ in [] }
+    ) async throws -> [NodeProcess] {
         let nodes = try await NodeProcess.start(count) {
-            try await NodeProcess(name: "j\($0)", flags: flags(extra($0)), environment: ["SPOKES_JOBS_SHARDS": "\(shards)"])
+            try await NodeProcess(name: "j\($0)", flags: flags(extra($0)), environment: (environment[$0] ?? [:]).merging(["SPOKES_JOBS_SHARDS": "\(shards)"]) { $1 })
         }
         let probe = ClusterProcessTests()
         for node in nodes {
@@ -92,9 +95,11 @@ struct SubmitProcessTests {
 
     /// Issue 19 §1, spread the load: with `jobs.shards: 3`, a real-time job's stations are
     /// in three shards, one on each node (the coordinator's first, then the members by
-    /// name), and the job counts every user once with every bike.
+    /// name), and the job counts every user once with every bike. A job at time scale 0
+    /// keeps its stations on its coordinator, unless the coordinator's
+    /// `jobs.shard_pace_ms` is 0.
     @Test func aShardedJobSpreadsItsStationsOverEveryNode() async throws {
-        let nodes = try await startNodes(3, shards: 3) { _ in ["--slots", "2"] }
+        let nodes = try await startNodes(3, shards: 3, environment: [2: ["SPOKES_JOBS_SHARD_PACE_MS": "0"]]) { _ in ["--slots", "2"] }
         defer { nodes.forEach { $0.kill(SIGTERM) } }
         let run = await submit(to: nodes[1], ["--users", "30", "--paths", "4", "--time-scale", "0.5", "--seed", "1"])
         let report = report(run)
@@ -104,6 +109,10 @@ struct SubmitProcessTests {
         #expect(report["epoch"] as? Int == 0)
         let fast = await submit(to: nodes[1], ["--users", "30", "--paths", "4", "--time-scale", "0", "--seed", "2"])
         #expect(fast.status == 0 && self.report(fast)["stationShards"] == nil, "users moving back to back keep the stations on the coordinator")
+        let anyPace = await submit(to: nodes[2], ["--users", "30", "--paths", "4", "--time-scale", "0", "--seed", "3"])
+        #expect(anyPace.status == 0, "\(anyPace.standardError)")
+        checkExactlyOnce(self.report(anyPace), users: 30)
+        #expect(self.report(anyPace)["stationShards"] as? [String] == ["j2", "j0", "j1"], "j2's jobs.shard_pace_ms is 0: every job is sharded")
     }
 
     /// Issue 21 §1: a client whose coordinator stops answering (SIGSTOP keeps its sockets

@@ -166,7 +166,7 @@ public final class BikeShards: Sendable {
     /// Seconds a shard's committer waits between two proposals while less than half a
     /// batch is waiting: at time scale 0 its commits were a dozen moves each, and each
     /// proposal costs both replicas the same work whatever its size (10 ms: a fifth of the
-    /// proposals, the job 21% faster, `TIME_SCALE=0 Scripts/bench-shards`).
+    /// proposals, and the job's median 15% shorter, `TIME_SCALE=0 Scripts/bench-shards`).
     static let commitWindow = 0.01
 
     /// Seconds a shard waits for another shard to commit a move one of its moves follows,

@@ -58,7 +58,7 @@ public final class ReplicatedBikeJobs: Sendable {
         let startedAt = Date().timeIntervalSince1970
         // A sharded job's shards are opened first and recorded with the job in its
         // group's first entry: whoever takes the job over finds them.
-        let layout = peers.isEmpty || !job.paceSuitsShards ? nil : shardLayout()
+        let layout = peers.isEmpty || !job.suitsShards(pace: Double(groups.system.settings.jobShardPaceMilliseconds) / 1000) ? nil : shardLayout()
         var shards: BikeJob.ShardSet?
         if let layout { shards = try await openShards(of: job, layout: layout, epoch: 0) }
         do {
