@@ -87,6 +87,9 @@ public struct RaftReplica: Sendable {
     private var lastLeaderContact: Double?
     private var nextHeartbeat = 0.0
     private var nextQuorumCheck = 0.0
+    /// A stall of the shell's timers was forgiven (``timersResumed(now:)``) since the last
+    /// quorum check or election timer reset.
+    private var forgaveStall = false
     private var votes: Set<String> = []
     private var progress: [String: RaftProgress] = [:]
     private var transfer: Transfer?
@@ -169,6 +172,7 @@ public struct RaftReplica: Sendable {
                 }
                 for peer in peers { progress[peer]?.active = false }
                 nextQuorumCheck = now + configuration.electionTimeout.lowerBound
+                forgaveStall = false
             }
             if now >= nextHeartbeat {
                 nextHeartbeat = now + configuration.heartbeatInterval
@@ -179,6 +183,29 @@ public struct RaftReplica: Sendable {
         case .follower, .preCandidate, .candidate:
             if now >= electionDeadline { startPreVote(now: now) }
         }
+        return finish()
+    }
+
+    /// The shell's timers stalled until `now` (the process was paused, or its threads were
+    /// starved): the silence it measured across the stall says nothing of the peers, whose
+    /// messages may be waiting to be read. A leader gives them a fresh CheckQuorum window
+    /// before it counts them; a follower or candidate starts a fresh election timeout.
+    /// Without it, a busy node's leader stepped down after a 0.7 s stall, and re-won its own
+    /// group: a take-over for nothing. Safety does not depend on it (a cut-off leader
+    /// commits nothing, whenever it steps down); a leader that stays cut off steps down
+    /// one window later. It forgives one stall at a time: a node whose timers keep
+    /// stalling still steps down, or campaigns, once a window or timeout passes with no
+    /// stall forgiven in it.
+    public mutating func timersResumed(now: Double) -> [RaftAction] {
+        begin(now)
+        guard !forgaveStall else { return finish() }
+        switch role {
+        case .leader:
+            nextQuorumCheck = max(nextQuorumCheck, now + configuration.electionTimeout.lowerBound)
+        case .follower, .preCandidate, .candidate:
+            resetElectionTimer(now: now)
+        }
+        forgaveStall = true
         return finish()
     }
 
@@ -330,6 +357,7 @@ public struct RaftReplica: Sendable {
     }
 
     private mutating func resetElectionTimer(now: Double) {
+        forgaveStall = false
         electionDeadline = now + random.uniform(in: configuration.electionTimeout)
     }
 

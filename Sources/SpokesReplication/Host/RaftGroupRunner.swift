@@ -36,6 +36,8 @@ actor RaftGroupRunner {
     private var failure: String?
     private var stopped = false
     private var ticking: Task<Void, Never>?
+    /// When the last tick ran, to tell a stall of this node's timers.
+    private var lastTick: Double?
 
     init(
         id: String, node: String, replica: RaftReplica, storage: RaftStorage, machine: any ReplicatedStateMachine,
@@ -83,10 +85,16 @@ actor RaftGroupRunner {
 
     var stateMachine: any ReplicatedStateMachine { machine }
 
-    /// Seconds until the next tick, or nil once stopped.
+    /// Seconds until the next tick, or nil once stopped. A tick comes at least every
+    /// heartbeat interval; one more than three intervals after the last means this node's
+    /// timers stalled (``RaftReplica/timersResumed(now:)``).
     private func tick() -> Double? {
         guard !stopped, failure == nil else { return nil }
         let now = MonotonicClock.now
+        if let lastTick, now - lastTick > 3 * settings.raft.heartbeatInterval {
+            run(replica.timersResumed(now: now))
+        }
+        lastTick = now
         run(replica.tick(now: now))
         return max(0.001, min(replica.nextDeadline - now, settings.raft.heartbeatInterval))
     }

@@ -119,6 +119,44 @@ import Testing
         #expect(cluster.propose("a", ["x"]) == .notLeader(leaderHint: nil), "a cut-off leader accepts nothing")
     }
 
+    /// A node whose timers stalled (paused, or its threads starved) has not read its peers'
+    /// messages either: it judges nobody on the silence of the stall.
+    @Test func aReplicaWhoseTimersStalledJudgesNobodyOnTheStallsSilence() throws {
+        // Elected, then a quorum check (its followers heard), then a stall from just after it.
+        func stalled() throws -> RaftHarness {
+            var cluster = try RaftHarness(["a", "b", "c"])
+            cluster.elect("a")
+            cluster.now += cluster.configuration.electionTimeout.lowerBound + 0.01
+            cluster.tick("a")
+            #expect(cluster["a"].role == .leader)
+            cluster.dropAll()
+            cluster.now += cluster.configuration.electionTimeout.upperBound + 0.1
+            return cluster
+        }
+        var cluster = try stalled()
+        cluster.handle("a", cluster.replicas["a"]!.timersResumed(now: cluster.now))
+        cluster.handle("b", cluster.replicas["b"]!.timersResumed(now: cluster.now))
+        cluster.tick("a")
+        cluster.tick("b")
+        #expect(cluster["a"].role == .leader, "the leader gives its followers a fresh window")
+        #expect(cluster["b"].role == .follower && cluster.messages(from: "b", kind: "preVote").isEmpty, "the follower a fresh timeout")
+        cluster.deliverAll()
+        cluster.now += cluster.configuration.electionTimeout.lowerBound + 0.01
+        cluster.tickAll()
+        cluster.deliverAll()
+        #expect(cluster.leaders == ["a"], "their messages, read after the stall, keep the leader leading")
+        var control = try stalled()
+        control.tick("a")
+        #expect(control["a"].role == .follower, "without it, the leader steps down on the stall's silence")
+        var again = try stalled()
+        again.handle("a", again.replicas["a"]!.timersResumed(now: again.now))
+        again.now += again.configuration.electionTimeout.lowerBound - 0.01
+        again.handle("a", again.replicas["a"]!.timersResumed(now: again.now))
+        again.now += 0.02
+        again.tick("a")
+        #expect(again["a"].role == .follower, "a second stall within the forgiven window is not forgiven: a cut-off leader still steps down")
+    }
+
     @Test func aLeaderThatHearsFromItsFollowersKeepsLeading() throws {
         var cluster = try RaftHarness(["a", "b", "c"])
         cluster.elect("a")
