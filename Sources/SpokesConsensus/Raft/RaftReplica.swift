@@ -11,7 +11,7 @@
 ///   whether it could win before it raises its term, so a replica rejoining from a
 ///   partition cannot depose a healthy leader);
 /// - the **leader lease** that goes with **CheckQuorum**: a leader that has not heard
-///   from a majority within the shortest election timeout steps down (a cut-off leader
+///   from a majority in two windows of the shortest election timeout steps down (a cut-off leader
 ///   stops accepting), and a replica that heard from its leader within that time
 ///   refuses to help elect another;
 /// - log replication with the consistency check, **fast back-off** (the refusal names
@@ -87,6 +87,11 @@ public struct RaftReplica: Sendable {
     private var lastLeaderContact: Double?
     private var nextHeartbeat = 0.0
     private var nextQuorumCheck = 0.0
+    /// CheckQuorum windows in a row in which a leader heard from no majority: it steps
+    /// down after two. One quiet window was too little on a busy node: a follower whose
+    /// threads were busy with a job for 0.7 s made its leader step down, and a job's
+    /// coordinator lost its group for nothing.
+    private var quietWindows = 0
     /// A stall of the shell's timers was forgiven (``timersResumed(now:)``) since the last
     /// quorum check or election timer reset.
     private var forgaveStall = false
@@ -166,7 +171,8 @@ public struct RaftReplica: Sendable {
             if let transfer, now >= transfer.deadline { self.transfer = nil }
             if now >= nextQuorumCheck {
                 let active = 1 + peers.count { progress[$0]?.active == true }
-                if active < group.quorum {
+                quietWindows = active < group.quorum ? quietWindows + 1 : 0
+                if quietWindows >= 2 {
                     becomeFollower(term: term, leader: nil, now: now)
                     return finish()
                 }
@@ -423,6 +429,7 @@ public struct RaftReplica: Sendable {
         progress = Dictionary(uniqueKeysWithValues: peers.map { ($0, RaftProgress(next: log.lastIndex + 1)) })
         nextHeartbeat = now + configuration.heartbeatInterval
         nextQuorumCheck = now + configuration.electionTimeout.lowerBound
+        quietWindows = 0
         appendLocal([nil])
         for peer in peers { sendAppends(to: peer, now: now) }
         maybeCommit()

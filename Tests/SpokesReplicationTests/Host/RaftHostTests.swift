@@ -175,7 +175,7 @@ struct RaftHostTests {
     }
 
     @Test func aLeaderCutOffFromItsMajorityTellsItsProposersWhenItStepsDown() async throws {
-        let cluster = try RaftTestCluster(nodes: 3)
+        let cluster = try RaftTestCluster(nodes: 3, proposalTimeout: 12)
         try await cluster.converge()
         try await cluster.open("g", on: [0, 1, 2], firstLeader: 0)
         try await cluster.leader(of: "g")

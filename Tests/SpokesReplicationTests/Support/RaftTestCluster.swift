@@ -47,14 +47,18 @@ final class RaftTestCluster {
 
     /// Raft's timing for the suite: elections after 1.5-3 s of silence, not 0.6-1.2 s,
     /// so a heartbeat the full suite's load holds back does not change the leader under a
-    /// test that counts on it (leaders still step down well within a proposal's 5 s).
+    /// test that counts on it (a cut-off leader steps down after two quiet windows of 1.5 s,
+    /// 3-4.5 s: a test that waits for that gives its proposals longer than the default 5 s).
     /// The failover figure is measured at the defaults (`failoverTimeOverTrials`).
     static let underLoad = RaftConfiguration(electionTimeout: 1.5...3)
 
-    init(nodes count: Int, snapshotEvery: Int = 1000, secret: ClusterSecret? = nil, raft: RaftConfiguration = RaftTestCluster.underLoad) throws {
+    init(
+        nodes count: Int, snapshotEvery: Int = 1000, secret: ClusterSecret? = nil, raft: RaftConfiguration = RaftTestCluster.underLoad,
+        proposalTimeout: Double = 5
+    ) throws {
         self.secret = secret
         folder = try TemporaryDirectory()
-        settings = RaftHostSettings(dataDirectory: folder.path, raft: raft, snapshotEvery: snapshotEvery)
+        settings = RaftHostSettings(dataDirectory: folder.path, raft: raft, proposalTimeout: proposalTimeout, snapshotEvery: snapshotEvery)
         for index in 0..<count {
             let (node, host) = try start(name(index))
             nodes.append(node)
