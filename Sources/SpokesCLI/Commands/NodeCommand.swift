@@ -92,7 +92,16 @@ enum NodeCommand {
         let shardService = ClusterSystem.withWellKnownName(BikeShardService.wellKnownName) {
             BikeShardService(actorSystem: node.system, shards: replicatedBikeJobs.shards)
         }
-        let watchingShards = replicatedBikeJobs.shards.watch()
+        // A shard group whose job ended, or that no node knows, is marked finished.
+        let watchingShards = replicatedBikeJobs.shards.watch { [weak jobs] job in
+            guard let jobs else { return .running }
+            do {
+                guard let found = try await jobs.locate(job: job) else { return .unknown }
+                return found.summary.state == .running ? .running : .ended
+            } catch {
+                return .running
+            }
+        }
         let name = node.system.node.name
         var dashboard: Dashboard?
         if settings.dashboardPort != nil {

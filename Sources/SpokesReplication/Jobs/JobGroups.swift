@@ -137,7 +137,7 @@ public struct JobGroups: Sendable {
     ///   job as waiting for a take-over forever. If one did, the job is done: it is
     ///   removed here too.
     public func watch(
-        kind: String, job: @escaping @Sendable (any ReplicatedStateMachine) -> JobState?,
+        kind: String, job: @escaping @Sendable (_ group: String, any ReplicatedStateMachine) -> JobState?,
         isRunning: @escaping @Sendable (String) async -> Bool, abandon: @escaping @Sendable (String) async -> Void,
         takeOver: @escaping @Sendable (any ReplicatedStateMachine, RaftGroupStatus) async -> Void
     ) -> Task<Void, Never> {
@@ -160,7 +160,7 @@ public struct JobGroups: Sendable {
             while !Task.isCancelled {
                 let alive = Set(members().filter { $0.state == .alive }.map(\.node.name))
                 for id in host.groupIDs where id.hasPrefix(kind + "-") {
-                    guard let machine = await host.stateMachine(of: id), let state = job(machine), let status = await host.status(of: id) else { continue }
+                    guard let machine = await host.stateMachine(of: id), let state = job(id, machine), let status = await host.status(of: id) else { continue }
                     if state.job == nil, status.lastIndex == 0 {
                         await remove(id, after: Self.emptyGroupLingers)
                         continue

@@ -106,7 +106,7 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     public func watch(_ desk: TaskJobs) -> Task<Void, Never> {
         groups.watch(
             kind: Self.groupKind,
-            job: { ($0 as? TaskJobMachine).map { JobGroups.JobState(job: $0.spec?.id, finished: $0.finished) } },
+            job: { _, machine in (machine as? TaskJobMachine).map { JobGroups.JobState(job: $0.spec?.id, finished: $0.finished) } },
             isRunning: { job in await desk.whenLocal { $0.isRunning(job) } ?? true },
             abandon: { job in await desk.whenLocal { $0.abandon(job) } },
             takeOver: { machine, _ in

@@ -39,6 +39,8 @@ public final class BikeShards: Sendable {
     private var system: ClusterSystem { groups.system }
     /// What this node hosts, by `JOB#SHARD`.
     private let hosted = Mutex<[String: Hosted]>([:])
+    /// When to look up the jobs of the shard groups this node leads and does not host.
+    private let orphans = Mutex(OrphanShardCheck())
 
     /// `members` are the node's members now (the node passes them, weakly held).
     public init(host: RaftHost, system: ClusterSystem, members: @escaping @Sendable () -> [Member]) {
@@ -205,15 +207,40 @@ public final class BikeShards: Sendable {
 
     /// Watches the shard groups this node holds (``JobGroups/watch(kind:job:isRunning:abandon:takeOver:)``)
     /// so finished ones are removed; their coordinator, not the group, takes a shard over.
-    public func watch() -> Task<Void, Never> {
+    /// A group this node leads and does not host whose job has ended, or that no node has
+    /// known for a while (``OrphanShardCheck``; `lookUp` asks the cluster where the job
+    /// is), is an orphan: it is marked finished, so its replicas remove it.
+    public func watch(lookUp: @escaping @Sendable (_ job: String) async -> OrphanShardCheck.Fate) -> Task<Void, Never> {
         groups.watch(
             kind: Self.groupKind,
-            job: { machine in
-                (machine as? StationShardMachine).map { JobGroups.JobState(job: $0.book == nil ? nil : "shard", finished: $0.finished) }
+            job: { id, machine in
+                (machine as? StationShardMachine).map { JobGroups.JobState(job: $0.book == nil ? nil : Self.job(ofGroup: id), finished: $0.finished) }
             },
-            isRunning: { _ in true },
+            isRunning: { [weak self] job in
+                guard let self, !self.hosts(job) else { return true }
+                guard self.orphans.withLock({ $0.shouldAsk(about: job, at: MonotonicClock.now) }) else { return true }
+                let fate = await lookUp(job)
+                return !self.orphans.withLock { $0.found(fate, for: job, at: MonotonicClock.now) }
+            },
             abandon: { _ in },
-            takeOver: { _, _ in })
+            takeOver: { [weak self] _, status in
+                guard let self, let job = Self.job(ofGroup: status.group) else { return }
+                self.system.log("job \(job): station shard group \(status.group) outlived its job (it ended, or no node has known it for \(Int(self.orphans.withLock { $0.patience })) s): marking it finished")
+                _ = try? await self.host.propose(group: status.group, command: StationShardMachine.finish)
+                self.orphans.withLock { $0.forget(job) }
+            })
+    }
+
+    /// The job of shard group `id` (`bikeshard-JOB-K`).
+    static func job(ofGroup id: String) -> String? {
+        guard id.hasPrefix(groupKind + "-"), let dash = id.lastIndex(of: "-") else { return nil }
+        let job = id[id.index(id.startIndex, offsetBy: groupKind.count + 1)..<dash]
+        return job.isEmpty ? nil : String(job)
+    }
+
+    /// Whether this node hosts a shard of `job` now.
+    private func hosts(_ job: String) -> Bool {
+        hosted.withLock { $0.keys.contains { $0.hasPrefix(job + "#") } }
     }
 }
 

@@ -193,7 +193,7 @@ public final class ReplicatedBikeJobs: Sendable {
     public func watch(_ service: JobService) -> Task<Void, Never> {
         groups.watch(
             kind: Self.groupKind,
-            job: { ($0 as? BikeJobMachine).map { JobGroups.JobState(job: $0.job?.id, finished: $0.finished) } },
+            job: { _, machine in (machine as? BikeJobMachine).map { JobGroups.JobState(job: $0.job?.id, finished: $0.finished) } },
             isRunning: { job in await service.whenLocal { $0.isRunning(job) } ?? true },
             abandon: { job in await service.whenLocal { $0.abandon(job) } },
             takeOver: { machine, _ in
