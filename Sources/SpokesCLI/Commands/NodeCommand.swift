@@ -93,14 +93,13 @@ enum NodeCommand {
             BikeShardService(actorSystem: node.system, shards: replicatedBikeJobs.shards)
         }
         // A shard group whose job ended, or that no node knows, is marked finished.
+        // Any node running it outweighs one that stored it (a report stored by a coordinator
+        // that then lost the lead); a member that does not answer leaves it unknown.
         let watchingShards = replicatedBikeJobs.shards.watch { [weak jobs] job in
-            guard let jobs else { return .running }
-            do {
-                guard let found = try await jobs.locate(job: job) else { return .unknown }
-                return found.summary.state == .running ? .running : .ended
-            } catch {
-                return .running
-            }
+            guard let jobs, let all = try? await jobs.clusterJobs() else { return .running }
+            let listed = all.jobs.filter { $0.job == job }
+            if listed.contains(where: { $0.state == .running }) { return .running }
+            return listed.isEmpty || !all.unanswered.isEmpty ? .unknown : .ended
         }
         let name = node.system.node.name
         var dashboard: Dashboard?

@@ -7,8 +7,8 @@ public struct RaftConfiguration: Sendable, Hashable, Codable {
     /// A follower that hears nothing from a leader for a time drawn uniformly from this
     /// range starts an election. Its lower bound is also the leader lease: a replica that
     /// heard from its leader more recently refuses to help depose it (PreVote and
-    /// RequestVote), and a leader that did not hear from a majority within it steps down
-    /// (CheckQuorum).
+    /// RequestVote), and a leader that did not hear from a majority in two such windows in
+    /// a row steps down (CheckQuorum).
     public var electionTimeout: ClosedRange<Double>
     /// At most this many entries per AppendEntries message.
     public var maxEntriesPerMessage: Int

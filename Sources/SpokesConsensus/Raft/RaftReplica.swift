@@ -11,9 +11,9 @@
 ///   whether it could win before it raises its term, so a replica rejoining from a
 ///   partition cannot depose a healthy leader);
 /// - the **leader lease** that goes with **CheckQuorum**: a leader that has not heard
-///   from a majority in two windows of the shortest election timeout steps down (a cut-off leader
-///   stops accepting), and a replica that heard from its leader within that time
-///   refuses to help elect another;
+///   from a majority in two windows in a row of the shortest election timeout steps down
+///   (a cut-off leader stops accepting), and a replica that heard from its leader within
+///   one such window refuses to help elect another;
 /// - log replication with the consistency check, **fast back-off** (the refusal names
 ///   the conflicting term and its first index), **pipelining** (up to
 ///   `maxMessagesInFlight` AppendEntries per follower, each up to

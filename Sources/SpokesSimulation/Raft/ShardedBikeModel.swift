@@ -9,9 +9,9 @@ import SpokesConsensus
 /// group has `min(3, N)` replicas (shard `k`'s are the `k`-th node and those after it, its
 /// first host first; the job's are the first nodes).
 ///
-/// - **Hosts** answer moves from a real `StationShardLedger` and commit its events in its
-///   order, in batches of `StationShardMachine.record(events, epoch:)` proposed to the
-///   shard's group (through its leader, as `RaftHost` forwards), as far as
+/// - **Hosts** answer moves from a real `StationShardLedger` and commit its events in
+///   batches of `StationShardMachine.record(events, seqs:outcomes:epoch:)` proposed to the
+///   shard's group (through its leader, as `RaftHost` forwards), as
 ///   `takeCommittable(limit:known:)` (``ShardCommitOrder``) allows: they learn what the
 ///   other shards committed from those shards' hosts (`awaitCommitted`), stop when a
 ///   commit fails or a dependency is not committed within the patience, and tell the

@@ -143,6 +143,13 @@ public final class BikeShards: Sendable {
                         }
                         guard commit.result == StationShardMachine.applied else { return stop("its replicas refused a batch (\(commit.result))") }
                         ledger.committed(seqs)
+                        // Moves ready here must not starve the ones waiting on another
+                        // shard: learn what it committed meanwhile (without waiting).
+                        if let waitsFor, waitsFor.epoch == epoch, hosts.indices.contains(waitsFor.shard),
+                           let other = try? JobStationShard.at(hosts[waitsFor.shard], job: job, epoch: epoch, shard: waitsFor.shard, using: system),
+                           let commits = try? await withTimeout(seconds: 2, operation: { try await other.commits() }) {
+                            known[waitsFor.shard, default: ShardCommits()].formUnion(commits)
+                        }
                         continue
                     }
                     guard let waitsFor else { break }
@@ -207,17 +214,21 @@ public final class BikeShards: Sendable {
 
     /// Watches the shard groups this node holds (``JobGroups/watch(kind:job:isRunning:abandon:takeOver:)``)
     /// so finished ones are removed; their coordinator, not the group, takes a shard over.
-    /// A group this node leads and does not host whose job has ended, or that no node has
-    /// known for a while (``OrphanShardCheck``; `lookUp` asks the cluster where the job
-    /// is), is an orphan: it is marked finished, so its replicas remove it.
+    /// A group this node leads whose job has ended, or that no node has known for a while
+    /// (``OrphanShardCheck``; `lookUp` asks the cluster where the job is), is an orphan:
+    /// this node stops hosting its shard, if it does, and marks the group finished, so its
+    /// replicas remove it.
     public func watch(lookUp: @escaping @Sendable (_ job: String) async -> OrphanShardCheck.Fate) -> Task<Void, Never> {
         groups.watch(
             kind: Self.groupKind,
             job: { id, machine in
-                (machine as? StationShardMachine).map { JobGroups.JobState(job: $0.book == nil ? nil : Self.job(ofGroup: id), finished: $0.finished) }
+                // A finished group names no job: its replicas remove it without asking.
+                (machine as? StationShardMachine).map {
+                    JobGroups.JobState(job: $0.book == nil || $0.finished ? nil : Self.job(ofGroup: id), finished: $0.finished)
+                }
             },
             isRunning: { [weak self] job in
-                guard let self, !self.hosts(job) else { return true }
+                guard let self else { return true }
                 guard self.orphans.withLock({ $0.shouldAsk(about: job, at: MonotonicClock.now) }) else { return true }
                 let fate = await lookUp(job)
                 return !self.orphans.withLock { $0.found(fate, for: job, at: MonotonicClock.now) }
@@ -226,6 +237,8 @@ public final class BikeShards: Sendable {
             takeOver: { [weak self] _, status in
                 guard let self, let job = Self.job(ofGroup: status.group) else { return }
                 self.system.log("job \(job): station shard group \(status.group) outlived its job (it ended, or no node has known it for \(Int(self.orphans.withLock { $0.patience })) s): marking it finished")
+                // Hosted here still (its coordinator died before telling the hosts): stop.
+                await self.stopHosting(job)
                 _ = try? await self.host.propose(group: status.group, command: StationShardMachine.finish)
                 self.orphans.withLock { $0.forget(job) }
             })
@@ -238,10 +251,6 @@ public final class BikeShards: Sendable {
         return job.isEmpty ? nil : String(job)
     }
 
-    /// Whether this node hosts a shard of `job` now.
-    private func hosts(_ job: String) -> Bool {
-        hosted.withLock { $0.keys.contains { $0.hasPrefix(job + "#") } }
-    }
 }
 
 /// A node's door to the station shards it hosts: a sharded job's coordinator asks it

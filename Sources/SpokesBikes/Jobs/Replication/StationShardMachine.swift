@@ -13,8 +13,8 @@ import SpokesReplication
 /// `error:`, so a replaced host's late batch stops its run. A batch may be proposed twice
 /// (the host could not tell whether the first proposal committed): each event carries its
 /// sequence number, and an event at or below its user's last one here is skipped
-/// (``StationShardBook/apply(_:seq:)``). A command it cannot use answers `error:`, the
-/// same on every replica.
+/// (``StationShardBook/apply(_:seq:outcome:)``). A command it cannot use answers `error:`, the
+/// same on every replica, and a batch with an event its book refuses changes nothing.
 public struct StationShardMachine: ReplicatedStateMachine {
     private struct Command: Codable {
         var book: StationShardBook?
@@ -87,9 +87,13 @@ public struct StationShardMachine: ReplicatedStateMachine {
             }
             var refused = 0
             for index in events.indices where book.replay(events[index], seq: seqs[index], outcome: outcomes[index]) == .refused { refused += 1 }
+            // All or nothing: a later event of a user whose earlier one was refused must
+            // not apply either.
+            guard refused == 0 else {
+                state.refusedEvents += refused
+                return "error: \(refused) of \(events.count) events did not apply; the batch changed nothing"
+            }
             state.book = book
-            state.refusedEvents += refused
-            if refused > 0 { return "error: \(refused) of \(events.count) events did not apply" }
         }
         if decoded.finished == true { state.finished = true }
         return Self.applied

@@ -57,6 +57,12 @@ public distributed actor JobStationShard {
         await ledger.awaitCommitted(seq)
     }
 
+    /// Every event committed here now, at once (a shard with moves of its own to commit
+    /// learns what this one committed meanwhile).
+    public distributed func commits() -> ShardCommits {
+        ledger.commits
+    }
+
     /// Waits until every move made here so far is committed (false if the shard stopped).
     public distributed func flush() async -> Bool {
         await ledger.flush()

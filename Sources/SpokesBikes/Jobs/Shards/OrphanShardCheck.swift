@@ -30,9 +30,12 @@ public struct OrphanShardCheck: Sendable {
         self.patience = patience
     }
 
-    /// Whether to look `job` up at `now`.
+    /// Whether to look `job` up at `now`. Jobs not asked about for twice the patience (their
+    /// groups are gone) are forgotten.
     public mutating func shouldAsk(about job: String, at now: Double) -> Bool {
         if let last = lastAsked[job], now - last < askEvery { return false }
+        let stale = lastAsked.filter { now - $0.value >= 2 * max(askEvery, patience) }.keys
+        for old in stale { forget(old) }
         lastAsked[job] = now
         return true
     }

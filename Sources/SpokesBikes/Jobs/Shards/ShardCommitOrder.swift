@@ -18,8 +18,9 @@
 ///   So the oldest uncommitted event of all shards (by real time), whose predecessor was
 ///   made before it, can always commit.
 ///
-/// A lost tail (a shard's host died before committing it) can only be followed by
-/// uncommitted moves, which are lost with it when the job restarts from the cut.
+/// The moves a shard's host made and did not commit before it died (not always a tail:
+/// later moves may have committed around them) can only be followed by uncommitted moves,
+/// which are lost with them when the job restarts from the cut.
 ///
 /// Events of different users need no order, nor do a station's events while it has room,
 /// so a shard commits every event this allows, not only a prefix of its log. (The first

@@ -1,7 +1,8 @@
 /// Which of one shard's events are committed: every event through ``through``, and the
 /// later ones in ``above``. A shard commits its events out of order (``ShardCommitOrder``),
-/// so a count would not say which; the set stays small because events commit soon after
-/// the ones before them, and ``insert(_:)`` folds the run after ``through`` into it.
+/// so a count would not say which. ``insert(_:)`` folds the run after ``through`` into it;
+/// ``above`` holds what committed after the oldest event still held back (up to the
+/// dependency patience's worth, 10 s of commits), and travels whole in every answer.
 public struct ShardCommits: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Every event with a sequence number up to this one is committed.
     public private(set) var through: Int

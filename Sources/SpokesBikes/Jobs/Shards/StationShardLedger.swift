@@ -4,7 +4,7 @@ import Synchronization
 /// ``StationShardBook`` behind one lock, the events it made that are not committed yet
 /// (each with the move it depends on), and which of its events are committed.
 ///
-/// - Moves are applied once per (user, attempt, step) (``StationShardBook/apply(_:)``).
+/// - Moves are applied once per (user, attempt, step) (``StationShardBook/apply(_:seq:outcome:)``).
 /// - ``fence(user:attempt:)`` refuses every older attempt of a user from then on and
 ///   says where the user's last move here left it, so a retried user resumes from its
 ///   furthest move on any shard.

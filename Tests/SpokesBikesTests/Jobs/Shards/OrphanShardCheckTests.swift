@@ -32,6 +32,15 @@ import Testing
         #expect(!again, "forgotten: a new group of the same name starts over")
     }
 
+    @Test func jobsNotAskedAboutForLongAreForgotten() {
+        var check = OrphanShardCheck(askEvery: 30, patience: 300)
+        _ = check.shouldAsk(about: "gone", at: 0)
+        _ = check.found(.unknown, for: "gone", at: 0)
+        _ = check.shouldAsk(about: "other", at: 600)
+        let orphaned = check.found(.unknown, for: "gone", at: 601)
+        #expect(!orphaned, "its unknown-since was forgotten with it: the patience starts over")
+    }
+
     @Test func aShardGroupNamesItsJob() {
         #expect(BikeShards.job(ofGroup: "bikeshard-job-0c865dfc-2") == "job-0c865dfc")
         #expect(BikeShards.job(ofGroup: "bikejob-job-0c865dfc") == nil)

@@ -36,6 +36,22 @@ import Testing
         #expect(machine.apply("{not json").hasPrefix("error:"))
     }
 
+    /// Found in review: a batch whose first event was refused applied its second, a later
+    /// move of the same user, so the user's committed moves were no longer a prefix.
+    @Test func aBatchWithARefusedEventChangesNothing() {
+        var machine = StationShardMachine()
+        _ = machine.apply(StationShardMachine.start(StationShardBook(shard: 0, shardCount: 1, network: Self.network, goalIndex: nil)))
+        let before = machine.book
+        var riding = UserProgress()
+        riding.record(succeeded: true, at: "2", goal: nil)
+        let leave = StationShardBook.ShardMove(move: Move(user: 0, attempt: 1, step: 2), station: 3, take: false, before: riding, after: nil)
+        let batch = StationShardMachine.record([.move(Self.take(user: 0, station: 2)), .move(leave)], seqs: [1, 2], outcomes: [true, false], epoch: 0)
+        let broken = StationShardMachine.record([.move(Self.take(user: 0, station: 9)), .move(leave)], seqs: [1, 2], outcomes: [true, false], epoch: 0)
+        #expect(machine.apply(broken).hasPrefix("error:"), "station 9 is no station of this shard")
+        #expect(machine.book == before && machine.refusedEvents == 1, "and the leave after it did not apply either")
+        #expect(machine.apply(batch) == "ok")
+    }
+
     @Test func aBatchProposedTwiceChangesTheShardOnce() {
         var machine = StationShardMachine()
         _ = machine.apply(StationShardMachine.start(StationShardBook(shard: 0, shardCount: 1, network: Self.network, goalIndex: nil)))
