@@ -386,8 +386,11 @@ private final class TraceLines {
     var lines: [String] = []
 }
 
-/// `number` with `decimals` digits after the point, without Foundation.
+/// `number` with `decimals` digits after the point, without Foundation ("inf", "nan" for
+/// those, and for magnitudes an `Int` cannot hold: a sweep's slowest recovery is infinite
+/// when a seed never recovered, and printing it trapped).
 func fixed(_ number: Double, _ decimals: Int) -> String {
+    guard number.isFinite, abs(number) < 1e15 else { return number.isNaN ? "nan" : number < 0 ? "-inf" : "inf" }
     var scale = 1.0
     for _ in 0..<decimals { scale *= 10 }
     let scaled = Int((abs(number) * scale).rounded())

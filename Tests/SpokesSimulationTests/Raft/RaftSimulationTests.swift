@@ -8,8 +8,11 @@ import SpokesConsensus
 /// seconds of CPU, and on the cooperative pool they would delay every other test's timers.
 @Suite(.serialized) struct RaftSimulationTests {
     /// Seeds per group size; `SPOKES_SIM_SEEDS=N swift test --filter RaftSimulationTests`
-    /// runs a longer sweep.
-    static let seeds = UInt64(ProcessInfo.processInfo.environment["SPOKES_SIM_SEEDS"] ?? "") ?? 60
+    /// runs a longer sweep (CI runs 60 on their own). 20 in the full suite: with 60 these
+    /// were some 40 s of its CPU, and the timing tests beside them failed under the load.
+    /// (At 200, 4-5 seeds of two-replica groups fail liveness, seed 116 first: replication
+    /// under reordering and a slowed leader does not converge within 5 s of the heal.)
+    static let seeds = UInt64(ProcessInfo.processInfo.environment["SPOKES_SIM_SEEDS"] ?? "") ?? 20
 
     static func model(_ replicas: Int) -> RaftClusterModel {
         RaftClusterModel(options: RaftClusterModel.Options(replicas: replicas))
