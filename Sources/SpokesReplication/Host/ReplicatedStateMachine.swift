@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a Raft group drives: the application's state, changed only by committed commands.
 ///
 /// A `RaftHost` owns one value per group and calls it from that group's executor only:
@@ -17,4 +19,19 @@ public protocol ReplicatedStateMachine: Sendable {
     /// Replaces the whole state with a snapshot's; throws (and leaves the state alone)
     /// if `snapshot` is not a snapshot of this kind of machine.
     mutating func restore(_ snapshot: String) throws
+}
+
+/// The JSON text the job machines use for their commands and snapshots (one way to write
+/// and read it, so every machine's text is alike).
+public enum MachineText {
+    /// `value` as JSON text; `"{}"` if it cannot be encoded (a machine's own Codable
+    /// commands and states always can).
+    public static func encode(_ value: some Encodable) -> String {
+        (try? JSONEncoder().encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    /// `text` read as a `T`.
+    public static func decode<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
+        try JSONDecoder().decode(type, from: Data(text.utf8))
+    }
 }

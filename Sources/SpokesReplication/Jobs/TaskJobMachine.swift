@@ -51,11 +51,11 @@ public struct TaskJobMachine: ReplicatedStateMachine, Equatable {
     public static let finish = encode(Command(finished: true))
 
     private static func encode(_ command: Command) -> String {
-        (try? JSONEncoder().encode(command)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        MachineText.encode(command)
     }
 
     public mutating func apply(_ command: String) -> String {
-        guard let decoded = try? JSONDecoder().decode(Command.self, from: Data(command.utf8)) else { return "error: not a job command" }
+        guard let decoded = try? MachineText.decode(Command.self, from: command) else { return "error: not a job command" }
         if let spec = decoded.spec {
             guard (try? spec.checkRanges()) != nil else { return "error: a spec out of range" }
             if state.spec == nil { state.spec = spec }
@@ -71,10 +71,10 @@ public struct TaskJobMachine: ReplicatedStateMachine, Equatable {
     }
 
     public func snapshot() -> String {
-        (try? JSONEncoder().encode(state)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        MachineText.encode(state)
     }
 
     public mutating func restore(_ snapshot: String) throws {
-        state = try JSONDecoder().decode(State.self, from: Data(snapshot.utf8))
+        state = try MachineText.decode(State.self, from: snapshot)
     }
 }

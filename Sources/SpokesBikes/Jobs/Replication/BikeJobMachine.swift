@@ -85,11 +85,11 @@ public struct BikeJobMachine: ReplicatedStateMachine {
     public static let finish = encode(Command(finished: true))
 
     private static func encode(_ command: Command) -> String {
-        (try? JSONEncoder().encode(command)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        MachineText.encode(command)
     }
 
     public mutating func apply(_ command: String) -> String {
-        guard let decoded = try? JSONDecoder().decode(Command.self, from: Data(command.utf8)) else { return "error: not a bike job command" }
+        guard let decoded = try? MachineText.decode(Command.self, from: command) else { return "error: not a bike job command" }
         if let job = decoded.job, state.job == nil {
             guard (try? job.checkRanges()) != nil, (try? job.options.validate(for: job.network)) != nil else { return "error: a job out of range" }
             if let shards = decoded.shards {
@@ -124,10 +124,10 @@ public struct BikeJobMachine: ReplicatedStateMachine {
     }
 
     public func snapshot() -> String {
-        (try? JSONEncoder().encode(state)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        MachineText.encode(state)
     }
 
     public mutating func restore(_ snapshot: String) throws {
-        state = try JSONDecoder().decode(State.self, from: Data(snapshot.utf8))
+        state = try MachineText.decode(State.self, from: snapshot)
     }
 }

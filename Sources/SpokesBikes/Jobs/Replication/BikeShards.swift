@@ -120,6 +120,12 @@ public final class BikeShards: Sendable {
                 system.log("job \(job): station shard \(shard) stops in epoch \(epoch): \(reason)")
                 ledger.fail()
             }
+            /// The shard that made the move `position` names, in this epoch (nil for a
+            /// move of an earlier epoch: it was lost at a take-over).
+            func shardThatMade(_ position: StationShardBook.Position) -> JobStationShard? {
+                guard position.epoch == epoch, hosts.indices.contains(position.shard) else { return nil }
+                return try? JobStationShard.at(hosts[position.shard], job: job, epoch: epoch, shard: position.shard, using: system)
+            }
             var lastProposal = MonotonicClock.now - Self.commitWindow
             for await _ in ledger.newEvents {
                 while !Task.isCancelled {
@@ -145,8 +151,7 @@ public final class BikeShards: Sendable {
                         ledger.committed(seqs)
                         // Moves ready here must not starve the ones waiting on another
                         // shard: learn what it committed meanwhile (without waiting).
-                        if let waitsFor, waitsFor.epoch == epoch, hosts.indices.contains(waitsFor.shard),
-                           let other = try? JobStationShard.at(hosts[waitsFor.shard], job: job, epoch: epoch, shard: waitsFor.shard, using: system),
+                        if let waitsFor, let other = shardThatMade(waitsFor),
                            let commits = try? await withTimeout(seconds: 2, operation: { try await other.commits() }) {
                             known[waitsFor.shard, default: ShardCommits()].formUnion(commits)
                         }
@@ -154,8 +159,7 @@ public final class BikeShards: Sendable {
                     }
                     guard let waitsFor else { break }
                     ledger.note("waiting for \(waitsFor)")
-                    guard waitsFor.epoch == epoch, hosts.indices.contains(waitsFor.shard),
-                          let other = try? JobStationShard.at(hosts[waitsFor.shard], job: job, epoch: epoch, shard: waitsFor.shard, using: system),
+                    guard let other = shardThatMade(waitsFor),
                           let commits = (try? await withTimeout(seconds: Self.dependencyPatience) { try await other.awaitCommitted(waitsFor.seq) }) ?? nil
                     else { return stop("the move one of its moves follows (\(waitsFor)) was not committed") }
                     // Everything committed there so far, not only the one awaited: the next

@@ -60,11 +60,11 @@ public struct StationShardMachine: ReplicatedStateMachine {
     public static let applied = "ok"
 
     private static func encode(_ command: Command) -> String {
-        (try? JSONEncoder().encode(command)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        MachineText.encode(command)
     }
 
     public mutating func apply(_ command: String) -> String {
-        guard let decoded = try? JSONDecoder().decode(Command.self, from: Data(command.utf8)) else { return "error: not a station shard command" }
+        guard let decoded = try? MachineText.decode(Command.self, from: command) else { return "error: not a station shard command" }
         if let book = decoded.book, state.book == nil {
             guard book.applied == 0, book.marks.isEmpty else { return "error: a shard out of range" }
             state.book = book
@@ -100,10 +100,10 @@ public struct StationShardMachine: ReplicatedStateMachine {
     }
 
     public func snapshot() -> String {
-        (try? JSONEncoder().encode(state)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        MachineText.encode(state)
     }
 
     public mutating func restore(_ snapshot: String) throws {
-        state = try JSONDecoder().decode(State.self, from: Data(snapshot.utf8))
+        state = try MachineText.decode(State.self, from: snapshot)
     }
 }
