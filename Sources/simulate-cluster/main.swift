@@ -15,6 +15,8 @@ import SpokesSimulation
 //   simulate-cluster --model sharded-bikes --nodes N --seeds A-B ... a sharded bike job on N
 //                                              nodes: min(3, N) station shards, each its own
 //                                              Raft group, failing over epoch by epoch
+//   simulate-cluster --model raft --nodes N --seeds A-B ...         one Raft group of N
+//                                              replicas, each under the node's RaftDriver
 //   simulate-cluster --scale 10,25,50,100     the scale model (issue 18 §3): a table
 //
 // Prints each seed's verdict and trace hash (the same seed gives the same hash), then a
@@ -81,8 +83,8 @@ func parse(_ given: [String]) -> Request {
             request.json = true
         case "--model":
             let text = value()
-            guard ["membership", "scheduling", "bikes", "bike-failover", "sharded-bikes"].contains(text) else {
-                fail("--model expects membership, scheduling, bikes, bike-failover or sharded-bikes, got '\(text)'")
+            guard ["membership", "scheduling", "bikes", "bike-failover", "sharded-bikes", "raft"].contains(text) else {
+                fail("--model expects membership, scheduling, bikes, bike-failover, sharded-bikes or raft, got '\(text)'")
             }
             request.model = text
         case "--scale":
@@ -90,7 +92,7 @@ func parse(_ given: [String]) -> Request {
             request.scale = text.split(separator: ",").compactMap { Int($0) }.filter { (2...500).contains($0) }
             if request.scale.isEmpty { fail("--scale expects sizes from 2 to 500, e.g. 10,25,50,100; got '\(text)'") }
         case "-h", "--help":
-            print("usage: simulate-cluster [--model membership|scheduling|bikes|bike-failover|sharded-bikes] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
+            print("usage: simulate-cluster [--model membership|scheduling|bikes|bike-failover|sharded-bikes|raft] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
             exit(0)
         default:
             fail("unknown flag \(flag)")
@@ -161,6 +163,10 @@ case "sharded-bikes":
     exit(play(model, name: "sharded-bikes", settle: model().options.livenessBound, kinds: shardedKinds, faultCount: ShardedBikeModel.faultCount) { model, result in
         model.scenarios(faults: result.faults)
     })
+case "raft":
+    // One Raft group of `nodes` replicas (1, 2, 3 or 5) under the node's own `RaftDriver`;
+    // as `RaftSimulationTests` plays it.
+    exit(play({ RaftClusterModel(options: RaftClusterModel.Options(replicas: nodes)) }, name: "raft", settle: 8))
 case "bikes":
     exit(play({ BikeJobModel(options: BikeJobModel.Options(workers: nodes)) }, name: "bikes", settle: 15))
 case "scheduling":

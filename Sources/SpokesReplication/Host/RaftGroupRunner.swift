@@ -2,14 +2,13 @@ import SpokesCluster
 import SpokesConcurrency
 import SpokesConsensus
 
-/// One replica of one group on this node: the `RaftReplica`, its `RaftStorage` and its
-/// state machine, behind an actor (the group's executor: inputs are handled one at a
-/// time). It keeps `RaftAction`'s contract the way `SpokesSimulation`'s model does:
-/// writes are queued and flushed one batch at a time on a thread of their own
-/// (`runBlocking`: group commit, never on the cooperative pool); a send waits until
-/// every write issued before it is durable; after each flush the replica hears
-/// `persisted(through:term:now:)`; committed entries go to the state machine in order,
-/// once, and resolve the proposals waiting on them.
+/// One replica of one group on this node: a `RaftDriver` (the replica under
+/// `RaftAction`'s contract, the same code the simulator drives), its `RaftStorage` and
+/// its state machine, behind an actor (the group's executor: inputs are handled one at a
+/// time). The runner only performs the driver's effects: flushes run one batch at a time
+/// on a thread of their own (`runBlocking`: never on the cooperative pool); sends go to
+/// the outbox; committed entries go to the state machine in order, once, and resolve the
+/// proposals waiting on them; its timer ticks when the driver says.
 actor RaftGroupRunner {
     private struct Waiter {
         var term: Int
@@ -20,24 +19,17 @@ actor RaftGroupRunner {
     /// The group's replicas (and first leader), as it was opened with.
     let definition: RaftGroup
     private let node: String
-    private var replica: RaftReplica
+    private var driver: RaftDriver
+    private var replica: RaftReplica { driver.replica }
     private let storage: RaftStorage
     private var machine: any ReplicatedStateMachine
-    private let settings: RaftHostSettings
     private let outbox: RaftOutbox
     private let log: @Sendable (String, LogLevel) -> Void
 
-    private var issued = 0
-    private var durable = 0
-    private var unflushed: [RaftWrite] = []
-    private var flushing = false
-    private var held: [(after: Int, to: String, message: RaftMessage)] = []
     private var waiters: [Int: Waiter] = [:]
     private var failure: String?
     private var stopped = false
     private var ticking: Task<Void, Never>?
-    /// When the last tick ran, to tell a stall of this node's timers.
-    private var lastTick: Double?
 
     init(
         id: String, node: String, replica: RaftReplica, storage: RaftStorage, machine: any ReplicatedStateMachine,
@@ -45,19 +37,17 @@ actor RaftGroupRunner {
     ) {
         self.id = id
         self.node = node
-        self.replica = replica
+        driver = RaftDriver(replica: replica, compactEvery: settings.snapshotEvery)
         definition = replica.group
         self.storage = storage
         self.machine = machine
-        self.settings = settings
         self.outbox = outbox
         self.log = log
     }
 
-    /// Starts the replica and its timer: ticks at the replica's next deadline, at least
-    /// every heartbeat interval.
+    /// Starts the replica and its timer, which ticks when the driver says.
     func start() {
-        run(replica.start(now: MonotonicClock.now))
+        perform(driver.start(now: MonotonicClock.now))
         ticking = Task { [weak self] in
             while !Task.isCancelled {
                 guard let self, let wait = await self.tick() else { return }
@@ -85,24 +75,18 @@ actor RaftGroupRunner {
 
     var stateMachine: any ReplicatedStateMachine { machine }
 
-    /// Seconds until the next tick, or nil once stopped. A tick comes at least every
-    /// heartbeat interval; one more than three intervals after the last means this node's
-    /// timers stalled (``RaftReplica/timersResumed(now:)``).
+    /// Seconds until the next tick, or nil once stopped.
     private func tick() -> Double? {
         guard !stopped, failure == nil else { return nil }
         let now = MonotonicClock.now
-        if let lastTick, now - lastTick > 3 * settings.raft.heartbeatInterval {
-            run(replica.timersResumed(now: now))
-        }
-        lastTick = now
-        run(replica.tick(now: now))
-        return max(0.001, min(replica.nextDeadline - now, settings.raft.heartbeatInterval))
+        perform(driver.tick(now: now))
+        return driver.nextTick(after: now)
     }
 
     func receive(_ messages: [RaftMessage], from sender: String) {
         guard !stopped, failure == nil else { return }
         for message in messages {
-            run(replica.receive(message, from: sender, now: MonotonicClock.now))
+            perform(driver.receive(message, from: sender, now: MonotonicClock.now))
         }
     }
 
@@ -112,15 +96,15 @@ actor RaftGroupRunner {
     func propose(_ command: String) throws(RaftHostError) -> (index: Int, commit: Future<RaftCommit, RaftHostError>) {
         guard !stopped else { throw .stopped(node: node) }
         if let failure { throw .replicaFailed(group: id, node: node, reason: failure) }
-        let (proposal, actions) = replica.propose([command], now: MonotonicClock.now)
+        let (proposal, effects) = driver.propose([command], now: MonotonicClock.now)
         switch proposal {
         case .notLeader(let hint):
-            run(actions)
+            perform(effects)
             throw .notLeader(group: id, node: node, leader: hint)
         case .accepted(let term, let indices):
             let promise = Promise<RaftCommit, RaftHostError>()
             waiters[indices.lowerBound] = Waiter(term: term, promise: promise)
-            run(actions)
+            perform(effects)
             return (indices.lowerBound, promise.future)
         }
     }
@@ -132,28 +116,21 @@ actor RaftGroupRunner {
 
     func transferLeadership(to target: String) {
         guard !stopped, failure == nil else { return }
-        run(replica.transferLeadership(to: target, now: MonotonicClock.now))
+        perform(driver.transferLeadership(to: target, now: MonotonicClock.now))
     }
 
-    // MARK: - Carrying out actions
+    // MARK: - Performing the driver's effects
 
-    private func run(_ actions: [RaftAction]) {
-        guard !stopped, failure == nil else { return }
-        var outgoing: [(to: String, messages: [RaftMessage])] = []
-        func queue(_ message: RaftMessage, to peer: String) {
-            if let slot = outgoing.firstIndex(where: { $0.to == peer }) {
-                outgoing[slot].messages.append(message)
-            } else {
-                outgoing.append((peer, [message]))
-            }
-        }
-        for action in actions {
-            switch action {
-            case .persist(let write):
-                issued += 1
-                unflushed.append(write)
-            case .send(let peer, let message):
-                if durable >= issued { queue(message, to: peer) } else { held.append((issued, peer, message)) }
+    private func perform(_ effects: [RaftDriver.Effect]) {
+        for effect in effects {
+            guard !stopped, failure == nil else { return }
+            switch effect {
+            case .wrote:
+                break
+            case .flush(let batch, let writes):
+                flush(batch: batch, writes)
+            case .send(let peer, let messages):
+                outbox.send(messages, of: id, to: peer)
             case .apply(let entries):
                 for entry in entries { apply(entry) }
             case .applySnapshot(let snapshot):
@@ -175,12 +152,10 @@ actor RaftGroupRunner {
                 if status.role != .leader, !waiters.isEmpty { releaseWaitersOnStepDown() }
             }
         }
-        for (peer, messages) in outgoing { outbox.send(messages, of: id, to: peer) }
-        startFlush()
-        if replica.appliedIndex - replica.snapshotPosition.index >= settings.snapshotEvery,
-           let actions = try? replica.compact(through: replica.appliedIndex, snapshot: machine.snapshot()) {
-            run(actions)
-        }
+        guard !stopped, failure == nil else { return }
+        let machine = machine
+        let compaction = driver.compactIfDue { machine.snapshot() }
+        if !compaction.isEmpty { perform(compaction) }
     }
 
     private func apply(_ entry: RaftEntry) {
@@ -193,13 +168,8 @@ actor RaftGroupRunner {
         }
     }
 
-    /// Group commit: one flush at a time takes every write issued so far.
-    private func startFlush() {
-        guard !flushing, !unflushed.isEmpty, !stopped, failure == nil else { return }
-        flushing = true
-        let batch = issued
-        let writes = unflushed
-        unflushed = []
+    /// Writes and syncs one batch on a thread of its own, then tells the driver.
+    private func flush(batch: Int, _ writes: [RaftWrite]) {
         let storage = storage
         Task {
             let result = await runBlocking("spokes.raft.flush") { () -> Result<RaftLogPosition, RaftStorageError> in
@@ -215,27 +185,11 @@ actor RaftGroupRunner {
     }
 
     private func flushed(batch: Int, _ result: Result<RaftLogPosition, RaftStorageError>) {
-        flushing = false
         guard !stopped, failure == nil else { return }
-        let position: RaftLogPosition
         switch result {
-        case .success(let last): position = last
-        case .failure(let error): return fail("its storage failed: \(error)")
+        case .success(let position): perform(driver.flushed(batch: batch, through: position, now: MonotonicClock.now))
+        case .failure(let error): fail("its storage failed: \(error)")
         }
-        durable = batch
-        let ready = held.prefix { $0.after <= batch }
-        held.removeFirst(ready.count)
-        var outgoing: [(to: String, messages: [RaftMessage])] = []
-        for send in ready {
-            if let slot = outgoing.firstIndex(where: { $0.to == send.to }) {
-                outgoing[slot].messages.append(send.message)
-            } else {
-                outgoing.append((send.to, [send.message]))
-            }
-        }
-        for (peer, messages) in outgoing { outbox.send(messages, of: id, to: peer) }
-        run(replica.persisted(through: position.index, term: position.term, now: MonotonicClock.now))
-        startFlush()
     }
 
     /// The replica cannot go on (what is on disk is unknown, or its state machine is

@@ -486,8 +486,8 @@ public struct BikeFailoverModel: RaftShellModel {
 
     /// Proposes `command` at replica `number`: where it went (nil: not the leader) and the
     /// actions to carry out.
-    private mutating func propose(_ command: String, as proposal: Proposal, at number: Int, in context: inout SimulationContext<Self>) -> (RaftLogPosition?, [RaftAction])? {
-        guard let (result, actions) = shells[number].replica?.propose([command], now: context.now) else { return nil }
+    private mutating func propose(_ command: String, as proposal: Proposal, at number: Int, in context: inout SimulationContext<Self>) -> (RaftLogPosition?, [RaftDriver.Effect])? {
+        guard let (result, actions) = shells[number].driver?.propose([command], now: context.now) else { return nil }
         guard case .accepted(let term, let indices) = result else { return (nil, actions) }
         let position = RaftLogPosition(index: indices.lowerBound, term: term)
         proposals[position] = proposal

@@ -177,7 +177,7 @@ public struct RaftClusterModel: RaftShellModel {
         case .raft(let raft):
             receiveRaft(raft, from: sender, at: node, in: &context)
         case .request(let command):
-            guard let number = shellNumbers[node], let (proposal, actions) = shells[number].replica?.propose([command], now: context.now) else { return }
+            guard let number = shellNumbers[node], let (proposal, actions) = shells[number].driver?.propose([command], now: context.now) else { return }
             switch proposal {
             case .accepted(let term, let indices):
                 applications[number].proposals[indices.lowerBound] = (term, command, sender)

@@ -1,30 +1,25 @@
 import SpokesConsensus
 
-/// What the simulator keeps around one `RaftReplica`: its disk, the writes issued and
-/// flushed, the sends held until the writes before them are durable, and its one pending
-/// tick. A crash keeps only the disk.
+/// What the simulator keeps around one replica: the node's own `RaftDriver` (the
+/// contract `RaftGroupRunner` ships with), its disk, and its timer's generation. A crash
+/// keeps only the disk.
 struct RaftShell {
-    var replica: RaftReplica?
+    var driver: RaftDriver?
     var disk = SimulatedRaftDisk()
-    /// Compact the log once this many entries were applied since the last snapshot.
-    var compactEvery = Int.max
-    var issued = 0
-    var durable = 0
-    var unflushed: [RaftWrite] = []
-    var flushing: (batch: Int, writes: [RaftWrite])?
-    var held: [(after: Int, to: String, message: RaftMessage)] = []
     var tickGeneration = 0
-    var tickAt: Double?
+
+    var replica: RaftReplica? { driver?.replica }
 
     init(disk: SimulatedRaftDisk = SimulatedRaftDisk()) {
         self.disk = disk
     }
 }
 
-/// A model whose group of replicas runs in `RaftShell`s, keeping `RaftAction`'s contract
-/// (sends held until the writes before them are flushed, group commit, `persisted` after
-/// each flush, compaction every `compactEvery` applied entries), with `RaftInvariants`
-/// watching every write, vote, application and election. The model supplies its state
+/// A model whose group of replicas runs in `RaftShell`s: each replica's `RaftDriver`
+/// decides what is sent, flushed and applied, as on a node; the model performs its
+/// effects on the simulated network and disk (a flush takes `diskLatency`), ticks it as
+/// `RaftGroupRunner` does (`RaftDriver.nextTick(after:)`), and lets `RaftInvariants`
+/// watch every write, vote, application and election. The model supplies its state
 /// machine through the hooks (`applyEntries`, `restoreSnapshot`, `snapshotData`) and
 /// wraps Raft's messages and the shell's timers in its own types.
 protocol RaftShellModel: SimulationModel {
@@ -60,15 +55,20 @@ extension RaftShellModel {
     mutating func startReplica(_ node: String, configuration: RaftConfiguration, compactEvery: ClosedRange<Int>?, in context: inout SimulationContext<Self>) {
         guard let number = shellNumbers[node] else { return }
         var shell = RaftShell(disk: shells[number].disk)
-        if let range = compactEvery { shell.compactEvery = context.random.integer(in: range) }
+        let every = compactEvery.map { context.random.integer(in: $0) } ?? .max
         do {
-            shell.replica = try RaftReplica(id: node, group: group, state: shell.disk.durable, configuration: configuration, seed: context.random.next())
+            let replica = try RaftReplica(id: node, group: group, state: shell.disk.durable, configuration: configuration, seed: context.random.next())
+            shell.driver = RaftDriver(replica: replica, compactEvery: every)
+            shell.driver!.sendsBeforePersisting = sendsBeforePersisting
         } catch {
             return invariants.storageFailed(node, .inconsistent(file: "\(node)/log", reason: "\(error)"))
         }
+        shell.tickGeneration = shells[number].tickGeneration + 1
         shells[number] = shell
         invariants.restarted(node)
-        runReplica(node, shells[number].replica!.start(now: context.now), in: &context)
+        runReplica(node, shells[number].driver!.start(now: context.now), in: &context)
+        // As the runner's timer task: its first tick right away, then when the driver says.
+        context.schedule(Self.tickTimer(generation: shells[number].tickGeneration), after: 0)
     }
 
     /// Replica `node` crashed: what its flush in progress left on disk is drawn (nothing,
@@ -81,43 +81,47 @@ extension RaftShellModel {
         var shell = shells[number]
         var outcome: SimulatedRaftDisk.CrashOutcome?
         do {
-            outcome = try shell.disk.crash(inFlight: shell.flushing?.writes ?? [], random: &context.random)
+            outcome = try shell.disk.crash(inFlight: shell.driver?.flushing?.writes ?? [], random: &context.random)
             context.note("\(node) crashed: \(outcome!)")
         } catch {
             invariants.storageFailed(node, error)
         }
-        shells[number] = RaftShell(disk: shell.disk)
+        var crashed = RaftShell(disk: shell.disk)
+        crashed.tickGeneration = shell.tickGeneration + 1
+        shells[number] = crashed
         invariants.crashed(node, disks: shells.map(\.disk.durable))
         return outcome
     }
 
     /// A Raft message for replica `node`.
     mutating func receiveRaft(_ message: RaftMessage, from sender: String, at node: String, in context: inout SimulationContext<Self>) {
-        guard let number = shellNumbers[node], let actions = shells[number].replica?.receive(message, from: sender, now: context.now) else { return }
-        runReplica(node, actions, in: &context)
+        guard let number = shellNumbers[node], let effects = shells[number].driver?.receive(message, from: sender, now: context.now) else { return }
+        runReplica(node, effects, in: &context)
     }
 
-    /// Replica `node`'s tick timer fired (only its latest one counts).
+    /// Replica `node`'s tick timer fired (only its current incarnation's counts): the
+    /// driver ticks and says when the next tick is due.
     mutating func tickReplica(_ node: String, generation: Int, in context: inout SimulationContext<Self>) {
-        guard let number = shellNumbers[node], shells[number].tickGeneration == generation, let actions = shells[number].replica?.tick(now: context.now) else { return }
-        shells[number].tickAt = nil
-        runReplica(node, actions, in: &context)
+        guard let number = shellNumbers[node], shells[number].tickGeneration == generation,
+              let effects = shells[number].driver?.tick(now: context.now) else { return }
+        runReplica(node, effects, in: &context)
+        guard let next = shells[number].driver?.nextTick(after: context.now) else { return }
+        context.schedule(Self.tickTimer(generation: generation), after: next)
     }
 
-    /// Carries out a replica's actions under `RaftAction`'s contract.
-    mutating func runReplica(_ node: String, _ actions: [RaftAction], in context: inout SimulationContext<Self>) {
-        guard let number = shellNumbers[node], shells[number].replica != nil else { return }
-        for action in actions {
-            switch action {
-            case .persist(let write):
+    /// Performs a driver's effects: on the simulated network and disk, under the checker.
+    mutating func runReplica(_ node: String, _ effects: [RaftDriver.Effect], in context: inout SimulationContext<Self>) {
+        guard let number = shellNumbers[node], shells[number].driver != nil else { return }
+        for effect in effects {
+            switch effect {
+            case .wrote(let write):
                 invariants.wrote(node, write, replica: shells[number].replica!)
-                shells[number].issued += 1
-                shells[number].unflushed.append(write)
-            case .send(let receiver, let message):
-                if shells[number].durable >= shells[number].issued || sendsBeforePersisting {
-                    transmit(message, from: node, to: receiver, in: &context)
-                } else {
-                    shells[number].held.append((shells[number].issued, receiver, message))
+            case .flush(let batch, _):
+                context.schedule(Self.flushTimer(batch: batch), after: context.random.uniform(in: diskLatency))
+            case .send(let receiver, let messages):
+                for message in messages {
+                    invariants.sent(node, to: receiver, message)
+                    context.send(Self.raftMessage(message), to: receiver)
                 }
             case .apply(let entries):
                 invariants.applied(node, entries, term: shells[number].replica!.term)
@@ -131,50 +135,19 @@ extension RaftShellModel {
                 statusChanged(status, at: node, number: number, in: &context)
             }
         }
-        startFlush(node, in: &context)
-        if let replica = shells[number].replica, replica.appliedIndex - replica.snapshotPosition.index >= shells[number].compactEvery,
-           let actions = try? shells[number].replica!.compact(through: replica.appliedIndex, snapshot: snapshotData(of: number)) {
-            runReplica(node, actions, in: &context)
-        }
-        scheduleTick(node, in: &context)
+        guard shells[number].driver?.compactionDue == true else { return }
+        let data = snapshotData(of: number)
+        guard let compaction = shells[number].driver?.compactIfDue(snapshot: { data }), !compaction.isEmpty else { return }
+        runReplica(node, compaction, in: &context)
     }
 
-    private mutating func transmit(_ message: RaftMessage, from node: String, to receiver: String, in context: inout SimulationContext<Self>) {
-        invariants.sent(node, to: receiver, message)
-        context.send(Self.raftMessage(message), to: receiver)
-    }
-
-    /// Group commit: one flush at a time takes every write issued so far.
-    private mutating func startFlush(_ node: String, in context: inout SimulationContext<Self>) {
-        let number = shellNumbers[node]!
-        guard shells[number].flushing == nil, !shells[number].unflushed.isEmpty else { return }
-        let batch = shells[number].issued
-        shells[number].flushing = (batch, shells[number].unflushed)
-        shells[number].unflushed = []
-        context.schedule(Self.flushTimer(batch: batch), after: context.random.uniform(in: diskLatency))
-    }
-
-    /// Replica `node`'s flush through write `batch` finished: the writes are durable, the
-    /// sends behind them go out, and the replica hears what is persisted.
+    /// Replica `node`'s flush through write `batch` finished: the writes are durable, and
+    /// the driver releases the sends behind them.
     mutating func flushed(_ node: String, batch: Int, in context: inout SimulationContext<Self>) {
-        guard let number = shellNumbers[node], let flushing = shells[number].flushing, flushing.batch == batch else { return }
+        guard let number = shellNumbers[node], let flushing = shells[number].driver?.flushing, flushing.batch == batch else { return }
         shells[number].disk.commit(flushing.writes)
-        shells[number].flushing = nil
-        shells[number].durable = batch
-        let ready = shells[number].held.prefix { $0.after <= batch }
-        shells[number].held.removeFirst(ready.count)
-        for send in ready { transmit(send.message, from: node, to: send.to, in: &context) }
         let last = shells[number].disk.durable.lastPosition
-        runReplica(node, shells[number].replica!.persisted(through: last.index, term: last.term, now: context.now), in: &context)
-    }
-
-    /// One pending tick per replica, at its next deadline.
-    private mutating func scheduleTick(_ node: String, in context: inout SimulationContext<Self>) {
-        guard let number = shellNumbers[node], let deadline = shells[number].replica?.nextDeadline else { return }
-        if let pending = shells[number].tickAt, pending <= deadline + 1e-9 { return }
-        shells[number].tickGeneration += 1
-        shells[number].tickAt = deadline
-        context.schedule(Self.tickTimer(generation: shells[number].tickGeneration), after: deadline - context.now)
+        runReplica(node, shells[number].driver!.flushed(batch: batch, through: last, now: context.now), in: &context)
     }
 }
 

@@ -629,13 +629,13 @@ public struct ShardedBikeModel: SimulationModel {
         apps[number].lastHeard[from] = context.now
         switch message {
         case .raft(let group, let raft):
-            guard let actions = shells[group][number].replica?.receive(raft, from: sender, now: context.now) else { return }
+            guard let actions = shells[group][number].driver?.receive(raft, from: sender, now: context.now) else { return }
             runReplica(group, number, actions, in: &context)
         case .alive:
             break
         case .forward(let group, let command, let ticket):
             guard shells[group][number].replica != nil else { return context.send(.forwarded(ticket: ticket, result: nil), to: sender) }
-            let (proposal, actions) = shells[group][number].replica!.propose([command], now: context.now)
+            let (proposal, actions) = shells[group][number].driver!.propose([command], now: context.now)
             if case .accepted(let term, let indices) = proposal {
                 apps[number].waiters[group][indices.lowerBound] = Waiter(term: term, ticket: ticket, proposer: from)
             } else {
@@ -686,9 +686,10 @@ public struct ShardedBikeModel: SimulationModel {
         switch timer {
         case .tick(let group, let generation):
             guard shells[group][number].tickGeneration == generation,
-                  let actions = shells[group][number].replica?.tick(now: context.now) else { return }
-            shells[group][number].tickAt = nil
+                  let actions = shells[group][number].driver?.tick(now: context.now) else { return }
             runReplica(group, number, actions, in: &context)
+            guard let next = shells[group][number].driver?.nextTick(after: context.now) else { return }
+            context.schedule(.tick(group: group, generation: generation), after: next)
         case .flushed(let group, let batch):
             flushed(group, number, batch: batch, in: &context)
         case .round(let generation):
@@ -778,7 +779,7 @@ public struct ShardedBikeModel: SimulationModel {
             context.schedule(.proposalDone(ticket: ticket), after: 0)
             return ticket
         }
-        let (proposal, actions) = shells[group][number].replica!.propose([command], now: context.now)
+        let (proposal, actions) = shells[group][number].driver!.propose([command], now: context.now)
         switch proposal {
         case .accepted(let term, let indices):
             apps[number].waiters[group][indices.lowerBound] = Waiter(term: term, ticket: ticket, proposer: number)
@@ -1652,10 +1653,8 @@ public struct ShardedBikeModel: SimulationModel {
 
     private mutating func remove(_ group: Int, at number: Int, why: String, in context: inout SimulationContext<Self>) {
         removed[group][number] = true
-        shells[group][number].replica = nil
-        shells[group][number].flushing = nil
-        shells[group][number].unflushed = []
-        shells[group][number].held = []
+        shells[group][number].driver = nil
+        shells[group][number].tickGeneration += 1
         for index in apps[number].waiters[group].keys.sorted() {
             resolve(apps[number].waiters[group].removeValue(forKey: index)!, .lost, at: number, in: &context)
         }
@@ -1668,16 +1667,20 @@ public struct ShardedBikeModel: SimulationModel {
         guard holds[group][number], let configuration else { return }
         let node = nodes[number]
         var shell = RaftShell(disk: shells[group][number].disk)
-        if let range = options.compactEvery { shell.compactEvery = context.random.integer(in: range) }
+        let every = options.compactEvery.map { context.random.integer(in: $0) } ?? .max
         do {
-            shell.replica = try RaftReplica(id: node, group: rafts[group], state: shell.disk.durable, configuration: configuration, seed: context.random.next())
+            let replica = try RaftReplica(id: node, group: rafts[group], state: shell.disk.durable, configuration: configuration, seed: context.random.next())
+            shell.driver = RaftDriver(replica: replica, compactEvery: every)
         } catch {
             invariants[group].storageFailed(node, .inconsistent(file: "\(node)/g\(group)/log", reason: "\(error)"))
             return noteRaftViolation(group)
         }
+        shell.tickGeneration = shells[group][number].tickGeneration + 1
         shells[group][number] = shell
         invariants[group].restarted(node)
-        runReplica(group, number, shells[group][number].replica!.start(now: context.now), in: &context)
+        runReplica(group, number, shells[group][number].driver!.start(now: context.now), in: &context)
+        // As the runner's timer task: its first tick right away, then when the driver says.
+        context.schedule(.tick(group: group, generation: shell.tickGeneration), after: 0)
     }
 
     private mutating func crashReplica(_ group: Int, _ number: Int, in context: inout SimulationContext<Self>) -> SimulatedRaftDisk.CrashOutcome? {
@@ -1686,31 +1689,33 @@ public struct ShardedBikeModel: SimulationModel {
         let node = nodes[number]
         var outcome: SimulatedRaftDisk.CrashOutcome?
         do {
-            outcome = try shell.disk.crash(inFlight: shell.flushing?.writes ?? [], random: &context.random)
+            outcome = try shell.disk.crash(inFlight: shell.driver?.flushing?.writes ?? [], random: &context.random)
             context.note("\(node) g\(group) crashed: \(outcome!)")
         } catch {
             invariants[group].storageFailed(node, error)
         }
-        shells[group][number] = RaftShell(disk: shell.disk)
+        var crashed = RaftShell(disk: shell.disk)
+        crashed.tickGeneration = shell.tickGeneration + 1
+        shells[group][number] = crashed
         invariants[group].crashed(node, disks: shells[group].indices.filter { holds[group][$0] }.map { shells[group][$0].disk.durable })
         noteRaftViolation(group)
         return outcome
     }
 
-    private mutating func runReplica(_ group: Int, _ number: Int, _ actions: [RaftAction], in context: inout SimulationContext<Self>) {
-        guard shells[group][number].replica != nil else { return }
+    /// Performs a driver's effects (as `RaftShellModel.runReplica` does, per group).
+    private mutating func runReplica(_ group: Int, _ number: Int, _ effects: [RaftDriver.Effect], in context: inout SimulationContext<Self>) {
+        guard shells[group][number].driver != nil else { return }
         let node = nodes[number]
-        for action in actions {
-            switch action {
-            case .persist(let write):
+        for effect in effects {
+            switch effect {
+            case .wrote(let write):
                 invariants[group].wrote(node, write, replica: shells[group][number].replica!)
-                shells[group][number].issued += 1
-                shells[group][number].unflushed.append(write)
-            case .send(let receiver, let message):
-                if shells[group][number].durable >= shells[group][number].issued {
-                    transmit(group, message, from: node, to: receiver, in: &context)
-                } else {
-                    shells[group][number].held.append((shells[group][number].issued, receiver, message))
+            case .flush(let batch, _):
+                context.schedule(.flushed(group: group, batch: batch), after: context.random.uniform(in: options.diskLatency))
+            case .send(let receiver, let messages):
+                for message in messages {
+                    invariants[group].sent(node, to: receiver, message)
+                    context.send(.raft(group: group, message), to: receiver)
                 }
             case .apply(let entries):
                 invariants[group].applied(node, entries, term: shells[group][number].replica!.term)
@@ -1724,47 +1729,19 @@ public struct ShardedBikeModel: SimulationModel {
                 statusChanged(group, status, at: number, in: &context)
             }
         }
-        startFlush(group, number, in: &context)
-        if let replica = shells[group][number].replica, replica.appliedIndex - replica.snapshotPosition.index >= shells[group][number].compactEvery,
-           let actions = try? shells[group][number].replica!.compact(through: replica.appliedIndex, snapshot: snapshotData(group, number)) {
-            runReplica(group, number, actions, in: &context)
+        if shells[group][number].driver?.compactionDue == true {
+            let data = snapshotData(group, number)
+            if let compaction = shells[group][number].driver?.compactIfDue(snapshot: { data }), !compaction.isEmpty {
+                runReplica(group, number, compaction, in: &context)
+            }
         }
-        scheduleTick(group, number, in: &context)
         noteRaftViolation(group)
     }
 
-    private mutating func transmit(_ group: Int, _ message: RaftMessage, from node: String, to receiver: String, in context: inout SimulationContext<Self>) {
-        invariants[group].sent(node, to: receiver, message)
-        context.send(.raft(group: group, message), to: receiver)
-    }
-
-    /// Group commit: one flush at a time takes every write issued so far.
-    private mutating func startFlush(_ group: Int, _ number: Int, in context: inout SimulationContext<Self>) {
-        guard shells[group][number].flushing == nil, !shells[group][number].unflushed.isEmpty else { return }
-        let batch = shells[group][number].issued
-        shells[group][number].flushing = (batch, shells[group][number].unflushed)
-        shells[group][number].unflushed = []
-        context.schedule(.flushed(group: group, batch: batch), after: context.random.uniform(in: options.diskLatency))
-    }
-
     private mutating func flushed(_ group: Int, _ number: Int, batch: Int, in context: inout SimulationContext<Self>) {
-        guard let flushing = shells[group][number].flushing, flushing.batch == batch else { return }
-        let node = nodes[number]
+        guard let flushing = shells[group][number].driver?.flushing, flushing.batch == batch else { return }
         shells[group][number].disk.commit(flushing.writes)
-        shells[group][number].flushing = nil
-        shells[group][number].durable = batch
-        let ready = shells[group][number].held.prefix { $0.after <= batch }
-        shells[group][number].held.removeFirst(ready.count)
-        for send in ready { transmit(group, send.message, from: node, to: send.to, in: &context) }
         let last = shells[group][number].disk.durable.lastPosition
-        runReplica(group, number, shells[group][number].replica!.persisted(through: last.index, term: last.term, now: context.now), in: &context)
-    }
-
-    private mutating func scheduleTick(_ group: Int, _ number: Int, in context: inout SimulationContext<Self>) {
-        guard let deadline = shells[group][number].replica?.nextDeadline else { return }
-        if let pending = shells[group][number].tickAt, pending <= deadline + 1e-9 { return }
-        shells[group][number].tickGeneration += 1
-        shells[group][number].tickAt = deadline
-        context.schedule(.tick(group: group, generation: shells[group][number].tickGeneration), after: deadline - context.now)
+        runReplica(group, number, shells[group][number].driver!.flushed(batch: batch, through: last, now: context.now), in: &context)
     }
 }

@@ -63,14 +63,14 @@ import SpokesBikesWeb
         #expect(city.network.id == "bikemi")
     }
 
-    @Test func loadsFromAnHTTPURL() async throws {
+    @Test(.processLane) func loadsFromAnHTTPURL() async throws {
         let server = try LoopbackHTTPServer(body: Data(contentsOf: URL(fileURLWithPath: TestData.milanoPath)))
         let city = try await Service<City>.url(server.url).get()
         #expect(city.network.id == "bikemi")
         #expect(city.network.stations.count == 318)
     }
 
-    @Test func httpErrorStatusIsReported() async throws {
+    @Test(.processLane) func httpErrorStatusIsReported() async throws {
         let server = try LoopbackHTTPServer(body: Data("gone".utf8), status: "404 Not Found")
         await #expect(throws: ServiceError.requestFailed(url: server.url.absoluteString, reason: "HTTP status 404")) {
             try await Service<City>.url(server.url).get()

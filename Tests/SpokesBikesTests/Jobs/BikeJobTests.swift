@@ -8,7 +8,7 @@ import Testing
 
 /// Bike jobs on in-process clusters on loopback, each test with a discovery port and
 /// cluster name of its own.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.processLane, .timeLimit(.minutes(2)))
 struct BikeJobTests {
     func startCluster(_ count: Int, slots: Int = 4, faults: [ScanSystem.Faults] = []) async throws -> [ClusterNode] {
         let cluster = try TestCluster(

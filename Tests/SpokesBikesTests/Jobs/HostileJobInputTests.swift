@@ -1,3 +1,4 @@
+import SpokesTestKit
 import Distributed
 import Foundation
 import Synchronization
@@ -11,7 +12,7 @@ import Testing
 /// progress report. Each must get an error the peer can read, and the node must still
 /// run jobs afterwards. (Values JSON cannot carry, and values of the wrong type, fail to
 /// decode for any call: `HostileInputTests` sends those.)
-@Suite(.timeLimit(.minutes(2)), .serialized)
+@Suite(.processLane, .timeLimit(.minutes(2)), .serialized)
 struct HostileJobInputTests {
     /// A started node with its job desk, and a client that calls it.
     final class Target: Sendable {

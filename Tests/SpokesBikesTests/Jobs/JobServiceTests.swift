@@ -7,7 +7,7 @@ import Testing
 @testable import SpokesBikes
 
 /// The job desk of in-process nodes: storing reports, cancelling, and the counts a report gives.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.processLane, .timeLimit(.minutes(2)))
 struct JobServiceTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-service-\(UUID().uuidString)").path
 

@@ -6,7 +6,7 @@ import SpokesTestKit
 import Testing
 @testable import SpokesBikes
 
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.processLane, .timeLimit(.minutes(2)))
 struct SweepRunTaskTests {
     /// Six Milano stations: few enough that users compete, so seeds change the figures.
     static func contendedNetwork() throws -> Network {

@@ -8,7 +8,7 @@ import Testing
 
 /// Real `spokes node` processes on loopback, each test on a discovery port and cluster
 /// name of its own.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.processLane, .timeLimit(.minutes(2)))
 struct ClusterProcessTests {
     let cluster = "proc-\(UUID().uuidString.prefix(8))"
     let discoveryPort = String(TestPorts.discovery())

@@ -8,7 +8,7 @@ import SpokesTestKit
 import Testing
 
 /// `spokes demo` as a user runs it: a child process that starts its own nodes.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.processLane, .timeLimit(.minutes(2)))
 struct DemoProcessTests {
     /// Where this test's demo keeps its job records (never the user's ~/.spokes/demo).
     let records: TemporaryDirectory

@@ -66,7 +66,7 @@ final class InProcessNode: Sendable {
     }
 }
 
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.processLane, .timeLimit(.minutes(2)))
 struct RunCommandTests {
     let folder: TemporaryDirectory
 

@@ -6,7 +6,7 @@ import SpokesCluster
 
 /// Real `spokes node` processes sharing a secret through `SPOKES_SECRET`: a node with
 /// another secret never gets in, and a submit without the secret runs nothing.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.processLane, .timeLimit(.minutes(3)))
 struct SecureClusterProcessTests {
     let cluster = "secure-\(UUID().uuidString.prefix(8))"
     let discoveryPort = String(TestPorts.discovery())

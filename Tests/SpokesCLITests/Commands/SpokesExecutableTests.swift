@@ -6,7 +6,7 @@ import Testing
 
 /// Runs the built `spokes` binary as a user would, to check what only a real process
 /// shows: the exit status and which stream gets what.
-@Suite struct SpokesExecutableTests {
+@Suite(.processLane) struct SpokesExecutableTests {
     /// `.build/<config>/spokes`, next to the test bundle.
     static var executable: URL? {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()

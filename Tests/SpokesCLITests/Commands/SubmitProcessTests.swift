@@ -6,7 +6,7 @@ import Testing
 @testable import SpokesCLI
 
 /// `spokes submit` against real `spokes node` processes on loopback.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.processLane, .timeLimit(.minutes(3)))
 struct SubmitProcessTests {
     let cluster = "jobs-\(UUID().uuidString.prefix(8))"
     let discoveryPort = String(TestPorts.discovery())

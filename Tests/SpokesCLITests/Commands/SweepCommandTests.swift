@@ -4,7 +4,7 @@ import Testing
 @testable import SpokesCLI
 
 /// `spokes sweep` against in-process nodes.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.processLane, .timeLimit(.minutes(2)))
 struct SweepCommandTests {
     @Test func everyRunGivesWhatSimulateGivesForTheSameParametersAndSeedWhereverItRan() async throws {
         let nodes = try await RunCommandTests().startNodes()

@@ -5,7 +5,7 @@ import SpokesTestKit
 import Testing
 @testable import SpokesCluster
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct ClusterSystemTests {
     /// Node 1 joins node 0, which hosts a greeter named "greeter"; returns both and node 1's proxy.
     func connectedPair(

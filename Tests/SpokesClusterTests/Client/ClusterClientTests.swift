@@ -25,7 +25,7 @@ struct CubeTask: TaskKind {
 }
 
 /// Mapping a kind over inputs from Swift code, with nodes in this process.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct ClusterClientTests {
     /// `count` nodes that run `test.cube`, each seeing the others alive.
     func startNodes(_ count: Int, slots: Int = 2) async throws -> [ClusterNode] {

@@ -4,7 +4,7 @@ import Testing
 @testable import SpokesCluster
 
 /// What a client says when discovery finds no node it can talk to.
-@Suite struct NodeFinderTests {
+@Suite(.processLane) struct NodeFinderTests {
     func settings(secret: Bool) throws -> ClusterSettings {
         var settings = ClusterSettings()
         settings.cluster = "lab"

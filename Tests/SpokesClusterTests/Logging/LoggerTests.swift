@@ -46,7 +46,7 @@ import Testing
 
     /// A node writes nowhere by itself: what it logs reaches the sink it was given,
     /// labelled with its name.
-    @Test func aNodeLogsToTheSinkItIsGiven() async throws {
+    @Test(.processLane) func aNodeLogsToTheSinkItIsGiven() async throws {
         let memory = LogMemory()
         var settings = ClusterSettings()
         settings.cluster = "blue"

@@ -8,7 +8,7 @@ import Testing
 
 /// Real nodes on loopback, finding each other by loopback broadcast on a port and with a
 /// cluster name of the test's own, so parallel tests never meet.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct ClusterNodeTests {
     /// `count` nodes `n0`, `n1`, ... on a cluster and discovery port of their own, unless given.
     static func startNodes(_ count: Int, discoveryPort: UInt16? = nil, cluster: String? = nil) throws -> [ClusterNode] {

@@ -5,7 +5,7 @@ import Testing
 @testable import SpokesCluster
 
 /// What `NodeStatus.observe` tells a remote caller, from real nodes on loopback.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct NodeObservationTests {
     @Test func aRemoteObservationHasTheTasksItRanTheJobsItCoordinatesAndItsRoundTrips() async throws {
         let nodes = try ClusterNodeTests.startNodes(2, discoveryPort: TestPorts.discovery(), cluster: "observe-\(UUID())")

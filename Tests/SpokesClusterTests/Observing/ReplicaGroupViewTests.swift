@@ -6,7 +6,7 @@ import Testing
 
 /// What a replica says of its group: the job read from the group's id, which view of a
 /// group knows most, and how the views reach a remote caller.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct ReplicaGroupViewTests {
     func view(_ id: String, node: String = "n1", leader: String?, term: Int, role: String = "follower", commit: Int = 0) -> ReplicaGroupView {
         ReplicaGroupView(id: id, node: node, replicas: ["n3", "n1", "n2"], leader: leader, term: term, role: role, commitIndex: commit)

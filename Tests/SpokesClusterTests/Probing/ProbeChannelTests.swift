@@ -6,7 +6,7 @@ import Testing
 
 /// The probe socket on loopback: sealed probes arrive with the address they came from,
 /// and datagrams that are not this cluster's probes are counted and dropped.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct ProbeChannelTests {
     /// A channel on a free loopback UDP port.
     func channel(secret: ClusterSecret?, rejections: RejectionCounters = RejectionCounters()) throws -> (ProbeChannel, SocketAddress) {

@@ -43,7 +43,7 @@ struct AlwaysFails: TaskKind {
     func run(_ input: Int, context: TaskContext) async throws -> Int { throw Refusal() }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct SchedulingTests {
     let gauge = ConcurrencyGauge()
 

@@ -1,3 +1,4 @@
+import SpokesTestKit
 import Foundation
 import Testing
 @testable import SpokesCluster
@@ -50,7 +51,7 @@ struct SpinKind: TaskKind {
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct TaskRegistryTests {
     /// A registry of the test kinds, run on a system whose frames are `frameBytes` long.
     func withRegistry(frameBytes: Int = 8 * 1024 * 1024, _ body: (TaskRegistry, TaskContext) async throws -> Void) async throws {

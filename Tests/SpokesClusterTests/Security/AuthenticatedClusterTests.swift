@@ -1,10 +1,11 @@
+import SpokesTestKit
 import Distributed
 import Foundation
 import Testing
 @testable import SpokesCluster
 
 /// Nodes with a secret, in process: who gets in, and what the refused side is told.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct AuthenticatedClusterTests {
     static let secret = try! ClusterSecret("authenticated-cluster-secret", source: "test")
     static let otherSecret = try! ClusterSecret("a-different-secret-entirely", source: "test")

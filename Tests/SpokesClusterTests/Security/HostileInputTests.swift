@@ -8,7 +8,7 @@ import Testing
 /// count and time. After each batch the node must still answer `status`, an honest
 /// client's calls must still work, its connections must return to the baseline, and the
 /// batch must show up in the right `rejected` counters.
-@Suite(.timeLimit(.minutes(2)), .serialized)
+@Suite(.processLane, .timeLimit(.minutes(2)), .serialized)
 struct HostileInputTests {
     static let secret = try! ClusterSecret("hostile-input-test-secret", source: "test")
 

@@ -1,9 +1,10 @@
+import SpokesTestKit
 import Foundation
 import SpokesConcurrency
 import Testing
 @testable import SpokesCluster
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct ConnectionTests {
     /// Two connected stream sockets; the test owns both descriptors.
     func socketPair() -> (Int32, Int32) {

@@ -1,9 +1,10 @@
+import SpokesTestKit
 import Dispatch
 import Synchronization
 import Testing
 @testable import SpokesConcurrency
 
-@Suite struct TimeoutTaskTests {
+@Suite(.processLane) struct TimeoutTaskTests {
     @Test func returnsTheValueBeforeTheDeadline() async throws {
         #expect(try await TimeoutTask(seconds: 10) { 7 }.value == 7)
         #expect(try await withTimeout(seconds: 10) { "done" } == "done")

@@ -8,7 +8,7 @@ import Testing
 @testable import SpokesDashboard
 
 /// The observer on one node gathers a job coordinated by another, from real nodes.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct ClusterObserverTests {
     @Test func aNodeSeesEveryMemberAndAJobCoordinatedElsewhereWithItsStations() async throws {
         let cluster = try await DashboardCluster.start(3, slots: 2)

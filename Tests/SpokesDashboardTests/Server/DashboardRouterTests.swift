@@ -1,3 +1,4 @@
+import SpokesTestKit
 import Foundation
 import SpokesBikes
 import SpokesCluster
@@ -7,7 +8,7 @@ import Testing
 
 /// The dashboard's answers, from a real in-process cluster, without a network between
 /// the router and the test.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct DashboardRouterTests {
     func router(_ node: ClusterNode) -> DashboardRouter {
         let observer = ClusterObserver(node: node)

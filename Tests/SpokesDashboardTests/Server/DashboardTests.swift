@@ -1,3 +1,4 @@
+import SpokesTestKit
 import Foundation
 import SpokesBikes
 @testable import SpokesCluster
@@ -7,7 +8,7 @@ import Testing
 @testable import SpokesDashboard
 
 /// A node's dashboard served on loopback, asked over real connections.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct DashboardTests {
     @Test func aBrowserWithTheTokenGetsThePageAndLiveSnapshots() async throws {
         let secret = try ClusterSecret("s3cret-that-is-long-enough", source: "test")

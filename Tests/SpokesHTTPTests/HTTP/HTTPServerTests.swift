@@ -8,7 +8,7 @@ import Testing
 
 /// The server live on loopback, driven by raw sockets. Limits are small so the timeouts
 /// the tests prove take a fraction of a second; every wait is bounded.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct HTTPServerTests {
     static var fast: HTTPLimits {
         var limits = HTTPLimits()
@@ -217,7 +217,9 @@ struct HTTPServerTests {
         defer { client.close() }
         await client.send(Self.get("/"))
         #expect(await client.readResponse()?.status == 200)
-        #expect(await client.closedByServer(within: 2), "idle for longer than idleTimeout")
+        // The event awaited is the close; 30 s only bounds the wait (a loaded machine may
+        // run the server's idle timer late, never not at all).
+        #expect(await client.closedByServer(within: 30), "idle for longer than idleTimeout")
         #expect(server.refusals.isEmpty, "closing an idle connection refuses nothing: \(server.refusals)")
         try await shutDown(server)
     }

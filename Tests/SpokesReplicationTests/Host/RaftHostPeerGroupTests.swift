@@ -1,10 +1,11 @@
+import SpokesTestKit
 import SpokesConsensus
 import Testing
 @testable import SpokesReplication
 
 /// What a peer may ask a node's Raft host to open: only kinds it has machines for, and
 /// groups of a bounded size.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct RaftHostPeerGroupTests {
     @Test func aPeersGroupOfAnUnknownKindOrTooManyReplicasIsRefusedAndAKnownOneOpensOnce() async throws {
         let cluster = try RaftTestCluster(nodes: 1)

@@ -9,7 +9,7 @@ import Testing
 
 /// Raft groups on real in-process nodes on loopback: elections, commits, failover,
 /// restarts from the same data directory.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.processLane, .timeLimit(.minutes(2)))
 struct RaftHostTests {
     @Test func threeReplicasElectOneLeaderThatEveryReplicaFollows() async throws {
         let cluster = try RaftTestCluster(nodes: 3)

@@ -6,7 +6,7 @@ import Testing
 @testable import SpokesReplication
 
 /// What the job layers share about job groups, on in-process nodes.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct JobGroupsTests {
     /// A replica that was away when its job finished and the others removed the group
     /// asks them: only a group another replica removed counts as done.

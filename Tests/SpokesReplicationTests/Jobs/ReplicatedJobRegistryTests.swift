@@ -1,3 +1,4 @@
+import SpokesTestKit
 import Foundation
 import SpokesConsensus
 import SpokesReplication
@@ -5,7 +6,7 @@ import Testing
 
 /// The job registry as a state machine on its own, and driven by a Raft group on real
 /// nodes through a failover.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.processLane, .timeLimit(.minutes(1)))
 struct ReplicatedJobRegistryTests {
     typealias Registry = ReplicatedJobRegistry
 

@@ -1,0 +1,34 @@
+import Glibc
+import Testing
+
+/// The two test lanes (ARCHITECTURE.md, "Tests").
+///
+/// - The **unit lane** is what `swift test` runs: pure tests and the deterministic
+///   simulator. Nothing in it waits for real time to pass or measures it, starts a child
+///   process or needs a cluster of real sockets, so it passes the same on an idle machine
+///   and on a loaded one.
+/// - The **process lane** holds the tests that need real time, real sockets between
+///   nodes or real processes (in-process clusters over loopback, `kill -9`, restarts).
+///   `Scripts/test-processes` runs it, one test at a time, with `SPOKES_TEST_LANE=processes`;
+///   `swift test` alone lists those tests as skipped.
+///
+/// The invariant: a test that reads a clock, sleeps or waits for a socket is in the
+/// process lane, until its shell takes that from the simulated runtime.
+public enum TestLane {
+    /// The environment variable that selects the process lane.
+    public static let variable = "SPOKES_TEST_LANE"
+
+    /// True when this test process runs the process lane.
+    public static var isProcessLane: Bool {
+        guard let value = getenv(variable) else { return false }
+        return String(cString: value) == "processes"
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Marks a suite or test of the process lane: it runs only under
+    /// `Scripts/test-processes` (real time, sockets or child processes).
+    public static var processLane: Self {
+        .enabled(if: TestLane.isProcessLane, "process lane: real time, sockets or child processes (Scripts/test-processes runs it)")
+    }
+}
