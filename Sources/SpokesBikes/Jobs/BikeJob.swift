@@ -1,3 +1,4 @@
+import SpokesConcurrency
 import Foundation
 import SpokesCluster
 import Synchronization
@@ -154,15 +155,15 @@ public struct BikeJob: Sendable, Codable {
         let attemptBase = users.map { book.entries[$0].attempt }
         let board = node.jobBoard.track(job: id, kind: BikeUserTask.name, title: title, total: users.count)
         defer { board.end(cancelled: Task.isCancelled) }
-        let tracker = ProgressTracker(board: board, onProgress: onProgress)
+        let tracker = ProgressTracker(board: board, clock: system.runtime.clock, onProgress: onProgress)
         let base = BikeUserTask.Input(
             job: id, coordinator: system.node, epoch: epoch, stationCount: network.stations.count, goalIndex: book.goalIndex, user: 0,
             paths: options.paths, seed: options.seed, timing: options.timing, maxMoves: options.maxMovesPerUser, attempt: 1,
             progress: UserProgress(), shardHosts: shardSet?.hosts)
         // Every user of a job costs the same: waiting when its moves sleep, cpu at time scale 0.
         let runner = JobRunner(systems: systems, job: id, kind: BikeUserTask.name, deadline: deadline, retries: retries, cost: BikeUserTask().cost(of: base))
-        let clock = ContinuousClock()
-        let start = clock.now
+        let runtime = system.runtime
+        let start = runtime.now
         let running = Task {
             await runner.run(
                 count: users.count,
@@ -239,7 +240,7 @@ public struct BikeJob: Sendable, Codable {
         }
         let cancelled = Task.isCancelled
         if cancelled { system.log("job \(id): \(cancelReason())") }
-        var report = report(from: ledger.book, wallTime: (clock.now - start).seconds, cancelReason: cancelled ? cancelReason() : nil)
+        var report = report(from: ledger.book, wallTime: runtime.now - start, cancelReason: cancelled ? cancelReason() : nil)
         report.stationShards = shardSet?.hosts.map(\.name)
         report.epoch = replica.map { _ in epoch }
         return report
@@ -306,20 +307,21 @@ public struct BikeJob: Sendable, Codable {
 /// record on the coordinator's ``JobBoard``, which the dashboard shows too.
 private final class ProgressTracker: Sendable {
     private struct State {
-        var lastSent: ContinuousClock.Instant?
+        var lastSent: Double?
         var trailingScheduled = false
     }
 
     private let board: JobBoard.Tracker
     private let onProgress: @Sendable (JobProgress) -> Void
     private let state = Mutex(State())
-    private let clock = ContinuousClock()
-    private let start: ContinuousClock.Instant
-    private static let interval = Duration.milliseconds(100)
+    private let clock: any RuntimeClock
+    private let start: Double
+    private static let interval = 0.1
 
-    init(board: JobBoard.Tracker, onProgress: @escaping @Sendable (JobProgress) -> Void) {
+    init(board: JobBoard.Tracker, clock: any RuntimeClock, onProgress: @escaping @Sendable (JobProgress) -> Void) {
         self.board = board
         self.onProgress = onProgress
+        self.clock = clock
         start = clock.now
     }
 
@@ -346,17 +348,17 @@ private final class ProgressTracker: Sendable {
         if let snapshot { onProgress(snapshot) }
         if scheduleTrailing {
             Task {
-                try? await Task.sleep(for: Self.interval)
+                try? await self.clock.sleep(for: Self.interval)
                 self.state.withLock { $0.trailingScheduled = false; $0.lastSent = nil }
                 self.publish()
             }
         }
     }
 
-    private func progress(of record: JobBoard.Record, now: ContinuousClock.Instant) -> JobProgress {
+    private func progress(of record: JobBoard.Record, now: Double) -> JobProgress {
         JobProgress(
             job: record.id, usersDone: record.done, usersTotal: record.total, usersFailed: record.failed, retries: record.retries,
-            elapsed: (now - start).seconds,
+            elapsed: now - start,
             runningPerNode: record.perNode.filter { $0.value.running > 0 }.mapValues(\.running))
     }
 }

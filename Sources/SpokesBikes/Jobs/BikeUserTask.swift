@@ -1,3 +1,4 @@
+import SpokesConcurrency
 import SpokesCluster
 
 /// `bikes.user`: one user's ride, run on any node, against the coordinator's stations
@@ -53,7 +54,8 @@ public struct BikeUserTask: TaskKind {
             let docks = (0..<input.stationCount).map { index in
                 RemoteShardDock(stationID: "\(index)", index: index, shard: shards[StationShardBook.shard(ofStation: index, shardCount: shards.count)], trail: trail)
             }
-            let result = try await user.runSimulation(in: docks, paths: input.paths, goal: goal, resumingFrom: input.progress, attempt: input.attempt)
+            let result = try await user.runSimulation(
+                in: docks, paths: input.paths, goal: goal, resumingFrom: input.progress, attempt: input.attempt, clock: context.system.runtime.clock)
             if result.ending == .cancelled { throw CancellationError() }
             return result
         }
@@ -66,7 +68,7 @@ public struct BikeUserTask: TaskKind {
         }
         let result = try await user.runSimulation(
             in: docks, paths: input.paths, goal: goal,
-            resumingFrom: input.progress, attempt: input.attempt)
+            resumingFrom: input.progress, attempt: input.attempt, clock: context.system.runtime.clock)
         if result.ending == .cancelled { throw CancellationError() }
         return result
     }

@@ -218,10 +218,11 @@ public distributed actor JobService {
     /// nil when it cannot (the group's leader, here or elsewhere, goes on with the job).
     private func nextEpoch(after lost: BikeJob.LostShard) async -> ReplicatedBikeJobs.NextEpoch? {
         guard let replication else { return nil }
-        let deadline = MonotonicClock.now + 30
-        while MonotonicClock.now < deadline, !Task.isCancelled, await replication.leads(lost.job) {
+        let runtime = actorSystem.runtime
+        let deadline = runtime.now + 30
+        while runtime.now < deadline, !Task.isCancelled, await replication.leads(lost.job) {
             if let next = await replication.nextEpoch(of: lost.job) { return next }
-            try? await Task.sleep(for: .milliseconds(250))
+            try? await runtime.sleep(for: 0.25)
         }
         return nil
     }
@@ -270,7 +271,7 @@ public distributed actor JobService {
     public distributed func jobs() async throws -> [JobStore.Summary] {
         let coordinator = actorSystem.node.name
         let board = node.jobBoard
-        let now = MonotonicClock.now
+        let now = actorSystem.runtime.now
         let live = running.values.sorted(by: { $0.started < $1.started }).map { entry in
             let record = board.record(of: entry.job.id)
             // A job taken over tracks only the users it runs: those that ended before count as done.

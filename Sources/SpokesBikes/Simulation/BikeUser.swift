@@ -1,3 +1,5 @@
+import SpokesConcurrency
+
 /// A person who rides and walks between stations, competing with others for bikes and
 /// empty slots.
 ///
@@ -31,10 +33,10 @@ public struct BikeUser: Sendable, Hashable, Identifiable {
     /// `progress` resumes a user after its last acknowledged step (its random stream is
     /// advanced past the moves already made); `attempt` is passed to the stations with
     /// every move. Cancelling the task ends the run at the next move, with ending
-    /// `.cancelled`.
+    /// `.cancelled`. Moves take their time on `clock` (a node's runtime's, in a cluster).
     public func runSimulation<Dock: BikeDock>(
         in stations: [Dock], paths: Int, goal: String? = nil,
-        resumingFrom progress: UserProgress = UserProgress(), attempt: Int = 1
+        resumingFrom progress: UserProgress = UserProgress(), attempt: Int = 1, clock: any RuntimeClock = RealClock()
     ) async throws(Dock.Failure) -> SimulationResult {
         var state = progress
         var ending = SimulationResult.Ending.finishedPaths
@@ -55,7 +57,7 @@ public struct BikeUser: Sendable, Hashable, Identifiable {
                 let succeeded = state.hasBike ? try await station.leaveBike(move) : try await station.takeBike(move)
                 state.record(succeeded: succeeded, at: station.stationID, goal: goal)
                 if !state.isFinished(paths: paths) {
-                    await timing.travel()
+                    await timing.travel(on: clock)
                 }
             }
         }

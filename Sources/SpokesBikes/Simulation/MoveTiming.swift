@@ -18,10 +18,11 @@ public struct MoveTiming: Sendable, Hashable, Codable {
     /// Real seconds one move sleeps.
     public var realSecondsPerMove: Double { moveTime * timeScale }
 
-    /// Sleeps for one move. Returns at once when the scale is 0 or the task is cancelled.
-    func travel() async {
+    /// Sleeps for one move on `clock`. Returns at once when the scale is 0 or the task is
+    /// cancelled.
+    func travel(on clock: any RuntimeClock) async {
         let seconds = realSecondsPerMove
         guard seconds > 0 else { return }
-        try? await Task.sleep(for: .clamped(seconds: seconds))
+        try? await clock.sleep(for: seconds)
     }
 }

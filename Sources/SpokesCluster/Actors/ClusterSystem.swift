@@ -55,14 +55,18 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     private let incomingCallNumber = Atomic<UInt64>(0)
     /// Where ``log(_:level:)`` goes, labelled with this node's name.
     public let logger: Logger
+    /// The clock, timers and seeds this node's shells use (``Runtime/real`` on a machine).
+    public let runtime: Runtime
     /// Set by ``shutdown()``: a stopped node dials nobody.
     private let isShutDown = Atomic<Bool>(false)
 
     /// Starts a node: binds its listener and begins accepting peers. Without a secret it
     /// refuses to listen beyond loopback unless `settings.allowInsecure`
-    /// (``SecurityError/insecureAddress(host:)``). Its log goes to `logger` (by default nowhere).
-    public init(settings: ClusterSettings, isMember: Bool = true, logger: Logger = .discard) throws {
+    /// (``SecurityError/insecureAddress(host:)``). Its log goes to `logger` (by default nowhere);
+    /// its shells read time and sleep through `runtime`.
+    public init(settings: ClusterSettings, isMember: Bool = true, logger: Logger = .discard, runtime: Runtime = .real) throws {
         self.isMember = isMember
+        self.runtime = runtime
         var settings = settings
         let random = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         if !isMember {
@@ -99,10 +103,10 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         let interval = settings.heartbeatInterval
         let deadAfter = 2 * settings.deadTimeout
         Task { [weak self] in
-            var lastRound = MonotonicClock.now
+            var lastRound = self?.runtime.now ?? 0
             while let self, !self.isShutDown.load(ordering: .acquiring) {
                 self.sendHeartbeats()
-                let now = MonotonicClock.now
+                let now = self.runtime.now
                 let late = now - lastRound > max(3 * interval, deadAfter / 2)
                 lastRound = now
                 for connection in self.connections.withLock({ Array($0.values) }) where !late && now - connection.lastReceived > deadAfter {
@@ -110,7 +114,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                     let since = UTCTime.iso8601(Date(timeIntervalSinceNow: -silent))
                     connection.close(reason: "no answer to heartbeats for \(String(format: "%.1f", silent)) s (since \(since)); a client waits twice heartbeat.dead_after")
                 }
-                try? await Task.sleep(for: .clamped(seconds: interval))
+                try? await self.runtime.sleep(for: interval)
             }
         }
     }
@@ -330,7 +334,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     public func sendHeartbeats() {
         let sequence = heartbeatSequence.wrappingAdd(1, ordering: .relaxed).oldValue
         for connection in connections.withLock({ Array($0.values) }) {
-            connection.roundTrip.withLock { $0.sent(sequence: sequence, at: MonotonicClock.now) }
+            connection.roundTrip.withLock { $0.sent(sequence: sequence, at: runtime.now) }
             connection.send(.heartbeat(WireMessage.Heartbeat(sequence: sequence)))
         }
     }
@@ -395,9 +399,10 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         let timeout = settings.handshakeTimeout
         let limits = Connection.Limits(settings)
         let rejections = rejections
+        let clock = runtime.clock
         let connection = try await runBlocking("spokes.connect") {
             let fd = try Socket.connect(to: address, timeout: timeout)
-            return Connection(fd: fd, remoteAddress: address, isOutbound: true, limits: limits, rejections: rejections)
+            return Connection(fd: fd, remoteAddress: address, isOutbound: true, limits: limits, rejections: rejections, clock: clock)
         }
         let (dialling, opening) = HandshakeStateMachine.dialling(
             handshake(nonce: HandshakeAuthentication.makeNonce()), to: address.description, authentication: authentication)
@@ -508,7 +513,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             return
         }
         crowdedOut?.close(reason: "\(settings.maximumHandshakingConnections) connections were handshaking: the oldest made room", rejecting: .tooManyHandshakes)
-        let connection = Connection(fd: fd, remoteAddress: remote, isOutbound: false, limits: Connection.Limits(settings), rejections: rejections)
+        let connection = Connection(fd: fd, remoteAddress: remote, isOutbound: false, limits: Connection.Limits(settings), rejections: rejections, clock: runtime.clock)
         let machine = Mutex(HandshakeStateMachine.accepting(
             from: remote.description, welcome: handshake(nonce: HandshakeAuthentication.makeNonce()), authentication: authentication))
         track(connection)
@@ -524,7 +529,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                 self?.closed(connection, reason: reason)
             }))
         let deadline = settings.handshakeTimeout
-        DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { [weak self, weak connection] in
+        let runtime = runtime
+        Task { [weak self, weak connection] in
+            try? await runtime.sleep(for: deadline)
             guard let self, let connection, !connection.isClosed else { return }
             self.carryOut(machine.withLock { $0.timedOut(after: deadline) }, on: connection)
         }
@@ -575,7 +582,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             return WireMessage.Refusal(reason: NameConflict(name: node.name, address: address.description).description, nameTakenAt: address.description)
         }
         guard let holder = connections.withLock({ $0[peer.node.name] }), !holder.isClosed, let held = holder.peer,
-              held.node != peer.node, MonotonicClock.now - holder.lastReceived < settings.suspectTimeout else { return nil }
+              held.node != peer.node, runtime.now - holder.lastReceived < settings.suspectTimeout else { return nil }
         return WireMessage.Refusal(reason: NameConflict(name: held.node.name, address: held.address).description, nameTakenAt: held.address)
     }
 
@@ -628,11 +635,12 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         let settle = settings.handshakeTimeout
         let bound = min(max(settings.callTimeout, settle), 600)
         Task { [weak self] in
-            try? await Task.sleep(for: .clamped(seconds: settle))
-            let deadline = MonotonicClock.now + bound
-            while let self, !connection.isClosed, MonotonicClock.now < deadline,
+            guard let runtime = self?.runtime else { return }
+            try? await runtime.sleep(for: settle)
+            let deadline = runtime.now + bound
+            while let self, !connection.isClosed, runtime.now < deadline,
                   connection.callsInFlight.load(ordering: .relaxed) > 0 || self.hasPendingCalls(on: connection) {
-                try? await Task.sleep(for: .milliseconds(20))
+                try? await runtime.sleep(for: 0.02)
             }
             connection.closeAfterQueuedWrites(reason: reason)
         }
@@ -682,7 +690,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         case .heartbeat(let beat):
             connection.send(.heartbeatAck(beat))
         case .heartbeatAck(let beat):
-            let now = MonotonicClock.now
+            let now = runtime.now
             connection.roundTrip.withLock { _ = $0.acknowledged(sequence: beat.sequence, at: now) }
         case .leave:
             if let peer = connection.peer { leaving(peer.node) }

@@ -34,8 +34,9 @@ public struct LostJobFollower: Sendable {
     public func follow<End: Sendable>(at addresses: [String], ask: @escaping @Sendable (NodeID) async throws -> Answer<End>) async -> End? {
         let system = system
         var nodes: [String: NodeID] = [:]
-        var unknownSince = MonotonicClock.now
-        while !Task.isCancelled, MonotonicClock.now - unknownSince < patience {
+        let runtime = system.runtime
+        var unknownSince = runtime.now
+        while !Task.isCancelled, runtime.now - unknownSince < patience {
             var running = false
             for text in addresses {
                 if nodes[text] == nil, let address = try? SocketAddress(parsing: text),
@@ -53,8 +54,8 @@ public struct LostJobFollower: Sendable {
                 case .unknown: break
                 }
             }
-            if running { unknownSince = MonotonicClock.now }
-            try? await Task.sleep(for: .milliseconds(500))
+            if running { unknownSince = runtime.now }
+            try? await runtime.sleep(for: 0.5)
         }
         return nil
     }

@@ -13,7 +13,7 @@ public final class ClusterNode: Sendable {
     /// Running (per budget) and completed task counts of this node's worker.
     public let counters = TaskCounters()
     /// The attempts this node's worker ran lately: the dashboard's task stream.
-    public let timeline = TaskTimeline()
+    public let timeline: TaskTimeline
     /// The jobs this node coordinates: what the dashboard shows of them.
     public let jobBoard: JobBoard
     private let dashboardAddress = Mutex<String?>(nil)
@@ -39,7 +39,7 @@ public final class ClusterNode: Sendable {
     /// Set by ``stop()`` (and when the node yields its name): observations that still
     /// arrive (a beacon the discovery thread read just before it stopped) are dropped.
     private let stopped = Atomic<Bool>(false)
-    private let started = MonotonicClock.now
+    private let started: Double
     private let status: Mutex<NodeStatus?> = Mutex(nil)
     private let loggedDialFailures = Mutex<Set<String>>([])
     /// What `spokes stop` asks for (``NodeStatus/stop()``); nil: this node cannot be stopped remotely.
@@ -78,13 +78,18 @@ public final class ClusterNode: Sendable {
     }
 
     /// Binds the node's ports. Call ``start()`` to begin finding peers. The node logs to
-    /// `logger` (by default nowhere).
-    public init(settings: ClusterSettings, registry: TaskRegistry = TaskRegistry(), faults: ScanSystem.Faults = ScanSystem.Faults(), logger: Logger = .discard) throws {
+    /// `logger` (by default nowhere), and reads time and sleeps through `runtime`.
+    public init(
+        settings: ClusterSettings, registry: TaskRegistry = TaskRegistry(), faults: ScanSystem.Faults = ScanSystem.Faults(), logger: Logger = .discard,
+        runtime: Runtime = .real
+    ) throws {
         self.registry = registry
         self.faults = faults
-        system = try ClusterSystem(settings: settings, logger: logger)
+        system = try ClusterSystem(settings: settings, logger: logger, runtime: runtime)
+        started = runtime.now
+        timeline = TaskTimeline(clock: runtime.clock)
         let node = system.node
-        jobBoard = JobBoard(coordinator: node.name)
+        jobBoard = JobBoard(coordinator: node.name, clock: runtime.clock)
         membership = Mutex(Membership(local: node, suspectTimeout: settings.suspectTimeout, deadTimeout: settings.deadTimeout))
         if settings.discoveryMode == .off {
             discovery = nil
@@ -93,7 +98,7 @@ public final class ClusterNode: Sendable {
         }
         prober = Mutex(Prober(
             local: node, probeAfter: Self.probeAfter(settings), probeInterval: settings.heartbeatInterval,
-            seed: UInt64.random(in: 0...UInt64.max)))
+            seed: runtime.seed()))
         do {
             probes = try ProbeChannel(address: system.address, secret: settings.secret, rejections: system.rejections)
         } catch {
@@ -155,14 +160,14 @@ public final class ClusterNode: Sendable {
                         }
                     }
                     waiting = still
-                    if !waiting.isEmpty { try? await Task.sleep(for: .seconds(2)) }
+                    if !waiting.isEmpty { try? await log.runtime.sleep(for: 2) }
                 }
             }
             tasks.withLock { $0.append(resuming) }
         }
         probes?.start { [weak self] message, address in
             guard let self, !self.stopped.load(ordering: .acquiring) else { return }
-            let actions = self.prober.withLock { $0.receive(message, from: address, at: MonotonicClock.now) }
+            let actions = self.prober.withLock { $0.receive(message, from: address, at: system.runtime.now) }
             self.carryOut(actions)
         }
         discovery?.start(cluster: settings.cluster) { [weak self] beacon in
@@ -205,7 +210,7 @@ public final class ClusterNode: Sendable {
                 for seed in seeds { self.observe(.seed(address: seed)) }
                 self.observe(.tick)
                 self.probeSilentMembers()
-                try? await Task.sleep(for: .clamped(seconds: interval))
+                try? await self.system.runtime.sleep(for: interval)
             }
         }
         tasks.withLock { $0 += [listening, ticking] }
@@ -335,7 +340,7 @@ public final class ClusterNode: Sendable {
         }
         let systems = Systems(
             local: worker, node: system.node.name, slots: settings.slots, waitingSlots: settings.waitingSlots, others: others,
-            localOffered: localOffered)
+            localOffered: localOffered, clock: system.runtime.clock)
         func add(_ member: Member) async {
             if let remote = remote(member), await accepts(member) {
                 await systems.addSystem(node: member.node.name, system: remote, slots: member.slots, waitingSlots: member.waitingSlots)
@@ -376,7 +381,8 @@ public final class ClusterNode: Sendable {
         return stream
     }
 
-    private func observe(_ observation: Membership.Observation, at time: Double = MonotonicClock.now) {
+    private func observe(_ observation: Membership.Observation, at time: Double? = nil) {
+        let time = time ?? system.runtime.now
         guard !stopped.load(ordering: .acquiring) else { return }
         let actions = membership.withLock { $0.observe(observation, at: time) }
         for action in actions {
@@ -415,7 +421,7 @@ public final class ClusterNode: Sendable {
         let peers = members.filter { $0.state == .alive || $0.state == .suspect }.map {
             Prober.Peer(node: $0.node, address: $0.address, lastHeard: $0.lastHeard)
         }
-        carryOut(prober.withLock { $0.tick(peers: peers, at: MonotonicClock.now) })
+        carryOut(prober.withLock { $0.tick(peers: peers, at: system.runtime.now) })
     }
 
     /// Sends the prober's datagrams; a member that answered a probe is news from it.
@@ -450,7 +456,7 @@ public final class ClusterNode: Sendable {
     /// (what ``replicaGroups()`` said; it is asynchronous, so the caller asks it first).
     public func observation(tasksAfter after: UInt64, replicaGroups: [ReplicaGroupView]? = nil) -> NodeObservation {
         let (spans, last) = timeline.spans(after: after)
-        let now = MonotonicClock.now
+        let now = system.runtime.now
         return NodeObservation(
             node: system.node.name, now: now, uptime: now - started, slots: settings.slots, waitingSlots: settings.waitingSlots,
             inUse: counters.inUse, succeeded: counters.succeeded, failed: counters.failed,
@@ -464,7 +470,7 @@ public final class ClusterNode: Sendable {
             name: system.node.name, address: system.address.description, state: Member.State.alive.rawValue,
             incarnation: String(system.node.incarnation, radix: 16), slots: settings.slots, waitingSlots: settings.waitingSlots,
             slotsInUse: inUse.cpu, waitingSlotsInUse: inUse.waiting,
-            running: inUse.total, completed: counters.completed, uptime: MonotonicClock.now - started, dashboard: dashboard,
+            running: inUse.total, completed: counters.completed, uptime: system.runtime.now - started, dashboard: dashboard,
             kinds: registry.schemas)
         return [me] + members.map { member in
             MemberStatus(

@@ -88,7 +88,7 @@ public distributed actor NodeStatus {
     /// with ``OutOfRange``): measures round trips, and gives tests a call that stays in flight.
     public distributed func ping(delay: Double = 0) async throws -> String {
         try OutOfRange.check("ping delay", delay, in: 0...60, unit: " seconds")
-        if delay > 0 { try await Task.sleep(for: .clamped(seconds: delay)) }
+        if delay > 0 { try await actorSystem.runtime.sleep(for: delay) }
         return id.node.name
     }
 }

@@ -1,3 +1,4 @@
+import SpokesConcurrency
 import Synchronization
 
 /// The jobs a node coordinates, as they run, and the last few it finished: what the
@@ -70,15 +71,19 @@ public final class JobBoard: Sendable {
 
     public let coordinator: String
     public let keepFinished: Int
+    /// The node's clock: what start and end times are read from when none is given.
+    private let clock: any RuntimeClock
     private let state = Mutex(Contents())
 
-    public init(coordinator: String, keepFinished: Int = 20) {
+    public init(coordinator: String, keepFinished: Int = 20, clock: any RuntimeClock = RealClock()) {
         self.coordinator = coordinator
+        self.clock = clock
         self.keepFinished = max(0, keepFinished)
     }
 
     /// Puts a new job on the board.
-    public func track(job: String, kind: String, title: String, total: Int, at time: Double = MonotonicClock.now) -> Tracker {
+    public func track(job: String, kind: String, title: String, total: Int, at time: Double? = nil) -> Tracker {
+        let time = time ?? clock.now
         state.withLock {
             $0.running[job] = Record(id: job, kind: kind, title: title, coordinator: coordinator, total: total, startedAt: time)
         }
@@ -110,7 +115,8 @@ public final class JobBoard: Sendable {
         }
     }
 
-    func end(job: String, cancelled: Bool, at time: Double = MonotonicClock.now) {
+    func end(job: String, cancelled: Bool, at time: Double? = nil) {
+        let time = time ?? clock.now
         state.withLock { state in
             guard var record = state.running.removeValue(forKey: job) else { return }
             record.endedAt = time

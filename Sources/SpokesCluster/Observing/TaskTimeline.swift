@@ -1,3 +1,4 @@
+import SpokesConcurrency
 import Synchronization
 
 /// The task attempts a node's worker ran lately, and those it runs now: the rows and
@@ -43,15 +44,19 @@ public final class TaskTimeline: Sendable {
     }
 
     public let capacity: Int
+    /// The node's clock: what times are read from when none is given.
+    private let clock: any RuntimeClock
     private let state = Mutex(State())
 
-    public init(capacity: Int = 4096) {
+    public init(capacity: Int = 4096, clock: any RuntimeClock = RealClock()) {
         self.capacity = max(1, capacity)
+        self.clock = clock
     }
 
     /// Records that an attempt started at `time`, in the lowest free slot.
-    public func begin(job: String, task: Int, attempt: Int, at time: Double = MonotonicClock.now) -> Ticket {
-        state.withLock { state in
+    public func begin(job: String, task: Int, attempt: Int, at time: Double? = nil) -> Ticket {
+        let time = time ?? clock.now
+        return state.withLock { state in
             let taken = Set(state.running.values.map(\.slot))
             let slot = (0...).first { !taken.contains($0) }!
             let id = state.nextTicket
@@ -62,7 +67,8 @@ public final class TaskTimeline: Sendable {
     }
 
     /// Records how the attempt of `ticket` ended; its slot is free again.
-    public func end(_ ticket: Ticket, outcome: Outcome, at time: Double = MonotonicClock.now) {
+    public func end(_ ticket: Ticket, outcome: Outcome, at time: Double? = nil) {
+        let time = time ?? clock.now
         state.withLock { state in
             guard var span = state.running.removeValue(forKey: ticket.id) else { return }
             state.lastSequence += 1

@@ -18,20 +18,21 @@ public actor Systems {
 
     private var placement: Placement<ScanSystem>
     private var waiters: [CheckedContinuation<Void, Never>] = []
-    private let now: @Sendable () -> Double
+    private let clock: any RuntimeClock
+    private func now() -> Double { clock.now }
 
     /// Starts with the local worker, with its budgets (`slots` cpu slots and
     /// `waitingSlots` waiting slots), then `others`, the remote workers known now, as
     /// ``addSystem(node:system:slots:waitingSlots:)`` would add them: so the first task
     /// already sees them (with thousands of waiting slots, the local worker alone would
     /// take a whole job before an addition arrives). A worker that answered busy is
-    /// skipped for that cost for `busyCooldown`. `now` is the clock (monotonic seconds).
+    /// skipped for that cost for `busyCooldown`, on `clock` (the node's runtime's).
     /// `localOffered` false: the local worker does not run the job's kind and gets none
     /// of its tasks.
     public init(
         local system: ScanSystem, node: String, slots: Int, waitingSlots: Int = ClusterSettings.defaultWaitingSlots,
         others: [(node: String, system: ScanSystem, slots: Int, waitingSlots: Int)] = [],
-        busyCooldown: Duration = .milliseconds(20), localOffered: Bool = true, now: @escaping @Sendable () -> Double = { MonotonicClock.now }
+        busyCooldown: Duration = .milliseconds(20), localOffered: Bool = true, clock: any RuntimeClock = RealClock()
     ) {
         let cooldown = Double(busyCooldown.components.seconds) + Double(busyCooldown.components.attoseconds) / 1e18
         placement = Placement(
@@ -39,7 +40,7 @@ public actor Systems {
         for other in others {
             placement.add(node: other.node, worker: other.system, budgets: Self.budgets(slots: other.slots, waitingSlots: other.waitingSlots))
         }
-        self.now = now
+        self.clock = clock
     }
 
     /// A remote member's budgets as announced (at least one cpu slot, as before budgets
@@ -123,8 +124,9 @@ public actor Systems {
     public func releaseBusy(_ commitment: Commitment) {
         let until = placement.releaseBusy(commitment, now: now())
         let wait = until - now()
+        let clock = clock
         Task {
-            try? await Task.sleep(for: .clamped(seconds: wait))
+            try? await clock.sleep(for: wait)
             self.wakeAll()
         }
     }

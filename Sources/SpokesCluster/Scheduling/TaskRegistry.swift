@@ -208,7 +208,7 @@ public struct SleepTask: TaskKind {
     public init() {}
     public func run(_ input: Double, context: TaskContext) async throws -> Double {
         try OutOfRange.check("bench.sleep seconds", input, in: 0...3_600)
-        try await Task.sleep(for: .clamped(seconds: input))
+        try await context.system.runtime.sleep(for: input)
         return input
     }
 }

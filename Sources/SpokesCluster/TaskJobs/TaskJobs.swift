@@ -134,7 +134,7 @@ public distributed actor TaskJobs {
         // A kind's cost may depend on its input; a job's tasks usually share what decides it.
         let cost = registry.cost(kind: spec.kind, input: first) ?? .cpu
         let runner = JobRunner(systems: systems, job: spec.id, kind: spec.kind, deadline: spec.deadline, retries: spec.retries, cost: cost)
-        let startedAt = MonotonicClock.now
+        let startedAt = actorSystem.runtime.now
         let work = Task { () throws -> TaskJobReport in
             defer { following.cancel() }
             let relay = TaskJobRelay(listener: listener)
@@ -174,7 +174,7 @@ public distributed actor TaskJobs {
             board.end(cancelled: cancelReason != nil)
             var report = TaskJobReport(
                 job: spec.id, kind: spec.kind, schema: placement.schema, title: spec.title, coordinator: coordinator,
-                inputs: inputs, tasks: inputs.indices.map { ends[$0]! }, wallTime: max(0, MonotonicClock.now - startedAt),
+                inputs: inputs, tasks: inputs.indices.map { ends[$0]! }, wallTime: max(0, actorSystem.runtime.now - startedAt),
                 cancelReason: cancelReason)
             let finished = report
             do {
@@ -217,7 +217,7 @@ public distributed actor TaskJobs {
                 cancelled: 0, retries: 0, wallTime: 0)
         }
         let board = node?.jobBoard
-        let now = MonotonicClock.now
+        let now = actorSystem.runtime.now
         return running.values.sorted { $0.startedAt < $1.startedAt }.map { entry in
             let record = board?.record(of: entry.spec.id)
             return Running(
@@ -291,9 +291,9 @@ public distributed actor TaskJobs {
         let runner = JobRunner(systems: systems, job: job, kind: kind, deadline: deadline, retries: retries, cost: cost)
         let board = node.jobBoard.track(job: job, kind: kind, title: "\(count) x \(kind)", total: count)
         defer { board.end(cancelled: Task.isCancelled) }
-        let startedAt = MonotonicClock.now
+        let startedAt = actorSystem.runtime.now
         let outcomes = await runner.run(count: count, input: { _, _ in input }, onEvent: { board.record($0) })
-        let wall = MonotonicClock.now - startedAt
+        let wall = actorSystem.runtime.now - startedAt
         var perNode: [String: Int] = [:]
         for outcome in outcomes { if let node = outcome.node { perNode[node, default: 0] += 1 } }
         return BatchReport(

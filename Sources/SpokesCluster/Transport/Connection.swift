@@ -57,8 +57,10 @@ public final class Connection: Sendable, CustomStringConvertible {
     public let remoteAddress: SocketAddress
     /// True on the side that dialled.
     public let isOutbound: Bool
+    /// The node's clock: what silence and round trips are measured with.
+    private let clock: any RuntimeClock
     /// Monotonic seconds when the connection opened.
-    public let opened = MonotonicClock.now
+    public let opened: Double
     private let fd: Int32
     private let limits: Limits
     private let rejections: RejectionCounters
@@ -74,12 +76,15 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// keeps no state between calls), instead of one allocated per frame.
     private static let encoder = JSONEncoder()
     /// Monotonic time of the last message received, as the bits of a Double.
-    private let lastReceivedBits = Atomic<UInt64>(MonotonicClock.now.bitPattern)
+    private let lastReceivedBits: Atomic<UInt64>
 
     /// Monotonic seconds when the last message arrived (or when the connection opened).
     public var lastReceived: Double { Double(bitPattern: lastReceivedBits.load(ordering: .relaxed)) }
 
-    init(fd: Int32, remoteAddress: SocketAddress, isOutbound: Bool, limits: Limits, rejections: RejectionCounters) {
+    init(fd: Int32, remoteAddress: SocketAddress, isOutbound: Bool, limits: Limits, rejections: RejectionCounters, clock: any RuntimeClock) {
+        self.clock = clock
+        opened = clock.now
+        lastReceivedBits = Atomic(opened.bitPattern)
         self.fd = fd
         self.remoteAddress = remoteAddress
         self.isOutbound = isOutbound
@@ -237,7 +242,7 @@ public final class Connection: Sendable, CustomStringConvertible {
                     close(reason: failure.reason, rejecting: failure.rejection)
                     break reading
                 case .success(let message):
-                    lastReceivedBits.store(MonotonicClock.now.bitPattern, ordering: .relaxed)
+                    lastReceivedBits.store(clock.now.bitPattern, ordering: .relaxed)
                     guard let handlers = state.withLock({ $0.closed ? nil : $0.handlers }) else { break reading }
                     handlers.onMessage(self, message)
                     if state.withLock({ $0.established }) { decoder.maximumFrameSize = limits.maximumFrameSize }

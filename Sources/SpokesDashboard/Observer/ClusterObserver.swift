@@ -33,13 +33,13 @@ public actor ClusterObserver {
 
     /// The cluster now, gathered at most `maxAge` seconds ago.
     public func snapshot(maxAge: Double = 0.25) async -> DashboardSnapshot {
-        if let latest, MonotonicClock.now - latest.at <= maxAge { return latest.snapshot }
+        if let latest, node.system.runtime.now - latest.at <= maxAge { return latest.snapshot }
         if let gathering { return await gathering.value }
         let task = Task { await self.gather() }
         gathering = task
         let snapshot = await task.value
         gathering = nil
-        latest = (snapshot, MonotonicClock.now)
+        latest = (snapshot, node.system.runtime.now)
         return snapshot
     }
 
@@ -84,18 +84,18 @@ public actor ClusterObserver {
         let selfAfter = timeline.lastSequence(of: system.node.name)
         let node = node
         let selfGroups = try? await withTimeout(seconds: timeout) { await node.replicaGroups() }
-        let selfSent = MonotonicClock.now
-        polls.append((system.node.name, selfAfter, selfSent, node.observation(tasksAfter: selfAfter, replicaGroups: selfGroups), MonotonicClock.now))
+        let selfSent = node.system.runtime.now
+        polls.append((system.node.name, selfAfter, selfSent, node.observation(tasksAfter: selfAfter, replicaGroups: selfGroups), node.system.runtime.now))
         await withTaskGroup(of: (String, UInt64, Double, NodeObservation?, Double).self) { group in
             for member in asked {
                 let after = timeline.lastSequence(of: member.node.name)
                 let id = ActorID(node: member.node, name: NodeStatus.wellKnownName)
                 group.addTask {
-                    let sent = MonotonicClock.now
+                    let sent = node.system.runtime.now
                     let answer = try? await withTimeout(seconds: timeout) {
                         try await NodeStatus.resolve(id: id, using: system).observe(tasksAfter: after)
                     }
-                    return (member.node.name, after, sent, answer, MonotonicClock.now)
+                    return (member.node.name, after, sent, answer, node.system.runtime.now)
                 }
             }
             for await poll in group { polls.append(poll) }
@@ -119,7 +119,7 @@ public actor ClusterObserver {
         places = places.filter { listed.contains($0.key) }
         finalBikes = finalBikes.filter { listed.contains($0.key) }
 
-        let now = MonotonicClock.now
+        let now = node.system.runtime.now
         // Only this poll's answers: a member that did not answer may have lost its lead.
         let groups = groupViews.keys.sorted().compactMap { ReplicaGroupView.mostInformed(groupViews[$0]!) }
         timeline.observeGroups(groups, at: now)

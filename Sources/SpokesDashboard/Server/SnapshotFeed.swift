@@ -35,11 +35,12 @@ actor SnapshotFeed {
     nonisolated func stream() -> HTTPEventStream {
         let stream = HTTPEventStream()
         let interval = interval
+        let runtime = observer.node.system.runtime
         let producer = Task {
             while !Task.isCancelled {
                 let text = await self.json(maxAge: interval * 0.8)
                 guard stream.send(event: "snapshot", data: text) else { return }
-                try? await Task.sleep(for: .clamped(seconds: interval))
+                try? await runtime.sleep(for: interval)
             }
         }
         stream.onTermination = { producer.cancel() }

@@ -24,6 +24,8 @@ actor RaftGroupRunner {
     private let storage: RaftStorage
     private var machine: any ReplicatedStateMachine
     private let outbox: RaftOutbox
+    /// The node's clock and timers.
+    private let runtime: Runtime
     private let log: @Sendable (String, LogLevel) -> Void
 
     private var waiters: [Int: Waiter] = [:]
@@ -33,8 +35,9 @@ actor RaftGroupRunner {
 
     init(
         id: String, node: String, replica: RaftReplica, storage: RaftStorage, machine: any ReplicatedStateMachine,
-        settings: RaftHostSettings, outbox: RaftOutbox, log: @escaping @Sendable (String, LogLevel) -> Void
+        settings: RaftHostSettings, outbox: RaftOutbox, runtime: Runtime, log: @escaping @Sendable (String, LogLevel) -> Void
     ) {
+        self.runtime = runtime
         self.id = id
         self.node = node
         driver = RaftDriver(replica: replica, compactEvery: settings.snapshotEvery)
@@ -47,11 +50,12 @@ actor RaftGroupRunner {
 
     /// Starts the replica and its timer, which ticks when the driver says.
     func start() {
-        perform(driver.start(now: MonotonicClock.now))
+        perform(driver.start(now: runtime.now))
+        let runtime = runtime
         ticking = Task { [weak self] in
             while !Task.isCancelled {
                 guard let self, let wait = await self.tick() else { return }
-                try? await Task.sleep(for: .clamped(seconds: wait))
+                try? await runtime.sleep(for: wait)
             }
         }
     }
@@ -78,7 +82,7 @@ actor RaftGroupRunner {
     /// Seconds until the next tick, or nil once stopped.
     private func tick() -> Double? {
         guard !stopped, failure == nil else { return nil }
-        let now = MonotonicClock.now
+        let now = runtime.now
         perform(driver.tick(now: now))
         return driver.nextTick(after: now)
     }
@@ -86,7 +90,7 @@ actor RaftGroupRunner {
     func receive(_ messages: [RaftMessage], from sender: String) {
         guard !stopped, failure == nil else { return }
         for message in messages {
-            perform(driver.receive(message, from: sender, now: MonotonicClock.now))
+            perform(driver.receive(message, from: sender, now: runtime.now))
         }
     }
 
@@ -96,7 +100,7 @@ actor RaftGroupRunner {
     func propose(_ command: String) throws(RaftHostError) -> (index: Int, commit: Future<RaftCommit, RaftHostError>) {
         guard !stopped else { throw .stopped(node: node) }
         if let failure { throw .replicaFailed(group: id, node: node, reason: failure) }
-        let (proposal, effects) = driver.propose([command], now: MonotonicClock.now)
+        let (proposal, effects) = driver.propose([command], now: runtime.now)
         switch proposal {
         case .notLeader(let hint):
             perform(effects)
@@ -116,7 +120,7 @@ actor RaftGroupRunner {
 
     func transferLeadership(to target: String) {
         guard !stopped, failure == nil else { return }
-        perform(driver.transferLeadership(to: target, now: MonotonicClock.now))
+        perform(driver.transferLeadership(to: target, now: runtime.now))
     }
 
     // MARK: - Performing the driver's effects
@@ -187,7 +191,7 @@ actor RaftGroupRunner {
     private func flushed(batch: Int, _ result: Result<RaftLogPosition, RaftStorageError>) {
         guard !stopped, failure == nil else { return }
         switch result {
-        case .success(let position): perform(driver.flushed(batch: batch, through: position, now: MonotonicClock.now))
+        case .success(let position): perform(driver.flushed(batch: batch, through: position, now: runtime.now))
         case .failure(let error): fail("its storage failed: \(error)")
         }
     }

@@ -106,7 +106,7 @@ public final class RaftHost: Sendable {
         if let dropped = storage.droppedTail { system.log("raft \(id): \(dropped)", level: .warning) }
         let replica: RaftReplica
         do {
-            replica = try RaftReplica(id: name, group: group, state: storage.recovered, configuration: settings.raft, seed: UInt64.random(in: .min ... .max))
+            replica = try RaftReplica(id: name, group: group, state: storage.recovered, configuration: settings.raft, seed: system.runtime.seed())
         } catch {
             storage.close()
             throw .replicaFailed(group: id, node: name, reason: "\(error)")
@@ -114,7 +114,7 @@ public final class RaftHost: Sendable {
         let system = system
         let runner = RaftGroupRunner(
             id: id, node: name, replica: replica, storage: storage, machine: machine, settings: settings, outbox: outbox,
-            log: { line, level in system.log(line, level: level) })
+            runtime: system.runtime, log: { line, level in system.log(line, level: level) })
         groups.withLock { $0[id] = runner }
         await runner.start()
         if stopped.load(ordering: .acquiring) { await runner.stop() }

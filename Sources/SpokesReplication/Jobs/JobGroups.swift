@@ -75,13 +75,14 @@ public struct JobGroups: Sendable {
     /// applied twice: its machine must take a repeat as one.
     @discardableResult
     public func proposeWhileElecting(_ command: String, to group: String) async throws -> RaftCommit {
-        let deadline = MonotonicClock.now + 5
+        let runtime = system.runtime
+        let deadline = runtime.now + 5
         while true {
             do {
                 return try await host.propose(group: group, command: command)
             } catch {
-                guard MonotonicClock.now < deadline else { throw error }
-                try await Task.sleep(for: .milliseconds(50))
+                guard runtime.now < deadline else { throw error }
+                try await runtime.sleep(for: 0.05)
             }
         }
     }
@@ -151,9 +152,9 @@ public struct JobGroups: Sendable {
             var leaderlessSince: [String: Double] = [:]
             /// Removes group `id` once it has been done with for `seconds`.
             func remove(_ id: String, after seconds: Double) async {
-                let since = doneSince[id] ?? MonotonicClock.now
+                let since = doneSince[id] ?? system.runtime.now
                 doneSince[id] = since
-                guard MonotonicClock.now - since >= seconds else { return }
+                guard system.runtime.now - since >= seconds else { return }
                 await host.remove(group: id)
                 doneSince[id] = nil
             }
@@ -174,10 +175,10 @@ public struct JobGroups: Sendable {
                     }
                     doneSince[id] = nil
                     if status.role != .leader, status.leader.map({ !alive.contains($0) }) ?? true {
-                        let since = leaderlessSince[id] ?? MonotonicClock.now
+                        let since = leaderlessSince[id] ?? system.runtime.now
                         leaderlessSince[id] = since
-                        if MonotonicClock.now - since >= Self.leaderlessAsks {
-                            leaderlessSince[id] = MonotonicClock.now
+                        if system.runtime.now - since >= Self.leaderlessAsks {
+                            leaderlessSince[id] = system.runtime.now
                             if await Self.removedElsewhere(id, host: host, system: system) {
                                 system.log("group \(id) was removed by another replica (its job is done): removing it here")
                                 await host.remove(group: id)
@@ -190,7 +191,7 @@ public struct JobGroups: Sendable {
                     else { continue }
                     await takeOver(machine, status)
                 }
-                try? await Task.sleep(for: .milliseconds(250))
+                try? await system.runtime.sleep(for: 0.25)
             }
         }
     }

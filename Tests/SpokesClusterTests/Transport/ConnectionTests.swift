@@ -20,7 +20,7 @@ struct ConnectionTests {
         settings.maximumSendQueueBytes = 1 << 20
         let rejections = RejectionCounters()
         let connection = Connection(fd: mine, remoteAddress: SocketAddress(host: "127.0.0.1", port: 1), isOutbound: true,
-                                    limits: Connection.Limits(settings), rejections: rejections)
+                                    limits: Connection.Limits(settings), rejections: rejections, clock: RealClock())
         let closed = Promise<String, Never>()
         connection.start(Connection.Handlers(onMessage: { _, _ in }, onClose: { _, reason in closed.resolve(reason) }))
         // 10 MiB to a peer that never reads: far more than the socket buffers and the 1 MiB queue.

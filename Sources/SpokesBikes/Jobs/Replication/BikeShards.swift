@@ -94,14 +94,15 @@ public final class BikeShards: Sendable {
         }
         guard commit.result == StationShardMachine.applied else { throw Unavailable(reason: "\(id) refused epoch \(epoch): \(commit.result)") }
         // This replica applies the epoch after the leader committed it.
-        let deadline = MonotonicClock.now + 5
+        let runtime = system.runtime
+        let deadline = runtime.now + 5
         while true {
             if let machine = await host.stateMachine(of: id) as? StationShardMachine, machine.epoch >= epoch {
                 guard machine.epoch == epoch, let book = machine.book else { throw Unavailable(reason: "\(id) is in epoch \(machine.epoch), not \(epoch)") }
                 return book
             }
-            guard MonotonicClock.now < deadline else { throw Unavailable(reason: "\(id) did not apply epoch \(epoch) here within 5 s") }
-            try await Task.sleep(for: .milliseconds(20))
+            guard runtime.now < deadline else { throw Unavailable(reason: "\(id) did not apply epoch \(epoch) here within 5 s") }
+            try await runtime.sleep(for: 0.02)
         }
     }
 
@@ -126,21 +127,22 @@ public final class BikeShards: Sendable {
                 guard position.epoch == epoch, hosts.indices.contains(position.shard) else { return nil }
                 return try? JobStationShard.at(hosts[position.shard], job: job, epoch: epoch, shard: position.shard, using: system)
             }
-            var lastProposal = MonotonicClock.now - Self.commitWindow
+            let runtime = system.runtime
+            var lastProposal = runtime.now - Self.commitWindow
             for await _ in ledger.newEvents {
                 while !Task.isCancelled {
                     // Group commit: a batch gathers the moves of a window, unless half a
                     // batch waits already.
-                    let since = MonotonicClock.now - lastProposal
+                    let since = runtime.now - lastProposal
                     if since < Self.commitWindow, ledger.pendingCount < BikeJob.eventsPerCommit / 2 {
                         ledger.note("gathering events")
-                        try? await Task.sleep(for: .seconds(Self.commitWindow - since))
+                        try? await runtime.sleep(for: Self.commitWindow - since)
                     }
                     ledger.note("taking events")
                     let (events, seqs, outcomes, waitsFor) = ledger.takeCommittable(limit: BikeJob.eventsPerCommit, known: known)
                     if !events.isEmpty {
                         ledger.note("proposing \(events.count) events")
-                        lastProposal = MonotonicClock.now
+                        lastProposal = runtime.now
                         let commit: RaftCommit
                         do {
                             commit = try await groups.proposeWhileElecting(StationShardMachine.record(events, seqs: seqs, outcomes: outcomes, epoch: epoch), to: id)
@@ -233,9 +235,9 @@ public final class BikeShards: Sendable {
             },
             isRunning: { [weak self] job in
                 guard let self else { return true }
-                guard self.orphans.withLock({ $0.shouldAsk(about: job, at: MonotonicClock.now) }) else { return true }
+                guard self.orphans.withLock({ $0.shouldAsk(about: job, at: self.system.runtime.now) }) else { return true }
                 let fate = await lookUp(job)
-                return !self.orphans.withLock { $0.found(fate, for: job, at: MonotonicClock.now) }
+                return !self.orphans.withLock { $0.found(fate, for: job, at: self.system.runtime.now) }
             },
             abandon: { _ in },
             takeOver: { [weak self] _, status in

@@ -1,0 +1,93 @@
+import Synchronization
+import Testing
+@testable import SpokesConcurrency
+
+/// What woke, and the clock's time when it ran.
+private actor Woken {
+    var names: [String] = []
+    var times: [String: Double] = [:]
+    func add(_ name: String, at time: Double) {
+        names.append(name)
+        times[name] = time
+    }
+}
+
+/// The runtime's virtual clock: time moves only when told, and sleepers wake in order.
+@Suite struct VirtualClockTests {
+    /// Waits (yielding, never sleeping) until `count` tasks sleep on `clock`.
+    static func sleepers(_ count: Int, on clock: VirtualClock) async {
+        for _ in 0..<100_000 where clock.sleepers < count { await Task.yield() }
+    }
+
+    @Test func aSleeperWakesOnlyOnceTheClockReachesItsDeadline() async throws {
+        let clock = VirtualClock(now: 10)
+        let woke = Mutex<Double?>(nil)
+        let sleeper = Task {
+            try await clock.sleep(for: 2)
+            woke.withLock { $0 = clock.now }
+        }
+        await Self.sleepers(1, on: clock)
+        #expect(clock.advance(by: 1.5) == 0)
+        #expect(clock.sleepers == 1)
+        #expect(clock.advance(by: 0.5) == 1)
+        try await sleeper.value
+        #expect(woke.withLock { $0 } == 12)
+    }
+
+    @Test func sleepersDueTogetherWakeEarliestFirstThenInTheOrderTheySlept() async throws {
+        let clock = VirtualClock()
+        let woken = Woken()
+        var tasks: [Task<Void, any Error>] = []
+        for (name, seconds) in [("late", 3.0), ("first", 1.0), ("second", 1.0)] {
+            tasks.append(Task { @Sendable in
+                try await clock.sleep(for: seconds)
+                await woken.add(name, at: clock.now)
+            })
+            await Self.sleepers(tasks.count, on: clock)
+        }
+        #expect(clock.nextDeadline == 1)
+        #expect(clock.advance(by: 1) == 2, "the two due at 1 s, not the one due at 3 s")
+        #expect(clock.advance(by: 4) == 1)
+        for task in tasks { try await task.value }
+        let names = await woken.names
+        #expect(Set(names) == ["late", "first", "second"])
+        #expect(await woken.times["late"] == 5)
+    }
+
+    @Test func aCancelledSleeperThrowsAtOnceAndLeavesTheClock() async {
+        let clock = VirtualClock()
+        let sleeper = Task { try await clock.sleep(for: 60) }
+        await Self.sleepers(1, on: clock)
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        #expect(clock.sleepers == 0)
+        #expect(clock.now == 0, "nothing moved the clock")
+    }
+
+    @Test func aSleepOfNothingReturnsWithoutTheClock() async throws {
+        let clock = VirtualClock(now: 3)
+        try await clock.sleep(for: 0)
+        try await clock.sleep(for: -1)
+        #expect(clock.now == 3 && clock.sleepers == 0)
+    }
+
+    @Test func aVirtualRuntimesSeedsAreTheSameEveryRun() {
+        let first = Runtime.virtual(VirtualClock(), seed: 7)
+        let again = Runtime.virtual(VirtualClock(), seed: 7)
+        let other = Runtime.virtual(VirtualClock(), seed: 8)
+        let a = (0..<4).map { _ in first.seed() }
+        #expect(a == (0..<4).map { _ in again.seed() })
+        #expect(a != (0..<4).map { _ in other.seed() })
+        #expect(Set(a).count == 4)
+    }
+
+    @Test func theRealClockNeverGoesBack() {
+        let clock = RealClock()
+        var last = clock.now
+        for _ in 0..<1000 {
+            let now = clock.now
+            #expect(now >= last)
+            last = now
+        }
+    }
+}
