@@ -329,6 +329,11 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// Calls sent and still waiting for their reply.
     public var pendingCallCount: Int { pendingCalls.withLock { $0.count } }
 
+    /// Calls received from peers that are running here now, over every connection.
+    public var runningIncomingCallCount: Int {
+        connections.withLock { Array($0.values) }.reduce(0) { $0 + $1.callsInFlight.load(ordering: .relaxed) }
+    }
+
     /// Sends a heartbeat on every connection; the peer's acknowledgement (like any other
     /// message) refreshes the connection's `lastReceived`.
     public func sendHeartbeats() {

@@ -26,21 +26,26 @@ struct RaftProgress: Sendable, Hashable {
 
     init(next: Int) { self.next = next }
 
-    /// The follower answered with success up to `index`.
+    /// The follower answered with success up to `index`. Leaving probe or snapshot mode,
+    /// sending resumes right after what the follower confirmed (`match + 1`, as etcd's
+    /// `BecomeReplicate`), not from a `next` that probes moved but nobody confirmed. An
+    /// answer older than what is known (`index` below `match`) changes no mode.
     mutating func matched(_ index: Int) {
+        let current = index >= match
         match = max(match, index)
-        next = max(next, match + 1)
         inFlight.removeAll { $0 <= match }
         switch mode {
-        case .probe:
+        case .probe where current:
             mode = .replicate
+            next = match + 1
             probeSent = false
             inFlight = []
         case .snapshot(let snapshotIndex, _) where match >= snapshotIndex:
             mode = .replicate
+            next = match + 1
             inFlight = []
         default:
-            break
+            next = max(next, match + 1)
         }
     }
 

@@ -235,10 +235,12 @@ public struct RaftReplica: Sendable {
             }
         } else if message.term < term {
             switch message {
-            case .appendEntries(let append):
-                send(sender, .appendEntriesResponse(RaftAppendEntriesResponse(term: term, success: false, rejectedIndex: append.previous.index)))
-            case .installSnapshot:
-                send(sender, .appendEntriesResponse(RaftAppendEntriesResponse(term: term, success: false)))
+            case .appendEntries, .installSnapshot:
+                // Not a refusal (as etcd answers): the sender learns the newer term and
+                // steps down. Should it lead this term by the time the answer arrives, a
+                // refusal naming its old append would send it probing for nothing; an
+                // acknowledgement of index 0 tells it nothing it did not know.
+                send(sender, .appendEntriesResponse(.accepted(term: term, matchIndex: 0)))
             case .heartbeat:
                 send(sender, .heartbeatResponse(RaftHeartbeatResponse(term: term)))
             case .preVote:
@@ -356,7 +358,12 @@ public struct RaftReplica: Sendable {
         } else if group.replicas.count == 1 {
             campaign(now: now, transfer: false)
         } else {
-            leader = term == 1 ? group.firstLeader : nil
+            // A new group's replica takes its designated first leader for the leader of
+            // term 1, with a lease (that leader is starting too). A replica restarted with
+            // a log has heard from nobody yet: it names no leader, itself least of all,
+            // and grants no lease.
+            let fresh = term == 1 && log.lastIndex == 0 && snapshot == nil
+            leader = fresh && group.firstLeader != id ? group.firstLeader : nil
             lastLeaderContact = leader == nil ? nil : now
             resetElectionTimer(now: now)
         }

@@ -79,6 +79,9 @@ actor RaftGroupRunner {
 
     var stateMachine: any ReplicatedStateMachine { machine }
 
+    /// The status and the state machine at one moment (one turn of this actor).
+    var statusAndMachine: (status: RaftGroupStatus, machine: any ReplicatedStateMachine) { (status, machine) }
+
     /// Seconds until the next tick, or nil once stopped.
     private func tick() -> Double? {
         guard !stopped, failure == nil else { return nil }

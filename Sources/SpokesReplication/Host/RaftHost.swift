@@ -224,10 +224,19 @@ public final class RaftHost: Sendable {
         }
     }
 
-    /// Whether this node removed its replica of `group` since it started (the group's work
-    /// was done: a job's report was stored).
+    /// Whether this node removed its replica of `group` since it started because its
+    /// committed state was finished (``Removal/finished``).
     public func wasRemoved(_ group: String) -> Bool {
         removedGroups.withLock { $0.set.contains(group) }
+    }
+
+    /// This node's replica of `group` and a copy of its state machine, read at one moment
+    /// (nil if it holds none): what a take-over decides on. Read apart, the replica could
+    /// apply more between the two reads, and a status saying "everything applied" would
+    /// vouch for an older machine.
+    public func statusAndMachine(of group: String) async -> (status: RaftGroupStatus, machine: any ReplicatedStateMachine)? {
+        guard let runner = groups.withLock({ $0[group] }) else { return nil }
+        return await runner.statusAndMachine
     }
 
     /// This node's replica of `group` now, or nil if it holds none.
@@ -275,14 +284,29 @@ public final class RaftHost: Sendable {
         (unknownGroupMessages.load(ordering: .relaxed), outbox.droppedMessages)
     }
 
-    /// Stops this node's replica of `group` and deletes its directory: the group's work is
-    /// done (a finished job's). Messages for it are dropped from then on.
-    public func remove(group id: String) async {
+    /// Why a replica is removed, which decides what the node answers about it later.
+    public enum Removal: Sendable, Hashable {
+        /// Its committed state is finished (a job's end is in its log): the node answers
+        /// ``wasRemoved(_:)`` true, and a replica that missed the end may delete its own.
+        case finished
+        /// Anything else (empty for long, its first entry never committed here, a test):
+        /// the node forgets it without a word, since the other replicas may still hold a
+        /// live job in it, and must never be told to delete their logs.
+        case abandoned
+    }
+
+    /// Stops this node's replica of `group` and deletes its directory. Messages for it are
+    /// dropped from then on. Only a `.finished` group is remembered as removed (review,
+    /// issue 29 §1.1: a group dropped while empty was answered "removed", and a live job's
+    /// leaderless replicas deleted their logs on that answer).
+    public func remove(group id: String, _ removal: Removal) async {
         guard let runner = groups.withLock({ $0.removeValue(forKey: id) }) else { return }
-        removedGroups.withLock { removed in
-            guard removed.set.insert(id).inserted else { return }
-            removed.order.append(id)
-            if removed.order.count > Self.maximumGroups { removed.set.remove(removed.order.removeFirst()) }
+        if removal == .finished {
+            removedGroups.withLock { removed in
+                guard removed.set.insert(id).inserted else { return }
+                removed.order.append(id)
+                if removed.order.count > Self.maximumGroups { removed.set.remove(removed.order.removeFirst()) }
+            }
         }
         await runner.stop()
         let directory = (settings.dataDirectory as NSString).appendingPathComponent(id)

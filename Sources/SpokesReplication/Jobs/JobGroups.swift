@@ -65,7 +65,7 @@ public struct JobGroups: Sendable {
             try await proposeWhileElecting(first, to: id)
         } catch {
             // The job is refused: no replica of it may linger here as an unfinished job.
-            await host.remove(group: id)
+            await host.remove(group: id, .abandoned)
             throw error
         }
     }
@@ -150,27 +150,28 @@ public struct JobGroups: Sendable {
             var doneSince: [String: Double] = [:]
             /// Since when (or since the last question) each group has had no alive leader.
             var leaderlessSince: [String: Double] = [:]
-            /// Removes group `id` once it has been done with for `seconds`.
-            func remove(_ id: String, after seconds: Double) async {
+            /// Removes group `id` once it has been done with for `seconds`: `.finished`
+            /// only when its committed state says the job finished.
+            func remove(_ id: String, after seconds: Double, _ removal: RaftHost.Removal) async {
                 let since = doneSince[id] ?? system.runtime.now
                 doneSince[id] = since
                 guard system.runtime.now - since >= seconds else { return }
-                await host.remove(group: id)
+                await host.remove(group: id, removal)
                 doneSince[id] = nil
             }
             while !Task.isCancelled {
                 let alive = Set(members().filter { $0.state == .alive }.map(\.node.name))
                 for id in host.groupIDs where id.hasPrefix(kind + "-") {
-                    guard let machine = await host.stateMachine(of: id), let state = job(id, machine), let status = await host.status(of: id) else { continue }
+                    guard let (status, machine) = await host.statusAndMachine(of: id), let state = job(id, machine) else { continue }
                     if state.job == nil, status.lastIndex == 0 {
-                        await remove(id, after: Self.emptyGroupLingers)
+                        await remove(id, after: Self.emptyGroupLingers, .abandoned)
                         continue
                     }
                     if state.finished {
                         if let job = state.job, await isRunning(job) { await abandon(job) }
                         // The leader goes last: a follower that outlived it would elect a
                         // new leader of a finished job (a failover on the dashboard).
-                        await remove(id, after: Self.finishedGroupLingers + (status.role == .leader ? 2 : 0))
+                        await remove(id, after: Self.finishedGroupLingers + (status.role == .leader ? 2 : 0), .finished)
                         continue
                     }
                     doneSince[id] = nil
@@ -181,7 +182,7 @@ public struct JobGroups: Sendable {
                             leaderlessSince[id] = system.runtime.now
                             if await Self.removedElsewhere(id, host: host, system: system) {
                                 system.log("group \(id) was removed by another replica (its job is done): removing it here")
-                                await host.remove(group: id)
+                                await host.remove(group: id, .finished)
                             }
                         }
                         continue

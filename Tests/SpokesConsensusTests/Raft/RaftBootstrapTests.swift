@@ -40,6 +40,33 @@ import Testing
         #expect(cluster["a"].term == 1)
     }
 
+    /// Review (issue 29 §1.6): a first leader restarted in term 1 named itself leader while
+    /// a follower, and granted itself a lease that refused its peers' votes.
+    @Test func aRestartedReplicaInTermOneNamesNoLeaderAndGrantsNoLease() throws {
+        var cluster = try RaftHarness(["a", "b", "c"], firstLeader: "a")
+        cluster.deliverAll()
+        try cluster.restart("a")
+        _ = cluster.replicas["a"]!.start(now: cluster.now)
+        #expect(cluster["a"].role == .follower)
+        #expect(cluster["a"].leader == nil, "it has heard from no leader since it restarted, and is none")
+        try cluster.restart("b")
+        _ = cluster.replicas["b"]!.start(now: cluster.now)
+        #expect(cluster["b"].leader == nil)
+        // Out of lease: it grants a pre-vote at once to a peer whose log is as up to date.
+        let last = cluster["b"].lastLogPosition
+        let actions = cluster.replicas["b"]!.receive(.preVote(RaftVoteRequest(term: 2, last: last)), from: "c", now: cluster.now)
+        #expect(actions.contains(.send(to: "c", .preVoteResponse(RaftVoteResponse(term: 2, granted: true)))), "\(actions)")
+    }
+
+    @Test func aNewGroupsFollowerTakesItsFirstLeaderWithALease() throws {
+        let group = try RaftGroup(replicas: ["a", "b", "c"], firstLeader: "a")
+        var replica = try RaftReplica(id: "b", group: group, seed: 1)
+        _ = replica.start(now: 0)
+        #expect(replica.leader == "a")
+        let actions = replica.receive(.preVote(RaftVoteRequest(term: 2, last: RaftLogPosition(index: 0, term: 0))), from: "c", now: 0.1)
+        #expect(actions.contains(.send(to: "c", .preVoteResponse(RaftVoteResponse(term: 1, granted: false)))), "in its lease: \(actions)")
+    }
+
     @Test func aGroupDefinitionIsChecked() {
         #expect(throws: RaftGroup.DefinitionError.noReplicas) { try RaftGroup(replicas: []) }
         #expect(throws: RaftGroup.DefinitionError.repeatedReplica("a")) { try RaftGroup(replicas: ["a", "b", "a"]) }

@@ -52,6 +52,25 @@ import Testing
         #expect(actions.contains(.send(to: "a", .appendEntriesResponse(.accepted(term: 1, matchIndex: 2)))))
     }
 
+    /// Review (issue 29 §1.6): an AppendEntries of an older term was answered with a
+    /// refusal naming its index, which a sender that leads the current term by the time it
+    /// arrives takes for a current one; etcd answers without refusing.
+    @Test func anOlderTermsAppendIsAnsweredWithoutARefusal() throws {
+        let group = try RaftGroup(replicas: ["a", "b", "c"])
+        let state = RaftDurableState(hardState: RaftHardState(term: 5, votedFor: nil), entries: [RaftEntry(index: 1, term: 5, command: nil)])
+        var replica = try RaftReplica(id: "b", group: group, state: state, seed: 1)
+        _ = replica.start(now: 0)
+        let stale = RaftAppendEntries(term: 3, previous: RaftLogPosition(index: 7, term: 3), entries: [], commit: 0)
+        let actions = replica.receive(.appendEntries(stale), from: "a", now: 1)
+        let answers = actions.compactMap { action -> RaftAppendEntriesResponse? in
+            if case .send("a", .appendEntriesResponse(let response)) = action { response } else { nil }
+        }
+        #expect(answers.count == 1)
+        #expect(answers.first?.term == 5, "the sender learns the newer term")
+        #expect(answers.first?.success == true && answers.first?.matchIndex == 0 && answers.first?.rejectedIndex == 0, "no refusal naming its old append: \(answers)")
+        #expect(replica.term == 5 && replica.lastLogPosition.index == 1, "nothing changed here")
+    }
+
     @Test func aSingleReplicaCommitsAfterItsOwnFlush() throws {
         var cluster = try RaftHarness(["solo"])
         cluster.instantDisk = false

@@ -313,7 +313,7 @@ struct RaftHostTests {
         #expect(views.map(\.role) == ["leader", "follower"])
         #expect(views.allSatisfy { $0.term >= 1 })
         #expect(await cluster.host(1).groupViews().map { [$0.node] + $0.replicas } == [["n2", "n1", "n2"]], "n2 holds only the job's group")
-        await cluster.host(0).remove(group: "g")
+        await cluster.host(0).remove(group: "g", .abandoned)
         #expect(await cluster.host(0).groupViews().map(\.id) == ["taskjob-map-1"])
         await cluster.stopAll()
     }

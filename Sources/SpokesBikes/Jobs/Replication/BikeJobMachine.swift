@@ -112,11 +112,14 @@ public struct BikeJobMachine: ReplicatedStateMachine {
             guard !state.finished else { return "error: the job has finished" }
             let epoch = decoded.epoch ?? 0
             guard epoch == state.epoch else { return "error: events of epoch \(epoch), the job is in epoch \(state.epoch)" }
+            // All or nothing, as the shard machine: a batch with a refused event leaves the
+            // book as it was (its coordinator stops on the error; a later one resumes from
+            // a state some coordinator had).
             var refused = 0
             for event in events where !book.apply(event) { refused += 1 }
-            state.book = book
             state.refusedEvents += refused
-            if refused > 0 { return "error: \(refused) of \(events.count) events did not apply" }
+            if refused > 0 { return "error: \(refused) of \(events.count) events did not apply; the batch changed nothing" }
+            state.book = book
         }
         if let reason = decoded.cancelled, state.cancelReason == nil { state.cancelReason = String(reason.prefix(200)) }
         if decoded.finished == true { state.finished = true }

@@ -110,6 +110,22 @@ import Testing
         #expect(machine.book?.bikesInPlay == Self.job.startingBook.bikesInPlay)
     }
 
+    /// Review (issue 29 §1.6): a batch with one event the book refuses applied the others,
+    /// so replicas held a state no coordinator had; as the shard machine does, such a
+    /// batch now changes nothing.
+    @Test func aBatchWithARefusedEventChangesNothing() {
+        var machine = BikeJobMachine()
+        _ = machine.apply(BikeJobMachine.start(Self.job))
+        let before = machine.book
+        let batch = BikeJobMachine.record([
+            .attempt(user: 0, attempt: 1),
+            .move(Move(user: 0, attempt: 1, step: 1), station: 0, take: false),  // a leave by a user on foot
+        ], epoch: 0)
+        #expect(machine.apply(batch).hasPrefix("error:"))
+        #expect(machine.book == before, "the good event of the batch is not applied either")
+        #expect(machine.refusedEvents == 1)
+    }
+
     @Test func aResumedBookRunsOnlyTheUsersThatHadNotEnded() {
         var book = Self.job.startingBook
         _ = book.beginAttempt(user: 0, attempt: 1)
