@@ -469,7 +469,12 @@ public distributed actor JobService {
                 summary: JobStore.Summary(taskJob: report, finished: Date()), storeError: report.storeError)
         }
         entry.cancelReason.set(origin)
-        await replication?.jobCancelled(job, reason: entry.cancelReason.text)
+        // A deposed coordinator stores nothing (see TaskJobs.cancelHere): the cancellation
+        // goes to whoever leads the job's group.
+        guard await replication?.jobCancelled(job, reason: entry.cancelReason.text) ?? true else {
+            abandon(job)
+            return nil
+        }
         entry.work.cancel()
         let coordinator = actorSystem.node.name
         let work = entry.work

@@ -12,8 +12,9 @@ public protocol TaskJobDurability: Sendable {
     /// over): it stops running it and stores nothing.
     func tasksEnded(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool
     /// The job is being cancelled (`reason`): kept before its run stops, so whoever takes
-    /// it over runs none of its tasks.
-    func jobCancelled(_ job: String, reason: String) async
+    /// it over runs none of its tasks. False when it could not be kept here (this node no
+    /// longer owns the job): the run then stops and stores nothing.
+    func jobCancelled(_ job: String, reason: String) async -> Bool
     /// The job's report is stored: it need not be kept any more.
     func jobFinished(_ job: String) async
     /// The unfinished jobs kept here that no node may be running now (their coordinator
@@ -39,7 +40,7 @@ extension TaskJobJournal: TaskJobDurability {
 
     /// Nothing: the journal's job is this node's alone, and its cancelled report is stored
     /// before the journal forgets it (a crash between the two runs the rest again).
-    public func jobCancelled(_ job: String, reason: String) async {}
+    public func jobCancelled(_ job: String, reason: String) async -> Bool { true }
 
     public func jobFinished(_ job: String) async {
         await runBlocking("spokes.job-journal") { self.finish(job) }

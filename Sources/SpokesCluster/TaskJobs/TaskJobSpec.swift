@@ -17,6 +17,10 @@ public struct TaskJobSpec: Sendable, Hashable, Codable {
     public var deadline: Double
     /// Retries after the first attempt, each on another node.
     public var retries: Int
+    /// When its first coordinator accepted it (Unix seconds, set by that coordinator and
+    /// kept with the spec): a node that takes the job over reports its wall time from
+    /// then, not from its own start (review, issue 29 §1.9). Nil in specs of older nodes.
+    public var startedAt: Double?
 
     public init(id: String, kind: String, schema: TaskSchema?, title: String, inputs: [String], deadline: Double, retries: Int) {
         self.id = id
@@ -38,6 +42,9 @@ public struct TaskJobSpec: Sendable, Hashable, Codable {
     /// Throws when a field a peer sent is out of range: the id, title and kind's
     /// lengths, the task count, the deadline and the retries.
     public func checkRanges() throws(OutOfRange) {
+        if let startedAt, !(startedAt.isFinite && startedAt >= 0) {
+            throw OutOfRange(name: "startedAt", value: "\(startedAt)", expected: "Unix seconds")
+        }
         try OutOfRange.check("id length", id.utf8.count, in: 1...Self.maximumIDBytes)
         // The id names files (the journal's) and Raft groups: letters, digits, `-` and `_` only.
         guard id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2D || $0 == 0x5F }) else {

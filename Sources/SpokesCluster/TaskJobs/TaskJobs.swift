@@ -113,6 +113,9 @@ public distributed actor TaskJobs {
     private func launch(
         _ spec: TaskJobSpec, ended: [Int: TaskJobReport.TaskEnd], isNew: Bool, listener: TaskJobListener?
     ) async throws -> Task<TaskJobReport, any Error> {
+        var stamped = spec
+        if isNew { stamped.startedAt = Date().timeIntervalSince1970 }
+        let spec = stamped
         guard let node else { throw RemoteCallError.actorNotFound("\(Self.wellKnownName): the node stopped") }
         guard starting.insert(spec.id).inserted else { throw TaskJobError.duplicateJob(spec.id) }
         defer { starting.remove(spec.id) }
@@ -174,7 +177,7 @@ public distributed actor TaskJobs {
             board.end(cancelled: cancelReason != nil)
             var report = TaskJobReport(
                 job: spec.id, kind: spec.kind, schema: placement.schema, title: spec.title, coordinator: coordinator,
-                inputs: inputs, tasks: inputs.indices.map { ends[$0]! }, wallTime: max(0, actorSystem.runtime.now - startedAt),
+                inputs: inputs, tasks: inputs.indices.map { ends[$0]! }, wallTime: Self.wallTime(of: spec, runningSince: startedAt, now: actorSystem.runtime.now),
                 cancelReason: cancelReason)
             let finished = report
             do {
@@ -192,13 +195,28 @@ public distributed actor TaskJobs {
         return work
     }
 
+    /// A job's wall time: from its first coordinator's start where the spec says when
+    /// that was (a take-over counts the whole job), else from `runningSince` here.
+    static func wallTime(of spec: TaskJobSpec, runningSince: Double, now: Double, unixNow: Double = Date().timeIntervalSince1970) -> Double {
+        if let first = spec.startedAt { return max(0, unixNow - first) }
+        return max(0, now - runningSince)
+    }
+
     /// Stops `job` if this node coordinates it: attempts on workers are cancelled, the
     /// tasks not started never run, and its report (saying `reason`) is stored. Waits up
-    /// to 10 s for its end; nil when no such job runs here.
+    /// to 10 s for its end; nil when no such job runs here. A coordinator that cannot
+    /// keep the cancellation (it was deposed: its group's leader is another node now)
+    /// stores nothing: it stops running the job, answers nil, and the cancellation goes
+    /// to whoever leads the job (review, issue 29 §1.2: it stored "cancelled" while the
+    /// new leader completed the job and stored "completed").
     public distributed func cancelHere(job: String, reason: String) async -> TaskJobReport? {
         guard running[job] != nil else { return nil }
         if cancelReasons[job] == nil { cancelReasons[job] = reason }
-        await durability?.jobCancelled(job, reason: cancelReasons[job] ?? reason)
+        guard await durability?.jobCancelled(job, reason: cancelReasons[job] ?? reason) ?? true else {
+            cancelReasons[job] = nil
+            lose(job)
+            return nil
+        }
         guard let entry = running[job] else { return nil }
         entry.work.cancel()
         let work = entry.work

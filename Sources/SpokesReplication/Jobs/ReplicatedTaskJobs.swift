@@ -71,11 +71,17 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
         }
     }
 
-    /// Commits the cancellation (within the proposal timeout; a node that cannot is not
-    /// the leader, and the job stops here anyway).
-    public func jobCancelled(_ job: String, reason: String) async {
-        guard isReplicated(job) else { return }
-        _ = try? await host.propose(group: Self.group(of: job), command: TaskJobMachine.cancel(reason), forward: false)
+    /// Commits the cancellation (within the proposal timeout); false when it could not be
+    /// committed here (this node does not lead the job's group any more).
+    public func jobCancelled(_ job: String, reason: String) async -> Bool {
+        guard isReplicated(job) else { return true }
+        do {
+            _ = try await host.propose(group: Self.group(of: job), command: TaskJobMachine.cancel(reason), forward: false)
+            return true
+        } catch {
+            system.log("job \(job): cannot commit its cancellation here (\(error)); its group's leader decides")
+            return false
+        }
     }
 
     public func jobFinished(_ job: String) async {

@@ -24,6 +24,17 @@ struct CubeTask: TaskKind {
     }
 }
 
+/// A durability whose node has been deposed: it keeps the start and the ends, but no
+/// cancellation (another node leads the job now).
+struct DeposedDurability: TaskJobDurability {
+    func jobStarted(_ spec: TaskJobSpec) async throws {}
+    func tasksEnded(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool { true }
+    func jobCancelled(_ job: String, reason: String) async -> Bool { false }
+    func jobFinished(_ job: String) async {}
+    func heldUnfinished() async -> [TaskJobJournal.Unfinished] { [] }
+    func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]? { nil }
+}
+
 /// Mapping a kind over inputs from Swift code, with nodes in this process.
 @Suite(.processLane, .timeLimit(.minutes(1)))
 struct ClusterClientTests {
@@ -141,6 +152,32 @@ struct ClusterClientTests {
         #expect(report.succeeded == 6 && report.stored == true && report.cancelReason == nil, "\(report)")
         #expect(report.tasks.map(\.output).compactMap { $0 }.count == 6)
         try await eventually("the job is no longer listed as running") { try await desk.runningJobs().isEmpty }
+    }
+
+    /// Review (issue 29 §1.2): a coordinator that could not keep a cancellation (its
+    /// group's leader is another node now) stored "cancelled" while the new leader
+    /// completed the job. Now it stops running the job, stores nothing and answers nil.
+    @Test func aDeposedCoordinatorStoresNoCancellationItCouldNotKeep() async throws {
+        var settings = ClusterSettings()
+        settings.cluster = "deposed-\(UUID().uuidString.prefix(8))"
+        settings.nodeName = "d0"
+        settings.discoveryPort = TestPorts.discovery()
+        let node = try ClusterNode(settings: settings, registry: TaskRegistry(kinds: [CubeTask()]))
+        node.start(durability: DeposedDurability())
+        defer { node.stop() }
+        let desk = try #require(node.taskJobs)
+        let client = try await connect(to: node)
+        defer { client.shutdown() }
+        let started = Promise<ClusterClient.Plan, Never>()
+        let running = Task {
+            try await client.run(kind: CubeTask.name, schema: nil, inputs: Array(repeating: "{\"number\": 1900}", count: 4), onStart: { started.resolve($0) }, onOutcome: { _ in })
+        }
+        let plan = await started.future.value
+        #expect(try await desk.cancelHere(job: plan.job, reason: "cancelled by test") == nil, "not this node's to cancel")
+        try await eventually("the job stops running here") { try await desk.runningJobs().isEmpty }
+        #expect(try await desk.report(of: plan.job) == nil, "no report stored for a cancellation nobody committed")
+        running.cancel()
+        _ = try? await running.value
     }
 
     @Test func eachTaskEndReachesTheClientOnceAndTheReportHoldsThemAll() async throws {

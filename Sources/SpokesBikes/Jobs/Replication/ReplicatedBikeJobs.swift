@@ -160,9 +160,16 @@ public final class ReplicatedBikeJobs: Sendable {
 
     /// Commits `job`'s cancellation before its run stops, so whoever takes it over runs
     /// none of its users (within the proposal timeout; a node that cannot is not the leader).
-    public func jobCancelled(_ job: String, reason: String) async {
-        guard isReplicated(job) else { return }
-        _ = try? await host.propose(group: Self.group(of: job), command: BikeJobMachine.cancel(reason), forward: false)
+    /// False when it could not be committed here (this node does not lead the job's group
+    /// any more): the run stops and stores nothing.
+    public func jobCancelled(_ job: String, reason: String) async -> Bool {
+        guard isReplicated(job) else { return true }
+        do {
+            _ = try await host.propose(group: Self.group(of: job), command: BikeJobMachine.cancel(reason), forward: false)
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// Commits that `job`'s report is stored: its group is removed from every replica later.
