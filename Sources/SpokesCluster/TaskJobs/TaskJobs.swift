@@ -141,8 +141,11 @@ public distributed actor TaskJobs {
         let work = Task { () throws -> TaskJobReport in
             defer { following.cancel() }
             let relay = TaskJobRelay(listener: listener)
+            // Where ends are kept, the listener hears an end only once it is kept (committed
+            // on a majority, or in the journal): what a client prints is what the report
+            // will hold, whichever node ends the job (review, issue 29 §1.3).
             let writer = durability.map { durability in
-                DurableEnds(durability: durability, job: spec.id) { await self.lose(spec.id) }
+                DurableEnds(durability: durability, job: spec.id, kept: { kept in kept.forEach(relay.send) }) { await self.lose(spec.id) }
             }
             await relay.accepted(job: spec.id, coordinator: coordinator, nodes: placement.nodes.sorted())
             let inputs = spec.inputs
@@ -157,11 +160,10 @@ public distributed actor TaskJobs {
                     // A cancelled attempt's end is no result: the report brings the task's
                     // end (and after a take-over, the end the new leader committed).
                     guard !outcome.cancelled else { return }
-                    relay.send(outcome)
-                    writer?.record(outcome)
+                    if let writer { writer.record(outcome) } else { relay.send(outcome) }
                 })
-            await relay.flush()
             await writer?.flush()
+            await relay.flush()
             var ends = ended
             for outcome in outcomes { ends[remaining[outcome.task]] = TaskJobReport.TaskEnd(outcome) }
             // Where the ends are replicated, the committed ones are the record (a task two
@@ -442,18 +444,23 @@ private final class OrderedBatches<Item: Sendable>: Sendable {
     }
 }
 
-/// Keeps a job's task ends durable in batches, one at a time (group commit). When the
-/// durability says the job is no longer this node's, `lost` runs and nothing more is kept.
+/// Keeps a job's task ends durable in batches, one at a time (group commit), and hands
+/// each batch to `kept` once it is. When the durability says the job is no longer this
+/// node's, `lost` runs and nothing more is kept (nor handed on).
 private final class DurableEnds: Sendable {
     private let batches: OrderedBatches<JobRunner.Outcome>
 
-    init(durability: any TaskJobDurability, job: String, lost: @escaping @Sendable () async -> Void) {
+    init(
+        durability: any TaskJobDurability, job: String, kept: @escaping @Sendable ([JobRunner.Outcome]) -> Void,
+        lost: @escaping @Sendable () async -> Void
+    ) {
         batches = OrderedBatches { outcomes in
             let ends = outcomes.map { (task: $0.task, end: TaskJobReport.TaskEnd($0)) }
             guard await durability.tasksEnded(ends, of: job) else {
                 await lost()
                 return false
             }
+            kept(outcomes)
             return true
         }
     }

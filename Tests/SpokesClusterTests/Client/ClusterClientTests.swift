@@ -35,6 +35,22 @@ struct DeposedDurability: TaskJobDurability {
     func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]? { nil }
 }
 
+/// A durability that keeps task ends only once the test lets it.
+final class HeldDurability: TaskJobDurability {
+    let asked = Promise<Void, Never>()
+    let release = Promise<Void, Never>()
+    func jobStarted(_ spec: TaskJobSpec) async throws {}
+    func tasksEnded(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
+        asked.resolve(())
+        await release.future.value
+        return true
+    }
+    func jobCancelled(_ job: String, reason: String) async -> Bool { true }
+    func jobFinished(_ job: String) async {}
+    func heldUnfinished() async -> [TaskJobJournal.Unfinished] { [] }
+    func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]? { nil }
+}
+
 /// Mapping a kind over inputs from Swift code, with nodes in this process.
 @Suite(.processLane, .timeLimit(.minutes(1)))
 struct ClusterClientTests {
@@ -178,6 +194,33 @@ struct ClusterClientTests {
         #expect(try await desk.report(of: plan.job) == nil, "no report stored for a cancellation nobody committed")
         running.cancel()
         _ = try? await running.value
+    }
+
+    /// Review (issue 29 §1.3): an end was relayed to the client before it was kept, so
+    /// after a take-over what the client printed could disagree with the stored report.
+    @Test func theClientHearsATaskEndOnlyOnceItIsKept() async throws {
+        var settings = ClusterSettings()
+        settings.cluster = "held-\(UUID().uuidString.prefix(8))"
+        settings.nodeName = "h0"
+        settings.discoveryPort = TestPorts.discovery()
+        let node = try ClusterNode(settings: settings, registry: TaskRegistry(kinds: [CubeTask()]))
+        let durability = HeldDurability()
+        node.start(durability: durability)
+        defer { node.stop() }
+        let client = try await connect(to: node)
+        defer { client.shutdown() }
+        let heard = Mutex<[Int]>([])
+        let running = Task {
+            try await client.run(kind: CubeTask.name, schema: nil, inputs: ["{\"number\": 2}", "{\"number\": 3}"], onStart: { _ in }, onOutcome: { outcome in
+                heard.withLock { $0.append(outcome.task) }
+            })
+        }
+        await durability.asked.future.value
+        // The node is keeping the first ends now; give a relay that would not wait a chance.
+        try await holds("the client hears no end that is not kept", for: 0.5) { heard.withLock(\.isEmpty) }
+        durability.release.resolve(())
+        _ = try await running.value
+        #expect(heard.withLock { $0.sorted() } == [0, 1])
     }
 
     @Test func eachTaskEndReachesTheClientOnceAndTheReportHoldsThemAll() async throws {
