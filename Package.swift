@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "SpokesBikesWeb", dependencies: ["SpokesBikes"]),
         .target(name: "SpokesDashboard", dependencies: ["SpokesBikes", "SpokesCluster", "SpokesHTTP", "SpokesConcurrency"],
                 exclude: ["Page/Assets"]),  // embedded by Scripts/embed-resources
-        .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesReplication"]),
+        .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesConsensus", "SpokesReplication"]),
         .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
         .target(name: "SpokesConsensus"),
         .target(name: "SpokesSimulation", dependencies: ["SpokesConsensus", "SpokesCluster", "SpokesBikes"]),

@@ -1,6 +1,7 @@
 import Foundation
 import SpokesBikes
 import SpokesCluster
+import SpokesConsensus
 import SpokesReplication
 import SpokesConcurrency
 import SpokesDashboard
@@ -73,6 +74,16 @@ enum NodeCommand {
         // (maps and sweeps in its journal, bike jobs in a group of this node alone). Under
         // `nodes/NAME/`, so nodes that share a data directory never share these files.
         let own = NodeDirectory.path(of: node.system.node.name, in: HomeDirectory.expand(settings.dataDirectory))
+        // One process per node's files: a second node of this name on this data directory
+        // would vote twice in the same Raft groups.
+        let claim: DirectoryLock
+        do {
+            claim = try DirectoryLock(directory: own)
+        } catch {
+            await node.stop()
+            throw NodeDirectoryInUse(node: node.system.node.name, failure: error)
+        }
+        defer { withExtendedLifetime(claim) {} }
         let journal = TaskJobJournal(dataDirectory: own) { log.log($0) }
         let raft = RaftHost(
             system: node.system,
@@ -146,5 +157,17 @@ enum NodeCommand {
         case .changed(let member, let from): "member \(member.node) \(from.rawValue) -> \(member.state.rawValue)"
         case .removed(let member): "member \(member.node) removed"
         }
+    }
+}
+
+/// Another process runs a node of this name on this data directory.
+struct NodeDirectoryInUse: Error, CustomStringConvertible {
+    var node: String
+    var failure: DirectoryLock.Failure
+
+    var description: String {
+        guard failure.problem == nil else { return "node \(node): \(failure)" }
+        return "node \(node): its files in \(failure.directory) are in use by another process\(failure.holder.map { " (pid \($0))" } ?? ""); "
+            + "two nodes with one name and data directory would vote twice in their Raft groups: stop that one, or give this one another --name or --data-directory"
     }
 }

@@ -13,6 +13,12 @@ public struct RaftGroup: Sendable, Hashable, Codable {
     public let replicas: [String]
     /// The leader of term 1, if the group was created with one.
     public let firstLeader: String?
+    /// A number drawn when the group was created, so that a group re-created under the
+    /// same id (a first leader whose disk was wiped, a job id submitted again) is another
+    /// definition: replicas that hold the first one refuse it, instead of letting a second
+    /// first leader lead term 1 with another log (review, issue 29 §1.7). Nil in groups
+    /// made before it existed, and in groups whose id is never reused.
+    public let creation: UInt64?
 
     /// Why a group definition is refused.
     public enum DefinitionError: Error, Hashable, CustomStringConvertible {
@@ -31,7 +37,7 @@ public struct RaftGroup: Sendable, Hashable, Codable {
         }
     }
 
-    public init(replicas: [String], firstLeader: String? = nil) throws(DefinitionError) {
+    public init(replicas: [String], firstLeader: String? = nil, creation: UInt64? = nil) throws(DefinitionError) {
         guard !replicas.isEmpty else { throw .noReplicas }
         let sorted = replicas.sorted()
         for (index, name) in sorted.enumerated() {
@@ -41,17 +47,19 @@ public struct RaftGroup: Sendable, Hashable, Codable {
         if let firstLeader, !sorted.contains(firstLeader) { throw .firstLeaderNotAReplica(firstLeader) }
         self.replicas = sorted
         self.firstLeader = firstLeader
+        self.creation = creation
     }
 
-    private enum CodingKeys: String, CodingKey { case replicas, firstLeader }
+    private enum CodingKeys: String, CodingKey { case replicas, firstLeader, creation }
 
     /// Decodes through the same checks as `init(replicas:firstLeader:)`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let replicas = try container.decode([String].self, forKey: .replicas)
         let firstLeader = try container.decodeIfPresent(String.self, forKey: .firstLeader)
+        let creation = try container.decodeIfPresent(UInt64.self, forKey: .creation)
         do {
-            try self.init(replicas: replicas, firstLeader: firstLeader)
+            try self.init(replicas: replicas, firstLeader: firstLeader, creation: creation)
         } catch {
             throw DecodingError.dataCorruptedError(forKey: .replicas, in: container, debugDescription: error.description)
         }

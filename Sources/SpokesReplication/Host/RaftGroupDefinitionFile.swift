@@ -35,7 +35,17 @@ enum RaftGroupDefinitionFile {
         func failure(_ what: String) -> Failure {
             Failure(reason: "cannot \(what) \(path): \(String(cString: strerror(errno)))")
         }
-        guard mkdir(directory, 0o755) == 0 || errno == EEXIST else { throw failure("make the directory of") }
+        if mkdir(directory, 0o755) == 0 {
+            // The group's folder itself must survive a crash (review, issue 29 §1.7): its
+            // entry in the data directory is flushed too.
+            let parent = (directory as NSString).deletingLastPathComponent
+            let parentFD = open(parent.isEmpty ? "." : parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard parentFD >= 0 else { throw failure("flush the data directory of") }
+            defer { close(parentFD) }
+            guard fsync(parentFD) == 0 else { throw failure("flush the data directory of") }
+        } else if errno != EEXIST {
+            throw failure("make the directory of")
+        }
         guard let bytes = try? encoder.encode(group) else { throw failure("encode") }
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw failure("create") }

@@ -161,6 +161,7 @@ public final class RaftHost: Sendable {
     /// "replicas n1, n2, n3 (first leader n1)".
     static func describe(_ group: RaftGroup) -> String {
         "replicas \(group.replicas.joined(separator: ", "))" + (group.firstLeader.map { " (first leader \($0))" } ?? "")
+            + (group.creation.map { ", created as \(String($0, radix: 16))" } ?? "")
     }
 
     /// The groups stored in the data directory (each with the definition it was created

@@ -38,7 +38,7 @@ public struct JobGroups: Sendable {
     /// committed; the group is then removed here.
     public func open(_ id: String, for job: String, with peers: [NodeID], machine: any ReplicatedStateMachine, first: String) async throws {
         let me = system.node.name
-        let definition = try RaftGroup(replicas: [me] + peers.map(\.name), firstLeader: me)
+        let definition = try RaftGroup(replicas: [me] + peers.map(\.name), firstLeader: me, creation: system.runtime.seed())
         try await host.open(group: id, definition, machine: machine)
         let system = system
         let opened = await withTaskGroup(of: Bool.self) { group in

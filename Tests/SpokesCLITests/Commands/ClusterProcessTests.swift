@@ -96,6 +96,16 @@ struct ClusterProcessTests {
         nodes[0].kill(SIGTERM)
     }
 
+    /// Review (issue 29 §1.7): two processes with one name and data directory shared Raft
+    /// groups and could vote twice. The second is refused, naming the first.
+    @Test func aSecondNodeOnTheSameNameAndDataDirectoryIsRefused() async throws {
+        let first = try await NodeProcess(name: "twin", flags: flags)
+        defer { first.kill(SIGTERM) }
+        let second = await CommandRun.spokes(["node", "--name", "twin"] + flags, environment: ["SPOKES_DATA_DIRECTORY": first.dataDirectory.path])
+        #expect(second.status != 0)
+        #expect(second.standardError.contains("in use by another process") && second.standardError.contains("vote twice"), "\(second.standardError)")
+    }
+
     @Test func aConnectionThatNeverSaysHelloIsClosedAtTheHandshakeDeadline() async throws {
         let node = try await NodeProcess(name: "mute", flags: flags)
         defer { node.kill(SIGTERM) }

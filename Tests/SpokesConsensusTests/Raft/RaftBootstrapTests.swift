@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import SpokesConsensus
 
@@ -65,6 +66,19 @@ import Testing
         #expect(replica.leader == "a")
         let actions = replica.receive(.preVote(RaftVoteRequest(term: 2, last: RaftLogPosition(index: 0, term: 0))), from: "c", now: 0.1)
         #expect(actions.contains(.send(to: "c", .preVoteResponse(RaftVoteResponse(term: 1, granted: false)))), "in its lease: \(actions)")
+    }
+
+    /// Review (issue 29 §1.7): a group made again under the same id is another definition,
+    /// so replicas that hold the first refuse it; definitions written before the creation
+    /// number existed still read.
+    @Test func aGroupCreatedAgainIsAnotherDefinition() throws {
+        let first = try RaftGroup(replicas: ["a", "b", "c"], firstLeader: "a", creation: 1)
+        let again = try RaftGroup(replicas: ["a", "b", "c"], firstLeader: "a", creation: 2)
+        #expect(first != again)
+        let encoded = try JSONEncoder().encode(first)
+        #expect(try JSONDecoder().decode(RaftGroup.self, from: encoded) == first)
+        let older = try JSONDecoder().decode(RaftGroup.self, from: Data(#"{"replicas":["a","b"],"firstLeader":"a"}"#.utf8))
+        #expect(older == (try RaftGroup(replicas: ["a", "b"], firstLeader: "a")) && older.creation == nil)
     }
 
     @Test func aGroupDefinitionIsChecked() {

@@ -288,6 +288,11 @@ struct RaftHostTests {
         await #expect(throws: RaftHostError.definitionChanged(group: "g", node: "n1", stored: "replicas n1", given: "replicas n1, n2")) {
             try await cluster.host(0).open(group: "g", try RaftGroup(replicas: ["n1", "n2"]), machine: CommandList())
         }
+        // The same replicas and first leader, created again (another creation number): a
+        // second first leader of term 1 with another log, refused (review, issue 29 §1.7).
+        await #expect(throws: RaftHostError.self) {
+            try await cluster.host(0).open(group: "g", try RaftGroup(replicas: ["n1"], creation: 7), machine: CommandList())
+        }
         try await cluster.host(0).open(group: "g", stored["g"]!, machine: CommandList())
         try await eventually("n1 applied c1 again after its restart") { await cluster.applied("g", on: 0) == ["c1"] }
         #expect(try await cluster.host(0).propose(group: "g", command: "c2").result == "2")
