@@ -18,8 +18,21 @@ public struct RaftConfiguration: Sendable, Hashable, Codable {
     /// At most this many AppendEntries messages with entries outstanding per follower
     /// (pipelining); a follower that lost messages falls back to one probe at a time.
     public var maxMessagesInFlight: Int
+    /// A snapshot goes to a follower in InstallSnapshot messages of at most about this
+    /// many bytes of its data each, so no snapshot is too large for a frame (a state
+    /// machine's snapshot can be far larger than a frame; sent whole, every resend closed
+    /// the connection and the follower never caught up).
+    public var maxSnapshotChunkBytes: Int
+    /// A follower refuses a snapshot announced larger than this: a peer's number never
+    /// makes it hold more.
+    public var maxSnapshotBytes: Int
 
-    public init(heartbeatInterval: Double = 0.1, electionTimeout: ClosedRange<Double> = 0.6...1.2, maxEntriesPerMessage: Int = 512, maxBytesPerMessage: Int = 256 * 1024, maxMessagesInFlight: Int = 8) {
+    public init(
+        heartbeatInterval: Double = 0.1, electionTimeout: ClosedRange<Double> = 0.6...1.2, maxEntriesPerMessage: Int = 512, maxBytesPerMessage: Int = 256 * 1024,
+        maxMessagesInFlight: Int = 8, maxSnapshotChunkBytes: Int = 512 * 1024, maxSnapshotBytes: Int = 1 << 30
+    ) {
+        self.maxSnapshotChunkBytes = max(4, maxSnapshotChunkBytes)
+        self.maxSnapshotBytes = max(0, maxSnapshotBytes)
         self.heartbeatInterval = heartbeatInterval
         self.electionTimeout = electionTimeout
         self.maxEntriesPerMessage = max(1, maxEntriesPerMessage)

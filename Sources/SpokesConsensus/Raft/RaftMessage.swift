@@ -82,7 +82,8 @@ public enum RaftMessage: Sendable, Hashable {
         case .appendEntriesResponse(let m):
             return valid(m.term, m.matchIndex, m.rejectedIndex, m.conflictIndex, m.conflictTerm ?? 0)
         case .installSnapshot(let m):
-            return valid(m.term, m.snapshot.index, m.snapshot.term) && m.snapshot.term <= m.term && m.snapshot.index >= 1 && m.snapshot.term >= 1
+            return valid(m.term, m.snapshot.index, m.snapshot.term, m.offset, m.total ?? 0) && m.snapshot.term <= m.term && m.snapshot.index >= 1 && m.snapshot.term >= 1
+                && (m.total.map { m.offset + m.snapshot.data.utf8.count <= $0 } ?? (m.offset == 0))
         case .heartbeat(let m):
             return valid(m.term, m.commit)
         case .heartbeatResponse(let m):
@@ -199,13 +200,50 @@ public struct RaftAppendEntriesResponse: Codable, Sendable, Hashable {
 /// A leader's snapshot, sent to a follower that needs entries the leader has compacted.
 /// One message carries the whole snapshot: group snapshots are small (a job record or a
 /// shard of stations), well inside a frame.
+/// A leader's snapshot, or one chunk of it: `snapshot.data` holds the bytes from
+/// `offset` of a snapshot of `total` bytes (UTF-8). Without `total` the message holds
+/// the whole snapshot (as before snapshots were chunked).
 public struct RaftInstallSnapshot: Codable, Sendable, Hashable {
     public var term: Int
     public var snapshot: RaftSnapshot
+    /// Where this chunk starts in the snapshot's data, in bytes.
+    public var offset: Int
+    /// The whole snapshot's data length in bytes; nil: this message holds all of it.
+    public var total: Int?
 
-    public init(term: Int, snapshot: RaftSnapshot) {
+    public init(term: Int, snapshot: RaftSnapshot, offset: Int = 0, total: Int? = nil) {
         self.term = term
         self.snapshot = snapshot
+        self.offset = offset
+        self.total = total
+    }
+
+    private enum CodingKeys: String, CodingKey { case term, snapshot, offset, total }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        term = try container.decode(Int.self, forKey: .term)
+        snapshot = try container.decode(RaftSnapshot.self, forKey: .snapshot)
+        offset = try container.decodeIfPresent(Int.self, forKey: .offset) ?? 0
+        total = try container.decodeIfPresent(Int.self, forKey: .total)
+    }
+
+    /// The chunks of `snapshot` for `term`, each with at most about `chunkBytes` bytes of
+    /// its data, cut between Unicode scalars. One message without `total` when it fits.
+    public static func chunks(of snapshot: RaftSnapshot, term: Int, chunkBytes: Int) -> [RaftInstallSnapshot] {
+        let bytes = Array(snapshot.data.utf8)
+        guard bytes.count > chunkBytes else { return [RaftInstallSnapshot(term: term, snapshot: snapshot)] }
+        var chunks: [RaftInstallSnapshot] = []
+        var start = 0
+        while start < bytes.count {
+            var end = min(bytes.count, start + max(4, chunkBytes))
+            // Never inside a scalar: back off over continuation bytes (10xxxxxx).
+            while end < bytes.count, end > start + 1, bytes[end] & 0xC0 == 0x80 { end -= 1 }
+            let piece = RaftSnapshot(index: snapshot.index, term: snapshot.term, data: String(decoding: bytes[start..<end], as: UTF8.self))
+            chunks.append(RaftInstallSnapshot(term: term, snapshot: piece, offset: start, total: bytes.count))
+            start = end
+        }
+        return chunks
     }
 }
 

@@ -79,6 +79,8 @@ public struct RaftReplica: Sendable {
 
     private(set) var log: RaftLog
     private var snapshot: RaftSnapshot?
+    /// A leader's snapshot arriving in chunks: what came so far, in order.
+    private var incomingSnapshot: (position: RaftLogPosition, total: Int, data: [UInt8])?
     private var random: RaftRandom
     private let peers: [String]
 
@@ -282,7 +284,7 @@ public struct RaftReplica: Sendable {
                 send(sender, .heartbeatResponse(RaftHeartbeatResponse(term: term)))
             }
         case .installSnapshot(let install):
-            if follow(sender, now: now) { handleSnapshot(install.snapshot, from: sender) }
+            if follow(sender, now: now) { receiveSnapshot(install, from: sender) }
         case .appendEntriesResponse(let response):
             if role == .leader { handleAppendResponse(response, from: sender, now: now) }
         case .heartbeatResponse:
@@ -481,6 +483,34 @@ public struct RaftReplica: Sendable {
         send(sender, .appendEntriesResponse(.accepted(term: term, matchIndex: lastNew)))
     }
 
+    /// A snapshot, or one chunk of it: chunks are gathered in order (a chunk out of order,
+    /// or of another snapshot, drops what was gathered: the leader sends the whole
+    /// snapshot again once it hears nothing back), and the last one installs it.
+    private mutating func receiveSnapshot(_ install: RaftInstallSnapshot, from sender: String) {
+        guard let total = install.total else { return handleSnapshot(install.snapshot, from: sender) }
+        guard total <= configuration.maxSnapshotBytes else {
+            incomingSnapshot = nil
+            return
+        }
+        let chunk = Array(install.snapshot.data.utf8)
+        if install.offset == 0 {
+            incomingSnapshot = (install.snapshot.position, total, chunk)
+        } else if var incoming = incomingSnapshot, incoming.position == install.snapshot.position, incoming.total == total,
+                  incoming.data.count == install.offset {
+            incomingSnapshot = nil
+            incoming.data += chunk
+            incomingSnapshot = incoming
+        } else {
+            incomingSnapshot = nil
+            return
+        }
+        guard let incoming = incomingSnapshot, incoming.data.count >= incoming.total else { return }
+        incomingSnapshot = nil
+        guard incoming.data.count == incoming.total else { return }
+        let data = String(decoding: incoming.data, as: UTF8.self)
+        handleSnapshot(RaftSnapshot(index: incoming.position.index, term: incoming.position.term, data: data), from: sender)
+    }
+
     private mutating func handleSnapshot(_ offered: RaftSnapshot, from sender: String) {
         guard offered.index > commitIndex else {
             return send(sender, .appendEntriesResponse(.accepted(term: term, matchIndex: commitIndex)))
@@ -567,7 +597,9 @@ public struct RaftReplica: Sendable {
         let previousIndex = peer.next - 1
         guard let previousTerm = log.term(at: previousIndex) else {
             guard let snapshot else { return false }
-            send(peerName, .installSnapshot(RaftInstallSnapshot(term: term, snapshot: snapshot)))
+            for chunk in RaftInstallSnapshot.chunks(of: snapshot, term: term, chunkBytes: configuration.maxSnapshotChunkBytes) {
+                send(peerName, .installSnapshot(chunk))
+            }
             peer.mode = .snapshot(index: snapshot.index, sentAt: now)
             progress[peerName] = peer
             return false

@@ -52,12 +52,15 @@ public struct RaftEnvelope: Sendable, Hashable, Codable {
 
     /// About the bytes this envelope costs on the wire, for `maximumCallBytes`.
     var approximateSize: Int {
-        messages.reduce(group.utf8.count) { total, message in
-            switch message {
-            case .appendEntries(let append): total + 96 + append.entries.reduce(0) { $0 + 32 + ($1.command?.utf8.count ?? 0) }
-            case .installSnapshot(let install): total + 96 + install.snapshot.data.utf8.count
-            default: total + 96
-            }
+        messages.reduce(group.utf8.count) { $0 + Self.approximateSize(of: $1) }
+    }
+
+    /// About how many bytes `message` takes on the wire.
+    static func approximateSize(of message: RaftMessage) -> Int {
+        switch message {
+        case .appendEntries(let append): 96 + append.entries.reduce(0) { $0 + 32 + ($1.command?.utf8.count ?? 0) }
+        case .installSnapshot(let install): 96 + install.snapshot.data.utf8.count
+        default: 96
         }
     }
 }

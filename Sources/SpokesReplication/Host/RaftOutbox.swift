@@ -89,27 +89,48 @@ final class RaftOutbox: Sendable {
                 queues[peer] = queue
                 return nil
             }
-            var batch: [RaftEnvelope] = []
-            var bytes = 0
-            var count = 0
-            while let first = queue.envelopes.first {
-                var envelope = first
-                let room = settings.maximumCallMessages - count
-                if envelope.messages.count > room { envelope.messages = Array(envelope.messages.prefix(room)) }
-                let size = envelope.approximateSize
-                if count > 0, bytes + size > settings.maximumCallBytes || room == 0 { break }
-                if envelope.messages.count == first.messages.count {
-                    queue.envelopes.removeFirst()
-                } else {
-                    queue.envelopes[0].messages.removeFirst(envelope.messages.count)
-                }
-                batch.append(envelope)
-                bytes += size
-                count += envelope.messages.count
-            }
+            let batch = Self.takeBatch(from: &queue.envelopes, maximumBytes: settings.maximumCallBytes, maximumMessages: settings.maximumCallMessages)
+            let count = batch.reduce(0) { $0 + $1.messages.count }
             queue.count -= count
             queues[peer] = queue
             return batch
         }
+    }
+
+    /// Takes the next call's envelopes from the front of `envelopes`: about `maximumBytes`
+    /// and at most `maximumMessages` messages, one message always; an envelope that does
+    /// not fit whole is split (its first messages go, the rest stay first in line).
+    static func takeBatch(from envelopes: inout [RaftEnvelope], maximumBytes: Int, maximumMessages: Int) -> [RaftEnvelope] {
+        var batch: [RaftEnvelope] = []
+        var bytes = 0
+        var count = 0
+        while let first = envelopes.first {
+            var envelope = first
+            let room = maximumMessages - count
+            if envelope.messages.count > room { envelope.messages = Array(envelope.messages.prefix(room)) }
+            // An envelope's messages are bounded by bytes too (one always goes): a
+            // group's pipelined appends of large entries, or a snapshot's chunks, must
+            // not add up to a call larger than a frame (review, issue 29 §1.5).
+            var fitting = 0
+            var fittingBytes = envelope.group.utf8.count
+            for message in envelope.messages {
+                let size = RaftEnvelope.approximateSize(of: message)
+                if fitting > 0, bytes + fittingBytes + size > maximumBytes { break }
+                fitting += 1
+                fittingBytes += size
+            }
+            if fitting < envelope.messages.count { envelope.messages = Array(envelope.messages.prefix(fitting)) }
+            let size = envelope.approximateSize
+            if count > 0, bytes + size > maximumBytes || room == 0 { break }
+            if envelope.messages.count == first.messages.count {
+                envelopes.removeFirst()
+            } else {
+                envelopes[0].messages.removeFirst(envelope.messages.count)
+            }
+            batch.append(envelope)
+            bytes += size
+            count += envelope.messages.count
+        }
+        return batch
     }
 }

@@ -59,9 +59,10 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
             if replicatedJobs.withLock({ $0.contains(job) }) { return false }
             return await fallback?.tasksEnded(ends, of: job) ?? true
         }
-        let command = TaskJobMachine.ended(ends.map { TaskJobMachine.Ended(task: $0.task, end: $0.end) })
         do {
-            _ = try await host.propose(group: Self.group(of: job), command: command, forward: false)
+            for command in Self.endCommands(ends) {
+                _ = try await host.propose(group: Self.group(of: job), command: command, forward: false)
+            }
             return true
         } catch {
             // Not the leader any more, or cut off from the majority: the leader takes the job
@@ -69,6 +70,31 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
             system.log("job \(job): cannot commit task ends here (\(error)); the group's leader runs it")
             return false
         }
+    }
+
+    /// At most about this many bytes of task outputs in one command: a batch of large
+    /// outputs goes in several entries, each of which fits a frame on its way to the
+    /// followers (review, issue 29 §1.5: one entry of many 2 MiB outputs wedged its group).
+    static let maximumEndBytesPerCommand = 1 << 20
+
+    /// The commands that record `ends`, in order, each within ``maximumEndBytesPerCommand``
+    /// (one end always goes).
+    static func endCommands(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)]) -> [String] {
+        var commands: [String] = []
+        var batch: [TaskJobMachine.Ended] = []
+        var bytes = 0
+        for (task, end) in ends {
+            let size = 64 + (end.output?.utf8.count ?? 0) + end.failures.reduce(0) { $0 + 64 + $1.reason.utf8.count }
+            if !batch.isEmpty, bytes + size > maximumEndBytesPerCommand {
+                commands.append(TaskJobMachine.ended(batch))
+                batch = []
+                bytes = 0
+            }
+            batch.append(TaskJobMachine.Ended(task: task, end: end))
+            bytes += size
+        }
+        if !batch.isEmpty { commands.append(TaskJobMachine.ended(batch)) }
+        return commands
     }
 
     /// Commits the cancellation (within the proposal timeout); false when it could not be

@@ -40,6 +40,63 @@ import Testing
         #expect(cluster["a"].commitIndex == 4)
     }
 
+    /// Review (issue 29 §1.5): a snapshot larger than a frame was sent whole, the receiver
+    /// closed the connection, and every resend did it again. It goes in chunks now.
+    @Test func aLargeSnapshotTravelsInChunksAndIsInstalledWhole() throws {
+        let configuration = RaftConfiguration(maxSnapshotChunkBytes: 64)
+        var cluster = try RaftHarness(["a", "b", "c"], configuration: configuration)
+        cluster.elect("a")
+        cluster.propose("a", ["x", "y"])
+        cluster.deliverAll(dropping: { $0.to == "c" })
+        // 1,000 bytes with two-byte and four-byte scalars, so cuts must fall between them.
+        let data = String(repeating: "ab-é-🚲", count: 100)
+        cluster.handle("a", try cluster.replicas["a"]!.compact(through: 3, snapshot: data))
+        cluster.advance(to: cluster.now + 0.5, deliver: true)
+        let chunks = cluster.delivered.compactMap { envelope -> RaftInstallSnapshot? in
+            if case .installSnapshot(let install) = envelope.message { install } else { nil }
+        }
+        #expect(chunks.count > 10, "\(chunks.count) messages")
+        #expect(chunks.allSatisfy { $0.snapshot.data.utf8.count <= 64 })
+        #expect(cluster.snapshotsApplied["c"] == [RaftSnapshot(index: 3, term: 1, data: data)])
+        #expect(cluster["a"].commitIndex >= 3)
+    }
+
+    @Test func aSnapshotMissingAChunkIsNotInstalledUntilItComesWhole() throws {
+        let configuration = RaftConfiguration(maxSnapshotChunkBytes: 16)
+        var cluster = try RaftHarness(["a", "b", "c"], configuration: configuration)
+        cluster.elect("a")
+        cluster.propose("a", ["x"])
+        cluster.deliverAll(dropping: { $0.to == "c" })
+        let data = String(repeating: "0123456789", count: 10)
+        cluster.handle("a", try cluster.replicas["a"]!.compact(through: 2, snapshot: data))
+        cluster.propose("a", ["z"])
+        // The heartbeat answer sends the snapshot; its third chunk is lost.
+        var dropped = false
+        cluster.advance(to: cluster.now + 0.15)
+        cluster.deliverAll(dropping: { envelope in
+            guard !dropped, case .installSnapshot(let install) = envelope.message, install.offset == 32 else { return false }
+            dropped = true
+            return true
+        })
+        #expect(dropped)
+        #expect(cluster.snapshotsApplied["c"] == nil, "a snapshot with a gap is not installed")
+        // After an election timeout without an answer the leader sends it all again.
+        cluster.advance(to: cluster.now + 2, deliver: true)
+        #expect(cluster.snapshotsApplied["c"] == [RaftSnapshot(index: 2, term: 1, data: data)])
+        #expect(cluster.commands(appliedBy: "c") == ["z"])
+    }
+
+    @Test func chunksAreWellFormedAndAnOversizedOneIsNot() {
+        let snapshot = RaftSnapshot(index: 3, term: 1, data: String(repeating: "x", count: 100))
+        let chunks = RaftInstallSnapshot.chunks(of: snapshot, term: 2, chunkBytes: 30)
+        #expect(chunks.map(\.offset) == [0, 30, 60, 90])
+        #expect(chunks.allSatisfy { RaftMessage.installSnapshot($0).isWellFormed })
+        var lying = chunks[3]
+        lying.total = 95
+        #expect(!RaftMessage.installSnapshot(lying).isWellFormed, "a chunk past its announced total")
+        #expect(RaftInstallSnapshot.chunks(of: snapshot, term: 2, chunkBytes: 500) == [RaftInstallSnapshot(term: 2, snapshot: snapshot)], "one message when it fits")
+    }
+
     @Test func aRestartFromASnapshotAppliesItFirstThenTheCommittedEntries() throws {
         var cluster = try RaftHarness(["a", "b", "c"])
         cluster.elect("a")
