@@ -34,9 +34,15 @@ public struct JobGroups: Sendable {
     /// Opens group `id` on this node (its first leader) and on `peers`, each with
     /// `machine` from its host's factory for the id's kind, then proposes `first` (waiting
     /// out the first election, up to 5 s). Throws ``ReplicationFailure`` naming `job`
-    /// when fewer than a majority of the replicas could be opened or `first` was not
-    /// committed; the group is then removed here.
-    public func open(_ id: String, for job: String, with peers: [NodeID], machine: any ReplicatedStateMachine, first: String) async throws {
+    /// when fewer than a majority of the replicas could be opened (the group is then
+    /// removed here: nothing was proposed) or `first` was not committed. In that last case
+    /// `first` may still commit later under another leader (review, issue 29 §1.4: a job
+    /// reported refused ran), so the group stays and `cancel` is committed after it,
+    /// where given: then the job, if it ever starts, runs nothing. If that cannot be
+    /// committed either, the failure says the outcome is unknown and how to follow it.
+    public func open(
+        _ id: String, for job: String, with peers: [NodeID], machine: any ReplicatedStateMachine, first: String, cancel: String? = nil
+    ) async throws {
         let me = system.node.name
         let definition = try RaftGroup(replicas: [me] + peers.map(\.name), firstLeader: me, creation: system.runtime.seed())
         try await host.open(group: id, definition, machine: machine)
@@ -58,15 +64,37 @@ public struct JobGroups: Sendable {
             for await ok in group where ok { count += 1 }
             return count
         }
-        do {
-            guard opened * 2 > definition.replicas.count else {
-                throw ReplicationFailure(job: job, reason: "only \(opened) of its \(definition.replicas.count) replicas could be opened")
-            }
-            try await proposeWhileElecting(first, to: id)
-        } catch {
-            // The job is refused: no replica of it may linger here as an unfinished job.
+        guard opened * 2 > definition.replicas.count else {
+            // Refused: nothing was proposed, and no replica of it may linger here.
             await host.remove(group: id, .abandoned)
-            throw error
+            throw ReplicationFailure(job: job, reason: "only \(opened) of its \(definition.replicas.count) replicas could be opened")
+        }
+        try await Self.confirmFirst(
+            job: job, propose: { try await self.proposeWhileElecting(first, to: id) },
+            cancel: cancel.map { cancel in { try await self.proposeWhileElecting(cancel, to: id) } })
+    }
+
+    /// Commits a new group's first entry with `propose`; when that fails, its outcome is
+    /// unknown (the entry may commit later), so `cancel` is committed after it, where
+    /// given. Throws ``ReplicationFailure``: refused when the cancellation committed (the
+    /// job runs nothing, wherever it may start), outcome unknown when it did not.
+    static func confirmFirst(
+        job: String, propose: () async throws -> Void, cancel: (() async throws -> Void)?
+    ) async throws(ReplicationFailure) {
+        do {
+            try await propose()
+            return
+        } catch {
+            let why = "its start was not committed within 5 s (\(error))"
+            guard let cancel else { throw ReplicationFailure(job: job, reason: why, outcomeUnknown: true) }
+            do {
+                try await cancel()
+                throw ReplicationFailure(job: job, reason: why + "; its cancellation is, so it runs nowhere")
+            } catch let failure as ReplicationFailure {
+                throw failure
+            } catch {
+                throw ReplicationFailure(job: job, reason: why + ", nor its cancellation (\(error))", outcomeUnknown: true)
+            }
         }
     }
 
@@ -212,15 +240,23 @@ public struct JobGroups: Sendable {
         return false
     }
 
-    /// A job whose replicas could not be made.
+    /// A job whose replicas could not be made, or whose start could not be confirmed.
     public struct ReplicationFailure: Error, Sendable, CustomStringConvertible {
         public var job: String
         public var reason: String
-        public var description: String { "cannot replicate job \(job): \(reason)" }
+        /// The job's start may still commit and the job run: the submitter is not told it
+        /// was refused, but how to follow it.
+        public var outcomeUnknown: Bool
 
-        public init(job: String, reason: String) {
+        public var description: String {
+            guard outcomeUnknown else { return "cannot replicate job \(job): \(reason)" }
+            return "cannot tell whether job \(job) was accepted: \(reason); it may still run: follow it with 'spokes result \(job) --wait'"
+        }
+
+        public init(job: String, reason: String, outcomeUnknown: Bool = false) {
             self.job = job
             self.reason = reason
+            self.outcomeUnknown = outcomeUnknown
         }
     }
 }

@@ -49,7 +49,9 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
             try await fallback?.jobStarted(spec)
             return
         }
-        try await groups.open(Self.group(of: spec.id), for: spec.id, with: peers, machine: TaskJobMachine(), first: TaskJobMachine.start(spec))
+        try await groups.open(
+            Self.group(of: spec.id), for: spec.id, with: peers, machine: TaskJobMachine(), first: TaskJobMachine.start(spec),
+            cancel: TaskJobMachine.cancel("refused: its start was not committed in time"))
         replicatedJobs.withLock { _ = $0.insert(spec.id) }
     }
 
@@ -138,7 +140,11 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     public func watch(_ desk: TaskJobs) -> Task<Void, Never> {
         groups.watch(
             kind: Self.groupKind,
-            job: { _, machine in (machine as? TaskJobMachine).map { JobGroups.JobState(job: $0.spec?.id, finished: $0.finished) } },
+            // A cancellation committed with no spec before it (a start that was refused)
+            // leaves nothing to run, ever: the spec can only have come first.
+            job: { _, machine in
+                (machine as? TaskJobMachine).map { JobGroups.JobState(job: $0.spec?.id, finished: $0.finished || ($0.spec == nil && $0.cancelReason != nil)) }
+            },
             isRunning: { job in await desk.whenLocal { $0.isRunning(job) } ?? true },
             abandon: { job in await desk.whenLocal { $0.abandon(job) } },
             takeOver: { machine, _ in

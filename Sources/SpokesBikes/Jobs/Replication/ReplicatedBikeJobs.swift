@@ -63,7 +63,8 @@ public final class ReplicatedBikeJobs: Sendable {
         if let layout { shards = try await openShards(of: job, layout: layout, epoch: 0) }
         do {
             try await groups.open(
-                Self.group(of: job.id), for: job.id, with: peers, machine: BikeJobMachine(), first: BikeJobMachine.start(job, startedAt: startedAt, shards: layout))
+                Self.group(of: job.id), for: job.id, with: peers, machine: BikeJobMachine(), first: BikeJobMachine.start(job, startedAt: startedAt, shards: layout),
+                cancel: BikeJobMachine.cancel("refused: its start was not committed in time"))
         } catch {
             if let shards { await self.shards.stopHostingEverywhere(job.id, hosts: shards.hosts) }
             throw error
@@ -200,7 +201,10 @@ public final class ReplicatedBikeJobs: Sendable {
     public func watch(_ service: JobService) -> Task<Void, Never> {
         groups.watch(
             kind: Self.groupKind,
-            job: { _, machine in (machine as? BikeJobMachine).map { JobGroups.JobState(job: $0.job?.id, finished: $0.finished) } },
+            // A cancellation committed with no job before it (a refused start): nothing to run.
+            job: { _, machine in
+                (machine as? BikeJobMachine).map { JobGroups.JobState(job: $0.job?.id, finished: $0.finished || ($0.job == nil && $0.cancelReason != nil)) }
+            },
             isRunning: { job in await service.whenLocal { $0.isRunning(job) } ?? true },
             abandon: { job in await service.whenLocal { $0.abandon(job) } },
             takeOver: { machine, _ in
