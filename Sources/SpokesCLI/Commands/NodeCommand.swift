@@ -76,12 +76,16 @@ enum NodeCommand {
         let own = NodeDirectory.path(of: node.system.node.name, in: HomeDirectory.expand(settings.dataDirectory))
         // One process per node's files: a second node of this name on this data directory
         // would vote twice in the same Raft groups.
-        let claim: DirectoryLock
+        // A folder that cannot be made is no other node's: this node still works for others
+        // and refuses jobs, naming the path, as it did before (issue 19 §2).
+        var claim: DirectoryLock?
         do {
             claim = try DirectoryLock(directory: own)
-        } catch {
+        } catch where error.problem == nil {
             await node.stop()
             throw NodeDirectoryInUse(node: node.system.node.name, failure: error)
+        } catch {
+            log.log("cannot claim this node's folder: \(error); it keeps no job of its own", level: .warning)
         }
         defer { withExtendedLifetime(claim) {} }
         let journal = TaskJobJournal(dataDirectory: own) { log.log($0) }
@@ -166,8 +170,7 @@ struct NodeDirectoryInUse: Error, CustomStringConvertible {
     var failure: DirectoryLock.Failure
 
     var description: String {
-        guard failure.problem == nil else { return "node \(node): \(failure)" }
-        return "node \(node): its files in \(failure.directory) are in use by another process\(failure.holder.map { " (pid \($0))" } ?? ""); "
+        "node \(node): its files in \(failure.directory) are in use by another process\(failure.holder.map { " (pid \($0))" } ?? ""); "
             + "two nodes with one name and data directory would vote twice in their Raft groups: stop that one, or give this one another --name or --data-directory"
     }
 }

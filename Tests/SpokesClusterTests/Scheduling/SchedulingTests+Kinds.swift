@@ -61,9 +61,14 @@ extension SchedulingTests {
         let with = try startNode(like: nodes[0], named: "with", kinds: [WhereTask()])
         defer { [without, with].forEach { $0.stop() } }
         try await waitUntil("the member running the kind is offered") { await systems.nodes.contains("with") }
-        try await waitUntil("w0 asked the other member what it runs") { nodes[0].members.first { $0.node.name == "without" }.map { _ in true } ?? false }
-        let asked = nodes[0].members.first { $0.node.name == "without" }!
-        #expect(await nodes[0].kinds(of: asked)?.contains(WhereTask.schema) == false)
+        // The answer is awaited (a member just found may not be connected yet, and a call
+        // that misses its bound answers nil), then checked.
+        try await waitUntil("w0 learnt what the other member runs") {
+            guard let asked = nodes[0].members.first(where: { $0.node.name == "without" }) else { return false }
+            return await nodes[0].kinds(of: asked) != nil
+        }
+        let asked = try #require(nodes[0].members.first { $0.node.name == "without" })
+        #expect(await nodes[0].kinds(of: asked)?.contains(WhereTask.schema) == false, "known now, from the answer kept")
         #expect(await systems.nodes.contains("without") == false)
     }
 }
