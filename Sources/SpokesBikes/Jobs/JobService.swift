@@ -285,15 +285,15 @@ public distributed actor JobService {
         // Replicated jobs held here whose coordinator is gone, until a replica takes them over.
         let waiting = (await replication?.heldUnfinished() ?? []).filter { running[$0.job.id] == nil }.map { held in
             JobStore.Summary(
-                job: held.job.id, state: .running, finished: nil, coordinator: coordinator, network: held.job.network.id,
+                job: held.job.id, state: held.stalled == nil ? .running : .stalled, finished: nil, coordinator: coordinator, network: held.job.network.id,
                 users: held.job.options.users, completedUsers: held.book.doneUsers.count, failedUsers: 0, cancelledUsers: 0, retries: 0,
-                wallTime: 0)
+                wallTime: 0, stalledReason: held.stalled)
         }
         let tasks = try await (taskJobs?.runningJobs() ?? []).map { job in
             JobStore.Summary(
-                job: job.job, state: .running, finished: nil, coordinator: coordinator, network: job.title, users: job.tasks,
+                job: job.job, state: job.stalled == nil ? .running : .stalled, finished: nil, coordinator: coordinator, network: job.title, users: job.tasks,
                 completedUsers: job.succeeded, failedUsers: job.failed, cancelledUsers: job.cancelled, retries: job.retries,
-                wallTime: job.wallTime, kind: job.kind)
+                wallTime: job.wallTime, kind: job.kind, stalledReason: job.stalled)
         }
         let store = store
         return live + waiting + tasks + (try await runBlocking("spokes.job-store") { try store.summaries() })
@@ -325,8 +325,8 @@ public distributed actor JobService {
         for (_, jobs) in answers {
             for job in jobs ?? [] where seen.insert(job.job).inserted { all.append(job) }
         }
-        let running = all.filter { $0.state == .running }
-        let finished = all.filter { $0.state != .running }.sorted { ($0.finished ?? "") < ($1.finished ?? "") }
+        let running = all.filter(\.isUnfinished)
+        let finished = all.filter { !$0.isUnfinished }.sorted { ($0.finished ?? "") < ($1.finished ?? "") }
         return ClusterJobs(jobs: running + finished, unanswered: answers.filter { $0.1 == nil }.map(\.0))
     }
 

@@ -36,6 +36,9 @@ public final class JobStore: TaskJobHistory {
             case cancelled
             /// Ended with users whose every attempt failed (or bikes not conserved).
             case failed
+            /// Held by replicas too few of which can take part: it goes on once a majority
+            /// of them is back (`stalledReason` says which are missing).
+            case stalled
         }
 
         public var job: String
@@ -55,11 +58,18 @@ public final class JobStore: TaskJobHistory {
         /// The task kind of a job of tasks (`spokes map`, `spokes sweep`), whose `network`
         /// is its title and whose `users` are its tasks; nil for a bike job.
         public var kind: String?
+        /// Why a ``State/stalled`` job cannot go on now.
+        public var stalledReason: String?
+
+        /// Running, or stalled: not ended.
+        public var isUnfinished: Bool { state == .running || state == .stalled }
 
         public init(
             job: String, state: State, finished: String?, coordinator: String, network: String, users: Int,
-            completedUsers: Int, failedUsers: Int, cancelledUsers: Int, retries: Int, wallTime: Double, kind: String? = nil
+            completedUsers: Int, failedUsers: Int, cancelledUsers: Int, retries: Int, wallTime: Double, kind: String? = nil,
+            stalledReason: String? = nil
         ) {
+            self.stalledReason = stalledReason
             self.job = job
             self.state = state
             self.finished = finished

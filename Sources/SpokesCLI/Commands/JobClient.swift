@@ -48,15 +48,19 @@ enum JobClient {
             } catch RemoteCallError.peerDisconnected(let node, let reason) where accepted.withLock({ $0 }) {
                 let lost = CoordinatorLost(job: job.id, node: node, address: "\(address)", reason: reason)
                 onReattaching(lost)
-                guard let found = await follow(job.id, at: others, with: client) else { throw lost }
-                report = found
+                switch await follow(job.id, at: others, with: client) {
+                case .ended(let found): report = found
+                case .stalled(let reason): throw JobStalled(job: job.id, reason: reason)
+                case .notFound: throw lost
+                }
             } catch RemoteCallError.remoteError(let type, let message, let node) where accepted.withLock({ $0 }) && type == "\(BikeJob.LostLead.self)" {
                 // The coordinator lost the job to another replica: follow it there.
                 onReattaching(CoordinatorLost(job: job.id, node: node, address: "\(address)", reason: message))
-                guard let found = await follow(job.id, at: others + ["\(address)"], with: client) else {
-                    throw JobRefused(node: node, type: type, reason: message)
+                switch await follow(job.id, at: others + ["\(address)"], with: client) {
+                case .ended(let found): report = found
+                case .stalled(let reason): throw JobStalled(job: job.id, reason: reason)
+                case .notFound: throw JobRefused(node: node, type: type, reason: message)
                 }
-                report = found
             }
             withExtendedLifetime(listener) {}
             return report
@@ -68,11 +72,12 @@ enum JobClient {
     /// running, until one has it. Nil when none knows the job for 2 s in a row (it was not
     /// replicated, or it runs on at a coordinator only the client lost: members list a
     /// job whose coordinator died until one of them takes it over).
-    static func follow(_ job: String, at addresses: [String], with client: ClusterSystem) async -> SimulationReport? {
+    static func follow(_ job: String, at addresses: [String], with client: ClusterSystem) async -> LostJobFollower.Followed<SimulationReport> {
         await LostJobFollower(system: client, questionTimeout: questionTimeout, patience: 2).follow(at: addresses) { node in
             let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
             if let report = try await service.report(of: job) { return .ended(report) }
-            return try await service.jobs().contains { $0.job == job && $0.state == .running } ? .running : .unknown
+            guard let listed = try await service.jobs().first(where: { $0.job == job && $0.isUnfinished }) else { return .unknown }
+            return listed.stalledReason.map { .stalled($0) } ?? .running
         }
     }
 }

@@ -33,6 +33,10 @@ enum JobsCommand {
             context.standardOutput("no jobs\n")
         } else {
             context.standardOutput(table(jobs))
+            // A stalled job's row says so; why is too long for a column.
+            for job in jobs where job.state == .stalled {
+                context.standardOutput("\(job.job) is stalled: \(job.stalledReason ?? "too few of its replicas can take part")\n")
+            }
         }
         return 0
     }
@@ -92,6 +96,12 @@ enum ResultCommand {
         var waited = false
         var hops = 0
         while case .elsewhere(let location) = found {
+            // A stalled job waits for a majority of its replicas, which no client can bring
+            // back: say so, naming them, and stop (issue 29 §2).
+            if location.summary.state == .stalled {
+                context.standardError("job \(job) is stalled on \(location.node): \(location.summary.stalledReason ?? "too few of its replicas can take part")\n")
+                return 1
+            }
             // A finished job is a hop or two away; only waiting on a running one loops on.
             if location.summary.state != .running { hops += 1 }
             guard hops <= 3 else { break }

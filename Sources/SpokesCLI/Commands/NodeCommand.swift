@@ -113,7 +113,7 @@ enum NodeCommand {
         let watchingShards = replicatedBikeJobs.shards.watch { [weak jobs] job in
             guard let jobs, let all = try? await jobs.clusterJobs() else { return .running }
             let listed = all.jobs.filter { $0.job == job }
-            if listed.contains(where: { $0.state == .running }) { return .running }
+            if listed.contains(where: \.isUnfinished) { return .running }
             return listed.isEmpty || !all.unanswered.isEmpty ? .unknown : .ended
         }
         let name = node.system.node.name

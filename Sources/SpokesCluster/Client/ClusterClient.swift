@@ -266,14 +266,18 @@ public final class ClusterClient: Sendable {
         } catch RemoteCallError.peerDisconnected(let node, let reason) where accepted.withLock({ $0 != nil }) {
             let lost = CoordinatorLost(job: id, node: node, address: entryAddress, reason: reason)
             onReattaching?(lost)
-            guard let found = await reattach(to: id, at: others) else { throw lost }
-            report = found
+            switch await reattach(to: id, at: others) {
+            case .ended(let found): report = found
+            case .stalled(let reason): throw JobStalled(job: id, reason: reason)
+            case .notFound: throw lost
+            }
         } catch RemoteCallError.remoteError(let type, let message, let node) where accepted.withLock({ $0 != nil }) && type == "TaskJobError" {
             // The coordinator lost the job to another replica: follow it there.
-            guard let found = await reattach(to: id, at: others + [entryAddress]) else {
-                throw JobRefused(node: node, type: type, reason: message)
+            switch await reattach(to: id, at: others + [entryAddress]) {
+            case .ended(let found): report = found
+            case .stalled(let reason): throw JobStalled(job: id, reason: reason)
+            case .notFound: throw JobRefused(node: node, type: type, reason: message)
             }
-            report = found
         }
         withExtendedLifetime(listener) {}
         for outcome in report.outcomes where !(outcome.cancelled && outcome.attempts == 0) { deliver(outcome) }
@@ -285,13 +289,14 @@ public final class ClusterClient: Sendable {
     /// `addresses` every half second what they know of it, while one runs or holds it,
     /// until one has its report. Nil when none knows it for 3 s in a row (it was not
     /// replicated: it runs on only if its coordinator comes back).
-    func reattach(to job: String, at addresses: [String]) async -> TaskJobReport? {
+    func reattach(to job: String, at addresses: [String]) async -> LostJobFollower.Followed<TaskJobReport> {
         let system = system
         return await LostJobFollower(system: system, questionTimeout: callTimeout, patience: 3).follow(at: addresses) { node in
             let desk = try TaskJobs.resolve(id: ActorID(node: node, name: TaskJobs.wellKnownName), using: system)
             switch try await desk.lookup(job) {
             case .finished(let report): return .ended(report)
             case .running: return .running
+            case .stalled(let reason): return .stalled(reason)
             case .unknown: return .unknown
             }
         }

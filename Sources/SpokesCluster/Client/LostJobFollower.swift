@@ -13,6 +13,20 @@ public struct LostJobFollower: Sendable {
         case running
         /// It does not know the job.
         case unknown
+        /// It holds the job, which cannot go on now (too few of its replicas can take
+        /// part): why, naming them.
+        case stalled(String)
+    }
+
+    /// How following a job ended.
+    public enum Followed<End: Sendable>: Sendable {
+        /// A member has the job's end.
+        case ended(End)
+        /// A member holds the job, and it cannot go on now: the client says why and stops
+        /// waiting, instead of waiting for a take-over that cannot happen.
+        case stalled(String)
+        /// No member knew the job for ``LostJobFollower/patience`` seconds in a row.
+        case notFound
     }
 
     public let system: ClusterSystem
@@ -31,7 +45,7 @@ public struct LostJobFollower: Sendable {
     /// Asks the members at `addresses` (`host:port`) with `ask` until one has the job's
     /// end; nil when none knows the job for ``patience`` seconds in a row, or the calling
     /// task is cancelled. `ask` throwing counts as a lost connection.
-    public func follow<End: Sendable>(at addresses: [String], ask: @escaping @Sendable (NodeID) async throws -> Answer<End>) async -> End? {
+    public func follow<End: Sendable>(at addresses: [String], ask: @escaping @Sendable (NodeID) async throws -> Answer<End>) async -> Followed<End> {
         let system = system
         var nodes: [String: NodeID] = [:]
         let runtime = system.runtime
@@ -49,7 +63,8 @@ public struct LostJobFollower: Sendable {
                     continue
                 }
                 switch answer {
-                case .ended(let end): return end
+                case .ended(let end): return .ended(end)
+                case .stalled(let reason): return .stalled(reason)
                 case .running: running = true
                 case .unknown: break
                 }
@@ -57,6 +72,21 @@ public struct LostJobFollower: Sendable {
             if running { unknownSince = runtime.now }
             try? await runtime.sleep(for: 0.5)
         }
-        return nil
+        return .notFound
     }
+}
+
+/// A job that cannot go on now: too few of its replicas can take part (dead members, a
+/// replica whose disk failed). It goes on when a majority of them is back; until then a
+/// client says so and exits non-zero rather than wait (review, issue 29 §1.8 and §2).
+public struct JobStalled: Error, Sendable, Hashable, CustomStringConvertible {
+    public var job: String
+    public var reason: String
+
+    public init(job: String, reason: String) {
+        self.job = job
+        self.reason = reason
+    }
+
+    public var description: String { "job \(job) is stalled: \(reason)" }
 }

@@ -21,11 +21,14 @@ public final class TaskJobJournal: Sendable {
         public var ends: [Int: TaskJobReport.TaskEnd]
         /// Set when the job was cancelled before its coordinator died: none of its tasks runs again.
         public var cancelReason: String?
+        /// Set when the job cannot go on now (too few of its replicas can take part): why.
+        public var stalled: String?
 
-        public init(spec: TaskJobSpec, ends: [Int: TaskJobReport.TaskEnd], cancelReason: String? = nil) {
+        public init(spec: TaskJobSpec, ends: [Int: TaskJobReport.TaskEnd], cancelReason: String? = nil, stalled: String? = nil) {
             self.spec = spec
             self.ends = ends
             self.cancelReason = cancelReason
+            self.stalled = stalled
         }
     }
 

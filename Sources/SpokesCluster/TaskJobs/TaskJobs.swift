@@ -29,6 +29,8 @@ public distributed actor TaskJobs {
         public var retries: Int
         /// Real seconds since it started.
         public var wallTime: Double
+        /// Why it cannot go on now, when too few of its replicas can take part.
+        public var stalled: String?
     }
 
     private struct Entry {
@@ -234,7 +236,7 @@ public distributed actor TaskJobs {
             Running(
                 job: job.spec.id, kind: job.spec.kind, title: job.spec.title, tasks: job.spec.inputs.count,
                 succeeded: job.ends.values.count { $0.output != nil }, failed: job.ends.values.count { $0.output == nil && !$0.cancelled },
-                cancelled: 0, retries: 0, wallTime: 0)
+                cancelled: 0, retries: 0, wallTime: 0, stalled: job.stalled)
         }
         let board = node?.jobBoard
         let now = actorSystem.runtime.now
@@ -255,6 +257,8 @@ public distributed actor TaskJobs {
         /// It ended here: its report.
         case finished(TaskJobReport)
         case unknown
+        /// Held here, and it cannot go on now (see ``JobStalled``): why.
+        case stalled(String)
     }
 
     /// What this node knows of `job`: stored here, running (or held) here, or nothing.
@@ -262,7 +266,8 @@ public distributed actor TaskJobs {
         if let report = try await report(of: job) { return .finished(report) }
         if isRunning(job) { return .running }
         let held = await durability?.heldUnfinished() ?? []
-        return held.contains { $0.spec.id == job } ? .running : .unknown
+        guard let kept = held.first(where: { $0.spec.id == job }) else { return .unknown }
+        return kept.stalled.map(Lookup.stalled) ?? .running
     }
 
     /// The stored report of `job`, or nil when this node did not store it.

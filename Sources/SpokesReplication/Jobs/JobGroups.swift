@@ -131,17 +131,34 @@ public struct JobGroups: Sendable {
     /// member (it died, and the election has not ended) or is this node (it takes the job
     /// over now): the jobs held here that no other node runs, which the job layers list as
     /// running (finished ones are theirs to leave out).
-    public func heldWithoutOtherLeader(kind: String) async -> [any ReplicatedStateMachine] {
+    /// With each, why its job cannot go on now (``stall(replicas:me:failure:alive:)``), or nil.
+    public func heldWithoutOtherLeader(kind: String) async -> [(machine: any ReplicatedStateMachine, stalled: String?)] {
         let alive = Set(aliveMembers.map(\.node.name))
         let me = system.node.name
-        var held: [any ReplicatedStateMachine] = []
+        var held: [(machine: any ReplicatedStateMachine, stalled: String?)] = []
         for id in host.groupIDs where id.hasPrefix(kind + "-") {
-            guard let status = await host.status(of: id), status.leader.map({ $0 == me || !alive.contains($0) }) ?? true,
-                  let machine = await host.stateMachine(of: id)
+            guard let (status, machine) = await host.statusAndMachine(of: id), status.leader.map({ $0 == me || !alive.contains($0) }) ?? true,
+                  let definition = host.definition(of: id)
             else { continue }
-            held.append(machine)
+            held.append((machine, Self.stall(replicas: definition.replicas, me: me, failure: status.failure, alive: alive)))
         }
         return held
+    }
+
+    /// Why a group's job cannot go on now, or nil: fewer than a majority of its replicas
+    /// can take part, counting this node's unless it stopped (`failure`: its storage
+    /// failed, say) and the others that are alive members. It goes on once a majority is
+    /// back (a dead node restarted with its disk); the words name what is missing.
+    static func stall(replicas: [String], me: String, failure: String?, alive: Set<String>) -> String? {
+        let quorum = replicas.count / 2 + 1
+        let taking = replicas.filter { $0 == me ? failure == nil : alive.contains($0) }
+        guard taking.count < quorum else { return nil }
+        var missing: [String] = []
+        if let failure, replicas.contains(me) { missing.append("its replica on \(me) stopped (\(failure))") }
+        let dead = replicas.filter { $0 != me && !alive.contains($0) }
+        if !dead.isEmpty { missing.append("\(dead.joined(separator: ", ")) \(dead.count == 1 ? "is" : "are") not alive") }
+        return "\(taking.count) of its \(replicas.count) replicas can take part, a majority is \(quorum): "
+            + missing.joined(separator: "; ") + "; it goes on once a majority of them is back"
     }
 
     /// Seconds a replica keeps a finished job's group (so the other replicas learn it
@@ -216,7 +233,9 @@ public struct JobGroups: Sendable {
                         continue
                     }
                     leaderlessSince[id] = nil
-                    guard status.role == .leader, status.appliedIndex >= status.lastIndex, let job = state.job, await isRunning(job) == false
+                    // A replica that stopped (its storage failed) takes nothing over: it
+                    // could commit nothing (the job is listed as stalled instead).
+                    guard status.failure == nil, status.role == .leader, status.appliedIndex >= status.lastIndex, let job = state.job, await isRunning(job) == false
                     else { continue }
                     await takeOver(machine, status)
                 }

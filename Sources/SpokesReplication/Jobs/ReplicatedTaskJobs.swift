@@ -123,9 +123,9 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     /// The unfinished jobs held here whose leader is not an alive member (it died, and the
     /// election has not ended), or is this node (it takes the job over now).
     public func heldUnfinished() async -> [TaskJobJournal.Unfinished] {
-        await groups.heldWithoutOtherLeader(kind: Self.groupKind).compactMap { machine in
-            guard let machine = machine as? TaskJobMachine, let spec = machine.spec, !machine.finished else { return nil }
-            return TaskJobJournal.Unfinished(spec: spec, ends: machine.ends, cancelReason: machine.cancelReason)
+        await groups.heldWithoutOtherLeader(kind: Self.groupKind).compactMap { held in
+            guard let machine = held.machine as? TaskJobMachine, let spec = machine.spec, !machine.finished else { return nil }
+            return TaskJobJournal.Unfinished(spec: spec, ends: machine.ends, cancelReason: machine.cancelReason, stalled: held.stalled)
         }
     }
 

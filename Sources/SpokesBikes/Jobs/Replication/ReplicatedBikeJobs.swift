@@ -184,14 +184,16 @@ public final class ReplicatedBikeJobs: Sendable {
     public struct Held: Sendable {
         public var job: BikeJob
         public var book: BikeJobBook
+        /// Why it cannot go on now, when it cannot (too few of its replicas can take part).
+        public var stalled: String?
     }
 
     /// The unfinished jobs held here whose leader is not an alive member (it died, and the
     /// election has not ended), or is this node (it takes the job over now).
     public func heldUnfinished() async -> [Held] {
-        await groups.heldWithoutOtherLeader(kind: Self.groupKind).compactMap { machine in
-            guard let machine = machine as? BikeJobMachine, let job = machine.job, let book = machine.book, !machine.finished else { return nil }
-            return Held(job: job, book: book)
+        await groups.heldWithoutOtherLeader(kind: Self.groupKind).compactMap { held in
+            guard let machine = held.machine as? BikeJobMachine, let job = machine.job, let book = machine.book, !machine.finished else { return nil }
+            return Held(job: job, book: book, stalled: held.stalled)
         }
     }
 
