@@ -45,7 +45,7 @@ extension ClusterSettings {
         .seconds("heartbeat.suspect_after", \.suspectTimeout, in: 0.01...86_400,
                  doc: "seconds of silence before a peer is suspect; less than dead_after"),
         .seconds("heartbeat.dead_after", \.deadTimeout, in: 0.01...86_400,
-                 doc: "seconds of silence before a peer is dead and its calls fail"),
+                 doc: "seconds of silence before a peer is dead and its calls fail; a network glitch shorter than this less two heartbeat intervals costs no death"),
         .seconds("tasks.deadline", \.taskDeadline, in: 0.001...Setting.longestDuration,
                  doc: "seconds a task may run before it is cancelled and retried"),
         .integer("tasks.retries", \.taskRetries, in: 0...100, doc: "times a failed task is retried, each on another node"),
