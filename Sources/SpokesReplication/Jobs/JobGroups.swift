@@ -115,6 +115,18 @@ public struct JobGroups: Sendable {
         }
     }
 
+    /// Commits `command` for `job` in `group` if this replica leads it (no forwarding):
+    /// false, and a line in the log, when it cannot (this node no longer owns the job).
+    public func commitHere(_ command: String, to group: String, for job: String, what: String) async -> Bool {
+        do {
+            _ = try await host.propose(group: group, command: command, forward: false)
+            return true
+        } catch {
+            system.log("job \(job): cannot commit its \(what) here (\(error)); its group's leader decides")
+            return false
+        }
+    }
+
     /// What ``watch(kind:job:isRunning:abandon:takeOver:)`` needs to know of a group's
     /// state machine: its job's id (nil before the job is recorded) and whether the job finished.
     public struct JobState: Sendable {

@@ -103,13 +103,7 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     /// committed here (this node does not lead the job's group any more).
     public func jobCancelled(_ job: String, reason: String) async -> Bool {
         guard isReplicated(job) else { return true }
-        do {
-            _ = try await host.propose(group: Self.group(of: job), command: TaskJobMachine.cancel(reason), forward: false)
-            return true
-        } catch {
-            system.log("job \(job): cannot commit its cancellation here (\(error)); its group's leader decides")
-            return false
-        }
+        return await groups.commitHere(TaskJobMachine.cancel(reason), to: Self.group(of: job), for: job, what: "cancellation")
     }
 
     public func jobFinished(_ job: String) async {

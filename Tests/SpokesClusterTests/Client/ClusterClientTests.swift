@@ -61,6 +61,17 @@ struct ClusterClientTests {
         return cluster.nodes
     }
 
+    /// One node running `test.cube` that keeps its jobs in `durability`, started.
+    func soloNode(_ name: String, durability: any TaskJobDurability) throws -> ClusterNode {
+        var settings = ClusterSettings()
+        settings.cluster = "\(name)-\(UUID().uuidString.prefix(8))"
+        settings.nodeName = name
+        settings.discoveryPort = TestPorts.discovery()
+        let node = try ClusterNode(settings: settings, registry: TaskRegistry(kinds: [CubeTask()]))
+        node.start(durability: durability)
+        return node
+    }
+
     func connect(to node: ClusterNode, registry: TaskRegistry = TaskRegistry(kinds: [CubeTask()])) async throws -> ClusterClient {
         var settings = ClusterSettings()
         settings.cluster = node.settings.cluster
@@ -174,12 +185,7 @@ struct ClusterClientTests {
     /// group's leader is another node now) stored "cancelled" while the new leader
     /// completed the job. Now it stops running the job, stores nothing and answers nil.
     @Test func aDeposedCoordinatorStoresNoCancellationItCouldNotKeep() async throws {
-        var settings = ClusterSettings()
-        settings.cluster = "deposed-\(UUID().uuidString.prefix(8))"
-        settings.nodeName = "d0"
-        settings.discoveryPort = TestPorts.discovery()
-        let node = try ClusterNode(settings: settings, registry: TaskRegistry(kinds: [CubeTask()]))
-        node.start(durability: DeposedDurability())
+        let node = try soloNode("d0", durability: DeposedDurability())
         defer { node.stop() }
         let desk = try #require(node.taskJobs)
         let client = try await connect(to: node)
@@ -199,13 +205,8 @@ struct ClusterClientTests {
     /// Review (issue 29 §1.3): an end was relayed to the client before it was kept, so
     /// after a take-over what the client printed could disagree with the stored report.
     @Test func theClientHearsATaskEndOnlyOnceItIsKept() async throws {
-        var settings = ClusterSettings()
-        settings.cluster = "held-\(UUID().uuidString.prefix(8))"
-        settings.nodeName = "h0"
-        settings.discoveryPort = TestPorts.discovery()
-        let node = try ClusterNode(settings: settings, registry: TaskRegistry(kinds: [CubeTask()]))
         let durability = HeldDurability()
-        node.start(durability: durability)
+        let node = try soloNode("h0", durability: durability)
         defer { node.stop() }
         let client = try await connect(to: node)
         defer { client.shutdown() }

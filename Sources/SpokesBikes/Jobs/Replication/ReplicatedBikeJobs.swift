@@ -165,12 +165,7 @@ public final class ReplicatedBikeJobs: Sendable {
     /// any more): the run stops and stores nothing.
     public func jobCancelled(_ job: String, reason: String) async -> Bool {
         guard isReplicated(job) else { return true }
-        do {
-            _ = try await host.propose(group: Self.group(of: job), command: BikeJobMachine.cancel(reason), forward: false)
-            return true
-        } catch {
-            return false
-        }
+        return await groups.commitHere(BikeJobMachine.cancel(reason), to: Self.group(of: job), for: job, what: "cancellation")
     }
 
     /// Commits that `job`'s report is stored: its group is removed from every replica later.
