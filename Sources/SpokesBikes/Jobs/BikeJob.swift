@@ -104,8 +104,8 @@ public struct BikeJob: Sendable, Codable {
     }
 
     /// Whether the job's users move slowly enough for its stations to be sharded: each
-    /// sleeps at least `pace` real seconds between moves (`jobs.shard_pace_ms`; see
-    /// ``ClusterSettings/jobShardPaceMilliseconds`` for why fast jobs stay whole).
+    /// sleeps at least `pace` real seconds between moves (`bikes.shard_pace_ms`; see
+    /// ``BikeShardSettings/pace`` for why fast jobs stay whole).
     public func suitsShards(pace: Double) -> Bool { options.timing.realSecondsPerMove >= pace }
 
     /// Events handed on in one commit, at most.

@@ -49,7 +49,7 @@ extension BikeUserTask.Input {
         if let shardHosts { try OutOfRange.check("shard hosts", shardHosts.count, in: 1...Self.maximumShards) }
     }
 
-    /// Most station shards a sharded job's task addresses (the `jobs.shards` setting's top).
+    /// Most station shards a sharded job's task addresses (the `bikes.shards` setting's top).
     public static let maximumShards = 16
 }
 

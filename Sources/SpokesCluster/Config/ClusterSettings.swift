@@ -71,18 +71,6 @@ public struct ClusterSettings: Sendable, Hashable {
     /// minus one alive members); with fewer alive members, or 1, the coordinator alone
     /// keeps it, on its disk (jobs of tasks in its journal, bike jobs in a group of one).
     public var jobReplicas = 3
-    /// Station shards of a replicated real-time bike job: its stations are split over this
-    /// many alive members (at most), each hosting one shard and answering its moves, so no
-    /// one node answers every move. 1 (the default): the coordinator hosts every station;
-    /// on the machines we measured, sharding cost more than it spread (BENCHMARKS.md).
-    public var jobShards = 1
-    /// The real milliseconds a bike job's users must sleep between moves, at least, for its
-    /// stations to be sharded (with ``jobShards`` above 1). Users that move back to back
-    /// are bound by what each move costs, and one coordinator answers its own node's users
-    /// in process: such a job took 3.7 times as long sharded (BENCHMARKS.md). 0: every
-    /// replicated job is sharded.
-    public var jobShardPaceMilliseconds = 50
-
     /// Where a node keeps its job records. `~` is the home directory (``HomeDirectory``).
     public var dataDirectory = "~/.spokes"
 

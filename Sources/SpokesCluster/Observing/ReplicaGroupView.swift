@@ -26,8 +26,10 @@ public struct ReplicaGroupView: Sendable, Hashable, Codable {
     /// The highest log index this replica knows to be committed.
     public var commitIndex: Int
 
-    /// The kinds of group id that keep a job: `taskjob` and `bikejob`.
-    public static let jobKinds: Set<String> = ["taskjob", "bikejob"]
+    /// Whether groups of `kind` keep one job each: a kind named `...job` (`taskjob`, and
+    /// a workload's own, such as the bike module's `bikejob`), by the rule every job
+    /// layer names its groups with; the cluster names no workload's kind.
+    public static func keepsAJob(_ kind: String) -> Bool { kind.hasSuffix("job") && kind.count > 3 }
 
     /// A view of group `id`; its ``kind`` and ``job`` are read from the id.
     public init(id: String, node: String, replicas: [String], leader: String?, term: Int, role: String, commitIndex: Int) {
@@ -55,12 +57,12 @@ public struct ReplicaGroupView: Sendable, Hashable, Codable {
     }
 
     /// The kind and job of group id `id`: `("taskjob", "map-1")` for `taskjob-map-1`, and
-    /// a nil job when the kind is not one of ``jobKinds`` or nothing follows it.
+    /// a nil job when the kind keeps no job (``keepsAJob(_:)``) or nothing follows it.
     public static func parse(_ id: String) -> (kind: String, job: String?) {
         guard let dash = id.firstIndex(of: "-") else { return (id, nil) }
         let kind = String(id[..<dash])
         let rest = String(id[id.index(after: dash)...])
-        return (kind, jobKinds.contains(kind) && !rest.isEmpty ? rest : nil)
+        return (kind, keepsAJob(kind) && !rest.isEmpty ? rest : nil)
     }
 
     /// True when this replica leads its group.

@@ -57,4 +57,15 @@ import Testing
         #expect(BikeLimits.users.integer(in: settings) == 5 && BikeLimits.paths.integer(in: settings) == 1_000)
         #expect(throws: ConfigurationError.self) { try settings.apply(environment: ["SPOKES_LIMITS_MAX_PATHS": "0"]) }
     }
+
+    /// Sharded stations are the bike module's settings too: the cluster names none of them
+    /// (issue 28 §3), and they read through the same layers.
+    @Test func theShardSettingsAreTheBikeModulesOwn() throws {
+        #expect(ClusterSettings.clusterTable.allSatisfy { !$0.path.contains("shard") }, "no shard setting is the cluster's own")
+        var settings = ClusterSettings()
+        #expect(BikeShardSettings.shards.integer(in: settings) == 1 && BikeShardSettings.pace.integer(in: settings) == 50)
+        try settings.apply(environment: ["SPOKES_BIKES_SHARDS": "3", "SPOKES_BIKES_SHARD_PACE_MS": "0"])
+        #expect(BikeShardSettings.shards.integer(in: settings) == 3 && BikeShardSettings.pace.integer(in: settings) == 0)
+        #expect(throws: ConfigurationError.self) { try settings.apply(environment: ["SPOKES_BIKES_SHARDS": "17"]) }
+    }
 }

@@ -21,13 +21,13 @@ struct SubmitProcessTests {
 
     func flags(_ extra: [String] = []) -> [String] { ["--cluster", cluster, "--discovery-port", discoveryPort] + extra }
 
-    /// `count` nodes `j0`, `j1`, ...; `shards` is their `jobs.shards`, `environment` more
+    /// `count` nodes `j0`, `j1`, ...; `shards` is their `bikes.shards`, `environment` more
     /// variables of some, by number.
     func startNodes(
         _ count: Int, shards: Int = 1, environment: [Int: [String: String]] = [:], extra: (Int) -> [String] = { _ in [] }
     ) async throws -> [NodeProcess] {
         let nodes = try await NodeProcess.start(count) {
-            try await NodeProcess(name: "j\($0)", flags: flags(extra($0)), environment: (environment[$0] ?? [:]).merging(["SPOKES_JOBS_SHARDS": "\(shards)"]) { $1 })
+            try await NodeProcess(name: "j\($0)", flags: flags(extra($0)), environment: (environment[$0] ?? [:]).merging(["SPOKES_BIKES_SHARDS": "\(shards)"]) { $1 })
         }
         let probe = ClusterProcessTests()
         for node in nodes {
@@ -89,17 +89,17 @@ struct SubmitProcessTests {
         #expect(perNode.values.reduce(0, +) == 30)
         let results = report["results"] as? [[String: Any]] ?? []
         #expect(results.allSatisfy { $0["node"] is String && $0["attempts"] as? Int == 1 })
-        #expect(report["stationShards"] == nil, "jobs.shards is 1: the coordinator hosts every station")
+        #expect(report["stationShards"] == nil, "bikes.shards is 1: the coordinator hosts every station")
         #expect(report["epoch"] as? Int == 0)
     }
 
-    /// Issue 19 §1, spread the load: with `jobs.shards: 3`, a real-time job's stations are
+    /// Issue 19 §1, spread the load: with `bikes.shards: 3`, a real-time job's stations are
     /// in three shards, one on each node (the coordinator's first, then the members by
     /// name), and the job counts every user once with every bike. A job at time scale 0
     /// keeps its stations on its coordinator, unless the coordinator's
-    /// `jobs.shard_pace_ms` is 0.
+    /// `bikes.shard_pace_ms` is 0.
     @Test func aShardedJobSpreadsItsStationsOverEveryNode() async throws {
-        let nodes = try await startNodes(3, shards: 3, environment: [2: ["SPOKES_JOBS_SHARD_PACE_MS": "0"]]) { _ in ["--slots", "2"] }
+        let nodes = try await startNodes(3, shards: 3, environment: [2: ["SPOKES_BIKES_SHARD_PACE_MS": "0"]]) { _ in ["--slots", "2"] }
         defer { nodes.forEach { $0.kill(SIGTERM) } }
         let run = await submit(to: nodes[1], ["--users", "30", "--paths", "4", "--time-scale", "0.5", "--seed", "1"])
         let report = report(run)
@@ -112,7 +112,7 @@ struct SubmitProcessTests {
         let anyPace = await submit(to: nodes[2], ["--users", "30", "--paths", "4", "--time-scale", "0", "--seed", "3"])
         #expect(anyPace.status == 0, "\(anyPace.standardError)")
         checkExactlyOnce(self.report(anyPace), users: 30)
-        #expect(self.report(anyPace)["stationShards"] as? [String] == ["j2", "j0", "j1"], "j2's jobs.shard_pace_ms is 0: every job is sharded")
+        #expect(self.report(anyPace)["stationShards"] as? [String] == ["j2", "j0", "j1"], "j2's bikes.shard_pace_ms is 0: every job is sharded")
     }
 
     /// Issue 21 §1: a client whose coordinator stops answering (SIGSTOP keeps its sockets

@@ -58,7 +58,7 @@ public final class ReplicatedBikeJobs: Sendable {
         let startedAt = Date().timeIntervalSince1970
         // A sharded job's shards are opened first and recorded with the job in its
         // group's first entry: whoever takes the job over finds them.
-        let layout = peers.isEmpty || !job.suitsShards(pace: Double(groups.system.settings.jobShardPaceMilliseconds) / 1000) ? nil : shardLayout()
+        let layout = peers.isEmpty || !job.suitsShards(pace: Double(BikeShardSettings.pace.integer(in: groups.system.settings)) / 1000) ? nil : shardLayout()
         var shards: BikeJob.ShardSet?
         if let layout { shards = try await openShards(of: job, layout: layout, epoch: 0) }
         do {
@@ -72,14 +72,14 @@ public final class ReplicatedBikeJobs: Sendable {
         return replica(of: job.id, epoch: 0, shards: shards, startedAt: startedAt)
     }
 
-    /// The shards of a new job (`jobs.shards` of them, at most one per alive member, and
+    /// The shards of a new job (`bikes.shards` of them, at most one per alive member, and
     /// none when that is one): for each, the members that replicate it, its first host
     /// first. Shard `k`'s host is the `k`-th of this node and the alive members by name,
     /// so the shards' hosts differ, and its replicas are the hosts that follow it.
     func shardLayout() -> [[String]]? {
         let settings = groups.system.settings
         let candidates = [groups.system.node.name] + groups.aliveMembers.map(\.node.name).sorted()
-        let count = min(settings.jobShards, candidates.count)
+        let count = min(BikeShardSettings.shards.integer(in: settings), candidates.count)
         guard count > 1 else { return nil }
         let replicas = min(settings.jobReplicas, candidates.count)
         return (0..<count).map { shard in (0..<replicas).map { candidates[(shard + $0) % candidates.count] } }
