@@ -57,6 +57,9 @@ enum JobsCommand {
 }
 
 enum ResultCommand {
+    /// Seconds a job must stay listed as stalled before `result` says so and stops.
+    static let stalledPatience = 3.0
+
     static let spec = CommandSpec(
         name: "result",
         abstract: "Print a finished job's report again, from whichever node stored it.",
@@ -95,13 +98,24 @@ enum ResultCommand {
         }
         var waited = false
         var hops = 0
+        var stalledSince: Double?
         while case .elsewhere(let location) = found {
             // A stalled job waits for a majority of its replicas, which no client can bring
-            // back: say so, naming them, and stop (issue 29 §2).
+            // back: once it stays stalled for a while (a node cut off from the rest sees
+            // its peers dead while they run the job on), say so, naming them, and stop
+            // (issue 29 §2).
             if location.summary.state == .stalled {
-                context.standardError("job \(job) is stalled on \(location.node): \(location.summary.stalledReason ?? "too few of its replicas can take part")\n")
-                return 1
+                let since = stalledSince ?? MonotonicClock.now
+                stalledSince = since
+                if MonotonicClock.now - since >= Self.stalledPatience {
+                    context.standardError("job \(job) is stalled on \(location.node): \(location.summary.stalledReason ?? "too few of its replicas can take part")\n")
+                    return 1
+                }
+                try await Task.sleep(for: .milliseconds(250))
+                found = try await stored(job, at: target, with: client)
+                continue
             }
+            stalledSince = nil
             // A finished job is a hop or two away; only waiting on a running one loops on.
             if location.summary.state != .running { hops += 1 }
             guard hops <= 3 else { break }

@@ -43,15 +43,22 @@ public struct LostJobFollower: Sendable {
     }
 
     /// Asks the members at `addresses` (`host:port`) with `ask` until one has the job's
-    /// end; nil when none knows the job for ``patience`` seconds in a row, or the calling
-    /// task is cancelled. `ask` throwing counts as a lost connection.
+    /// end; not found when none knows the job for ``patience`` seconds in a row, or the
+    /// calling task is cancelled. `ask` throwing counts as a lost connection.
+    ///
+    /// A member that says the job is stalled speaks for its own view: a node cut off from
+    /// the rest sees its peers dead while they run the job on. So "stalled" is the answer
+    /// only when, for ``patience`` seconds in a row, some member says so and none says it
+    /// runs the job (a one-node cluster whose disk failed says so within that).
     public func follow<End: Sendable>(at addresses: [String], ask: @escaping @Sendable (NodeID) async throws -> Answer<End>) async -> Followed<End> {
         let system = system
         var nodes: [String: NodeID] = [:]
         let runtime = system.runtime
         var unknownSince = runtime.now
+        var stalledSince: Double?
         while !Task.isCancelled, runtime.now - unknownSince < patience {
             var running = false
+            var stalled: String?
             for text in addresses {
                 if nodes[text] == nil, let address = try? SocketAddress(parsing: text),
                    let peer = try? await withTimeout(seconds: questionTimeout, operation: { try await system.join(address) }) {
@@ -64,12 +71,19 @@ public struct LostJobFollower: Sendable {
                 }
                 switch answer {
                 case .ended(let end): return .ended(end)
-                case .stalled(let reason): return .stalled(reason)
+                case .stalled(let reason): stalled = reason
                 case .running: running = true
                 case .unknown: break
                 }
             }
-            if running { unknownSince = runtime.now }
+            if running || stalled != nil { unknownSince = runtime.now }
+            if running {
+                stalledSince = nil
+            } else if let stalled {
+                let since = stalledSince ?? runtime.now
+                stalledSince = since
+                if runtime.now - since >= patience { return .stalled(stalled) }
+            }
             try? await runtime.sleep(for: 0.5)
         }
         return .notFound
