@@ -105,7 +105,7 @@ public final class JobStore: TaskJobHistory {
         }
 
         private enum CodingKeys: String, CodingKey {
-            case job, state, finished, coordinator, network, users, completedUsers, failedUsers, cancelledUsers, retries, wallTime, kind
+            case job, state, finished, coordinator, network, users, completedUsers, failedUsers, cancelledUsers, retries, wallTime, kind, stalledReason
         }
 
         /// Lines stored before states existed said only `cancelled`.
@@ -124,6 +124,7 @@ public final class JobStore: TaskJobHistory {
             retries = try container.decodeIfPresent(Int.self, forKey: .retries) ?? 0
             wallTime = try container.decode(Double.self, forKey: .wallTime)
             kind = try container.decodeIfPresent(String.self, forKey: .kind)
+            stalledReason = try container.decodeIfPresent(String.self, forKey: .stalledReason)
             if let state = try container.decodeIfPresent(State.self, forKey: .state) {
                 self.state = state
             } else {

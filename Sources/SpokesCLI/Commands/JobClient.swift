@@ -77,7 +77,8 @@ enum JobClient {
             let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
             if let report = try await service.report(of: job) { return .ended(report) }
             guard let listed = try await service.jobs().first(where: { $0.job == job && $0.isUnfinished }) else { return .unknown }
-            return listed.stalledReason.map { .stalled($0) } ?? .running
+            guard listed.state == .stalled else { return .running }
+            return .stalled(listed.stalledReason ?? "too few of its replicas can take part")
         }
     }
 }

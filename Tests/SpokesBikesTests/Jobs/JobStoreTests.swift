@@ -81,6 +81,17 @@ import Testing
             tasks: ends.map(TaskJobReport.TaskEnd.init), wallTime: 0.25, cancelReason: nil)
     }
 
+    /// A stalled job's summary keeps why across the wire: the client that follows it says
+    /// so (it lost the reason once, and waited as for a running job: issue 29 §1.8).
+    @Test func aStalledSummaryKeepsItsReasonWhenEncoded() throws {
+        let summary = JobStore.Summary(
+            job: "job-1", state: .stalled, finished: nil, coordinator: "solo", network: "bikemi", users: 3, completedUsers: 0,
+            failedUsers: 0, cancelledUsers: 0, retries: 0, wallTime: 0, stalledReason: "its replica on solo stopped (disk full)")
+        let decoded = try JSONDecoder().decode(JobStore.Summary.self, from: JSONEncoder().encode(summary))
+        #expect(decoded.state == .stalled && decoded.stalledReason == "its replica on solo stopped (disk full)")
+        #expect(decoded.isUnfinished)
+    }
+
     @Test func aJobOfTasksIsStoredBesideBikeJobsListedWithItsKindAndReadBackWhole() throws {
         let store = store()
         try store.append(Self.report("job-1"), coordinator: "n1")
