@@ -53,12 +53,20 @@ public struct ClusterSettings: Sendable, Hashable {
     /// Static peers to dial, `host:port`, in every discovery mode (`--peer`, `peers:`).
     public var peers: [String] = []
 
+    /// The defaults, as one value: what the simulator's models start from, so a default
+    /// changed here is the one they check.
+    public static let defaults = ClusterSettings()
+
     /// Seconds between heartbeats on each connection.
     public var heartbeatInterval = 0.2
     /// Seconds of silence after which a peer is suspect.
     public var suspectTimeout = 0.6
-    /// Seconds of silence after which a peer is dead and its calls fail.
-    public var deadTimeout = 1.2
+    /// Seconds of silence after which a peer is dead and its calls fail. A network glitch
+    /// shorter than this less two heartbeat intervals (1.2 s) costs no death: silence is
+    /// counted from the last message before the cut, up to an interval earlier, and the
+    /// first probe after the heal may come an interval late. 1.6 s, not 1.2 s: at 1.2 s
+    /// a 1.0 s cut killed members (issue 29 §1.10), and one of 0.8 s sat on the bound.
+    public var deadTimeout = 1.6
 
     /// Default seconds a task may run before it is cancelled and retried.
     public var taskDeadline = 30.0

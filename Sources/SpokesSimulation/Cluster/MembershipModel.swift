@@ -40,7 +40,8 @@ public struct MembershipModel: SimulationModel {
         /// incarnation of a name a live, fresh member holds is admitted, and replaces it.
         public var admitsTakenNames = false
 
-        public init(nodes: Int, heartbeatInterval: Double = 0.2, suspectAfter: Double = 0.6, deadAfter: Double = 1.2) {
+        public init(nodes: Int, heartbeatInterval: Double = ClusterSettings.defaults.heartbeatInterval,
+                    suspectAfter: Double = ClusterSettings.defaults.suspectTimeout, deadAfter: Double = ClusterSettings.defaults.deadTimeout) {
             self.nodes = nodes
             self.heartbeatInterval = heartbeatInterval
             self.suspectAfter = suspectAfter

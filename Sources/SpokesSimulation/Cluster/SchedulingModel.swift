@@ -39,7 +39,8 @@ public struct SchedulingModel: SimulationModel {
         public var forgetsInFlightWhenAliveAgain = false
 
         public init(workers: Int = 3, slots: Int = 2, tasks: Int = 60, taskSeconds: Double = 0.3, deadline: Double = 3,
-                    heartbeatInterval: Double = 0.2, suspectAfter: Double = 0.6, deadAfter: Double = 1.2) {
+                    heartbeatInterval: Double = ClusterSettings.defaults.heartbeatInterval,
+                    suspectAfter: Double = ClusterSettings.defaults.suspectTimeout, deadAfter: Double = ClusterSettings.defaults.deadTimeout) {
             self.workers = workers
             self.slots = slots
             self.tasks = tasks

@@ -327,7 +327,7 @@ private func failure(environment: [String: String]) -> String? {
     }
 
     @Test(arguments: [
-        ("heartbeat:\n  suspect_after: 2", "cluster.yaml:2:18: heartbeat.suspect_after must be less than heartbeat.dead_after (1.2), got '2.0'"),
+        ("heartbeat:\n  suspect_after: 2", "cluster.yaml:2:18: heartbeat.suspect_after must be less than heartbeat.dead_after (1.6), got '2.0'"),
         ("heartbeat:\n  dead_after: 0.5", "cluster.yaml:2:15: heartbeat.dead_after must be greater than heartbeat.suspect_after (0.6), got '0.5'"),
         ("heartbeat:\n  interval: 0.6", "cluster.yaml:2:13: heartbeat.interval must be less than heartbeat.suspect_after (0.6), got '0.6'"),
         ("discovery:\n  mode: lan", "cluster.yaml:2:9: discovery.mode 'lan' needs discovery.broadcast set to the LAN's broadcast address, e.g. 198.51.100.255"),
