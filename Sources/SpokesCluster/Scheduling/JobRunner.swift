@@ -170,8 +170,11 @@ public struct JobRunner: Sendable {
                 let result = try await withTimeout(seconds: allowed) { try await system.run(request) }
                 switch result {
                 case .busy:
-                    await systems.releaseBusy(commitment)
+                    // Heard before the place is given back: another task may take the
+                    // place at once, and its start must not be counted while this
+                    // attempt still is (a board showed more running than a node's places).
                     onEvent(.busy(task: task, attempt: attempt, node: commitment.node))
+                    await systems.releaseBusy(commitment)
                     guard let next = try? await systems.firstAvailableSystem(for: first.cost, stillToSend: 0) else { return cancelled(started: false) }
                     commitment = next
                     continue
