@@ -412,7 +412,9 @@ struct SchedulingTests {
         defer { nodes.forEach { $0.stop() } }
         let (systems, following) = try await coordinator(nodes[0], expecting: 3)
         defer { following.cancel() }
-        // Another coordinator (the test) holds w2's slot and queue place all job long.
+        // Another coordinator (the test) holds w2's slot and queue place all job long,
+        // from w1, once w1 is connected to w2 (w0 seeing all three says nothing of w1).
+        try await waitUntil("w1 connected to w2") { nodes[1].system.connectedPeers.contains { $0.node == nodes[2].system.node } }
         let w2 = try ScanSystem.resolve(id: ActorID(node: nodes[2].system.node, name: ScanSystem.wellKnownName), using: nodes[1].system)
         let gauge = gauge
         let held = (0..<2).map { task in Task { try await w2.run(probe("held", task, seconds: 60)) } }
