@@ -46,8 +46,9 @@ let package = Package(
         // What every test target shares (temporary folders that are always removed).
         .target(name: "SpokesTestKit", path: "Tests/SpokesTestKit"),
         // The in-process cluster builder the cluster, bikes, dashboard and CLI tests share.
-        .target(name: "SpokesClusterTestKit", dependencies: ["SpokesCluster", "SpokesTestKit"], path: "Tests/SpokesClusterTestKit"),
+        .target(name: "SpokesClusterTestKit", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesTestKit"], path: "Tests/SpokesClusterTestKit"),
         .testTarget(name: "SpokesConcurrencyTests", dependencies: ["SpokesConcurrency", "SpokesTestKit"]),
+        .testTarget(name: "SpokesTransportTests", dependencies: ["SpokesTransport", "SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesHTTPTests", dependencies: ["SpokesHTTP", "SpokesTransport", "SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesClusterTests", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes", "SpokesBikesWeb", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),

@@ -5,6 +5,12 @@ public struct EventuallyTimeout: Error, CustomStringConvertible {
     /// True when the condition was true and stopped holding (``holds(_:for:every:_:)``).
     public var broke = false
 
+    public init(what: String, seconds: Double, broke: Bool = false) {
+        self.what = what
+        self.seconds = seconds
+        self.broke = broke
+    }
+
     public var description: String {
         broke ? "stopped holding within \(seconds) s: \(what)" : "not within \(seconds) s: \(what)"
     }

@@ -28,7 +28,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// Where this node accepts connections.
     public let address: SocketAddress
 
-    private let listener: Listener
+    private let listener: any StreamListener
     private let registry = Mutex<[String: WeakActor]>([:])
     private let connections = Mutex<[String: Connection]>([:])
     /// Every open connection, registered or not (handshaking, or the loser of a dial
@@ -81,11 +81,11 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         authentication = settings.secret.map(HandshakeAuthentication.init(secret:))
         node = NodeID(name: settings.nodeName, incarnation: NodeID.nextIncarnation())
         try Self.checkListenAddress(settings)
-        listener = try Listener(address: SocketAddress(host: settings.host, port: settings.port))
+        listener = try runtime.network.listen(on: SocketAddress(host: settings.host, port: settings.port))
         address = listener.address
-        listener.start { [weak self] fd, remote in
-            guard let self else { Glibc.close(fd); return }
-            self.accept(fd: fd, remote: remote)
+        listener.start { [weak self] stream in
+            guard let self else { return stream.close() }
+            self.accept(stream)
         }
         if !isMember { watchPeers() }
     }
@@ -142,7 +142,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             for connection in open { connection.drainWrites() }
             flushed.resolve(())
         }
-        _ = try? await withTimeout(seconds: seconds) { await flushed.future.value }
+        _ = try? await withTimeout(seconds: seconds, clock: runtime.clock) { await flushed.future.value }
     }
 
     private func leaveAll() -> [Connection] {
@@ -246,7 +246,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             genericSubstitutions: invocation.genericSubstitutions, arguments: invocation.arguments)
         let seconds = settings.callTimeout
         do {
-            return try await TimeoutTask(seconds: seconds) {
+            return try await TimeoutTask(seconds: seconds, clock: runtime.clock) {
                 try await withTaskCancellationHandler {
                     try await withCheckedThrowingContinuation { continuation in
                         self.pendingCalls.withLock {
@@ -394,8 +394,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     }
 
     /// Dials `address`, runs the handshake (see ``HandshakeAuthentication``), and
-    /// registers the connection. Returns the peer's handshake. Blocking socket work runs
-    /// on a dispatch queue, never on the cooperative pool.
+    /// registers the connection. Returns the peer's handshake. (A socket's connect waits
+    /// on a thread of its own, never on the cooperative pool.)
     @discardableResult
     public func join(_ address: SocketAddress) async throws -> WireMessage.Handshake {
         guard !isShutDown.load(ordering: .acquiring) else {
@@ -404,11 +404,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         let timeout = settings.handshakeTimeout
         let limits = Connection.Limits(settings)
         let rejections = rejections
-        let clock = runtime.clock
-        let connection = try await runBlocking("spokes.connect") {
-            let fd = try Socket.connect(to: address, timeout: timeout)
-            return Connection(fd: fd, remoteAddress: address, isOutbound: true, limits: limits, rejections: rejections, clock: clock)
-        }
+        let stream = try await runtime.network.connect(to: address, timeout: timeout)
+        let connection = Connection(stream: stream, isOutbound: true, limits: limits, rejections: rejections, clock: runtime.clock)
         let (dialling, opening) = HandshakeStateMachine.dialling(
             handshake(nonce: HandshakeAuthentication.makeNonce()), to: address.description, authentication: authentication)
         let machine = Mutex(dialling)
@@ -428,7 +425,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             }))
         carryOut(opening, on: connection, joining: welcomed)
         do {
-            return try await withTimeout(seconds: timeout) { try await welcomed.future.value }
+            return try await withTimeout(seconds: timeout, clock: runtime.clock) { try await welcomed.future.value }
         } catch {
             carryOut(machine.withLock { $0.timedOut(after: timeout) }, on: connection, joining: welcomed)
             connection.close(reason: "handshake failed: \(error)")
@@ -496,7 +493,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// caps on established connections (`limits.max_connections` in all,
     /// `limits.max_connections_per_address` from one address) count only connections
     /// that proved themselves, so strangers never use them up.
-    private func accept(fd: Int32, remote: SocketAddress) {
+    private func accept(_ stream: any ByteStream) {
+        let remote = stream.remoteAddress
         let (established, fromAddress, crowdedOut) = openConnections.withLock { connections in
             let inbound = connections.values.filter { !$0.isOutbound }
             let proven = inbound.filter { $0.peer != nil }
@@ -514,11 +512,11 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             logOnce("turned away a connection from \(remote.host): " + (perAddress
                 ? "\(fromAddress) connections from that address is the limit (limits.max_connections_per_address)"
                 : "\(established) open connections is the limit (limits.max_connections)"))
-            Glibc.close(fd)
+            stream.close()
             return
         }
         crowdedOut?.close(reason: "\(settings.maximumHandshakingConnections) connections were handshaking: the oldest made room", rejecting: .tooManyHandshakes)
-        let connection = Connection(fd: fd, remoteAddress: remote, isOutbound: false, limits: Connection.Limits(settings), rejections: rejections, clock: runtime.clock)
+        let connection = Connection(stream: stream, isOutbound: false, limits: Connection.Limits(settings), rejections: rejections, clock: runtime.clock)
         let machine = Mutex(HandshakeStateMachine.accepting(
             from: remote.description, welcome: handshake(nonce: HandshakeAuthentication.makeNonce()), authentication: authentication))
         track(connection)

@@ -2,8 +2,8 @@ import Foundation
 import SpokesConcurrency
 import Synchronization
 
-/// Finds peers with UDP beacons. One dedicated thread both sends this node's beacon
-/// every `interval` and receives others'. Beacons are sealed and checked by a
+/// Finds peers with UDP beacons, over its runtime's network: a timer on the runtime's
+/// clock sends this node's beacon every `interval`, and the port's reader takes others'. Beacons are sealed and checked by a
 /// ``BeaconAuthenticator``: malformed, unauthenticated and replayed datagrams are
 /// rejected and counted in `rejections`; beacons of other clusters are ignored.
 ///
@@ -18,12 +18,23 @@ import Synchronization
 /// configured. Several nodes on one machine share the port (SO_REUSEADDR and
 /// SO_REUSEPORT); broadcasts reach every one of them.
 final class Discovery: Sendable {
-    private let fd: Int32
+    /// When this node last beaconed and when it next will; the names it has heard.
+    private struct Schedule {
+        var nextSend = -Double.infinity
+        var lastSent = -Double.infinity
+        var heard = Set<String>()
+        /// An early answer is waiting for ``Discovery/minimumAnswerGap`` to pass.
+        var answerPending = false
+    }
+
+    private let port: any DatagramPort
     private let target: SocketAddress
     private let interval: Double
     private let beacon: Beacon?
-    private let secret: ClusterSecret?
+    private let runtime: Runtime
     private let rejections: RejectionCounters
+    private let authenticator: Mutex<BeaconAuthenticator>
+    private let schedule = Mutex(Schedule())
     private let stopped = Atomic<Bool>(false)
     private let ignored = Atomic<Int>(0)
 
@@ -37,14 +48,16 @@ final class Discovery: Sendable {
     /// past it the memory starts again.
     static let maximumRemembered = 10_000
 
-    /// Opens the discovery socket. `beacon` nil only listens; a beacon without an address
-    /// is a client's query, sent every interval until stopped, that nodes answer at once.
-    init(settings: ClusterSettings, beacon: Beacon?, rejections: RejectionCounters) throws(TransportError) {
+    /// Opens the discovery port on `runtime`'s network. `beacon` nil only listens; a
+    /// beacon without an address is a client's query, sent every interval until stopped,
+    /// that nodes answer at once.
+    init(settings: ClusterSettings, beacon: Beacon?, rejections: RejectionCounters, runtime: Runtime) throws(TransportError) {
         let port = settings.discoveryPort
         let broadcastAddress = settings.broadcastAddress
         let mode = settings.discoveryMode
-        secret = settings.secret
         self.rejections = rejections
+        self.runtime = runtime
+        authenticator = Mutex(BeaconAuthenticator(secret: settings.secret))
         switch mode {
         case .loopback:
             target = SocketAddress(host: "127.255.255.255", port: port)
@@ -58,88 +71,104 @@ final class Discovery: Sendable {
         }
         interval = settings.discoveryInterval
         self.beacon = beacon
-        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .socketFailed(operation: "udp socket for", address: target.description, errno: errno) }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &yes, socklen_t(MemoryLayout<Int32>.size))
-        setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &yes, socklen_t(MemoryLayout<Int32>.size))
         // Loopback mode listens on the loopback broadcast address only: nothing from a LAN arrives.
-        var local = SocketAddress(host: mode == .loopback ? "127.255.255.255" : "0.0.0.0", port: port).sockaddr
-        let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else {
-            let code = errno
-            close(fd)
-            throw .socketFailed(operation: "bind discovery port", address: "\(port)", errno: code)
+        let local = SocketAddress(host: mode == .loopback ? "127.255.255.255" : "0.0.0.0", port: port)
+        do {
+            self.port = try runtime.network.bindDatagrams(on: local, shared: true)
+        } catch {
+            throw .socketFailed(operation: "bind discovery port", address: "\(port)", errno: Self.errno(of: error))
         }
     }
 
-    /// Starts the thread; `onBeacon` receives every valid beacon of `cluster`, including
-    /// this node's own; `onStranger` what the beacons that were not accepted (another
-    /// cluster, another secret or none) claim to be.
+    private static func errno(of error: TransportError) -> Int32 {
+        if case .socketFailed(_, _, let code) = error { return code }
+        return EINVAL
+    }
+
+    /// Starts listening and beaconing; `onBeacon` receives every valid beacon of
+    /// `cluster`, including this node's own; `onStranger` what the beacons that were not
+    /// accepted (another cluster, another secret or none) claim to be.
     func start(cluster: String, onBeacon: @escaping @Sendable (Beacon) -> Void, onStranger: (@Sendable (HeardBeacon) -> Void)? = nil) {
-        let thread = Thread { [self] in run(cluster: cluster, onBeacon: onBeacon, onStranger: onStranger) }
-        thread.name = "spokes.discovery"
-        thread.start()
+        port.startReceiving(maximumSize: Beacon.maximumBeaconSize) { [self] bytes, _ in
+            received(bytes, cluster: cluster, onBeacon: onBeacon, onStranger: onStranger)
+        }
+        guard beacon != nil else { return }
+        Task { [self] in
+            while !stopped.load(ordering: .acquiring) {
+                sendIfDue()
+                let wait = schedule.withLock { $0.nextSend } - runtime.now
+                try? await runtime.sleep(for: max(Self.minimumAnswerGap, min(interval, wait)))
+            }
+        }
     }
 
     func stop() {
-        stopped.store(true, ordering: .releasing)
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        port.stop()
     }
 
-    private func run(cluster: String, onBeacon: @Sendable (Beacon) -> Void, onStranger: (@Sendable (HeardBeacon) -> Void)?) {
-        var authenticator = BeaconAuthenticator(secret: secret)
-        var nextSend = MonotonicClock.now
-        var lastSent = -Double.infinity
-        var heard = Set<String>()
-        let answers = beacon.map { !$0.address.isEmpty } ?? false
-        var buffer = [UInt8](repeating: 0, count: Beacon.maximumBeaconSize + 1)
-        while !stopped.load(ordering: .acquiring) {
-            let now = MonotonicClock.now
-            if let beacon, now >= nextSend {
-                let encoded = authenticator.seal(beacon, now: Date().timeIntervalSince1970)
-                var destination = target.sockaddr
-                _ = encoded.withUnsafeBytes { bytes in
-                    withUnsafePointer(to: &destination) {
-                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                            sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                        }
-                    }
-                }
-                nextSend = now + interval
-                lastSent = now
-            }
-            // Wake for the next beacon to send, and at least every 100 ms to notice stop().
-            let wait = min(0.1, max(0.001, beacon == nil ? 0.1 : nextSend - MonotonicClock.now))
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Duration.clamped(seconds: wait).pollMilliseconds) > 0 else { continue }
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            guard count > 0 else { continue }
-            switch authenticator.open(buffer[..<count], cluster: cluster, now: Date().timeIntervalSince1970) {
-            case .accepted(let received):
-                if (try? received.checkRanges()) == nil {
-                    rejections.count(.valueOutOfRange)
-                    continue
-                }
-                let isQuery = received.address.isEmpty
-                if answers, isQuery || !heard.contains(received.node.name) {
-                    nextSend = min(nextSend, max(MonotonicClock.now, lastSent + Self.minimumAnswerGap))
-                    if !isQuery {
-                        if heard.count >= Self.maximumRemembered { heard.removeAll() }
-                        heard.insert(received.node.name)
-                    }
-                }
-                if !isQuery { onBeacon(received) }
-            case .ignored:
-                ignored.add(1, ordering: .relaxed)
-                if let onStranger, let heard = BeaconAuthenticator.peek(buffer[..<count]) { onStranger(heard) }
-            case .rejected(let rejection):
-                rejections.count(rejection)
-                if let onStranger, rejection == .unauthenticatedBeacon, let heard = BeaconAuthenticator.peek(buffer[..<count]) { onStranger(heard) }
-            }
+    /// Sends this node's beacon if its time has come.
+    private func sendIfDue() {
+        guard let beacon, !stopped.load(ordering: .acquiring) else { return }
+        let now = runtime.now
+        let due = schedule.withLock { schedule in
+            guard now >= schedule.nextSend else { return false }
+            schedule.nextSend = now + interval
+            schedule.lastSent = now
+            return true
         }
-        close(fd)
+        guard due else { return }
+        port.send(authenticator.withLock { $0.seal(beacon, now: Date().timeIntervalSince1970) }, to: target)
+    }
+
+    /// Answers a newcomer soon: now if the last beacon is ``minimumAnswerGap`` old,
+    /// else once it is (one answer waits at a time).
+    private func answerSoon() {
+        let now = runtime.now
+        let wait = schedule.withLock { schedule -> Double? in
+            let earliest = max(now, schedule.lastSent + Self.minimumAnswerGap)
+            schedule.nextSend = min(schedule.nextSend, earliest)
+            guard earliest > now else { return 0 }
+            guard !schedule.answerPending else { return nil }
+            schedule.answerPending = true
+            return earliest - now
+        }
+        guard let wait else { return }
+        guard wait > 0 else { return sendIfDue() }
+        Task { [self] in
+            try? await runtime.sleep(for: wait)
+            schedule.withLock { $0.answerPending = false }
+            sendIfDue()
+        }
+    }
+
+    private func received(
+        _ bytes: ArraySlice<UInt8>, cluster: String, onBeacon: @Sendable (Beacon) -> Void, onStranger: (@Sendable (HeardBeacon) -> Void)?
+    ) {
+        let answers = beacon.map { !$0.address.isEmpty } ?? false
+        switch authenticator.withLock({ $0.open(bytes, cluster: cluster, now: Date().timeIntervalSince1970) }) {
+        case .accepted(let received):
+            if (try? received.checkRanges()) == nil {
+                rejections.count(.valueOutOfRange)
+                return
+            }
+            let isQuery = received.address.isEmpty
+            if answers {
+                let newcomer = isQuery || schedule.withLock { schedule in
+                    guard !schedule.heard.contains(received.node.name) else { return false }
+                    if schedule.heard.count >= Self.maximumRemembered { schedule.heard.removeAll() }
+                    schedule.heard.insert(received.node.name)
+                    return true
+                }
+                if newcomer { answerSoon() }
+            }
+            if !isQuery { onBeacon(received) }
+        case .ignored:
+            ignored.add(1, ordering: .relaxed)
+            if let onStranger, let heard = BeaconAuthenticator.peek(bytes) { onStranger(heard) }
+        case .rejected(let rejection):
+            rejections.count(rejection)
+            if let onStranger, rejection == .unauthenticatedBeacon, let heard = BeaconAuthenticator.peek(bytes) { onStranger(heard) }
+        }
     }
 }

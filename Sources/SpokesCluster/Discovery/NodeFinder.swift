@@ -47,12 +47,13 @@ public enum NodeFinder {
         }
     }
 
-    /// The address of the first node of `settings.cluster` heard within `timeout` seconds.
-    public static func firstNode(settings: ClusterSettings, timeout: Double) async throws -> SocketAddress {
+    /// The address of the first node of `settings.cluster` heard within `timeout` seconds
+    /// (on `runtime`'s clock and network).
+    public static func firstNode(settings: ClusterSettings, timeout: Double, runtime: Runtime = .real) async throws -> SocketAddress {
         guard settings.discoveryMode != .off else { throw Failure.discoveryOff }
         let query = Beacon(cluster: settings.cluster, node: NodeID(name: "query-\(randomBytes(4).hex)", incarnation: 0), address: "",
                            slots: 0, authenticated: settings.secret != nil)
-        let discovery = try Discovery(settings: settings, beacon: query, rejections: RejectionCounters())
+        let discovery = try Discovery(settings: settings, beacon: query, rejections: RejectionCounters(), runtime: runtime)
         let found = Promise<SocketAddress, Never>()
         let strangers = Mutex<[HeardBeacon]>([])
         discovery.start(cluster: settings.cluster, onBeacon: { beacon in
@@ -62,7 +63,7 @@ public enum NodeFinder {
         })
         defer { discovery.stop() }
         do {
-            return try await withTimeout(seconds: timeout) { await found.future.value }
+            return try await withTimeout(seconds: timeout, clock: runtime.clock) { await found.future.value }
         } catch is TimeoutError {
             throw failure(heard: strangers.withLock { $0 }, settings: settings, seconds: timeout)
         }

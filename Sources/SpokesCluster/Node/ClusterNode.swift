@@ -94,13 +94,13 @@ public final class ClusterNode: Sendable {
         if settings.discoveryMode == .off {
             discovery = nil
         } else {
-            discovery = try Discovery(settings: settings, beacon: system.handshake(), rejections: system.rejections)
+            discovery = try Discovery(settings: settings, beacon: system.handshake(), rejections: system.rejections, runtime: system.runtime)
         }
         prober = Mutex(Prober(
             local: node, probeAfter: Self.probeAfter(settings), probeInterval: settings.heartbeatInterval,
             seed: runtime.seed()))
         do {
-            probes = try ProbeChannel(address: system.address, secret: settings.secret, rejections: system.rejections)
+            probes = try ProbeChannel(address: system.address, secret: settings.secret, rejections: system.rejections, network: system.runtime.network)
         } catch {
             probes = nil
             system.log("no probes over UDP (\(error)): silent members are judged on their heartbeats alone")
@@ -233,7 +233,7 @@ public final class ClusterNode: Sendable {
         guard settings.discoveryMode == .off || !settings.peers.isEmpty else { return }
         guard !stopped.load(ordering: .acquiring),
               let status = try? NodeStatus.resolve(id: ActorID(node: node, name: NodeStatus.wellKnownName), using: system),
-              let listed = try? await withTimeout(seconds: 2, operation: { try await status.members() })
+              let listed = try? await withTimeout(seconds: 2, clock: system.runtime.clock, operation: { try await status.members() })
         else { return }
         let own = system.address.description
         let known = Set(members.filter { $0.state == .alive || $0.state == .suspect }.map(\.address))
@@ -316,7 +316,7 @@ public final class ClusterNode: Sendable {
     public func kinds(of member: Member) async -> [TaskSchema]? {
         if let known = memberKinds.withLock({ $0[member.node] }) { return known }
         guard let remote = try? ScanSystem.resolve(id: ActorID(node: member.node, name: ScanSystem.wellKnownName), using: system),
-              let schemas = try? await withTimeout(seconds: 2, operation: { try await remote.kinds() })
+              let schemas = try? await withTimeout(seconds: 2, clock: system.runtime.clock, operation: { try await remote.kinds() })
         else { return nil }
         memberKinds.withLock { $0[member.node] = schemas }
         return schemas

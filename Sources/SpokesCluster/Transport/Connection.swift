@@ -2,12 +2,13 @@ import Foundation
 import SpokesConcurrency
 import Synchronization
 
-/// One TCP connection, carrying framed JSON ``WireMessage``s.
+/// One TCP connection, carrying framed JSON ``WireMessage``s over a ``ByteStream`` of
+/// the node's runtime (a socket on a machine, memory in the simulator).
 ///
-/// A dedicated reader thread blocks in `recv` and hands each decoded message to
-/// `onMessage`; writes go through a thread of their own (`SerialThread`), so a slow peer
-/// delays only its own connection and no cooperative-pool thread ever blocks on a
-/// socket. `onClose` runs exactly once, with the reason.
+/// The stream's reader (a thread blocked in `recv`, for a socket) hands each decoded
+/// message to `onMessage`; writes go through a thread of their own (`SerialThread`), so
+/// a slow peer delays only its own connection and no cooperative-pool thread ever blocks
+/// on a socket. `onClose` runs exactly once, with the reason.
 ///
 /// Hostile input closes this connection and nothing else, and is counted in
 /// `rejections`: a frame over the size limit (64 KiB until the handshake is done), a
@@ -61,11 +62,18 @@ public final class Connection: Sendable, CustomStringConvertible {
     private let clock: any RuntimeClock
     /// Monotonic seconds when the connection opened.
     public let opened: Double
-    private let fd: Int32
+    private let stream: any ByteStream
+    /// Frames being put together from what the stream delivered; only its reader uses it.
+    private let decoder: Mutex<FrameDecoder>
+    private static let jsonDecoder = JSONDecoder()
     private let limits: Limits
     private let rejections: RejectionCounters
-    /// Every write, in order, on a thread of the connection's own (see `SerialThread`).
-    private let writes: SerialThread
+    /// Every write, in order, on a thread of the connection's own (see `SerialThread`);
+    /// nil where the stream's writes never wait (the simulator's): they run in the caller.
+    private let writes: SerialThread?
+    /// Held from sealing a frame to handing it to the stream, so frames go out in the
+    /// order of their sequence numbers even when callers write in place.
+    private let writeOrder = Mutex(())
     private let state = Mutex(State())
     private let queuedBytes = Atomic<Int>(0)
     /// Calls received on this connection and still running here.
@@ -81,16 +89,17 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Monotonic seconds when the last message arrived (or when the connection opened).
     public var lastReceived: Double { Double(bitPattern: lastReceivedBits.load(ordering: .relaxed)) }
 
-    init(fd: Int32, remoteAddress: SocketAddress, isOutbound: Bool, limits: Limits, rejections: RejectionCounters, clock: any RuntimeClock) {
+    init(stream: any ByteStream, isOutbound: Bool, limits: Limits, rejections: RejectionCounters, clock: any RuntimeClock) {
         self.clock = clock
         opened = clock.now
         lastReceivedBits = Atomic(opened.bitPattern)
-        self.fd = fd
-        self.remoteAddress = remoteAddress
+        self.stream = stream
+        decoder = Mutex(FrameDecoder(maximumFrameSize: min(Limits.handshakeFrameSize, limits.maximumFrameSize)))
+        remoteAddress = stream.remoteAddress
         self.isOutbound = isOutbound
         self.limits = limits
         self.rejections = rejections
-        writes = SerialThread(name: "spokes.connection.write")
+        writes = stream.writesWait ? SerialThread(name: "spokes.connection.write") : nil
     }
 
     public var description: String {
@@ -122,15 +131,21 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Makes every frame queued after this call carry a tag made with `key`.
     func authenticateSends(with key: HMAC?) {
         guard let key else { return }
-        writes.async { [self] in state.withLock { $0.sender = FrameAuthenticator(key: key) } }
+        onWriter { [self] in state.withLock { $0.sender = FrameAuthenticator(key: key) } }
     }
 
     /// Starts reading; messages and the close are reported to `handlers`.
     func start(_ handlers: Handlers) {
         state.withLock { $0.handlers = handlers }
-        let thread = Thread { [self] in readLoop() }
-        thread.name = "spokes.connection.read"
-        thread.start()
+        stream.startReading(onBytes: { [self] bytes in received(bytes) }, onEnd: { [self] end in
+            switch end {
+            case .closed: close(reason: Self.peerClosedReason)
+            case .failed(let error): close(reason: "receive failed: \(error)")
+            case .stopped: break
+            }
+            onWriter { [stream] in stream.close() }
+            writes?.finish()
+        })
     }
 
     /// Queues `message` for sending; does nothing once closed.
@@ -148,14 +163,17 @@ public final class Connection: Sendable, CustomStringConvertible {
             close(reason: "the peer is not reading: \(queued) bytes waiting to be sent", rejecting: .sendQueueFull)
             return
         }
-        writes.async { [self] in
+        onWriter { [self] in
             defer { queuedBytes.wrappingSubtract(payload.count, ordering: .relaxed) }
             guard !isClosed else { return }
-            let sealed = state.withLock { state in
-                if state.sender != nil { return state.sender!.seal(payload) }
-                return payload
+            let written = writeOrder.withLock { _ in
+                let sealed = state.withLock { state in
+                    if state.sender != nil { return state.sender!.seal(payload) }
+                    return payload
+                }
+                return stream.write(FrameDecoder.frame(sealed))
             }
-            if !Socket.sendAll(fd, FrameDecoder.frame(sealed)) {
+            if !written {
                 close(reason: "send failed: \(String(cString: strerror(errno)))")
             }
         }
@@ -164,24 +182,30 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Sends `message`, then closes: for a last word such as `refused` or `leave`.
     public func send(_ message: WireMessage, thenCloseWithReason reason: String) {
         send(message)
-        writes.async { [self] in close(reason: reason) }
+        onWriter { [self] in close(reason: reason) }
     }
 
     /// Sends `message`, then closes as ``close(reason:rejecting:)`` does: a refusal the
     /// peer can read before its connection ends.
     func send(_ message: WireMessage, thenCloseWithReason reason: String, rejecting rejection: Rejection) {
         send(message)
-        writes.async { [self] in close(reason: reason, rejecting: rejection) }
+        onWriter { [self] in close(reason: reason, rejecting: rejection) }
     }
 
     /// Closes once every frame queued so far is written (a reply sent just before).
     func closeAfterQueuedWrites(reason: String) {
-        writes.async { [self] in close(reason: reason) }
+        onWriter { [self] in close(reason: reason) }
+    }
+
+    /// Runs `block` after every write queued so far: on the write thread, or here where
+    /// writes run in place.
+    private func onWriter(_ block: @escaping @Sendable () -> Void) {
+        if let writes { writes.async(block) } else { block() }
     }
 
     /// Blocks until every write queued so far has been attempted. Call off the cooperative pool.
     func drainWrites() {
-        writes.sync()
+        writes?.sync()
     }
 
     /// Why this connection was closed, when it was closed for hostile or broken input.
@@ -207,50 +231,42 @@ public final class Connection: Sendable, CustomStringConvertible {
             return .some(state.handlers)
         }
         guard case .some(let handlers) = handlers else { return }
-        // Wakes the reader thread, which closes the descriptor after pending writes.
-        shutdown(fd, Int32(SHUT_RDWR))
+        // Wakes the reader, which closes the stream after pending writes.
+        stream.shutdown()
         handlers?.onClose(self, reason)
     }
 
-    private func readLoop() {
-        var decoder = FrameDecoder(maximumFrameSize: min(Limits.handshakeFrameSize, limits.maximumFrameSize))
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        let json = JSONDecoder()
-        reading: while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else {
-                close(reason: count == 0 ? Self.peerClosedReason : "receive failed: \(String(cString: strerror(errno)))")
-                break
+    /// Takes what the stream delivered: every whole frame in it is checked, decoded and
+    /// handed on. Returns false once the connection is closed (reading stops).
+    private func received(_ bytes: ArraySlice<UInt8>) -> Bool {
+        decoder.withLock { $0.feed(bytes) }
+        while true {
+            let frame: [UInt8]
+            do {
+                guard let next = try decoder.withLock({ try $0.nextFrame() }) else { return true }
+                frame = next
+            } catch {
+                close(reason: "protocol violation: \(error)", rejecting: .frameTooLarge)
+                return false
             }
-            decoder.feed(buffer[..<count])
-            while true {
-                let frame: [UInt8]
-                do {
-                    guard let next = try decoder.nextFrame() else { break }
-                    frame = next
-                } catch {
-                    close(reason: "protocol violation: \(error)", rejecting: .frameTooLarge)
-                    break reading
-                }
-                switch message(in: frame, decoder: json) {
-                case .failure(let failure) where failure.rejection == .malformedFrame:
-                    // A field of the wrong type or out of its type's range: say which, then close.
-                    send(.refused(WireMessage.Refusal(reason: failure.reason)), thenCloseWithReason: failure.reason, rejecting: failure.rejection)
-                    break reading
-                case .failure(let failure):
-                    close(reason: failure.reason, rejecting: failure.rejection)
-                    break reading
-                case .success(let message):
-                    lastReceivedBits.store(clock.now.bitPattern, ordering: .relaxed)
-                    guard let handlers = state.withLock({ $0.closed ? nil : $0.handlers }) else { break reading }
-                    handlers.onMessage(self, message)
-                    if state.withLock({ $0.established }) { decoder.maximumFrameSize = limits.maximumFrameSize }
+            switch message(in: frame, decoder: Self.jsonDecoder) {
+            case .failure(let failure) where failure.rejection == .malformedFrame:
+                // A field of the wrong type or out of its type's range: say which, then close.
+                send(.refused(WireMessage.Refusal(reason: failure.reason)), thenCloseWithReason: failure.reason, rejecting: failure.rejection)
+                return false
+            case .failure(let failure):
+                close(reason: failure.reason, rejecting: failure.rejection)
+                return false
+            case .success(let message):
+                lastReceivedBits.store(clock.now.bitPattern, ordering: .relaxed)
+                guard let handlers = state.withLock({ $0.closed ? nil : $0.handlers }) else { return false }
+                handlers.onMessage(self, message)
+                if state.withLock({ $0.established }) {
+                    let maximum = limits.maximumFrameSize
+                    decoder.withLock { $0.maximumFrameSize = maximum }
                 }
             }
         }
-        writes.async { [fd] in Glibc.close(fd) }
-        writes.finish()
     }
 
     private struct ReadFailure: Error {

@@ -25,7 +25,9 @@ public final class TimeoutTask<Success: Sendable>: Sendable {
     private let operationTask: Task<Void, Never>
     private let timerTask: Task<Void, Never>
 
-    public init(seconds: Double, operation: @escaping @Sendable () async throws -> Success) {
+    /// Runs `operation`, giving it `seconds` on `clock` (the machine's by default; a
+    /// node's runtime clock where a shell calls).
+    public init(seconds: Double, clock: any RuntimeClock = RealClock(), operation: @escaping @Sendable () async throws -> Success) {
         self.seconds = seconds
         let outcome = Outcome()
         self.outcome = outcome
@@ -37,7 +39,7 @@ public final class TimeoutTask<Success: Sendable>: Sendable {
             }
         }
         timerTask = Task {
-            guard (try? await Task.sleep(for: .clamped(seconds: seconds))) != nil else { return }
+            guard (try? await clock.sleep(for: seconds)) != nil else { return }
             outcome.settle(.failure(TimeoutError(seconds: seconds)))
         }
         outcome.onSettle { [operationTask, timerTask] in
@@ -114,7 +116,7 @@ public final class TimeoutTask<Success: Sendable>: Sendable {
 
 /// Runs `operation` under a deadline of `seconds`; see ``TimeoutTask``.
 public func withTimeout<T: Sendable>(
-    seconds: Double, operation: @escaping @Sendable () async throws -> T
+    seconds: Double, clock: any RuntimeClock = RealClock(), operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    try await TimeoutTask(seconds: seconds, operation: operation).value
+    try await TimeoutTask(seconds: seconds, clock: clock, operation: operation).value
 }

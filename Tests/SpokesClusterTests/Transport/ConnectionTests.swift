@@ -19,7 +19,7 @@ struct ConnectionTests {
         var settings = ClusterSettings()
         settings.maximumSendQueueBytes = 1 << 20
         let rejections = RejectionCounters()
-        let connection = Connection(fd: mine, remoteAddress: SocketAddress(host: "127.0.0.1", port: 1), isOutbound: true,
+        let connection = Connection(stream: SocketStream(fd: mine, remoteAddress: SocketAddress(host: "127.0.0.1", port: 1)), isOutbound: true,
                                     limits: Connection.Limits(settings), rejections: rejections, clock: RealClock())
         let closed = Promise<String, Never>()
         connection.start(Connection.Handlers(onMessage: { _, _ in }, onClose: { _, reason in closed.resolve(reason) }))

@@ -71,16 +71,6 @@ private actor Woken {
         #expect(clock.now == 3 && clock.sleepers == 0)
     }
 
-    @Test func aVirtualRuntimesSeedsAreTheSameEveryRun() {
-        let first = Runtime.virtual(VirtualClock(), seed: 7)
-        let again = Runtime.virtual(VirtualClock(), seed: 7)
-        let other = Runtime.virtual(VirtualClock(), seed: 8)
-        let a = (0..<4).map { _ in first.seed() }
-        #expect(a == (0..<4).map { _ in again.seed() })
-        #expect(a != (0..<4).map { _ in other.seed() })
-        #expect(Set(a).count == 4)
-    }
-
     @Test func theRealClockNeverGoesBack() {
         let clock = RealClock()
         var last = clock.now

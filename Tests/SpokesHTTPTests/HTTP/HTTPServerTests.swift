@@ -192,7 +192,7 @@ struct HTTPServerTests {
         let afterSend = MonotonicClock.now
         let dribbler = Task {
             for byte in head.dropFirst(8).prefix(25) {
-                try? await Task.sleep(for: .milliseconds(100))
+                guard (try? await Task.sleep(for: .milliseconds(100))) != nil else { return }
                 guard await client.send([byte]) else { return }
             }
         }

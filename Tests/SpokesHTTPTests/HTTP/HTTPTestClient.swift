@@ -18,6 +18,10 @@ final class HTTPTestClient: Sendable {
     }
 
     let fd: Int32
+    /// True once closed. Held while sending, so a send that races with ``close()`` (a
+    /// dribbling task's, say) never writes to the descriptor number after it was closed,
+    /// when the next test's socket may have it.
+    private let closed = Mutex(false)
     /// Bytes received and not yet returned: responses may arrive together.
     private let received = Mutex<[UInt8]>([])
 
@@ -43,7 +47,9 @@ final class HTTPTestClient: Sendable {
     /// Sends `bytes`; false once the server has closed the connection.
     @discardableResult
     func send(_ bytes: [UInt8]) async -> Bool {
-        (try? await onOwnThread { Socket.sendAll(self.fd, bytes) }) ?? false
+        (try? await onOwnThread {
+            self.closed.withLock { closed in !closed && Socket.sendAll(self.fd, bytes) }
+        }) ?? false
     }
 
     @discardableResult
@@ -104,6 +110,7 @@ final class HTTPTestClient: Sendable {
     }
 
     func close() {
+        guard !closed.withLock({ closed in defer { closed = true }; return closed }) else { return }
         Glibc.close(fd)
     }
 

@@ -1,0 +1,447 @@
+import Glibc
+import SpokesConcurrency
+import Synchronization
+
+/// Every node of a test or a simulation in one process, talking over memory: the
+/// ``RuntimeNetwork`` of a virtual ``Runtime``. Each node sees it through ``host(_:)``, its own
+/// address; streams and datagrams between hosts go through here, where a test cuts
+/// links (one way or both), heals them, and drops datagrams.
+///
+/// What it keeps of TCP and UDP: a stream delivers its bytes in order, exactly once,
+/// and while its link is cut it holds them (as TCP retransmits) until the link heals or
+/// the stream is shut down; a connect across a cut link times out at once, to a port
+/// nobody listens on is refused. Datagrams to a cut link or drawn as lost (``loss``)
+/// are dropped; a datagram to a broadcast address (`x.y.z.255`) reaches every shared
+/// port of that number. Delivery runs on tasks, one per stream and port, so a reader
+/// sees one chunk at a time, in order, as a socket's reader thread does.
+public final class SimulatedNetwork: Sendable {
+    private struct Link: Hashable {
+        var from: String
+        var to: String
+    }
+
+    private struct State {
+        var listeners: [SocketAddress: SimulatedListener] = [:]
+        var datagramPorts: [ObjectIdentifier: SimulatedDatagramPort] = [:]
+        var nextPort: [String: UInt16] = [:]
+        var cuts: Set<Link> = []
+        var random: UInt64
+        var lossRate = 0.0
+    }
+
+    /// The clock a held chunk waits on for its link to heal.
+    let clock: any RuntimeClock
+    private let state: Mutex<State>
+    private let undelivered = Atomic<Int>(0)
+
+    /// Chunks, datagrams and connections sent and not yet handed to their reader (held
+    /// ones included): zero when nothing is on its way. A driver of virtual time moves
+    /// the clock only then, so no message is late because the test ran ahead of it.
+    public var inFlight: Int { undelivered.load(ordering: .acquiring) }
+
+    func sent(_ count: Int = 1) { undelivered.add(count, ordering: .releasing) }
+    func delivered(_ count: Int = 1) { undelivered.subtract(count, ordering: .releasing) }
+
+    /// A network whose losses are drawn from `seed`.
+    public init(clock: any RuntimeClock, seed: UInt64 = 1) {
+        self.clock = clock
+        state = Mutex(State(random: seed))
+    }
+
+    /// The network as the node at `host` sees it: what it listens on and binds is at
+    /// `host`, what it sends comes from there.
+    public func host(_ host: String) -> SimulatedHost {
+        SimulatedHost(network: self, host: host)
+    }
+
+    /// Stops traffic from `from` to `to` (hosts); the other way is untouched.
+    public func cut(from: String, to: String) {
+        state.withLock { _ = $0.cuts.insert(Link(from: from, to: to)) }
+    }
+
+    /// Stops traffic between `a` and `b`, both ways.
+    public func cut(between a: String, and b: String) {
+        cut(from: a, to: b)
+        cut(from: b, to: a)
+    }
+
+    /// Restores every link.
+    public func heal() {
+        state.withLock { $0.cuts.removeAll() }
+    }
+
+    /// The share of datagrams dropped (0 to 1); streams lose nothing.
+    public var loss: Double {
+        get { state.withLock { $0.lossRate } }
+        set { state.withLock { $0.lossRate = min(1, max(0, newValue)) } }
+    }
+
+    func isCut(from: String, to: String) -> Bool {
+        from != to && state.withLock { $0.cuts.contains(Link(from: from, to: to)) }
+    }
+
+    // MARK: What hosts do
+
+    /// A free port of `host`, counting up from 20000.
+    func freePort(on host: String) -> UInt16 {
+        state.withLock { state in
+            var port = state.nextPort[host, default: 20_000]
+            while state.listeners[SocketAddress(host: host, port: port)] != nil
+                || state.datagramPorts.values.contains(where: { $0.address.port == port && $0.owner == host }) {
+                port &+= 1
+            }
+            state.nextPort[host] = port &+ 1
+            return port
+        }
+    }
+
+    func listen(_ listener: SimulatedListener) throws(TransportError) {
+        let taken = state.withLock { state in
+            if state.listeners[listener.address] != nil { return true }
+            state.listeners[listener.address] = listener
+            return false
+        }
+        if taken { throw .socketFailed(operation: "listen on", address: listener.address.description, errno: EADDRINUSE) }
+    }
+
+    func stopListening(_ listener: SimulatedListener) {
+        state.withLock { state in
+            if state.listeners[listener.address] === listener { state.listeners[listener.address] = nil }
+        }
+    }
+
+    func connect(from host: String, to address: SocketAddress) throws(TransportError) -> any ByteStream {
+        if isCut(from: host, to: address.host) || isCut(from: address.host, to: host) {
+            throw .connectTimedOut(address: address.description)
+        }
+        guard let listener = state.withLock({ $0.listeners[address] }) else {
+            throw .socketFailed(operation: "connect to", address: address.description, errno: ECONNREFUSED)
+        }
+        let local = SocketAddress(host: host, port: freePort(on: host))
+        let outbound = SimulatedStream.Direction(network: self, from: host, to: address.host)
+        let inbound = SimulatedStream.Direction(network: self, from: address.host, to: host)
+        let client = SimulatedStream(remoteAddress: address, sending: outbound, receiving: inbound)
+        let server = SimulatedStream(remoteAddress: local, sending: inbound, receiving: outbound)
+        listener.accept(server)
+        return client
+    }
+
+    func bind(_ port: SimulatedDatagramPort) throws(TransportError) {
+        let taken = state.withLock { state in
+            let clash = state.datagramPorts.values.contains {
+                $0.address == port.address && !($0.shared && port.shared)
+            }
+            if !clash { state.datagramPorts[ObjectIdentifier(port)] = port }
+            return clash
+        }
+        if taken { throw .socketFailed(operation: "bind udp port", address: port.address.description, errno: EADDRINUSE) }
+    }
+
+    func unbind(_ port: SimulatedDatagramPort) {
+        state.withLock { _ = $0.datagramPorts.removeValue(forKey: ObjectIdentifier(port)) }
+    }
+
+    /// Sends a datagram from `source` (its owner host) to whoever `destination` reaches.
+    func deliver(_ bytes: [UInt8], from source: SimulatedDatagramPort, to destination: SocketAddress) {
+        let broadcast = destination.host.hasSuffix(".255")
+        let receivers = state.withLock { state -> [SimulatedDatagramPort] in
+            state.datagramPorts.values.filter { port in
+                guard port.address.port == destination.port, !state.cuts.contains(Link(from: source.owner, to: port.owner)) else { return false }
+                if broadcast { return port.shared && (port.address.host == destination.host || port.address.host == "0.0.0.0") }
+                return port.address.host == destination.host || (port.address.host == "0.0.0.0" && port.owner == destination.host)
+            }.filter { _ in
+                // splitmix64: the same losses for the same seed and the same sends.
+                guard state.lossRate > 0 else { return true }
+                state.random &+= 0x9E37_79B9_7F4A_7C15
+                var z = state.random
+                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53) >= state.lossRate
+            }
+        }
+        let from = SocketAddress(host: source.owner, port: source.address.port)
+        for receiver in receivers { receiver.receive(bytes, from: from) }
+    }
+}
+
+/// One node's view of a ``SimulatedNetwork``: a ``RuntimeNetwork`` at address `host`.
+public struct SimulatedHost: RuntimeNetwork {
+    public let network: SimulatedNetwork
+    /// This node's address (an IPv4 address: `127.0.0.2`).
+    public let host: String
+
+    public func listen(on address: SocketAddress) throws(TransportError) -> any StreamListener {
+        let port = address.port == 0 ? network.freePort(on: host) : address.port
+        let listener = SimulatedListener(network: network, address: SocketAddress(host: host, port: port))
+        try network.listen(listener)
+        return listener
+    }
+
+    public func connect(to address: SocketAddress, timeout: Double) async throws -> any ByteStream {
+        try network.connect(from: host, to: address)
+    }
+
+    public func bindDatagrams(on address: SocketAddress, shared: Bool) throws(TransportError) -> any DatagramPort {
+        let port = address.port == 0 ? network.freePort(on: host) : address.port
+        // A port bound on a broadcast or any address keeps it: that is what it receives.
+        let bound = address.host.hasSuffix(".255") || address.host == "0.0.0.0" ? address.host : host
+        let datagrams = SimulatedDatagramPort(network: network, owner: host, address: SocketAddress(host: bound, port: port), shared: shared)
+        try network.bind(datagrams)
+        return datagrams
+    }
+}
+
+/// A listener of a ``SimulatedNetwork``: streams connected before ``start(onAccept:)``
+/// wait in its backlog.
+final class SimulatedListener: StreamListener {
+    private struct State {
+        var onAccept: (@Sendable (any ByteStream) -> Void)?
+        var backlog: [SimulatedStream] = []
+        var stopped = false
+    }
+
+    let address: SocketAddress
+    private let network: SimulatedNetwork
+    private let state = Mutex(State())
+
+    init(network: SimulatedNetwork, address: SocketAddress) {
+        self.network = network
+        self.address = address
+    }
+
+    func start(onAccept: @escaping @Sendable (any ByteStream) -> Void) {
+        let waiting = state.withLock { state in
+            state.onAccept = onAccept
+            defer { state.backlog.removeAll() }
+            return state.backlog
+        }
+        for stream in waiting { hand(stream, to: onAccept) }
+    }
+
+    private func hand(_ stream: SimulatedStream, to onAccept: @escaping @Sendable (any ByteStream) -> Void) {
+        Task { [network] in
+            onAccept(stream)
+            network.delivered()
+        }
+    }
+
+    func stop() {
+        let dropped = state.withLock { state in
+            defer { state.stopped = true; state.onAccept = nil; state.backlog.removeAll() }
+            return state.backlog
+        }
+        network.stopListening(self)
+        for stream in dropped { stream.shutdown() }
+        network.delivered(dropped.count)
+    }
+
+    func accept(_ stream: SimulatedStream) {
+        network.sent()
+        let onAccept = state.withLock { state -> (@Sendable (any ByteStream) -> Void)? in
+            if state.onAccept == nil, !state.stopped { state.backlog.append(stream) }
+            return state.onAccept
+        }
+        if let onAccept {
+            hand(stream, to: onAccept)
+        } else if state.withLock({ $0.stopped }) {
+            stream.shutdown()
+            network.delivered()
+        }
+    }
+}
+
+/// One end of a stream of a ``SimulatedNetwork``.
+final class SimulatedStream: ByteStream {
+    /// The bytes one way: written by one end, read by the other, held while the link is cut.
+    final class Direction: Sendable {
+        let network: SimulatedNetwork
+        let from: String
+        let to: String
+        let chunks: AsyncStream<[UInt8]>
+        private let continuation: AsyncStream<[UInt8]>.Continuation
+        /// Whether the direction has ended, how many chunks wait for its reader, and
+        /// whether the reader holds them for a cut link (then they wait on the clock, and
+        /// the network does not count them as in flight).
+        private let state = Mutex((ended: false, queued: 0, holding: false))
+
+        init(network: SimulatedNetwork, from: String, to: String) {
+            self.network = network
+            self.from = from
+            self.to = to
+            (chunks, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+        }
+
+        var isEnded: Bool { state.withLock { $0.ended } }
+        var isCut: Bool { network.isCut(from: from, to: to) }
+
+        func write(_ bytes: [UInt8]) -> Bool {
+            let counted = state.withLock { state -> Bool? in
+                guard !state.ended else { return nil }
+                state.queued += 1
+                return !state.holding
+            }
+            guard let counted else { return false }
+            if counted { network.sent() }
+            continuation.yield(bytes)
+            return true
+        }
+
+        /// The reader took a chunk.
+        func took() {
+            state.withLock { $0.queued -= 1 }
+            network.delivered()
+        }
+
+        /// Holds every chunk until the link heals (or the direction ends).
+        func holdWhileCut() async {
+            let queued = state.withLock { state in
+                state.holding = true
+                return state.queued
+            }
+            network.delivered(queued)
+            while isCut, !isEnded {
+                try? await network.clock.sleep(for: 0.01)
+            }
+            let released = state.withLock { state in
+                state.holding = false
+                return state.queued
+            }
+            network.sent(released)
+        }
+
+        func end() {
+            state.withLock { $0.ended = true }
+            continuation.finish()
+        }
+
+        /// The reader is gone: what it never took is no longer on its way.
+        func readerGone() {
+            let left = state.withLock { state in
+                defer { state.ended = true; state.queued = 0 }
+                return state.holding ? 0 : state.queued
+            }
+            continuation.finish()
+            network.delivered(left)
+        }
+    }
+
+    let remoteAddress: SocketAddress
+    var writesWait: Bool { false }
+    private let sending: Direction
+    private let receiving: Direction
+    private let reading = Atomic<Bool>(false)
+
+    init(remoteAddress: SocketAddress, sending: Direction, receiving: Direction) {
+        self.remoteAddress = remoteAddress
+        self.sending = sending
+        self.receiving = receiving
+    }
+
+    func startReading(onBytes: @escaping @Sendable (ArraySlice<UInt8>) -> Bool, onEnd: @escaping @Sendable (StreamEnd) -> Void) {
+        guard !reading.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let receiving = receiving
+        Task {
+            defer { receiving.readerGone() }
+            for await chunk in receiving.chunks {
+                // Held while the link is cut, as TCP holds what it cannot deliver.
+                if receiving.isCut { await receiving.holdWhileCut() }
+                if receiving.isEnded && receiving.isCut { break }
+                let more = onBytes(chunk[...])
+                receiving.took()
+                guard more else { return onEnd(.stopped) }
+            }
+            onEnd(.closed)
+        }
+    }
+
+    func write(_ bytes: [UInt8]) -> Bool {
+        sending.write(bytes)
+    }
+
+    func shutdown() {
+        sending.end()
+        receiving.end()
+    }
+
+    func close() {
+        shutdown()
+        // Nobody will read what was sent here: it is no longer on its way.
+        if !reading.exchange(true, ordering: .acquiringAndReleasing) { receiving.readerGone() }
+    }
+}
+
+/// A datagram port of a ``SimulatedNetwork``.
+final class SimulatedDatagramPort: DatagramPort {
+    private struct State {
+        var stopped = false
+        /// Whether a reader started: before, datagrams are dropped (nobody would take them).
+        var receiving = false
+        /// Datagrams received and not yet handed to the reader.
+        var queued = 0
+    }
+
+    let address: SocketAddress
+    /// The host whose port this is (`address` may be a broadcast address).
+    let owner: String
+    let shared: Bool
+    private let network: SimulatedNetwork
+    private let state = Mutex(State())
+    private let datagrams: AsyncStream<([UInt8], SocketAddress)>
+    private let continuation: AsyncStream<([UInt8], SocketAddress)>.Continuation
+
+    init(network: SimulatedNetwork, owner: String, address: SocketAddress, shared: Bool) {
+        self.network = network
+        self.owner = owner
+        self.address = address
+        self.shared = shared
+        (datagrams, continuation) = AsyncStream.makeStream(of: ([UInt8], SocketAddress).self)
+    }
+
+    func send(_ bytes: [UInt8], to destination: SocketAddress) {
+        guard !state.withLock({ $0.stopped }) else { return }
+        network.deliver(bytes, from: self, to: destination)
+    }
+
+    func startReceiving(maximumSize: Int, onDatagram: @escaping @Sendable (ArraySlice<UInt8>, SocketAddress) -> Void) {
+        let starts = state.withLock { state in
+            defer { state.receiving = true }
+            return !state.receiving
+        }
+        guard starts else { return }
+        let datagrams = datagrams
+        Task { [self] in
+            for await (bytes, source) in datagrams {
+                // After stop() the ones still buffered were already counted as gone.
+                let live = state.withLock { state in
+                    guard !state.stopped else { return false }
+                    state.queued -= 1
+                    return true
+                }
+                guard live else { continue }
+                onDatagram(bytes.prefix(maximumSize + 1), source)
+                network.delivered()
+            }
+        }
+    }
+
+    func receive(_ bytes: [UInt8], from source: SocketAddress) {
+        let open = state.withLock { state in
+            guard !state.stopped, state.receiving else { return false }
+            state.queued += 1
+            return true
+        }
+        guard open else { return }
+        network.sent()
+        continuation.yield((bytes, source))
+    }
+
+    func stop() {
+        let left = state.withLock { state in
+            defer { state.stopped = true; state.queued = 0 }
+            return state.stopped ? 0 : state.queued
+        }
+        network.unbind(self)
+        continuation.finish()
+        network.delivered(left)
+    }
+}

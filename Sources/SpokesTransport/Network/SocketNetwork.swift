@@ -1,0 +1,162 @@
+import Foundation
+import SpokesConcurrency
+import Synchronization
+
+/// The machine's network: TCP and UDP sockets, with a thread of their own for each
+/// reader (``RuntimeNetwork``'s callbacks never run on the cooperative pool here).
+public struct SocketNetwork: RuntimeNetwork {
+    public init() {}
+
+    public func listen(on address: SocketAddress) throws(TransportError) -> any StreamListener {
+        SocketStreamListener(try Listener(address: address))
+    }
+
+    public func connect(to address: SocketAddress, timeout: Double) async throws -> any ByteStream {
+        try await runBlocking("spokes.connect") {
+            SocketStream(fd: try Socket.connect(to: address, timeout: timeout), remoteAddress: address)
+        }
+    }
+
+    public func bindDatagrams(on address: SocketAddress, shared: Bool) throws(TransportError) -> any DatagramPort {
+        try SocketDatagramPort(address: address, shared: shared)
+    }
+}
+
+/// A ``Listener`` handing out ``SocketStream``s.
+private struct SocketStreamListener: StreamListener {
+    let listener: Listener
+
+    init(_ listener: Listener) { self.listener = listener }
+
+    var address: SocketAddress { listener.address }
+
+    func start(onAccept: @escaping @Sendable (any ByteStream) -> Void) {
+        listener.start { fd, remote in onAccept(SocketStream(fd: fd, remoteAddress: remote)) }
+    }
+
+    func stop() { listener.stop() }
+}
+
+/// A connected TCP socket. Its reader is a thread blocked in `recv`.
+public final class SocketStream: ByteStream {
+    public let remoteAddress: SocketAddress
+    public var writesWait: Bool { true }
+    private let fd: Int32
+    private let closed = Atomic<Bool>(false)
+
+    public init(fd: Int32, remoteAddress: SocketAddress) {
+        self.fd = fd
+        self.remoteAddress = remoteAddress
+    }
+
+    public func startReading(onBytes: @escaping @Sendable (ArraySlice<UInt8>) -> Bool, onEnd: @escaping @Sendable (StreamEnd) -> Void) {
+        let thread = Thread { [fd] in
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else {
+                    return onEnd(count == 0 ? .closed : .failed(String(cString: strerror(errno))))
+                }
+                guard onBytes(buffer[..<count]) else { return onEnd(.stopped) }
+            }
+        }
+        thread.name = "spokes.connection.read"
+        thread.start()
+    }
+
+    public func write(_ bytes: [UInt8]) -> Bool {
+        Socket.sendAll(fd, bytes)
+    }
+
+    public func shutdown() {
+        Glibc.shutdown(fd, Int32(SHUT_RDWR))
+    }
+
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        Glibc.close(fd)
+    }
+}
+
+/// A bound UDP socket; its reader is a thread polling every 100 ms for ``stop()``.
+final class SocketDatagramPort: DatagramPort {
+    let address: SocketAddress
+    private let fd: Int32
+    /// Whether `stop()` was called, and whether a reader thread owns the socket (and
+    /// closes it when it ends).
+    private let state = Mutex((stopped: false, receiving: false))
+    private var stopped: Bool { state.withLock { $0.stopped } }
+
+    /// Binds `address`; `shared` lets other sockets of this machine bind it too
+    /// (SO_REUSEADDR, SO_REUSEPORT) and allows broadcasts (SO_BROADCAST).
+    init(address: SocketAddress, shared: Bool) throws(TransportError) {
+        self.address = address
+        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .socketFailed(operation: "udp socket for", address: address.description, errno: errno) }
+        if shared {
+            var yes: Int32 = 1
+            for option in [SO_REUSEADDR, SO_REUSEPORT, SO_BROADCAST] {
+                setsockopt(fd, SOL_SOCKET, option, &yes, socklen_t(MemoryLayout<Int32>.size))
+            }
+        }
+        var local = address.sockaddr
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw .socketFailed(operation: "bind udp port", address: address.description, errno: code)
+        }
+    }
+
+    func send(_ bytes: [UInt8], to destination: SocketAddress) {
+        guard !stopped else { return }
+        var target = destination.sockaddr
+        _ = bytes.withUnsafeBytes { buffer in
+            withUnsafePointer(to: &target) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+    }
+
+    func startReceiving(maximumSize: Int, onDatagram: @escaping @Sendable (ArraySlice<UInt8>, SocketAddress) -> Void) {
+        let starts = state.withLock { state in
+            guard !state.stopped, !state.receiving else { return false }
+            state.receiving = true
+            return true
+        }
+        guard starts else { return }
+        let thread = Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: maximumSize + 1)
+            while !stopped {
+                var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                guard poll(&poller, 1, 100) > 0 else { continue }
+                var source = sockaddr_in()
+                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+                let count = buffer.withUnsafeMutableBytes { bytes in
+                    withUnsafeMutablePointer(to: &source) {
+                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length) }
+                    }
+                }
+                guard count > 0 else { continue }
+                onDatagram(buffer[..<count], SocketAddress(source))
+            }
+            Glibc.close(fd)
+        }
+        thread.name = "spokes.udp"
+        thread.start()
+    }
+
+    func stop() {
+        // Without a reader thread, nobody else closes the socket.
+        let closesHere = state.withLock { state in
+            defer { state.stopped = true }
+            return !state.stopped && !state.receiving
+        }
+        if closesHere { Glibc.close(fd) }
+    }
+}

@@ -1,0 +1,66 @@
+import SpokesConcurrency
+import Synchronization
+
+/// Where a node's shells take time, chance and the network from: the clock they read,
+/// the sleeps their timers wait on, the seeds of their random choices, and the TCP and
+/// UDP they talk over. One value, handed to the `ClusterSystem` and from it to every
+/// shell built on it, so that a test or the simulator can run the shells that ship under
+/// a clock it moves itself (``VirtualClock``) and a network it holds in memory
+/// (``SimulatedNetwork``), as FoundationDB swaps its network, disk and clock under the
+/// same code. ``real`` is the behaviour of a node on a machine.
+///
+/// The invariant: no shell reads a clock, sleeps or opens a socket except through its
+/// runtime. (Measurements that are about real time itself, a benchmark's or a log
+/// line's wall time, read the real clocks directly.)
+public struct Runtime: Sendable {
+    public let clock: any RuntimeClock
+    /// Where connections are made and datagrams sent.
+    public let network: any RuntimeNetwork
+    private let seeds: @Sendable () -> UInt64
+
+    public init(clock: any RuntimeClock, network: any RuntimeNetwork = SocketNetwork(), seeds: @escaping @Sendable () -> UInt64) {
+        self.clock = clock
+        self.network = network
+        self.seeds = seeds
+    }
+
+    /// The machine's monotonic clock, `Task.sleep`, its sockets, and seeds from the
+    /// system's generator.
+    public static let real = Runtime(clock: RealClock(), network: SocketNetwork(), seeds: { UInt64.random(in: .min ... .max) })
+
+    /// A runtime on `clock` and `network` whose seeds are drawn from `seed`, the same
+    /// every run.
+    public static func virtual(_ clock: VirtualClock, network: any RuntimeNetwork = SocketNetwork(), seed: UInt64 = 1) -> Runtime {
+        let generator = SeedSequence(seed)
+        return Runtime(clock: clock, network: network, seeds: { generator.next() })
+    }
+
+    /// Seconds on this runtime's monotonic clock.
+    public var now: Double { clock.now }
+
+    /// Suspends for `seconds` of this runtime's time (at least nothing); throws
+    /// `CancellationError` if the task is cancelled first.
+    public func sleep(for seconds: Double) async throws {
+        try await clock.sleep(for: seconds)
+    }
+
+    /// A seed for a random generator of a shell's own (an election timeout's, a probe's).
+    public func seed() -> UInt64 { seeds() }
+}
+
+/// splitmix64 behind a lock: the seeds of a virtual runtime.
+private final class SeedSequence: Sendable {
+    private let state: Mutex<UInt64>
+
+    init(_ seed: UInt64) { state = Mutex(seed) }
+
+    func next() -> UInt64 {
+        state.withLock { state in
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import SpokesClusterTestKit
+import SpokesConcurrency
+import SpokesTestKit
+import Synchronization
+import Testing
+@testable import SpokesCluster
+
+/// The nodes that ship (discovery, handshake, heartbeats, probes, membership, calls) on a
+/// simulated network under a virtual clock: what the process lane tests in real time and
+/// on real sockets, here in the unit lane, with bounds in virtual seconds.
+@Suite(.timeLimit(.minutes(1)))
+struct ClusterNodeInVirtualTimeTests {
+    @Test func threeNodesFindEachOtherByBeaconsWithinAFewBeaconIntervals() async throws {
+        let cluster = try SimulatedCluster(3)
+        defer { cluster.stop() }
+        let start = cluster.clock.now
+        try await cluster.awaitMesh()
+        #expect(cluster.clock.now - start < 1, "beacons every 50 ms and an answer at once: \(cluster.clock.now - start) s")
+        #expect(cluster[0].members.map(\.node.name) == ["n1", "n2"])
+        
+    }
+
+    @Test func aNodeCutOffIsDeclaredDeadWithinDeadAfterAndTwoIntervalsAndReturnsWhenHealed() async throws {
+        let cluster = try SimulatedCluster(3)
+        defer { cluster.stop() }
+        try await cluster.awaitMesh()
+        let settings = cluster[0].settings
+        let cut = cluster.clock.now
+        cluster.network.cut(between: SimulatedCluster.host(0), and: SimulatedCluster.host(2))
+        cluster.network.cut(between: SimulatedCluster.host(1), and: SimulatedCluster.host(2))
+        try await cluster.run(until: "n0 sees n2 dead", within: 10) {
+            cluster[0].members.first { $0.node.name == "n2" }?.state == .dead
+        }
+        let verdict = cluster.clock.now - cut
+        #expect(verdict >= settings.deadTimeout - settings.heartbeatInterval, "not before its silence: \(verdict) s")
+        #expect(verdict <= settings.deadTimeout + 2 * settings.heartbeatInterval, "within dead_after and two intervals: \(verdict) s")
+        #expect(cluster[0].members.first { $0.node.name == "n1" }?.state == .alive, "n1 was never cut off")
+        cluster.network.heal()
+        try await cluster.run(until: "every node sees the two others alive again", within: 10) {
+            cluster.nodes.allSatisfy { $0.members.count { $0.state == .alive } == 2 }
+        }
+    }
+
+    @Test func aGlitchShorterThanThePromiseDeclaresNobodyDead() async throws {
+        let cluster = try SimulatedCluster(3)
+        defer { cluster.stop() }
+        try await cluster.awaitMesh()
+        let settings = cluster[0].settings
+        // The promise (README): a glitch shorter than dead_after minus two intervals costs nothing.
+        let glitch = settings.deadTimeout - 2 * settings.heartbeatInterval - 0.05
+        let judged = Mutex<[String]>([])
+        func watch() {
+            for node in cluster.nodes {
+                for member in node.members where member.state == .dead || member.state == .left {
+                    judged.withLock { $0.append("\(node.system.node.name) saw \(member.node.name) \(member.state)") }
+                }
+            }
+        }
+        cluster.network.cut(between: SimulatedCluster.host(0), and: SimulatedCluster.host(1))
+        let healAt = cluster.clock.now + glitch
+        try await cluster.run(until: "the glitch ends", within: glitch + 1) {
+            watch()
+            return cluster.clock.now >= healAt
+        }
+        cluster.network.heal()
+        let end = cluster.clock.now + 3
+        try await cluster.run(until: "3 s after the glitch", within: 4) {
+            watch()
+            return cluster.clock.now >= end
+        }
+        #expect(judged.withLock { $0 } == [], "a glitch of \(glitch) s")
+    }
+
+    @Test func aNodeCallsAnotherOverTheSimulatedNetwork() async throws {
+        let cluster = try SimulatedCluster(2)
+        defer { cluster.stop() }
+        try await cluster.awaitMesh()
+        let peer = try #require(cluster[0].members.first)
+        let status = try NodeStatus.resolve(id: ActorID(node: peer.node, name: NodeStatus.wellKnownName), using: cluster[0].system)
+        let answer = Mutex<[String]?>(nil)
+        let call = Task { answer.withLock { $0 = nil }; let members = try await status.members(); answer.withLock { $0 = members.map(\.name) } }
+        try await cluster.run(until: "n1 answers", within: 5) { answer.withLock { $0 } != nil }
+        try await call.value
+        #expect(answer.withLock { $0 } == ["n1", "n0"])
+    }
+
+    @Test func aCallToANodeThatFellSilentFailsOnceItIsDeclaredDead() async throws {
+        let cluster = try SimulatedCluster(2)
+        defer { cluster.stop() }
+        try await cluster.awaitMesh()
+        let peer = try #require(cluster[0].members.first)
+        let status = try NodeStatus.resolve(id: ActorID(node: peer.node, name: NodeStatus.wellKnownName), using: cluster[0].system)
+        cluster.network.cut(between: SimulatedCluster.host(0), and: SimulatedCluster.host(1))
+        /// The call's error's words, or "answered".
+        let outcome = Mutex<String?>(nil)
+        let failed = Mutex(false)
+        let call = Task {
+            do {
+                _ = try await status.members()
+                outcome.withLock { $0 = "answered" }
+            } catch {
+                failed.withLock { $0 = error is RemoteCallError }
+                outcome.withLock { $0 = "\(error)" }
+            }
+        }
+        let start = cluster.clock.now
+        try await cluster.run(until: "the call to the silent node ends", within: 40) { outcome.withLock { $0 } != nil }
+        await call.value
+        let waited = cluster.clock.now - start
+        let words = outcome.withLock { $0 } ?? ""
+        #expect(failed.withLock { $0 }, "a call across a cut link fails with a RemoteCallError: \(words)")
+        #expect(waited < cluster[0].settings.callTimeout, "it ends with the verdict, not at the call's deadline: \(waited) s (\(words))")
+    }
+}
