@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "SpokesConcurrency"),
         .target(name: "SpokesTransport", dependencies: ["SpokesConcurrency"]),
         .target(name: "SpokesHTTP", dependencies: ["SpokesTransport", "SpokesConcurrency"]),
-        // Pure cryptographic building blocks, no I/O (ARCHITECTURE.md).
+        // Pure cryptographic building blocks: hashes, MACs, the AEAD, key derivation, sealed frames.
         .target(name: "SpokesCrypto"),
         .target(name: "SpokesCluster", dependencies: ["SpokesCrypto", "SpokesTransport", "SpokesConcurrency"]),
         .target(name: "SpokesBikes", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesReplication", "SpokesConsensus"]),
@@ -52,7 +52,8 @@ let package = Package(
         .target(name: "SpokesClusterTestKit", dependencies: ["SpokesCluster", "SpokesTestKit"], path: "Tests/SpokesClusterTestKit"),
         .testTarget(name: "SpokesConcurrencyTests", dependencies: ["SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesHTTPTests", dependencies: ["SpokesHTTP", "SpokesTransport", "SpokesConcurrency", "SpokesTestKit"]),
-        .testTarget(name: "SpokesCryptoTests", dependencies: ["SpokesCrypto", "SpokesTestKit"]),
+        .testTarget(name: "SpokesCryptoTests", dependencies: ["SpokesCrypto", "SpokesTestKit"],
+                    resources: [.copy("Vectors")]),  // Wycheproof's JSON files and their licence
         .testTarget(name: "SpokesClusterTests", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes", "SpokesBikesWeb", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesDashboardTests", dependencies: ["SpokesDashboard", "SpokesHTTP", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
