@@ -65,8 +65,11 @@ public struct ChaCha20: Sendable {
     ///
     /// - Precondition: the keystream does not run past block 2^32 − 1 (256 GiB from block 0).
     public func encrypt<Bytes: Collection<UInt8>>(_ bytes: Bytes, nonce: Nonce, counter: UInt32 = 0) -> [UInt8] {
-        var output = Array(bytes)
-        output.withUnsafeMutableBytes { xorKeystream(into: $0, nonce: nonce, counter: counter) }
+        var output = [UInt8](repeating: 0, count: bytes.count)
+        output.withUnsafeMutableBytes { output in
+            withBytes(of: bytes) { output.copyMemory(from: $0) }
+            xorKeystream(into: output, nonce: nonce, counter: counter)
+        }
         return output
     }
 

@@ -73,19 +73,16 @@ public struct ChaCha20Poly1305: Sendable {
     /// (lengths as 64-bit little-endian), under the one-time key of block 0.
     private func tag(associatedData: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer, nonce: ChaCha20.Nonce) -> Tag {
         var block = cipher.keystreamBlock(counter: 0, nonce: nonce)
-        let oneTimeKey = withUnsafeBytes(of: &block) { Array($0[0..<Poly1305.keySize]) }
-        var poly = Poly1305(key: oneTimeKey)!
+        var poly = withUnsafeBytes(of: &block) { Poly1305(keyBytes: UnsafeRawBufferPointer(rebasing: $0[0..<Poly1305.keySize])) }
         poly.updatePadded(associatedData)
         poly.updatePadded(ciphertext)
         var lengths = (UInt64(associatedData.count).littleEndian, UInt64(ciphertext.count).littleEndian)
         withUnsafeBytes(of: &lengths) { poly.updatePadded($0) }
-        let bytes = poly.finalize()
-        return (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])
+        return poly.finalizeWords()
     }
 
-    private typealias Tag = (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                             UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8)
+    /// A tag: four words stored little-endian, whose bytes are the tag.
+    private typealias Tag = (UInt32, UInt32, UInt32, UInt32)
 }
 
 /// Calls `body` with the bytes of `collection`, in place when they are contiguous, else

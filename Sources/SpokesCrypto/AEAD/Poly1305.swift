@@ -32,18 +32,26 @@ public struct Poly1305: Sendable {
     /// An authenticator under this 32-byte one-time key; nil for any other length.
     public init?<Key: Collection<UInt8>>(key: Key) {
         guard key.count == Self.keySize else { return nil }
-        let bytes = Array(key)
+        self = withBytes(of: key) { Poly1305(keyBytes: $0) }
+    }
+
+    /// The authenticator under the 32 bytes of `keyBytes` (the AEAD's block 0, in place).
+    init(keyBytes: UnsafeRawBufferPointer) {
+        precondition(keyBytes.count >= Self.keySize)
+        func word(_ offset: Int) -> UInt32 {
+            UInt32(littleEndian: keyBytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+        }
         // Clamping (RFC 8439 §2.5) folded into the limb masks, as in poly1305-donna.
-        r0 = littleEndianWord(bytes, 0) & 0x3ff_ffff
-        r1 = (littleEndianWord(bytes, 3) >> 2) & 0x3ff_ff03
-        r2 = (littleEndianWord(bytes, 6) >> 4) & 0x3ff_c0ff
-        r3 = (littleEndianWord(bytes, 9) >> 6) & 0x3f0_3fff
-        r4 = (littleEndianWord(bytes, 12) >> 8) & 0x00f_ffff
+        r0 = word(0) & 0x3ff_ffff
+        r1 = (word(3) >> 2) & 0x3ff_ff03
+        r2 = (word(6) >> 4) & 0x3ff_c0ff
+        r3 = (word(9) >> 6) & 0x3f0_3fff
+        r4 = (word(12) >> 8) & 0x00f_ffff
         s1 = r1 &* 5
         s2 = r2 &* 5
         s3 = r3 &* 5
         s4 = r4 &* 5
-        pad = (littleEndianWord(bytes, 16), littleEndianWord(bytes, 20), littleEndianWord(bytes, 24), littleEndianWord(bytes, 28))
+        pad = (word(16), word(20), word(24), word(28))
     }
 
     /// The tag of `message` under `key`; nil if the key is not 32 bytes.
@@ -105,6 +113,12 @@ public struct Poly1305: Sendable {
 
     /// The tag of everything passed to ``update(_:)``.
     public consuming func finalize() -> [UInt8] {
+        var tag = finalizeWords()
+        return withUnsafeBytes(of: &tag) { Array($0) }
+    }
+
+    /// The tag as four words stored little-endian, so that the tuple's bytes are the tag.
+    consuming func finalizeWords() -> (UInt32, UInt32, UInt32, UInt32) {
         if pendingCount > 0 {
             // The last, short block: its bytes, a 1 byte, then zeros, without the 2^128 bit.
             var block = pending
@@ -154,8 +168,7 @@ public struct Poly1305: Sendable {
         sum = UInt64(w3) &+ UInt64(pad.3) &+ (sum >> 32)
         let t3 = UInt32(truncatingIfNeeded: sum)
 
-        var tag = (t0.littleEndian, t1.littleEndian, t2.littleEndian, t3.littleEndian)
-        return withUnsafeBytes(of: &tag) { Array($0) }
+        return (t0.littleEndian, t1.littleEndian, t2.littleEndian, t3.littleEndian)
     }
 
     /// h = (h + block + hibit·2^128) · r mod 2^130 − 5 (partially reduced), for each whole

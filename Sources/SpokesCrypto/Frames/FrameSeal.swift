@@ -21,9 +21,9 @@
 /// - A nonce never repeats under a key: each direction's counter only goes up, and
 ///   ``seal(_:)`` refuses (``Exhausted``) once 2^64 − 1 frames are sealed instead of wrapping.
 /// - ``open(_:)`` accepts only the next frame of the peer's direction, whole and unaltered:
-///   a replayed, reordered, dropped-before, truncated, extended, altered or reflected
-///   frame fails the tag check and returns nil, leaving the counter where it was. It never
-///   says why (no oracle); the caller closes the connection.
+///   a replayed or reordered frame, one that comes after a lost one, or a truncated,
+///   extended, altered or reflected frame fails the tag check and returns nil, leaving the
+///   counter where it was. It never says why (no oracle); the caller closes the connection.
 public struct FrameSeal: Sendable {
     /// Which end of the connection this side is.
     public enum Role: Sendable {
