@@ -15,6 +15,8 @@ public struct ChaCha20: Sendable {
 
     /// A 96-bit nonce, as the three little-endian words of the state's last row.
     ///
+    /// Why a type: a nonce of the wrong size never reaches the cipher (Wycheproof's
+    /// invalid-size vectors stop here), and ``init(prefix:counter:)`` builds counter nonces.
     /// Invariant: exactly 12 bytes; the failable initializer refuses any other length.
     public struct Nonce: Sendable, Equatable {
         /// Bytes in a nonce.

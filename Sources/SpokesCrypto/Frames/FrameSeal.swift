@@ -25,7 +25,8 @@
 ///   extended, altered or reflected frame fails the tag check and returns nil, leaving the
 ///   counter where it was. It never says why (no oracle); the caller closes the connection.
 public struct FrameSeal: Sendable {
-    /// Which end of the connection this side is.
+    /// Which end of the connection this side is: both ends derive the same two keys and
+    /// the role says which one this side seals with and which one it opens with.
     public enum Role: Sendable {
         /// The side that opened the connection (sent `hello`).
         case dialer
