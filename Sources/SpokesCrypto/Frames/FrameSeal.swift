@@ -14,6 +14,11 @@
 /// frame from another connection, or from this one in the other direction (reflected back
 /// to its sender), fails its tag.
 ///
+/// The two directions share nothing but the keys' origin: sealing moves only
+/// ``sentFrames``, opening only ``receivedFrames``. So a connection whose writer and reader
+/// run apart (as `Connection`'s write queue and reader thread do) may give each its own
+/// copy of one `FrameSeal`, the writer's only sealing and the reader's only opening.
+///
 /// Why: to replace `FrameAuthenticator`'s HMAC, which proves a frame's origin but leaves
 /// its bytes readable on the wire (issue 31).
 ///

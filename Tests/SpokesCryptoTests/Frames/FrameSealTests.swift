@@ -29,6 +29,18 @@ import Testing
         #expect(dialer.sentFrames == 21 && acceptor.receivedFrames == 21)
     }
 
+    @Test func aWritersCopyAndAReadersCopyOfOneSealWorkApart() throws {
+        let (dialer, acceptor) = Self.connection()
+        var (dialerWriter, dialerReader) = (dialer, dialer)
+        var (acceptorWriter, acceptorReader) = (acceptor, acceptor)
+        for index in 0..<5 {
+            #expect(try acceptorReader.open(dialerWriter.seal([UInt8(index)])) == [UInt8(index)])
+            #expect(try dialerReader.open(acceptorWriter.seal([UInt8(index), 1])) == [UInt8(index), 1])
+        }
+        #expect(dialerWriter.sentFrames == 5 && dialerWriter.receivedFrames == 0)
+        #expect(dialerReader.sentFrames == 0 && dialerReader.receivedFrames == 5)
+    }
+
     @Test func theSamePayloadTwiceMakesTwoDifferentFrames() throws {
         var (dialer, _) = Self.connection()
         let payload = Array("same".utf8)
