@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "SpokesConcurrency", targets: ["SpokesConcurrency"]),
         .library(name: "SpokesTransport", targets: ["SpokesTransport"]),
         .library(name: "SpokesHTTP", targets: ["SpokesHTTP"]),
+        .library(name: "SpokesCrypto", targets: ["SpokesCrypto"]),
         .library(name: "SpokesCluster", targets: ["SpokesCluster"]),
         .library(name: "SpokesBikes", targets: ["SpokesBikes"]),
         .library(name: "SpokesBikesWeb", targets: ["SpokesBikesWeb"]),
@@ -30,7 +31,9 @@ let package = Package(
         .target(name: "SpokesConcurrency"),
         .target(name: "SpokesTransport", dependencies: ["SpokesConcurrency"]),
         .target(name: "SpokesHTTP", dependencies: ["SpokesTransport", "SpokesConcurrency"]),
-        .target(name: "SpokesCluster", dependencies: ["SpokesTransport", "SpokesConcurrency"]),
+        // Pure cryptographic building blocks: hashes, MACs, the AEAD, key derivation, sealed frames.
+        .target(name: "SpokesCrypto"),
+        .target(name: "SpokesCluster", dependencies: ["SpokesCrypto", "SpokesTransport", "SpokesConcurrency"]),
         .target(name: "SpokesBikes", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesReplication", "SpokesConsensus"]),
         // Fetching networks over HTTP(S) needs FoundationNetworking, which links libcurl and
         // about 30 libraries more (6 MiB of an idle node's memory): kept out of the node.
@@ -50,6 +53,8 @@ let package = Package(
         .testTarget(name: "SpokesConcurrencyTests", dependencies: ["SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesTransportTests", dependencies: ["SpokesTransport", "SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesHTTPTests", dependencies: ["SpokesHTTP", "SpokesTransport", "SpokesConcurrency", "SpokesTestKit"]),
+        .testTarget(name: "SpokesCryptoTests", dependencies: ["SpokesCrypto", "SpokesTestKit"],
+                    resources: [.copy("Vectors")]),  // Wycheproof's JSON files and their licence
         .testTarget(name: "SpokesClusterTests", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes", "SpokesBikesWeb", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesDashboardTests", dependencies: ["SpokesDashboard", "SpokesHTTP", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),

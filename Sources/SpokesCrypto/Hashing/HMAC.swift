@@ -38,13 +38,3 @@ public struct HMAC: Sendable {
         constantTimeEquals(authenticationCode(for: message), tag)
     }
 }
-
-/// Whether `a` and `b` hold the same bytes, taking the same time wherever they first
-/// differ, so that a forger cannot learn a tag byte by byte from response times. Only
-/// the lengths (which are public) end the comparison early.
-public func constantTimeEquals<A: Collection<UInt8>, B: Collection<UInt8>>(_ a: A, _ b: B) -> Bool {
-    guard a.count == b.count else { return false }
-    var difference: UInt8 = 0
-    for (x, y) in zip(a, b) { difference |= x ^ y }
-    return difference == 0
-}

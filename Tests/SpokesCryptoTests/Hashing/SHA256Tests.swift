@@ -1,6 +1,6 @@
 import SpokesTestKit
 import Testing
-@testable import SpokesCluster
+import SpokesCrypto
 
 /// FIPS 180-4 examples (as published in the NIST "Example Algorithms" sheets) and
 /// chunking properties.

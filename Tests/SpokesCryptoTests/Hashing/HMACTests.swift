@@ -1,5 +1,5 @@
 import Testing
-@testable import SpokesCluster
+import SpokesCrypto
 
 /// The RFC 4231 test vectors for HMAC-SHA-256.
 @Suite struct HMACTests {
