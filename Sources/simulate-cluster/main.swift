@@ -181,7 +181,7 @@ default:
 /// one seed each, in virtual time. Heartbeats are what a member sends each tick to each
 /// member; in the real system each is acknowledged, so the table counts both.
 func printScaleModel(_ sizes: [Int]) {
-    let sealed = 32 + 4  // HMAC-SHA256 tag and the frame's length
+    let sealed = FrameSeal.overhead + 4  // the ChaCha20-Poly1305 tag and the frame's length
     // A heartbeat's frame as `WireMessage` encodes it (`{"type", "body"}`), a sequence of seven digits.
     let heartbeat = #"{"type":"heartbeat","body":{"sequence":1000000}}"#.utf8.count
     print("| nodes | messages per node per s | bytes per node per s | crash: all suspect / all dead (s) | partition healed: all alive again (s) | false suspicions at 1% loss, per node per min |")

@@ -26,7 +26,8 @@ enum NodeClient {
 
     /// Why a client could not get in; each names the node it asked.
     enum Failure: Error, CustomStringConvertible {
-        /// The node's proof did not check out with our secret: it holds another one.
+        /// The node could not open our handshake, or its proof did not check out with our
+        /// secret: it holds another one.
         case otherSecret(address: SocketAddress)
         /// The node refused the handshake, saying why.
         case refused(address: SocketAddress, reason: String)
@@ -67,6 +68,8 @@ enum NodeClient {
     static func join(_ address: SocketAddress, with client: ClusterSystem) async throws -> WireMessage.Handshake {
         do {
             return try await client.join(address)
+        } catch RemoteCallError.unreachable(_, let reason) where reason == refusedPrefix + Connection.differentSecretsRefusal {
+            throw Failure.otherSecret(address: address)
         } catch RemoteCallError.unreachable(_, let reason) where reason.hasPrefix(refusedPrefix) {
             throw Failure.refused(address: address, reason: String(reason.dropFirst(refusedPrefix.count)))
         } catch {

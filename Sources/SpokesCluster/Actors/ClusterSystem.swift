@@ -40,6 +40,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     private let nextActorNumber = Atomic<UInt64>(1)
     /// Proves and checks handshakes; nil in an open cluster (no secret).
     private let authentication: HandshakeAuthentication?
+    /// Seals every connection's frames until its handshake ends; nil in an open cluster.
+    private let handshakeBox: SealedBox?
     /// What this node turned away, by kind: shown by `spokes status --json`.
     public let rejections = RejectionCounters()
     private let peerEvents = Mutex<[UUID: AsyncStream<PeerEvent>.Continuation]>([:])
@@ -79,6 +81,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         self.settings = settings
         self.logger = logger.labeled(settings.nodeName)
         authentication = settings.secret.map(HandshakeAuthentication.init(secret:))
+        handshakeBox = settings.secret.map { SealedBox(secret: $0, purpose: .handshakeFrames) }
         node = NodeID(name: settings.nodeName, incarnation: NodeID.nextIncarnation())
         try Self.checkListenAddress(settings)
         listener = try runtime.network.listen(on: SocketAddress(host: settings.host, port: settings.port))
@@ -405,7 +408,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         let limits = Connection.Limits(settings)
         let rejections = rejections
         let stream = try await runtime.network.connect(to: address, timeout: timeout)
-        let connection = Connection(stream: stream, isOutbound: true, limits: limits, rejections: rejections, clock: runtime.clock)
+        let connection = Connection(
+            stream: stream, isOutbound: true, limits: limits, rejections: rejections, clock: runtime.clock, handshakeBox: handshakeBox)
         let (dialling, opening) = HandshakeStateMachine.dialling(
             handshake(nonce: HandshakeAuthentication.makeNonce()), to: address.description, authentication: authentication)
         let machine = Mutex(dialling)
@@ -448,11 +452,11 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                 // Once per address and reason: a refused node redials every second.
                 logOnce("refused \(peer) from \(connection.remoteAddress.host): \(refusal.reason)")
                 connection.send(.refused(refusal), thenCloseWithReason: "refused: \(refusal.reason)")
-            case .establish(let peer, let receiveKey, let sendKey, let proof):
+            case .establish(let peer, let seal, let proof):
                 connection.peer = peer
-                connection.establish(receiveKey: receiveKey)
+                connection.establish(opening: seal)
                 if let proof { connection.send(.proof(proof)) }
-                connection.authenticateSends(with: sendKey)
+                connection.sealSends(with: seal)
                 // Registered before the join resolves: its caller may call the peer at once.
                 register(connection)
                 joining?.resolve(peer)
@@ -516,7 +520,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             return
         }
         crowdedOut?.close(reason: "\(settings.maximumHandshakingConnections) connections were handshaking: the oldest made room", rejecting: .tooManyHandshakes)
-        let connection = Connection(stream: stream, isOutbound: false, limits: Connection.Limits(settings), rejections: rejections, clock: runtime.clock)
+        let connection = Connection(
+            stream: stream, isOutbound: false, limits: Connection.Limits(settings), rejections: rejections, clock: runtime.clock, handshakeBox: handshakeBox)
         let machine = Mutex(HandshakeStateMachine.accepting(
             from: remote.description, welcome: handshake(nonce: HandshakeAuthentication.makeNonce()), authentication: authentication))
         track(connection)

@@ -1,27 +1,35 @@
 import Foundation
 
-/// Seals this node's beacons and checks everyone else's, sans-IO.
+/// Seals this node's beacons and opens everyone else's, sans-IO.
 ///
-/// A beacon datagram is an ``Envelope``: the beacon's JSON text, the sender's wall-clock
-/// time, a fresh nonce, and `HMAC(K, time ‖ nonce ‖ beacon)` with the secret's beacon key.
-/// A beacon is accepted only if its tag is right, its time is within ``replayWindow``
+/// A beacon datagram is an ``Envelope``: the cluster's name, whether it is a client's
+/// query, the sender's wall-clock time and a fresh nonce, all in clear, and the beacon
+/// itself. With a secret the beacon is sealed (``SealedBox``, authenticating the clear
+/// fields), so a listener on the LAN learns nothing of the cluster's members, their
+/// addresses or slots; without one (an open cluster, loopback only) it is plain JSON.
+/// A sealed beacon is accepted only if it opens, its time is within ``replayWindow``
 /// seconds of ours, and its nonce has not been seen in that window, so a recorded beacon
 /// cannot be played back to announce a node that is gone or to point peers elsewhere.
-/// Without a secret (an open cluster) beacons carry no tag and only the JSON is checked.
 struct BeaconAuthenticator: Sendable {
     /// Seconds a beacon's time may differ from ours (clock skew between machines plus
     /// delivery); also how long a nonce is remembered.
     static let replayWindow = 30.0
     /// Nonces remembered at most: far above what honest nodes send in a window (200
-    /// nodes at 4 beacons a second is 24,000), and only tagged beacons are remembered.
+    /// nodes at 4 beacons a second is 24,000), and only sealed beacons are remembered.
     static let maximumRemembered = 65_536
 
     /// What arrives on the discovery port.
     struct Envelope: Codable, Sendable {
-        var beacon: String
+        /// The cluster's name (never a secret: it says whose beacon this is).
+        var cluster: String
+        /// True for a client's query (a beacon without an address).
+        var query: Bool
         var time: Double
         var nonce: String
-        var tag: String
+        /// The beacon's JSON text in an open cluster; empty when sealed.
+        var beacon: String
+        /// The sealed beacon, base64, in a cluster with a secret; empty when open.
+        var sealed: String
     }
 
     /// What to do with a datagram.
@@ -32,20 +40,23 @@ struct BeaconAuthenticator: Sendable {
         case rejected(Rejection)
     }
 
-    private let key: HMAC?
+    private let box: SealedBox?
     private var seen: [String: Double] = [:]
     private var oldestSeen = Double.infinity
 
     init(secret: ClusterSecret?) {
-        key = secret?.key(for: .beacon)
+        box = secret.map { SealedBox(secret: $0, purpose: .beaconContents) }
     }
 
     /// The datagram announcing `beacon` at wall-clock time `now`.
     func seal(_ beacon: Beacon, now: Double) -> [UInt8] {
-        let body = (try? JSONEncoder().encode(beacon)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        let nonce = randomBytes(16).hex
-        let sealed = key.map { tag(with: $0, time: now, nonce: nonce, body: body).hex } ?? ""
-        let envelope = Envelope(beacon: body, time: now, nonce: nonce, tag: sealed)
+        let body = (try? JSONEncoder().encode(beacon)).map(Array.init) ?? Array("{}".utf8)
+        var envelope = Envelope(cluster: beacon.cluster, query: beacon.address.isEmpty, time: now, nonce: randomBytes(16).hex, beacon: "", sealed: "")
+        if let box {
+            envelope.sealed = Data(box.seal(body, authenticating: Self.associated(envelope))).base64EncodedString()
+        } else {
+            envelope.beacon = String(decoding: body, as: UTF8.self)
+        }
         return Array((try? JSONEncoder().encode(envelope)) ?? Data())
     }
 
@@ -54,20 +65,24 @@ struct BeaconAuthenticator: Sendable {
         guard datagram.count <= Beacon.maximumBeaconSize,
               let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(datagram))
         else { return .rejected(.malformedBeacon) }
-        if let key {
-            guard !envelope.tag.isEmpty,
-                  constantTimeEquals(Array(envelope.tag.utf8), Array(tag(with: key, time: envelope.time, nonce: envelope.nonce, body: envelope.beacon).hex.utf8))
+        let body: [UInt8]
+        if let box {
+            guard let sealed = Data(base64Encoded: envelope.sealed),
+                  let opened = box.open(sealed, authenticating: Self.associated(envelope))
             else { return .rejected(.unauthenticatedBeacon) }
             guard envelope.time.isFinite, abs(envelope.time - now) <= Self.replayWindow else { return .rejected(.replayedBeacon) }
             forget(before: now - Self.replayWindow)
             guard seen[envelope.nonce] == nil else { return .rejected(.replayedBeacon) }
             seen[envelope.nonce] = envelope.time
             oldestSeen = min(oldestSeen, envelope.time)
-        } else if !envelope.tag.isEmpty {
+            body = opened
+        } else if !envelope.sealed.isEmpty {
             // A beacon of a cluster with a secret: this open node could not join it anyway.
             return .ignored
+        } else {
+            body = Array(envelope.beacon.utf8)
         }
-        guard let beacon = try? JSONDecoder().decode(Beacon.self, from: Data(envelope.beacon.utf8)) else {
+        guard let beacon = try? JSONDecoder().decode(Beacon.self, from: Data(body)) else {
             return .rejected(.malformedBeacon)
         }
         guard beacon.protocolVersion == WireMessage.protocolVersion, beacon.cluster == cluster else { return .ignored }
@@ -76,19 +91,30 @@ struct BeaconAuthenticator: Sendable {
 
     /// What a beacon that was not accepted claims to be, read without trusting it: for
     /// telling a user that nodes were heard but hold another secret (or none), or belong
-    /// to another cluster. Nil when the datagram is not a beacon at all. Names are cut to
-    /// printable ASCII of at most 40 characters: they come from strangers.
-    /// A client's query (a beacon without an address) is no node: nil.
-    static func peek<Bytes: Collection<UInt8>>(_ datagram: Bytes) -> HeardBeacon? {
+    /// to another cluster. A sealed beacon shows only its cluster, so its node is named by
+    /// the address it came from, `source`. Nil when the datagram is not a beacon at all,
+    /// or is a client's query (no node). Names are cut to printable ASCII of at most 40
+    /// characters: they come from strangers.
+    static func peek<Bytes: Collection<UInt8>>(_ datagram: Bytes, source: SocketAddress) -> HeardBeacon? {
         guard datagram.count <= Beacon.maximumBeaconSize,
               let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(datagram)),
-              let beacon = try? JSONDecoder().decode(Beacon.self, from: Data(envelope.beacon.utf8)),
-              !beacon.address.isEmpty
+              !envelope.query
         else { return nil }
         func printable(_ text: String) -> String {
             String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F }.prefix(40)))
         }
-        return HeardBeacon(cluster: printable(beacon.cluster), node: printable(beacon.node.name), signed: !envelope.tag.isEmpty)
+        if !envelope.sealed.isEmpty {
+            return HeardBeacon(cluster: printable(envelope.cluster), node: "a node at \(source.host)", signed: true)
+        }
+        guard let beacon = try? JSONDecoder().decode(Beacon.self, from: Data(envelope.beacon.utf8)), !beacon.address.isEmpty else { return nil }
+        return HeardBeacon(cluster: printable(beacon.cluster), node: printable(beacon.node.name), signed: false)
+    }
+
+    /// The clear fields a sealed beacon's box authenticates, as a JSON array (no two
+    /// different field lists encode alike).
+    private static func associated(_ envelope: Envelope) -> [UInt8] {
+        let fields = [envelope.cluster, String(envelope.query), String(envelope.time.bitPattern), envelope.nonce]
+        return Array((try? JSONEncoder().encode(fields)) ?? Data())
     }
 
     /// Drops nonces older than `cutoff`, and the oldest ones when over the cap.
@@ -103,16 +129,9 @@ struct BeaconAuthenticator: Sendable {
             oldestSeen = seen.values.min() ?? .infinity
         }
     }
-
-    private func tag(with key: HMAC, time: Double, nonce: String, body: String) -> [UInt8] {
-        key.authenticationCode { hasher in
-            hasher.update(Array("\(time.bitPattern)\n\(nonce)\n".utf8))
-            hasher.update(Array(body.utf8))
-        }
-    }
 }
 
-/// A beacon heard but not accepted, as it claims to be (see ``BeaconAuthenticator/peek(_:)``).
+/// A beacon heard but not accepted, as it claims to be (see ``BeaconAuthenticator/peek(_:source:)``).
 public struct HeardBeacon: Sendable, Hashable {
     /// The cluster it names.
     public var cluster: String

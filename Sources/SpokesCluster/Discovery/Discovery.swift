@@ -89,8 +89,8 @@ final class Discovery: Sendable {
     /// `cluster`, including this node's own; `onStranger` what the beacons that were not
     /// accepted (another cluster, another secret or none) claim to be.
     func start(cluster: String, onBeacon: @escaping @Sendable (Beacon) -> Void, onStranger: (@Sendable (HeardBeacon) -> Void)? = nil) {
-        port.startReceiving(maximumSize: Beacon.maximumBeaconSize) { [self] bytes, _ in
-            received(bytes, cluster: cluster, onBeacon: onBeacon, onStranger: onStranger)
+        port.startReceiving(maximumSize: Beacon.maximumBeaconSize) { [self] bytes, source in
+            received(bytes, from: source, cluster: cluster, onBeacon: onBeacon, onStranger: onStranger)
         }
         guard beacon != nil else { return }
         Task { [self] in
@@ -143,7 +143,7 @@ final class Discovery: Sendable {
     }
 
     private func received(
-        _ bytes: ArraySlice<UInt8>, cluster: String, onBeacon: @Sendable (Beacon) -> Void, onStranger: (@Sendable (HeardBeacon) -> Void)?
+        _ bytes: ArraySlice<UInt8>, from source: SocketAddress, cluster: String, onBeacon: @Sendable (Beacon) -> Void, onStranger: (@Sendable (HeardBeacon) -> Void)?
     ) {
         let answers = beacon.map { !$0.address.isEmpty } ?? false
         switch authenticator.withLock({ $0.open(bytes, cluster: cluster, now: Date().timeIntervalSince1970) }) {
@@ -165,10 +165,10 @@ final class Discovery: Sendable {
             if !isQuery { onBeacon(received) }
         case .ignored:
             ignored.add(1, ordering: .relaxed)
-            if let onStranger, let heard = BeaconAuthenticator.peek(bytes) { onStranger(heard) }
+            if let onStranger, let heard = BeaconAuthenticator.peek(bytes, source: source) { onStranger(heard) }
         case .rejected(let rejection):
             rejections.count(rejection)
-            if let onStranger, rejection == .unauthenticatedBeacon, let heard = BeaconAuthenticator.peek(bytes) { onStranger(heard) }
+            if let onStranger, rejection == .unauthenticatedBeacon, let heard = BeaconAuthenticator.peek(bytes, source: source) { onStranger(heard) }
         }
     }
 }

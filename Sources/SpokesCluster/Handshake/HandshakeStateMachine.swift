@@ -37,10 +37,11 @@ struct HandshakeStateMachine: Sendable {
         case send(WireMessage)
         /// Send `refused` to `peer`, then close (the dialler reads why before the connection goes).
         case refuse(WireMessage.Refusal, peer: NodeID)
-        /// The handshake holds: take `peer` as the connection's peer, check frames with
-        /// `receiveKey` from now on, send `proof` (the dialler's; unauthenticated, it is
-        /// the last such frame), then sign frames with `sendKey`, and register the peer.
-        case establish(peer: WireMessage.Handshake, receiveKey: HMAC?, sendKey: HMAC?, proof: WireMessage.Proof?)
+        /// The handshake holds: take `peer` as the connection's peer, open frames with
+        /// `seal` from now on, send `proof` (the dialler's; unsealed, it is the last such
+        /// frame), then seal every frame with `seal`, and register the peer. No seal
+        /// without a secret.
+        case establish(peer: WireMessage.Handshake, seal: FrameSeal?, proof: WireMessage.Proof?)
         /// Close; `rejection` is counted when set.
         case close(reason: String, rejection: Rejection?)
         /// Count a rejection without closing by it (the close follows).
@@ -110,16 +111,16 @@ struct HandshakeStateMachine: Sendable {
             let proof = authentication?.acceptorProof(hello: hello, welcome: welcome) ?? ""
             return [.send(.welcome(WireMessage.Welcome(handshake: welcome, proof: proof)))]
         case (.awaitingProof(let hello, let welcome), .proof(let proof)):
-            var keys: (fromDialer: HMAC, fromAcceptor: HMAC)?
+            var seal: FrameSeal?
             if let authentication {
                 guard authentication.isValidDialerProof(proof.tag, hello: hello, welcome: welcome) else {
                     state = .closed
                     return [.close(reason: "authentication failed: its proof does not match this cluster's secret", rejection: .authenticationFailed)]
                 }
-                keys = authentication.sessionKeys(hello: hello, welcome: welcome)
+                seal = authentication.frameSeal(hello: hello, welcome: welcome, role: .acceptor)
             }
             state = .established(peer: hello)
-            return [.establish(peer: hello, receiveKey: keys?.fromDialer, sendKey: keys?.fromAcceptor, proof: nil)]
+            return [.establish(peer: hello, seal: seal, proof: nil)]
         default:
             return violation(message)
         }
@@ -167,7 +168,7 @@ struct HandshakeStateMachine: Sendable {
             return [.count(.handshakeRefused), .fail(.unreachable(node: address, reason: refused.reason)),
                     .close(reason: "handshake failed: \(refused.reason)", rejection: nil)]
         }
-        var keys: (fromDialer: HMAC, fromAcceptor: HMAC)?
+        var seal: FrameSeal?
         var proof = ""
         if let authentication {
             guard authentication.isValidAcceptorProof(welcome.proof, hello: hello, welcome: peer) else {
@@ -176,11 +177,11 @@ struct HandshakeStateMachine: Sendable {
                 return [.count(.authenticationFailed), .fail(.unreachable(node: address, reason: reason)),
                         .close(reason: "handshake failed: \(reason)", rejection: nil)]
             }
-            keys = authentication.sessionKeys(hello: hello, welcome: peer)
+            seal = authentication.frameSeal(hello: hello, welcome: peer, role: .dialer)
             proof = authentication.dialerProof(hello: hello, welcome: peer)
         }
         state = .established(peer: peer)
-        return [.establish(peer: peer, receiveKey: keys?.fromAcceptor, sendKey: keys?.fromDialer, proof: WireMessage.Proof(tag: proof))]
+        return [.establish(peer: peer, seal: seal, proof: WireMessage.Proof(tag: proof))]
     }
 
     private mutating func violation(_ message: WireMessage) -> [Action] {

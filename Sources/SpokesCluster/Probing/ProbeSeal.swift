@@ -1,10 +1,11 @@
 import Foundation
 
-/// Seals and opens probe datagrams, sans-IO: `{"m": MESSAGE, "t": TAG}` with the
-/// message's JSON text and, in a cluster with a secret, `HMAC(K, message)` under the
-/// secret's probe key in hex (without a secret, an open cluster, the tag is empty).
+/// Seals and opens probe datagrams, sans-IO: `{"m": MESSAGE, "s": SEALED}`. In a
+/// cluster with a secret the message's JSON is sealed (``SealedBox``, base64 in `s`,
+/// `m` empty), so nobody without the secret reads who probes whom or forges a probe; in
+/// an open cluster `m` holds the JSON text and `s` is empty.
 ///
-/// A tag stops anyone without the secret from answering a probe or asking a node to
+/// A seal stops anyone without the secret from answering a probe or asking a node to
 /// probe another. A recorded datagram played back gains nothing: an `ack` counts only
 /// for a probe still outstanding, whose nonce is fresh (see ``Prober``), and a replayed
 /// `ping` or `pingRequest` only makes a node send one datagram to a member it knows.
@@ -14,7 +15,7 @@ struct ProbeSeal: Sendable {
 
     private struct Envelope: Codable {
         var m: String
-        var t: String
+        var s: String
     }
 
     /// What to do with a datagram.
@@ -25,30 +26,33 @@ struct ProbeSeal: Sendable {
         case rejected(Rejection)
     }
 
-    private let key: HMAC?
+    private let box: SealedBox?
 
     init(secret: ClusterSecret?) {
-        key = secret?.key(for: .probe)
+        box = secret.map { SealedBox(secret: $0, purpose: .probeContents) }
     }
 
     func seal(_ message: Prober.Message) -> [UInt8] {
-        let body = (try? JSONEncoder().encode(message)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        let tag = key.map { $0.authenticationCode(for: Array(body.utf8)).hex } ?? ""
-        return Array((try? JSONEncoder().encode(Envelope(m: body, t: tag))) ?? Data())
+        let body = (try? JSONEncoder().encode(message)).map(Array.init) ?? Array("{}".utf8)
+        let envelope = box.map { Envelope(m: "", s: Data($0.seal(body)).base64EncodedString()) }
+            ?? Envelope(m: String(decoding: body, as: UTF8.self), s: "")
+        return Array((try? JSONEncoder().encode(envelope)) ?? Data())
     }
 
     func open<Bytes: Collection<UInt8>>(_ datagram: Bytes) -> Outcome {
         guard datagram.count <= Self.maximumSize, let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(datagram)) else {
             return .rejected(.malformedProbe)
         }
-        if let key {
-            guard !envelope.t.isEmpty,
-                  constantTimeEquals(Array(envelope.t.utf8), Array(key.authenticationCode(for: Array(envelope.m.utf8)).hex.utf8))
-            else { return .rejected(.unauthenticatedProbe) }
-        } else if !envelope.t.isEmpty {
+        let body: [UInt8]
+        if let box {
+            guard let sealed = Data(base64Encoded: envelope.s), let opened = box.open(sealed) else { return .rejected(.unauthenticatedProbe) }
+            body = opened
+        } else if !envelope.s.isEmpty {
             return .ignored
+        } else {
+            body = Array(envelope.m.utf8)
         }
-        guard let message = try? JSONDecoder().decode(Prober.Message.self, from: Data(envelope.m.utf8)) else { return .rejected(.malformedProbe) }
+        guard let message = try? JSONDecoder().decode(Prober.Message.self, from: Data(body)) else { return .rejected(.malformedProbe) }
         return .accepted(message)
     }
 }

@@ -55,10 +55,14 @@ public struct ClusterSecret: Sendable, Hashable, CustomStringConvertible, Custom
     /// What a derived key is for; each purpose gets its own key, so a tag made for one
     /// can never pass as a tag for another.
     enum Purpose: String {
-        case beacon = "spokes/1 beacon"
-        case probe = "spokes/1 probe"
         case handshake = "spokes/1 handshake"
         case dashboard = "spokes/1 dashboard"
+        /// Beacons' contents, sealed (``SealedBox``).
+        case beaconContents = "spokes/1 beacon contents"
+        /// Probes' contents, sealed.
+        case probeContents = "spokes/1 probe contents"
+        /// A connection's frames before its handshake ends, sealed.
+        case handshakeFrames = "spokes/1 handshake frames"
     }
 
     /// The token that opens every node's dashboard in this cluster: 32 hex digits derived
@@ -71,6 +75,13 @@ public struct ClusterSecret: Sendable, Hashable, CustomStringConvertible, Custom
     /// Whether `token` is this cluster's dashboard token (compared in constant time).
     public func isDashboardToken(_ token: String) -> Bool {
         constantTimeEquals(Array(token.utf8), Array(dashboardToken.utf8))
+    }
+
+    /// The 32-byte encryption key for `purpose`: HKDF-SHA256 of the secret, with the
+    /// purpose as its info (RFC 5869).
+    func encryptionKey(for purpose: Purpose) -> [UInt8] {
+        // 32 bytes is far below HKDF's 8,160-byte limit: never nil.
+        HKDF.deriveKey(inputKeyMaterial: bytes, salt: Array("spokes/1".utf8), info: Array(purpose.rawValue.utf8), outputCount: 32)!
     }
 
     /// The key for `purpose`: HMAC(secret, purpose).

@@ -1,5 +1,6 @@
 /// The cryptographic half of the connection handshake, sans-IO: proofs that each side
-/// holds the cluster secret, and the session keys that authenticate every later frame.
+/// holds the cluster secret, and the seal that encrypts and authenticates every later
+/// frame.
 ///
 /// The exchange (see SECURITY.md):
 /// 1. dialler → `hello` with a fresh nonce;
@@ -42,10 +43,13 @@ struct HandshakeAuthentication: Sendable {
         constantTimeEquals(Array(proof.utf8), Array(dialerProof(hello: hello, welcome: welcome).utf8))
     }
 
-    /// The keys of the session's two directions: frames the dialler sends, frames the acceptor sends.
-    func sessionKeys(hello: WireMessage.Handshake, welcome: WireMessage.Handshake) -> (fromDialer: HMAC, fromAcceptor: HMAC) {
-        (HMAC(key: tag("session dialler to acceptor", hello, welcome)),
-         HMAC(key: tag("session acceptor to dialler", hello, welcome)))
+    /// The seal of the session's frames for the side playing `role` (see ``FrameSeal``):
+    /// its keys come from a key bound to the whole transcript (both handshakes, both
+    /// nonces) and from both nonces, so they are fresh for every connection and a frame
+    /// of one session never opens in another.
+    func frameSeal(hello: WireMessage.Handshake, welcome: WireMessage.Handshake, role: FrameSeal.Role) -> FrameSeal {
+        FrameSeal(secret: tag("session frames", hello, welcome), dialerNonce: Array(hello.nonce.utf8),
+                  acceptorNonce: Array(welcome.nonce.utf8), role: role)
     }
 
     private func tag(_ label: String, _ hello: WireMessage.Handshake, _ welcome: WireMessage.Handshake) -> [UInt8] {

@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// Hostile input closes this connection and nothing else, and is counted in
 /// `rejections`: a frame over the size limit (64 KiB until the handshake is done), a
-/// frame whose tag fails once the session is authenticated (see ``FrameAuthenticator``),
+/// frame that does not open once the session is sealed (see `FrameSeal`),
 /// JSON beyond the shape limits, or a message that does not decode. A peer that stops
 /// reading is dropped once `maximumSendQueueBytes` wait for it, so memory stays bounded.
 public final class Connection: Sendable, CustomStringConvertible {
@@ -50,10 +50,23 @@ public final class Connection: Sendable, CustomStringConvertible {
         var peer: WireMessage.Handshake?
         /// True once the handshake is done: the full frame size applies.
         var established = false
-        var sender: FrameAuthenticator?
-        var receiver: FrameAuthenticator?
+        /// The writer's copy of the session's seal (it only seals) and the reader's (it
+        /// only opens): nil in an open cluster.
+        var sender: FrameSeal?
+        var receiver: FrameSeal?
         var rejection: Rejection?
+        /// The peer's handshake came in clear: it has no secret (or none of ours), so a
+        /// refusal goes to it in clear, the one thing it can read.
+        var peerSpeaksInClear = false
     }
+
+    /// What a node tells a peer whose sealed handshake does not open with its secret
+    /// (a client turns it into "holds another cluster secret than this client").
+    public static let differentSecretsRefusal = "the handshake this node received does not open with its cluster secret: the two hold different secrets"
+
+    /// The first byte of a handshake frame sealed in a ``SealedBox`` (a frame in clear is
+    /// JSON, and starts with `{`).
+    static let sealedHandshakeMark: UInt8 = 0x01
 
     public let remoteAddress: SocketAddress
     /// True on the side that dialled.
@@ -89,8 +102,17 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Monotonic seconds when the last message arrived (or when the connection opened).
     public var lastReceived: Double { Double(bitPattern: lastReceivedBits.load(ordering: .relaxed)) }
 
-    init(stream: any ByteStream, isOutbound: Bool, limits: Limits, rejections: RejectionCounters, clock: any RuntimeClock) {
+    /// Seals the frames before the handshake ends (nil in an open cluster), so not even a
+    /// hello says which cluster or node is talking; the session's ``FrameSeal`` takes over
+    /// once it is established.
+    private let handshakeBox: SealedBox?
+
+    init(
+        stream: any ByteStream, isOutbound: Bool, limits: Limits, rejections: RejectionCounters, clock: any RuntimeClock,
+        handshakeBox: SealedBox? = nil
+    ) {
         self.clock = clock
+        self.handshakeBox = handshakeBox
         opened = clock.now
         lastReceivedBits = Atomic(opened.bitPattern)
         self.stream = stream
@@ -118,20 +140,20 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// The close reason when the peer ends the connection (end of stream).
     public static let peerClosedReason = "peer closed the connection"
 
-    /// Marks the handshake done. Frames received from now on must carry tags made with
-    /// `receiveKey` (when there is a secret), and may be as large as the frame limit.
-    /// Call on the reader thread, from `onMessage`, so it applies from the next frame.
-    func establish(receiveKey: HMAC?) {
+    /// Marks the handshake done. Frames received from now on must open with `seal`
+    /// (when there is a secret), and may be as large as the frame limit. Call on the
+    /// reader, from `onMessage`, so it applies from the next frame.
+    func establish(opening seal: FrameSeal?) {
         state.withLock { state in
             state.established = true
-            state.receiver = receiveKey.map(FrameAuthenticator.init(key:))
+            state.receiver = seal
         }
     }
 
-    /// Makes every frame queued after this call carry a tag made with `key`.
-    func authenticateSends(with key: HMAC?) {
-        guard let key else { return }
-        onWriter { [self] in state.withLock { $0.sender = FrameAuthenticator(key: key) } }
+    /// Seals every frame queued after this call with `seal`.
+    func sealSends(with seal: FrameSeal?) {
+        guard let seal else { return }
+        onWriter { [self] in state.withLock { $0.sender = seal } }
     }
 
     /// Starts reading; messages and the close are reported to `handlers`.
@@ -163,15 +185,24 @@ public final class Connection: Sendable, CustomStringConvertible {
             close(reason: "the peer is not reading: \(queued) bytes waiting to be sent", rejecting: .sendQueueFull)
             return
         }
+        let isRefusal = if case .refused = message { true } else { false }
         onWriter { [self] in
             defer { queuedBytes.wrappingSubtract(payload.count, ordering: .relaxed) }
             guard !isClosed else { return }
-            let written = writeOrder.withLock { _ in
-                let sealed = state.withLock { state in
-                    if state.sender != nil { return state.sender!.seal(payload) }
+            let written = writeOrder.withLock { _ -> Bool? in
+                let sealed = state.withLock { state -> [UInt8]? in
+                    if state.sender != nil { return try? state.sender!.seal(payload) }
+                    if let handshakeBox, !(isRefusal && state.peerSpeaksInClear) {
+                        return [Self.sealedHandshakeMark] + handshakeBox.seal(payload)
+                    }
                     return payload
                 }
+                // nil: 2^64 - 1 frames sealed; one more would repeat a nonce.
+                guard let sealed else { return nil }
                 return stream.write(FrameDecoder.frame(sealed))
+            }
+            guard let written else {
+                return close(reason: "this connection sealed all the frames its keys allow: it must be opened again")
             }
             if !written {
                 close(reason: "send failed: \(String(cString: strerror(errno)))")
@@ -188,8 +219,15 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Sends `message`, then closes as ``close(reason:rejecting:)`` does: a refusal the
     /// peer can read before its connection ends.
     func send(_ message: WireMessage, thenCloseWithReason reason: String, rejecting rejection: Rejection) {
+        // Counted now, not at the close: the peer may read the refusal before the close runs.
+        let first = state.withLock { state in
+            guard !state.closed, state.rejection == nil else { return false }
+            state.rejection = rejection
+            return true
+        }
+        if first { rejections.count(rejection) }
         send(message)
-        onWriter { [self] in close(reason: reason, rejecting: rejection) }
+        onWriter { [self] in close(reason: reason) }
     }
 
     /// Closes once every frame queued so far is written (a reply sent just before).
@@ -214,12 +252,11 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Counts `rejection`, remembers it as the reason for closing, and closes.
     func close(reason: String, rejecting rejection: Rejection) {
         let first = state.withLock { state in
-            guard !state.closed else { return false }
+            guard !state.closed, state.rejection == nil else { return false }
             state.rejection = rejection
             return true
         }
-        guard first else { return }
-        rejections.count(rejection)
+        if first { rejections.count(rejection) }
         close(reason: reason)
     }
 
@@ -250,7 +287,7 @@ public final class Connection: Sendable, CustomStringConvertible {
                 return false
             }
             switch message(in: frame, decoder: Self.jsonDecoder) {
-            case .failure(let failure) where failure.rejection == .malformedFrame:
+            case .failure(let failure) where failure.rejection == .malformedFrame || failure.refuse:
                 // A field of the wrong type or out of its type's range: say which, then close.
                 send(.refused(WireMessage.Refusal(reason: failure.reason)), thenCloseWithReason: failure.reason, rejecting: failure.rejection)
                 return false
@@ -272,17 +309,42 @@ public final class Connection: Sendable, CustomStringConvertible {
     private struct ReadFailure: Error {
         var rejection: Rejection
         var reason: String
+        /// Say why to the peer (in clear) before closing.
+        var refuse = false
     }
 
     /// The message in one frame: its tag checked (once authenticated), its JSON shape
     /// checked, then decoded.
     private func message(in frame: [UInt8], decoder: JSONDecoder) -> Result<WireMessage, ReadFailure> {
-        let opened: ArraySlice<UInt8>? = state.withLock { state in
-            if state.receiver != nil { return state.receiver!.open(frame) }
-            return frame[...]
+        enum Opened { case payload(ArraySlice<UInt8>), failed, sealedButNoSecret, sealedWithAnotherSecret }
+        let opened: Opened = state.withLock { state in
+            if state.receiver != nil { return state.receiver!.open(frame).map { .payload($0[...]) } ?? .failed }
+            if frame.first == Self.sealedHandshakeMark {
+                guard let handshakeBox else {
+                    state.peerSpeaksInClear = true
+                    return .sealedButNoSecret
+                }
+                guard let payload = handshakeBox.open(frame.dropFirst()) else {
+                    state.peerSpeaksInClear = true
+                    return .sealedWithAnotherSecret
+                }
+                return .payload(payload[...])
+            }
+            if handshakeBox != nil { state.peerSpeaksInClear = true }
+            return .payload(frame[...])
         }
-        guard let payload = opened else {
-            return .failure(ReadFailure(rejection: .frameAuthenticationFailed, reason: "frame failed authentication: forged, replayed or reordered"))
+        let payload: ArraySlice<UInt8>
+        switch opened {
+        case .payload(let opened):
+            payload = opened
+        case .failed:
+            return .failure(ReadFailure(rejection: .frameAuthenticationFailed, reason: "frame failed to open: forged, replayed, reordered or sealed with another key"))
+        case .sealedButNoSecret:
+            return .failure(ReadFailure(
+                rejection: .handshakeRefused, reason: "this node holds no cluster secret, and the handshake it received was sealed with one: give both the same secret, or neither", refuse: true))
+        case .sealedWithAnotherSecret:
+            return .failure(ReadFailure(
+                rejection: .authenticationFailed, reason: Self.differentSecretsRefusal, refuse: true))
         }
         do {
             try limits.json.check(payload)

@@ -26,8 +26,9 @@ public enum WireMessage: Sendable, Equatable {
     /// A received message of a type this version does not know; never sent.
     case unknown(type: String)
 
-    /// The wire protocol version; a peer with another version is refused.
-    public static let protocolVersion = 2
+    /// The wire protocol version; a peer with another version is refused. 3: frames,
+    /// handshakes, beacons and probes sealed (ChaCha20-Poly1305) where there is a secret.
+    public static let protocolVersion = 3
 
     public struct Handshake: Sendable, Equatable, Codable {
         public var protocolVersion: Int

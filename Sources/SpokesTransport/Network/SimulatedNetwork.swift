@@ -33,6 +33,21 @@ public final class SimulatedNetwork: Sendable {
     let clock: any RuntimeClock
     private let state: Mutex<State>
     private let undelivered = Atomic<Int>(0)
+    /// Every byte sent over streams and in datagrams, while capturing (as tcpdump would see it).
+    private let captured = Mutex<[UInt8]?>(nil)
+
+    /// Starts keeping every byte that is sent from now on, streams and datagrams alike:
+    /// what an eavesdropper on the LAN would see.
+    public func startCapture() {
+        captured.withLock { $0 = $0 ?? [] }
+    }
+
+    /// The bytes captured so far (empty when not capturing).
+    public var capture: [UInt8] { captured.withLock { $0 ?? [] } }
+
+    func record(_ bytes: [UInt8]) {
+        captured.withLock { capture in capture?.append(contentsOf: bytes) }
+    }
 
     /// Chunks, datagrams and connections sent and not yet handed to their reader (held
     /// ones included): zero when nothing is on its way. A driver of virtual time moves
@@ -143,6 +158,7 @@ public final class SimulatedNetwork: Sendable {
 
     /// Sends a datagram from `source` (its owner host) to whoever `destination` reaches.
     func deliver(_ bytes: [UInt8], from source: SimulatedDatagramPort, to destination: SocketAddress) {
+        record(bytes)
         let broadcast = destination.host.hasSuffix(".255")
         let receivers = state.withLock { state -> [SimulatedDatagramPort] in
             state.datagramPorts.values.filter { port in
@@ -281,6 +297,7 @@ final class SimulatedStream: ByteStream {
                 return !state.holding
             }
             guard let counted else { return false }
+            network.record(bytes)
             if counted { network.sent() }
             continuation.yield(bytes)
             return true

@@ -57,9 +57,9 @@ struct SecureClusterProcessTests {
         let intruder = try await NodeProcess(name: "intruder", flags: flags(["--peer", nodes[0].address.description]), environment: wrongSecret)
         defer { intruder.kill(SIGTERM) }
         let tried = try await waitForStatus(of: nodes[0]) {
-            Self.rejected($0, .handshakeAbandoned) > 0 && Self.rejected($0, .unauthenticatedBeacon) > 0
+            Self.rejected($0, .authenticationFailed) > 0 && Self.rejected($0, .unauthenticatedBeacon) > 0
         }
-        #expect(Self.rejected(tried, .handshakeAbandoned) > 0, "the intruder's dial was seen and turned away")
+        #expect(Self.rejected(tried, .authenticationFailed) > 0, "the intruder's dial was seen and turned away")
         #expect(Self.rejected(tried, .unauthenticatedBeacon) > 0, "the intruder's beacons were turned away")
         for node in nodes {
             let seen = try await waitForStatus(of: node) { !Self.aliveNames($0).isEmpty }
@@ -104,11 +104,12 @@ struct SecureClusterProcessTests {
         async let none = CommandRun.spokes(["status", "--timeout", "2"] + flags(), environment: ["SPOKES_SECRET": ""])
         async let otherCluster = CommandRun.spokes(["status", "--timeout", "2", "--cluster", "elsewhere", "--discovery-port", discoveryPort], environment: secret)
         let (withWrong, withNone, withOther) = await (wrong, none, otherCluster)
-        let heard = "nodes of cluster '\(cluster)' were heard on discovery port \(discoveryPort) (heard)"
+        // Sealed beacons show their cluster; their nodes, only by the address they came from.
+        let heard = "nodes of cluster '\(cluster)' were heard on discovery port \(discoveryPort) (a node at 127.0.0.1)"
         #expect(withWrong.status == 1 && withWrong.standardError.contains("\(heard), but they hold another secret than this client"), "\(withWrong.standardError)")
         #expect(withNone.status == 1 && withNone.standardError.contains("\(heard), but they hold a cluster secret and this client has none"), "\(withNone.standardError)")
         #expect(withOther.status == 1 && withOther.standardError.contains("no node of cluster 'elsewhere' was heard") &&
-                withOther.standardError.contains("only nodes of cluster '\(cluster)' (heard); give --cluster \(cluster)"), "\(withOther.standardError)")
+                withOther.standardError.contains("only nodes of cluster '\(cluster)' (a node at 127.0.0.1); give --cluster \(cluster)"), "\(withOther.standardError)")
         let right = await CommandRun.spokes(["status", "--to", node.address.description, "--json"], environment: secret)
         #expect(right.status == 0, "with the secret and --to, no --cluster is needed: \(right.standardError)")
     }

@@ -21,12 +21,19 @@ import Testing
         #expect(receiver.open(stranger.seal(beacon, now: now), cluster: "c", now: now) == .rejected(.unauthenticatedBeacon))
     }
 
-    @Test func rejectsABeaconWhoseContentChangedOnTheWay() throws {
+    @Test func rejectsABeaconWhoseContentOrClearFieldsChangedOnTheWay() throws {
+        let sealed = BeaconAuthenticator(secret: secret).seal(beacon, now: now)
+        var envelope = try JSONDecoder().decode(BeaconAuthenticator.Envelope.self, from: Data(sealed))
+        #expect(envelope.beacon.isEmpty && !envelope.sealed.isEmpty, "the beacon travels sealed")
+        var box = try #require(Data(base64Encoded: envelope.sealed))
+        box[box.count / 2] ^= 1
+        var flipped = envelope
+        flipped.sealed = box.base64EncodedString()
         var receiver = BeaconAuthenticator(secret: secret)
-        let sealed = String(decoding: BeaconAuthenticator(secret: secret).seal(beacon, now: now), as: UTF8.self)
-        let moved = sealed.replacingOccurrences(of: "7000", with: "7001")
-        #expect(moved != sealed)
-        #expect(receiver.open(Array(moved.utf8), cluster: "c", now: now) == .rejected(.unauthenticatedBeacon))
+        #expect(receiver.open(Array(try JSONEncoder().encode(flipped)), cluster: "c", now: now) == .rejected(.unauthenticatedBeacon))
+        envelope.time += 1
+        #expect(receiver.open(Array(try JSONEncoder().encode(envelope)), cluster: "c", now: now) == .rejected(.unauthenticatedBeacon),
+                "the clear time is authenticated with the box")
     }
 
     @Test func rejectsTheSameBeaconTwice() {

@@ -37,16 +37,21 @@ import Testing
     }
 
     @Test func aStrangersBeaconIsReadWithoutTrustAndItsNamesAreCut() throws {
+        let source = SocketAddress(host: "192.0.2.7", port: 7001)
         var beacon = WireMessage.Handshake(cluster: "lab\u{1B}[31m", node: NodeID(name: String(repeating: "n", count: 100), incarnation: 1),
                                            address: "127.0.0.1:1", slots: 1, authenticated: true, nonce: "")
         let sealed = BeaconAuthenticator(secret: try ClusterSecret(ClusterSecret.generateText(), source: "them")).seal(beacon, now: 0)
-        let heard = try #require(BeaconAuthenticator.peek(sealed))
-        #expect(heard == HeardBeacon(cluster: "lab[31m", node: String(repeating: "n", count: 40), signed: true))
+        let heard = try #require(BeaconAuthenticator.peek(sealed, source: source))
+        #expect(heard == HeardBeacon(cluster: "lab[31m", node: "a node at 192.0.2.7", signed: true),
+                "a sealed beacon shows its cluster, and its node only by the address it came from")
+        #expect(!sealed.contains(subsequence: Array("nnnn".utf8)) && !sealed.contains(subsequence: Array("127.0.0.1:1".utf8)),
+                "a sealed beacon's node and address are not readable")
         beacon.authenticated = false
-        #expect(BeaconAuthenticator.peek(BeaconAuthenticator(secret: nil).seal(beacon, now: 0))?.signed == false)
-        #expect(BeaconAuthenticator.peek(Array("not a beacon".utf8)) == nil)
+        let open = try #require(BeaconAuthenticator.peek(BeaconAuthenticator(secret: nil).seal(beacon, now: 0), source: source))
+        #expect(open == HeardBeacon(cluster: "lab[31m", node: String(repeating: "n", count: 40), signed: false))
+        #expect(BeaconAuthenticator.peek(Array("not a beacon".utf8), source: source) == nil)
         beacon.address = ""
-        #expect(BeaconAuthenticator.peek(BeaconAuthenticator(secret: nil).seal(beacon, now: 0)) == nil, "a client's query is no node")
+        #expect(BeaconAuthenticator.peek(BeaconAuthenticator(secret: nil).seal(beacon, now: 0), source: source) == nil, "a client's query is no node")
     }
 
     /// Nodes beacon only every 60 s here: once both have started (and sent their first

@@ -21,8 +21,8 @@ import Testing
         actions.compactMap { if case .send(let message) = $0 { message } else { nil } }
     }
 
-    static func established(_ actions: [HandshakeStateMachine.Action]) -> (peer: WireMessage.Handshake, receive: HMAC?, send: HMAC?, proof: WireMessage.Proof?)? {
-        for case .establish(let peer, let receive, let send, let proof) in actions { return (peer, receive, send, proof) }
+    static func established(_ actions: [HandshakeStateMachine.Action]) -> (peer: WireMessage.Handshake, seal: FrameSeal?, proof: WireMessage.Proof?)? {
+        for case .establish(let peer, let seal, let proof) in actions { return (peer, seal, proof) }
         return nil
     }
 
@@ -31,7 +31,7 @@ import Testing
         return nil
     }
 
-    @Test func twoNodesWithOneSecretEstablishSessionKeysThatMatchEachWay() throws {
+    @Test func twoNodesWithOneSecretEstablishSealsThatOpenEachOthersFramesEachWay() throws {
         let (dialling, opening) = HandshakeStateMachine.dialling(hello, to: "acceptor:1", authentication: Self.secret("k"))
         var dialler = dialling
         var acceptor = HandshakeStateMachine.accepting(from: "dialler:1", welcome: welcome, authentication: Self.secret("k"))
@@ -44,9 +44,13 @@ import Testing
         let theirs = try #require(Self.established(acceptor.receive(.proof(proof), refusal: Self.acceptAll)))
         #expect(theirs.peer == hello && acceptor.isEstablished)
         let frame: [UInt8] = Array("a frame".utf8)
-        #expect(mine.send?.authenticationCode(for: frame) == theirs.receive?.authenticationCode(for: frame), "dialler to acceptor")
-        #expect(theirs.send?.authenticationCode(for: frame) == mine.receive?.authenticationCode(for: frame), "acceptor to dialler")
-        #expect(mine.send?.authenticationCode(for: frame) != mine.receive?.authenticationCode(for: frame), "one key per direction")
+        var diallers = try #require(mine.seal)
+        var acceptors = try #require(theirs.seal)
+        let fromDialler = try diallers.seal(frame)
+        let fromAcceptor = try acceptors.seal(frame)
+        #expect(fromDialler != fromAcceptor, "one key per direction")
+        #expect(acceptors.open(fromDialler) == frame, "dialler to acceptor")
+        #expect(diallers.open(fromAcceptor) == frame, "acceptor to dialler")
         let later = acceptor.receive(.heartbeat(WireMessage.Heartbeat(sequence: 1)), refusal: Self.acceptAll)
         guard case .deliver(.heartbeat)? = later.first else {
             Issue.record("an established connection's message is not delivered: \(later)")

@@ -1,3 +1,4 @@
+import SpokesTestKit
 import Foundation
 import Testing
 @testable import SpokesCluster
@@ -21,10 +22,13 @@ import Testing
     @Test func aTamperedOrMalformedOrOversizedDatagramIsRejected() throws {
         let secret = try ClusterSecret(String(repeating: "k", count: 32), source: "test")
         let seal = ProbeSeal(secret: secret)
-        let tampered = Array(String(decoding: seal.seal(message), as: UTF8.self).replacingOccurrences(of: "99", with: "98").utf8)
+        let sealed = seal.seal(message)
+        #expect(!sealed.contains(subsequence: Array("ack".utf8)), "who probes whom is not readable")
+        var tampered = sealed
+        tampered[tampered.count / 2] = tampered[tampered.count / 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
         #expect(seal.open(tampered) == .rejected(.unauthenticatedProbe))
         #expect(seal.open(Array("not json".utf8)) == .rejected(.malformedProbe))
-        #expect(ProbeSeal(secret: nil).open(Array(#"{"m": "{\"bogus\": 1}", "t": ""}"#.utf8)) == .rejected(.malformedProbe))
+        #expect(ProbeSeal(secret: nil).open(Array(#"{"m": "{\"bogus\": 1}", "s": ""}"#.utf8)) == .rejected(.malformedProbe))
         #expect(seal.open([UInt8](repeating: 32, count: ProbeSeal.maximumSize + 1)) == .rejected(.malformedProbe))
     }
 }

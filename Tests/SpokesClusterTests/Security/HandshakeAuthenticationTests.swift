@@ -1,3 +1,4 @@
+import SpokesTestKit
 import Testing
 @testable import SpokesCluster
 
@@ -40,10 +41,23 @@ import Testing
         #expect(!authentication.isValidDialerProof(proof, hello: tampered, welcome: welcome), "address changed on the way")
     }
 
-    @Test func eachDirectionOfASessionHasItsOwnKey() {
-        let keys = HandshakeAuthentication(secret: secret).sessionKeys(hello: hello, welcome: welcome)
-        let message = Array("frame".utf8)
-        #expect(keys.fromDialer.authenticationCode(for: message) != keys.fromAcceptor.authenticationCode(for: message))
+    @Test func aSessionsFramesOpenOnlyAtTheOtherEndOfTheSameSession() throws {
+        let authentication = HandshakeAuthentication(secret: secret)
+        var dialer = authentication.frameSeal(hello: hello, welcome: welcome, role: .dialer)
+        var acceptor = authentication.frameSeal(hello: hello, welcome: welcome, role: .acceptor)
+        let frame = try dialer.seal(Array("frame".utf8))
+        #expect(!frame.contains(subsequence: Array("frame".utf8)), "the payload is not readable on the wire")
+        var reflected = authentication.frameSeal(hello: hello, welcome: welcome, role: .dialer)
+        #expect(reflected.open(frame) == nil, "a frame sent back to its sender does not open")
+        var freshWelcome = welcome
+        freshWelcome.nonce = HandshakeAuthentication.makeNonce()
+        var otherSession = authentication.frameSeal(hello: hello, welcome: freshWelcome, role: .acceptor)
+        #expect(otherSession.open(frame) == nil, "nor in another session")
+        var tampered = welcome
+        tampered.slots += 1
+        var tamperedSession = authentication.frameSeal(hello: hello, welcome: tampered, role: .acceptor)
+        #expect(tamperedSession.open(frame) == nil, "nor where the handshake was altered on the way")
+        #expect(acceptor.open(frame) == Array("frame".utf8))
     }
 
     @Test func noncesAreFreshHex() {

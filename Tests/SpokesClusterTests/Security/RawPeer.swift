@@ -59,6 +59,27 @@ final class RawPeer: Sendable {
         return try? JSONDecoder().decode(WireMessage.self, from: Data(frame))
     }
 
+    /// Sends `payload` as a handshake frame of a node holding `secret`: sealed
+    /// (``Connection/sealedHandshakeMark``, then a ``SealedBox``), or in clear without one.
+    @discardableResult
+    func sendHandshakeFrame(_ payload: [UInt8], secret: ClusterSecret?) async -> Bool {
+        await sendFrame(secret.map { [Connection.sealedHandshakeMark] + SealedBox(secret: $0, purpose: .handshakeFrames).seal(payload) } ?? payload)
+    }
+
+    @discardableResult
+    func sendHandshakeFrame(_ message: WireMessage, secret: ClusterSecret?) async -> Bool {
+        await sendHandshakeFrame(Array(try! JSONEncoder().encode(message)), secret: secret)
+    }
+
+    /// The next handshake message, opened with `secret` if it came sealed (a refusal to a
+    /// peer that spoke in clear comes in clear); nil if it does not open or decode.
+    func readHandshakeMessage(secret: ClusterSecret?, timeout: Double = 2) async -> WireMessage? {
+        guard let frame = await readFrame(timeout: timeout) else { return nil }
+        let payload = frame.first == Connection.sealedHandshakeMark
+            ? secret.flatMap { SealedBox(secret: $0, purpose: .handshakeFrames).open(frame.dropFirst()) } : frame
+        return payload.flatMap { try? JSONDecoder().decode(WireMessage.self, from: Data($0)) }
+    }
+
     /// True once the node closes the connection (reads end), false if it stays open for `timeout`.
     func closedByNode(within timeout: Double = 3) async -> Bool {
         (try? await offPool {
@@ -83,23 +104,23 @@ final class RawPeer: Sendable {
         Glibc.close(fd)
     }
 
-    /// Runs the dialler's side of the handshake. With `secret` nil it sends an empty
-    /// proof; with a wrong secret the node must refuse it. Returns the session's two
-    /// frame authenticators, or nil if the node did not welcome us.
+    /// Runs the dialler's side of the handshake, its frames sealed as a node seals them
+    /// with `secret` (``Connection/sealedHandshakeMark``, then a ``SealedBox``). With
+    /// `secret` nil it sends an empty proof; with a wrong secret the node must refuse it.
+    /// Returns the session's seal, or nil if the node did not welcome us.
     func handshake(cluster: String, secret: ClusterSecret?, name: String = "raw") async -> AuthenticatedSession? {
         let hello = WireMessage.Handshake(cluster: cluster, node: NodeID(name: name, incarnation: 1), address: "", slots: 0,
                                           authenticated: secret != nil, nonce: HandshakeAuthentication.makeNonce())
-        await sendFrame(.hello(hello))
-        guard case .welcome(let welcome)? = await readMessage() else { return nil }
+        await sendHandshakeFrame(.hello(hello), secret: secret)
+        guard case .welcome(let welcome)? = await readHandshakeMessage(secret: secret) else { return nil }
         guard let secret else {
-            await sendFrame(.proof(WireMessage.Proof(tag: "")))
+            await sendHandshakeFrame(.proof(WireMessage.Proof(tag: "")), secret: nil)
             return nil
         }
         let authentication = HandshakeAuthentication(secret: secret)
-        await sendFrame(.proof(WireMessage.Proof(tag: authentication.dialerProof(hello: hello, welcome: welcome.handshake))))
-        let keys = authentication.sessionKeys(hello: hello, welcome: welcome.handshake)
-        return AuthenticatedSession(peer: self, node: welcome.handshake.node,
-                                    sender: FrameAuthenticator(key: keys.fromDialer), receiver: FrameAuthenticator(key: keys.fromAcceptor))
+        await sendHandshakeFrame(.proof(WireMessage.Proof(tag: authentication.dialerProof(hello: hello, welcome: welcome.handshake))), secret: secret)
+        let seal = authentication.frameSeal(hello: hello, welcome: welcome.handshake, role: .dialer)
+        return AuthenticatedSession(peer: self, node: welcome.handshake.node, sender: seal, receiver: seal)
     }
 
     private func read(count: Int, timeout: Double) -> [UInt8]? {
@@ -127,10 +148,10 @@ final class RawPeer: Sendable {
 final class AuthenticatedSession {
     let peer: RawPeer
     let node: NodeID
-    var sender: FrameAuthenticator
-    var receiver: FrameAuthenticator
+    var sender: FrameSeal
+    var receiver: FrameSeal
 
-    init(peer: RawPeer, node: NodeID, sender: FrameAuthenticator, receiver: FrameAuthenticator) {
+    init(peer: RawPeer, node: NodeID, sender: FrameSeal, receiver: FrameSeal) {
         self.peer = peer
         self.node = node
         self.sender = sender
@@ -139,7 +160,8 @@ final class AuthenticatedSession {
 
     /// The sealed frame of `message`, advancing the send sequence.
     func seal(_ message: WireMessage) -> [UInt8] {
-        sender.seal(Array(try! JSONEncoder().encode(message)))
+        // A test's session never seals 2^64 - 1 frames.
+        try! sender.seal(Array(try! JSONEncoder().encode(message)))
     }
 
     @discardableResult

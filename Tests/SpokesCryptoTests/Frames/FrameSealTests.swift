@@ -1,3 +1,4 @@
+import SpokesTestKit
 import Testing
 @testable import SpokesCrypto
 
@@ -148,12 +149,5 @@ import Testing
         // Nor does the receiving side accept a frame past the last number.
         #expect(acceptor.receivedFrames == UInt64.max)
         #expect(acceptor.open([UInt8](repeating: 0, count: 20)) == nil)
-    }
-}
-
-extension Array where Element == UInt8 {
-    func contains(subsequence: [UInt8]) -> Bool {
-        guard subsequence.count <= count else { return false }
-        return (0...(count - subsequence.count)).contains { Array(self[$0..<($0 + subsequence.count)]) == subsequence }
     }
 }
