@@ -27,7 +27,7 @@ public enum ArgumentParser {
                 break
             }
             guard argument.hasPrefix("-"), argument.count > 1, !looksLikeNumber(argument) else {
-                if let name = spec.positional, values[name] == nil {
+                if let name = spec.positionals.first(where: { values[$0] == nil }) {
                     values[name] = argument
                     continue
                 }

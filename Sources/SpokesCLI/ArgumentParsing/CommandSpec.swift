@@ -8,9 +8,12 @@ public struct CommandSpec: Sendable {
     /// When empty, one is generated from the options.
     public let usage: [String]
     public let options: [OptionSpec]
-    /// The value option a single positional argument fills (`result JOB` means `--job JOB`);
-    /// nil: positional arguments are refused.
-    public let positional: String?
+    /// The value options positional arguments fill, in order (`result JOB` means
+    /// `--job JOB`; `keyring use ID` means `--action use --key ID`); empty: positional
+    /// arguments are refused.
+    public private(set) var positionals: [String]
+    /// The first of ``positionals``.
+    public var positional: String? { positionals.first }
     /// Options this command no longer has, by name, with what to say instead
     /// (`seed` on `node`: use --peer HOST:PORT).
     public private(set) var retiredOptions: [String: String] = [:]
@@ -23,6 +26,15 @@ public struct CommandSpec: Sendable {
         self.init(name: name, abstract: abstract, discussion: discussion, usage: usage, options: options.map(\.spec), positional: positional?.spec.name)
     }
 
+    /// A command whose positional arguments fill `positionals`, in order.
+    public init(
+        name: String, abstract: String, discussion: String? = nil, usage: [String] = [], options: [any OptionDeclaration],
+        positionals: [any OptionDeclaration]
+    ) {
+        self.init(name: name, abstract: abstract, discussion: discussion, usage: usage, options: options.map(\.spec), positional: nil)
+        self.positionals = positionals.map(\.spec.name)
+    }
+
     /// A command whose options are string-named specs.
     public init(
         name: String, abstract: String, discussion: String? = nil, usage: [String] = [], options: [OptionSpec],
@@ -33,7 +45,7 @@ public struct CommandSpec: Sendable {
         self.discussion = discussion
         self.usage = usage
         self.options = options
-        self.positional = positional
+        positionals = positional.map { [$0] } ?? []
     }
 
     /// The same command, refusing `--name` with `message` (e.g. what it is called now).

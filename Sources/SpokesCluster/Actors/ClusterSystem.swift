@@ -38,10 +38,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     private let nextCallID = Atomic<UInt64>(1)
     private let loggedLines = Mutex<Set<String>>([])
     private let nextActorNumber = Atomic<UInt64>(1)
-    /// Proves and checks handshakes; nil in an open cluster (no secret).
-    private let authentication: HandshakeAuthentication?
-    /// Seals every connection's frames until its handshake ends; nil in an open cluster.
-    private let handshakeBox: SealedBox?
+    /// The secrets this node holds (they prove and check handshakes and seal everything
+    /// sent); nil in an open cluster. `spokes keyring` changes it while the node runs.
+    public let keyring: KeyringStore?
     /// What this node turned away, by kind: shown by `spokes status --json`.
     public let rejections = RejectionCounters()
     private let peerEvents = Mutex<[UUID: AsyncStream<PeerEvent>.Continuation]>([:])
@@ -80,8 +79,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         }
         self.settings = settings
         self.logger = logger.labeled(settings.nodeName)
-        authentication = settings.secret.map(HandshakeAuthentication.init(secret:))
-        handshakeBox = settings.secret.map { SealedBox(secret: $0, purpose: .handshakeFrames) }
+        keyring = settings.keyring.map(KeyringStore.init)
         node = NodeID(name: settings.nodeName, incarnation: NodeID.nextIncarnation())
         try Self.checkListenAddress(settings)
         listener = try runtime.network.listen(on: SocketAddress(host: settings.host, port: settings.port))
@@ -91,6 +89,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             self.accept(stream)
         }
         if !isMember { watchPeers() }
+        keyring?.observe { [weak self] keyring in self?.replaceConnections(sealedWithout: keyring) }
     }
 
     /// A client's watchdog (issue 21 §1): a node watches its peers through membership; a
@@ -409,9 +408,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         let rejections = rejections
         let stream = try await runtime.network.connect(to: address, timeout: timeout)
         let connection = Connection(
-            stream: stream, isOutbound: true, limits: limits, rejections: rejections, clock: runtime.clock, handshakeBox: handshakeBox)
+            stream: stream, isOutbound: true, limits: limits, rejections: rejections, clock: runtime.clock, keyring: keyring)
         let (dialling, opening) = HandshakeStateMachine.dialling(
-            handshake(nonce: HandshakeAuthentication.makeNonce()), to: address.description, authentication: authentication)
+            handshake(nonce: HandshakeAuthentication.makeNonce()), to: address.description, authentication: connection.handshakeKey?.handshake)
         let machine = Mutex(dialling)
         let welcomed = Promise<WireMessage.Handshake, RemoteCallError>()
         track(connection)
@@ -485,7 +484,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     func handshake(nonce: String = "") -> WireMessage.Handshake {
         WireMessage.Handshake(
             cluster: isMember || !settings.joinsAnyCluster ? settings.cluster : "", node: node, address: isMember ? address.description : "",
-            slots: isMember ? settings.slots : 0, waitingSlots: isMember ? settings.waitingSlots : 0, authenticated: authentication != nil, nonce: nonce)
+            slots: isMember ? settings.slots : 0, waitingSlots: isMember ? settings.waitingSlots : 0, authenticated: keyring != nil, nonce: nonce)
     }
 
     /// Admits an inbound connection, as a stranger: it has `limits.handshake_timeout` to
@@ -521,14 +520,18 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         }
         crowdedOut?.close(reason: "\(settings.maximumHandshakingConnections) connections were handshaking: the oldest made room", rejecting: .tooManyHandshakes)
         let connection = Connection(
-            stream: stream, isOutbound: false, limits: Connection.Limits(settings), rejections: rejections, clock: runtime.clock, handshakeBox: handshakeBox)
+            stream: stream, isOutbound: false, limits: Connection.Limits(settings), rejections: rejections, clock: runtime.clock, keyring: keyring)
         let machine = Mutex(HandshakeStateMachine.accepting(
-            from: remote.description, welcome: handshake(nonce: HandshakeAuthentication.makeNonce()), authentication: authentication))
+            from: remote.description, welcome: handshake(nonce: HandshakeAuthentication.makeNonce()), authentication: keyring?.primary.handshake))
         track(connection)
         connection.start(Connection.Handlers(
             onMessage: { [weak self] connection, message in
                 guard let self else { return }
-                let actions = machine.withLock { $0.receive(message, refusal: self.refusal(of:)) }
+                let actions = machine.withLock { machine in
+                    // The secret the hello opened with proves us and checks the dialler.
+                    if let key = connection.handshakeKey { machine.authenticate(with: key.handshake) }
+                    return machine.receive(message, refusal: self.refusal(of:))
+                }
                 self.carryOut(actions, on: connection)
             },
             onClose: { [weak self] connection, reason in
@@ -563,10 +566,10 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         }
         let them = peer.address.isEmpty ? "this client" : peer.node.name
         if let conflict = nameConflict(with: peer) { return conflict }
-        if peer.authenticated, authentication == nil {
+        if peer.authenticated, keyring == nil {
             return refused("\(them) has a cluster secret and node \(node.name) of cluster '\(settings.cluster)' has none; give both the same secret, or neither")
         }
-        if !peer.authenticated, authentication != nil {
+        if !peer.authenticated, keyring != nil {
             return refused("cluster '\(settings.cluster)' (node \(node.name)) requires its secret (SPOKES_SECRET or secret_file) and \(them) has none")
         }
         if peer.nonce.utf8.count != 2 * HandshakeAuthentication.nonceSize {
@@ -610,6 +613,15 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// made it still completes.
     private func register(_ connection: Connection) {
         guard let peer = connection.peer else { return }
+        let keys = keyring?.keyring
+        /// How current a connection's secret is: the primary's 2, another installed one's
+        /// 1, a removed one's 0. When a secret is removed every node already seals with
+        /// the new primary ('use' comes first), so both ends of a replaced connection rank
+        /// it alike and keep the same one.
+        func currency(_ connection: Connection) -> Int {
+            guard let keys, let key = connection.handshakeKey else { return 2 }
+            return key.secret == keys.primary ? 2 : keys.secrets.contains(key.secret) ? 1 : 0
+        }
         let (loser, replaced): (Connection?, Connection?) = connections.withLock { connections in
             guard let existing = connections[peer.node.name], !existing.isClosed, existing !== connection else {
                 connections[peer.node.name] = connection
@@ -618,6 +630,13 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             if existing.peer?.node != peer.node {
                 connections[peer.node.name] = connection
                 return (nil, existing)
+            }
+            // A connection sealed with a secret since removed (or no longer primary) gives
+            // way to one sealed with the primary.
+            if currency(existing) != currency(connection) {
+                if currency(existing) > currency(connection) { return (connection, nil) }
+                connections[peer.node.name] = connection
+                return (existing, nil)
             }
             let existingDialler = existing.isOutbound ? node.name : peer.node.name
             let newDialler = connection.isOutbound ? node.name : peer.node.name
@@ -630,6 +649,39 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         if let loser { retire(loser, reason: "duplicate connection to \(peer.node.name)") }
         replaced?.close(reason: "\(peer.node.name) restarted as \(peer.node)")
         if loser !== connection { emit(.connected(peer)) }
+    }
+
+    /// The fingerprint of the secret each registered connection's handshake used, by
+    /// peer name (none in an open cluster).
+    var registeredConnectionSecrets: [String: String] {
+        connections.withLock { $0.compactMapValues { $0.handshakeKey?.secret.fingerprint } }
+    }
+
+    /// After a keyring change: every connection whose handshake used a secret no longer
+    /// installed is replaced, without failing a call. A member's is dialled again (under
+    /// the primary), and the fresh connection retires the old one as a dial race's loser
+    /// is retired; a client's (which has no address to dial) and one still handshaking
+    /// are retired at once. So a removed secret opens nothing from then on, and no member
+    /// is judged on the way.
+    private func replaceConnections(sealedWithout keyring: Keyring) {
+        let stale = openConnections.withLock { $0.values.filter { connection in
+            !connection.isClosed && connection.handshakeKey.map { !keyring.secrets.contains($0.secret) } == true
+        } }
+        for connection in stale {
+            let registered = connection.peer.map { peer in connections.withLock { $0[peer.node.name] === connection } } ?? false
+            guard registered, let peer = connection.peer, !peer.address.isEmpty, let address = try? SocketAddress(parsing: peer.address) else {
+                retire(connection, reason: "its secret was removed from the keyring")
+                continue
+            }
+            Task { [weak self] in
+                do {
+                    _ = try await self?.join(address)
+                } catch {
+                    self?.log("after a keyring change, \(peer.node.name) could not be dialled again: \(error)", level: .warning)
+                    self?.retire(connection, reason: "its secret was removed from the keyring")
+                }
+            }
+        }
     }
 
     /// Closes `connection`, the loser of a dial race (both sides pick the same winner),

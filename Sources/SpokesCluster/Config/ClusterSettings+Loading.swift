@@ -43,18 +43,23 @@ extension ClusterSettings {
         return (settings, explicit)
     }
 
-    /// Sets ``secret`` from `SPOKES_SECRET`, or else from ``secretFile`` (relative to the
-    /// directory of `configurationFile` when it is a relative path).
+    /// Sets ``secret`` from `SPOKES_SECRET`, or else from ``secretFile``, and
+    /// ``acceptedSecrets`` from ``acceptSecretFiles`` (relative paths are relative to the
+    /// directory of `configurationFile`).
     public mutating func loadSecret(environment: [String: String], relativeTo configurationFile: String? = nil) throws(ConfigurationError) {
+        func path(of name: String) -> String {
+            let path = HomeDirectory.expand(name.trimmingCharacters(in: .whitespaces), environment: environment)
+            guard !path.hasPrefix("/"), let configurationFile else { return path }
+            return URL(fileURLWithPath: configurationFile).deletingLastPathComponent().appendingPathComponent(path).path
+        }
         do throws(SecurityError) {
             if let text = environment[Self.secretVariable], !text.isEmpty {
                 secret = try ClusterSecret(text, source: Self.secretVariable)
             } else if !secretFile.isEmpty {
-                var path = HomeDirectory.expand(secretFile, environment: environment)
-                if !path.hasPrefix("/"), let configurationFile {
-                    path = URL(fileURLWithPath: configurationFile).deletingLastPathComponent().appendingPathComponent(path).path
-                }
-                secret = try ClusterSecret.read(file: path)
+                secret = try ClusterSecret.read(file: path(of: secretFile))
+            }
+            acceptedSecrets = try acceptSecretFiles.split(separator: ",").map { name throws(SecurityError) in
+                try ClusterSecret.read(file: path(of: String(name)))
             }
         } catch {
             throw .security(error)

@@ -54,6 +54,8 @@ extension ClusterSettings {
                  doc: "nodes that keep each running job, so it outlives its coordinator; 1: only the coordinator"),
         .directory("data_directory", \.dataDirectory, doc: "where the node keeps its job records; ~ is $HOME"),
         .text("secret_file", \.secretFile, doc: "file holding the cluster secret, mode 600; relative to this file; \"\": none"),
+        .text("accept_secret_files", \.acceptSecretFiles,
+              doc: "more secrets' files this node accepts (a key rotation under way), comma-separated; \"\": none"),
         .optionalPort("dashboard.port", \.dashboardPort, doc: "the web dashboard's TCP port, e.g. 8787; 0: any free port; off: no dashboard"),
         .ipv4("dashboard.host", \.dashboardHost,
               doc: "where it listens; beyond loopback needs a cluster secret (it then asks for a token)"),

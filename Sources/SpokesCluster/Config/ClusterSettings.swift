@@ -88,6 +88,16 @@ public struct ClusterSettings: Sendable, Hashable {
     /// The secret every member holds, from `SPOKES_SECRET` or ``secretFile``; nil runs
     /// an open cluster, which may only listen on loopback unless ``allowInsecure``.
     public var secret: ClusterSecret?
+    /// Files of further secrets this node accepts besides ``secret`` (a rotation under
+    /// way), comma-separated, each only its owner may read; relative to the configuration
+    /// file. Empty: none.
+    public var acceptSecretFiles = ""
+    /// The secrets of ``acceptSecretFiles``, loaded with the secret.
+    public var acceptedSecrets: [ClusterSecret] = []
+
+    /// The keyring a node starts with: ``secret`` as primary, accepting
+    /// ``acceptedSecrets`` too; nil in an open cluster.
+    public var keyring: Keyring? { secret.map { Keyring(primary: $0, accepting: acceptedSecrets) } }
     /// Lets a node without a secret listen beyond loopback (`--insecure`); never from a file.
     public var allowInsecure = false
     /// For a client only (never a member): join the node it dials whatever its cluster,

@@ -40,20 +40,26 @@ struct BeaconAuthenticator: Sendable {
         case rejected(Rejection)
     }
 
-    private let box: SealedBox?
+    /// The node's secrets: beacons are sealed with the primary and opened with any.
+    private let keyring: KeyringStore?
     private var seen: [String: Double] = [:]
     private var oldestSeen = Double.infinity
 
+    init(keyring: KeyringStore?) {
+        self.keyring = keyring
+    }
+
+    /// A beacon authenticator holding `secret` alone (nil: an open cluster).
     init(secret: ClusterSecret?) {
-        box = secret.map { SealedBox(secret: $0, purpose: .beaconContents) }
+        self.init(keyring: secret.map { KeyringStore(Keyring(primary: $0)) })
     }
 
     /// The datagram announcing `beacon` at wall-clock time `now`.
     func seal(_ beacon: Beacon, now: Double) -> [UInt8] {
         let body = (try? JSONEncoder().encode(beacon)).map(Array.init) ?? Array("{}".utf8)
         var envelope = Envelope(cluster: beacon.cluster, query: beacon.address.isEmpty, time: now, nonce: randomBytes(16).hex, beacon: "", sealed: "")
-        if let box {
-            envelope.sealed = Data(box.seal(body, authenticating: Self.associated(envelope))).base64EncodedString()
+        if let keyring {
+            envelope.sealed = Data(keyring.primary.beacons.seal(body, authenticating: Self.associated(envelope))).base64EncodedString()
         } else {
             envelope.beacon = String(decoding: body, as: UTF8.self)
         }
@@ -66,9 +72,10 @@ struct BeaconAuthenticator: Sendable {
               let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(datagram))
         else { return .rejected(.malformedBeacon) }
         let body: [UInt8]
-        if let box {
+        if let keyring {
+            let associated = Self.associated(envelope)
             guard let sealed = Data(base64Encoded: envelope.sealed),
-                  let opened = box.open(sealed, authenticating: Self.associated(envelope))
+                  let opened = keyring.all.lazy.compactMap({ $0.beacons.open(sealed, authenticating: associated) }).first
             else { return .rejected(.unauthenticatedBeacon) }
             guard envelope.time.isFinite, abs(envelope.time - now) <= Self.replayWindow else { return .rejected(.replayedBeacon) }
             forget(before: now - Self.replayWindow)

@@ -51,13 +51,14 @@ final class Discovery: Sendable {
     /// Opens the discovery port on `runtime`'s network. `beacon` nil only listens; a
     /// beacon without an address is a client's query, sent every interval until stopped,
     /// that nodes answer at once.
-    init(settings: ClusterSettings, beacon: Beacon?, rejections: RejectionCounters, runtime: Runtime) throws(TransportError) {
+    /// Beacons are sealed and opened with `keyring` (nil: an open cluster).
+    init(settings: ClusterSettings, keyring: KeyringStore?, beacon: Beacon?, rejections: RejectionCounters, runtime: Runtime) throws(TransportError) {
         let port = settings.discoveryPort
         let broadcastAddress = settings.broadcastAddress
         let mode = settings.discoveryMode
         self.rejections = rejections
         self.runtime = runtime
-        authenticator = Mutex(BeaconAuthenticator(secret: settings.secret))
+        authenticator = Mutex(BeaconAuthenticator(keyring: keyring))
         switch mode {
         case .loopback:
             target = SocketAddress(host: "127.255.255.255", port: port)

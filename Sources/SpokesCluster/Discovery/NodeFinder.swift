@@ -53,7 +53,8 @@ public enum NodeFinder {
         guard settings.discoveryMode != .off else { throw Failure.discoveryOff }
         let query = Beacon(cluster: settings.cluster, node: NodeID(name: "query-\(randomBytes(4).hex)", incarnation: 0), address: "",
                            slots: 0, authenticated: settings.secret != nil)
-        let discovery = try Discovery(settings: settings, beacon: query, rejections: RejectionCounters(), runtime: runtime)
+        let discovery = try Discovery(
+            settings: settings, keyring: settings.keyring.map(KeyringStore.init), beacon: query, rejections: RejectionCounters(), runtime: runtime)
         let found = Promise<SocketAddress, Never>()
         let strangers = Mutex<[HeardBeacon]>([])
         discovery.start(cluster: settings.cluster, onBeacon: { beacon in

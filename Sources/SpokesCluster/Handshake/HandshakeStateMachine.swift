@@ -56,7 +56,7 @@ struct HandshakeStateMachine: Sendable {
 
     let role: Role
     private(set) var state: State
-    private let authentication: HandshakeAuthentication?
+    private var authentication: HandshakeAuthentication?
     /// The peer's address, for messages.
     private let address: String
     /// Our own handshake as acceptor (with its fresh nonce).
@@ -73,6 +73,14 @@ struct HandshakeStateMachine: Sendable {
     /// An acceptor's handshake, answering with `welcome` (our handshake, with a fresh nonce).
     static func accepting(from address: String, welcome: WireMessage.Handshake, authentication: HandshakeAuthentication?) -> HandshakeStateMachine {
         HandshakeStateMachine(role: .acceptor, state: .awaitingHello, authentication: authentication, address: address, welcome: welcome)
+    }
+
+    /// An acceptor whose node holds several secrets (a rotation under way) proves itself
+    /// and checks the dialler with the one the hello was sealed with: call before the
+    /// hello is received; nothing changes after it.
+    mutating func authenticate(with secret: HandshakeAuthentication) {
+        guard case .awaitingHello = state, authentication != nil else { return }
+        authentication = secret
     }
 
     var isEstablished: Bool {

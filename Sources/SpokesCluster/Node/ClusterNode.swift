@@ -94,13 +94,13 @@ public final class ClusterNode: Sendable {
         if settings.discoveryMode == .off {
             discovery = nil
         } else {
-            discovery = try Discovery(settings: settings, beacon: system.handshake(), rejections: system.rejections, runtime: system.runtime)
+            discovery = try Discovery(settings: settings, keyring: system.keyring, beacon: system.handshake(), rejections: system.rejections, runtime: system.runtime)
         }
         prober = Mutex(Prober(
             local: node, probeAfter: Self.probeAfter(settings), probeInterval: settings.heartbeatInterval,
             seed: runtime.seed()))
         do {
-            probes = try ProbeChannel(address: system.address, secret: settings.secret, rejections: system.rejections, network: system.runtime.network)
+            probes = try ProbeChannel(address: system.address, keyring: system.keyring, rejections: system.rejections, network: system.runtime.network)
         } catch {
             probes = nil
             system.log("no probes over UDP (\(error)): silent members are judged on their heartbeats alone")

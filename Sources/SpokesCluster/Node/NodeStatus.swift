@@ -79,6 +79,35 @@ public distributed actor NodeStatus {
         return id.node.name
     }
 
+    /// Changes this node's keyring (`spokes keyring`) and answers with it as it is then.
+    /// Only a client that got in may ask: one that holds an installed secret. Refused
+    /// with the reason (never a secret) in an open cluster, for a secret too short, or a
+    /// fingerprint that is not installed or is the primary's (to remove).
+    public distributed func keyring(_ change: KeyringChange) throws -> KeyringState {
+        guard let keyring = actorSystem.keyring else {
+            throw RemoteCallError.remoteError(type: "NoKeyring", message: "\(id.node.name) runs an open cluster (no secret): it has no keyring", node: id.node.name)
+        }
+        do {
+            let changed = try keyring.update { keyring throws(KeyringError) in
+                switch change {
+                case .list: break
+                case .install(let text):
+                    do {
+                        keyring.install(try ClusterSecret(text, source: "the installed secret"))
+                    } catch {
+                        throw .invalidSecret("\(error)")
+                    }
+                case .use(let fingerprint): try keyring.use(fingerprint)
+                case .remove(let fingerprint): try keyring.remove(fingerprint)
+                }
+            }
+            if change != .list { actorSystem.log("keyring: \(change.summary); primary \(changed.primary.fingerprint), installed \(changed.fingerprints.joined(separator: ", "))") }
+            return KeyringState(changed)
+        } catch {
+            throw RemoteCallError.remoteError(type: "KeyringRefused", message: "\(error)", node: id.node.name)
+        }
+    }
+
     /// What this node has turned away, by ``Rejection`` raw value (zeros included).
     public distributed func rejected() -> [String: Int] {
         actorSystem.rejections.snapshot

@@ -13,8 +13,8 @@ final class ProbeChannel: Sendable {
 
     /// Binds `address` (UDP) on `network`. Throws when the port is taken for UDP (the
     /// node then runs without probes, on heartbeats alone).
-    init(address: SocketAddress, secret: ClusterSecret?, rejections: RejectionCounters, network: any RuntimeNetwork) throws(TransportError) {
-        seal = ProbeSeal(secret: secret)
+    init(address: SocketAddress, keyring: KeyringStore?, rejections: RejectionCounters, network: any RuntimeNetwork) throws(TransportError) {
+        seal = ProbeSeal(keyring: keyring)
         self.rejections = rejections
         port = try network.bindDatagrams(on: address, shared: false)
     }

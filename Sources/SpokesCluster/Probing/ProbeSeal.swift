@@ -26,15 +26,21 @@ struct ProbeSeal: Sendable {
         case rejected(Rejection)
     }
 
-    private let box: SealedBox?
+    /// The node's secrets: probes are sealed with the primary and opened with any.
+    private let keyring: KeyringStore?
 
+    init(keyring: KeyringStore?) {
+        self.keyring = keyring
+    }
+
+    /// A probe seal holding `secret` alone (nil: an open cluster).
     init(secret: ClusterSecret?) {
-        box = secret.map { SealedBox(secret: $0, purpose: .probeContents) }
+        self.init(keyring: secret.map { KeyringStore(Keyring(primary: $0)) })
     }
 
     func seal(_ message: Prober.Message) -> [UInt8] {
         let body = (try? JSONEncoder().encode(message)).map(Array.init) ?? Array("{}".utf8)
-        let envelope = box.map { Envelope(m: "", s: Data($0.seal(body)).base64EncodedString()) }
+        let envelope = keyring.map { Envelope(m: "", s: Data($0.primary.probes.seal(body)).base64EncodedString()) }
             ?? Envelope(m: String(decoding: body, as: UTF8.self), s: "")
         return Array((try? JSONEncoder().encode(envelope)) ?? Data())
     }
@@ -44,8 +50,10 @@ struct ProbeSeal: Sendable {
             return .rejected(.malformedProbe)
         }
         let body: [UInt8]
-        if let box {
-            guard let sealed = Data(base64Encoded: envelope.s), let opened = box.open(sealed) else { return .rejected(.unauthenticatedProbe) }
+        if let keyring {
+            guard let sealed = Data(base64Encoded: envelope.s),
+                  let opened = keyring.all.lazy.compactMap({ $0.probes.open(sealed) }).first
+            else { return .rejected(.unauthenticatedProbe) }
             body = opened
         } else if !envelope.s.isEmpty {
             return .ignored

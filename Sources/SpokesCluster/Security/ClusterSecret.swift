@@ -44,6 +44,12 @@ public struct ClusterSecret: Sendable, Hashable, CustomStringConvertible, Custom
         randomBytes(32).hex
     }
 
+    /// The secret's text. Only for handing it to a node inside a sealed frame
+    /// (`spokes keyring install`); never print or log it.
+    public func revealText() -> String {
+        String(decoding: bytes, as: UTF8.self)
+    }
+
     /// Eight hex digits that identify the secret without revealing it.
     public var fingerprint: String {
         String(HMAC(key: bytes).authenticationCode(for: Array("spokes fingerprint".utf8)).prefix(4).hex)

@@ -102,17 +102,24 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Monotonic seconds when the last message arrived (or when the connection opened).
     public var lastReceived: Double { Double(bitPattern: lastReceivedBits.load(ordering: .relaxed)) }
 
-    /// Seals the frames before the handshake ends (nil in an open cluster), so not even a
-    /// hello says which cluster or node is talking; the session's ``FrameSeal`` takes over
-    /// once it is established.
-    private let handshakeBox: SealedBox?
+    /// The node's secrets (nil in an open cluster): the frames before the handshake ends
+    /// are sealed, so not even a hello says which cluster or node is talking; the
+    /// session's ``FrameSeal`` takes over once it is established.
+    private let keyring: KeyringStore?
+    /// The secret this connection's handshake is sealed and proved with: the primary
+    /// when we dial; the one that opened the dialler's first frame when we accept.
+    private let chosenKey: Mutex<KeyMaterial?>
+
+    /// The secret of this connection's handshake, once known.
+    var handshakeKey: KeyMaterial? { chosenKey.withLock { $0 } }
 
     init(
         stream: any ByteStream, isOutbound: Bool, limits: Limits, rejections: RejectionCounters, clock: any RuntimeClock,
-        handshakeBox: SealedBox? = nil
+        keyring: KeyringStore? = nil
     ) {
         self.clock = clock
-        self.handshakeBox = handshakeBox
+        self.keyring = keyring
+        chosenKey = Mutex(isOutbound ? keyring?.primary : nil)
         opened = clock.now
         lastReceivedBits = Atomic(opened.bitPattern)
         self.stream = stream
@@ -192,8 +199,9 @@ public final class Connection: Sendable, CustomStringConvertible {
             let written = writeOrder.withLock { _ -> Bool? in
                 let sealed = state.withLock { state -> [UInt8]? in
                     if state.sender != nil { return try? state.sender!.seal(payload) }
-                    if let handshakeBox, !(isRefusal && state.peerSpeaksInClear) {
-                        return [Self.sealedHandshakeMark] + handshakeBox.seal(payload)
+                    if let keyring, !(isRefusal && state.peerSpeaksInClear) {
+                        let key = chosenKey.withLock { $0 } ?? keyring.primary
+                        return [Self.sealedHandshakeMark] + key.handshakeFrames.seal(payload)
                     }
                     return payload
                 }
@@ -320,17 +328,22 @@ public final class Connection: Sendable, CustomStringConvertible {
         let opened: Opened = state.withLock { state in
             if state.receiver != nil { return state.receiver!.open(frame).map { .payload($0[...]) } ?? .failed }
             if frame.first == Self.sealedHandshakeMark {
-                guard let handshakeBox else {
+                guard let keyring else {
                     state.peerSpeaksInClear = true
                     return .sealedButNoSecret
                 }
-                guard let payload = handshakeBox.open(frame.dropFirst()) else {
-                    state.peerSpeaksInClear = true
-                    return .sealedWithAnotherSecret
+                // The chosen secret, or (an acceptor's first frame) any installed one.
+                let candidates = chosenKey.withLock { $0 }.map { [$0] } ?? keyring.all
+                for key in candidates {
+                    if let payload = key.handshakeFrames.open(frame.dropFirst()) {
+                        chosenKey.withLock { $0 = key }
+                        return .payload(payload[...])
+                    }
                 }
-                return .payload(payload[...])
+                state.peerSpeaksInClear = true
+                return .sealedWithAnotherSecret
             }
-            if handshakeBox != nil { state.peerSpeaksInClear = true }
+            if keyring != nil { state.peerSpeaksInClear = true }
             return .payload(frame[...])
         }
         let payload: ArraySlice<UInt8>

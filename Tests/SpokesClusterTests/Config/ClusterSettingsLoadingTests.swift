@@ -212,7 +212,7 @@ private func failure(environment: [String: String]) -> String? {
             environment[setting.environmentVariable] = "x"
         }
         #expect(environment.keys.sorted() == [
-            "SPOKES_CLUSTER", "SPOKES_DASHBOARD_HOST", "SPOKES_DASHBOARD_PORT", "SPOKES_DATA_DIRECTORY", "SPOKES_DISCOVERY_BROADCAST", "SPOKES_DISCOVERY_INTERVAL",
+            "SPOKES_ACCEPT_SECRET_FILES", "SPOKES_CLUSTER", "SPOKES_DASHBOARD_HOST", "SPOKES_DASHBOARD_PORT", "SPOKES_DATA_DIRECTORY", "SPOKES_DISCOVERY_BROADCAST", "SPOKES_DISCOVERY_INTERVAL",
             "SPOKES_DISCOVERY_MODE", "SPOKES_DISCOVERY_PORT", "SPOKES_HEARTBEAT_DEAD_AFTER", "SPOKES_HEARTBEAT_INTERVAL",
             "SPOKES_HEARTBEAT_SUSPECT_AFTER", "SPOKES_JOBS_KEEP", "SPOKES_JOBS_REPLICAS", "SPOKES_LIMITS_CALL_TIMEOUT", "SPOKES_LIMITS_HANDSHAKE_TIMEOUT",
             "SPOKES_LIMITS_MAX_ARRAY_LENGTH", "SPOKES_LIMITS_MAX_CALLS_PER_CONNECTION", "SPOKES_LIMITS_MAX_CONNECTIONS",
@@ -292,7 +292,7 @@ private func failure(environment: [String: String]) -> String? {
     /// module's `bikes`, declared once by whichever test or program starts first) follow.
     @Test func anUnknownTopLevelKeyListsTheKnownOnes() throws {
         let message = try failure(yaml: "colour: red")
-        let cluster = "cluster.yaml:1:1: unknown key 'colour' at the top level. Known keys: cluster, node, discovery, peers, heartbeat, tasks, jobs, data_directory, secret_file, dashboard, limits"
+        let cluster = "cluster.yaml:1:1: unknown key 'colour' at the top level. Known keys: cluster, node, discovery, peers, heartbeat, tasks, jobs, data_directory, secret_file, accept_secret_files, dashboard, limits"
         #expect(message == cluster + "." || message == cluster + ", bikes.", "\(message)")
     }
 

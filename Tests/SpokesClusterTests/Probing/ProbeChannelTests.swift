@@ -11,7 +11,7 @@ struct ProbeChannelTests {
     /// A channel on a free loopback UDP port.
     func channel(secret: ClusterSecret?, rejections: RejectionCounters = RejectionCounters()) throws -> (ProbeChannel, SocketAddress) {
         let address = SocketAddress(host: "127.0.0.1", port: TestPorts.discovery())
-        return (try ProbeChannel(address: address, secret: secret, rejections: rejections, network: SocketNetwork()), address)
+        return (try ProbeChannel(address: address, keyring: secret.map { KeyringStore(Keyring(primary: $0)) }, rejections: rejections, network: SocketNetwork()), address)
     }
 
     @Test func aProbeArrivesWithTheAddressItCameFromAndForgeriesAreCounted() async throws {
