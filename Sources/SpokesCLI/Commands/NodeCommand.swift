@@ -120,7 +120,7 @@ enum NodeCommand {
         var dashboard: Dashboard?
         if settings.dashboardPort != nil {
             do {
-                dashboard = try Dashboard(node: node)
+                dashboard = try Dashboard(node: node, build: SpokesVersion.metricsBuild)
             } catch {
                 await node.stop()
                 throw error

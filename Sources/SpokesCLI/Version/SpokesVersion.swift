@@ -1,8 +1,10 @@
 import SpokesCluster
+import SpokesDashboard
 
 /// What this build of Spokes is: its release version, the wire protocol versions it
 /// speaks, the git commit it was built from and the platform it runs on. `spokes version`
-/// prints it, so the version is written here only.
+/// prints it; the metrics endpoint exports it as `spokes_build_info`; `Scripts/package`
+/// names its tarball from `spokes version --json`, so the version is written here only.
 public enum SpokesVersion {
     /// The release version (semantic versioning): the one place it is written.
     public static let release = "0.1.0"
@@ -31,6 +33,11 @@ public enum SpokesVersion {
         let architecture = "unknown"
         #endif
         return "linux-" + architecture
+    }
+
+    /// This build as `GET /metrics` names it in `spokes_build_info`.
+    public static var metricsBuild: NodeMetrics.Build {
+        NodeMetrics.Build(version: release, commit: commit ?? "unknown", protocolVersions: protocolDescription)
     }
 
     /// The protocol versions as people read them: `2`, or `2 to 3` for a range.
