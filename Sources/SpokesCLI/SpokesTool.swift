@@ -16,7 +16,8 @@ import SpokesCluster
 /// name, with every node it starts running those kinds besides the built-in ones
 /// (README, "Your own tasks"; `Examples/MonteCarloPi`).
 public enum SpokesTool {
-    public static let version = "0.1.0"
+    /// The release version (``SpokesVersion/release``), which `--version` prints.
+    public static let version = SpokesVersion.release
 
     /// `spokes`, whose nodes run the built-in kinds.
     public static let tool = tool(named: "spokes")
@@ -30,7 +31,7 @@ public enum SpokesTool {
             version: version,
             subcommands: [DemoCommand.subcommand, SimulateCommand.subcommand, SubmitCommand.subcommand, NodeCommand.subcommand(kinds: kinds),
                           StatusCommand.subcommand, RunCommand.subcommand(kinds: kinds, name: "map"), RunCommand.subcommand(kinds: kinds), SweepCommand.subcommand, JobsCommand.subcommand, ResultCommand.subcommand,
-                          CancelCommand.subcommand, StopCommand.subcommand, KeyringCommand.subcommand, BenchCommand.subcommand])
+                          CancelCommand.subcommand, StopCommand.subcommand, KeyringCommand.subcommand, BenchCommand.subcommand, InitCommand.subcommand, VersionCommand.subcommand])
     }
 
     /// The task kinds every node this tool starts runs: the built-in benchmark kinds, the

@@ -45,7 +45,8 @@ enum ClusterOptions {
     static var connection: [OptionSpec] { connectionOptions.map(\.spec) }
 
     static let name = SettingFlag("name", "NAME", setting: "node.name", help: "This node's name, unique in the cluster (default: node-<random>).")
-    static let host = SettingFlag("host", "HOST", setting: "node.host", help: "IPv4 address to listen on; loopback keeps the node on this machine.")
+    static let host = SettingFlag("host", "HOST", setting: "node.host",
+                                  help: "IPv4 address to listen on; loopback keeps the node on this machine; lan: this machine's address on the LAN of discovery.broadcast (as 'spokes init' prints).")
     static let port = SettingFlag("port", "PORT", setting: "node.port", help: "TCP port to listen on; 0 picks a free one.")
     static let slots = SettingFlag("slots", "S", setting: "node.slots",
                                    help: "Cpu tasks this node runs at once; cores: one per core it may run on (see README, 'Sizing a cluster').")
@@ -55,7 +56,8 @@ enum ClusterOptions {
     static let insecure = Option.flag("insecure", help: "Without a cluster secret, still listen beyond loopback (an open cluster: anyone who can reach it can join).")
     static let dashboard = SettingFlag("dashboard", "PORT", setting: "dashboard.port",
                                        help: "Serve the web dashboard on this TCP port; 0 picks a free one; off serves none.")
-    static let dashboardHost = SettingFlag("dashboard-host", "HOST", setting: "dashboard.host", help: "Address the dashboard listens on.")
+    static let dashboardHost = SettingFlag("dashboard-host", "HOST", setting: "dashboard.host",
+                                           help: "Address the dashboard listens on; lan: this machine's address on the LAN of discovery.broadcast.")
     static let dataDirectory = SettingFlag("data-directory", "DIR", setting: "data_directory",
                                            help: "Where the node keeps its job records; ~ is $HOME.")
 
@@ -65,14 +67,39 @@ enum ClusterOptions {
     /// Every setting flag, in the order they apply.
     private static let settingFlags = [cluster, discovery, discoveryPort, broadcast, name, host, port, slots, waitingSlots, peer, dashboard, dashboardHost, dataDirectory]
 
+    /// The word that stands for this machine's LAN address in `--host` and `--dashboard-host`.
+    static let lanHost = "lan"
+
+    /// `given` with every `lan` host replaced by the address of this machine's interface
+    /// on the LAN whose broadcast address is `broadcast`; errors name the flag.
+    static func resolveLAN(
+        _ given: [(flag: String, path: String, values: [String])], broadcast: String, interfaces: () -> [NetworkInterface]
+    ) throws(UsageError) -> [(flag: String, path: String, values: [String])] {
+        let hosts: Set<String> = ["node.host", "dashboard.host"]
+        guard let first = given.first(where: { hosts.contains($0.path) && $0.values.contains(lanHost) }) else { return given }
+        guard !broadcast.isEmpty else {
+            throw UsageError("\(first.flag) lan needs the LAN's broadcast address: discovery.broadcast in cluster.yaml (as 'spokes init' writes it), or --broadcast ADDR")
+        }
+        let address = try LANAddress.matching(broadcast: broadcast, among: interfaces(), flag: first.flag).address
+        return given.map { entry in
+            hosts.contains(entry.path) ? (entry.flag, entry.path, entry.values.map { $0 == lanHost ? address : $0 }) : entry
+        }
+    }
+
     /// Settings from the layers, with the command's own flags applied last. A client
     /// that names a node (`--to`) but no cluster (no `--cluster`, no `cluster:` in the
     /// file, no `SPOKES_CLUSTER`) joins that node's cluster.
-    static func settings(_ arguments: ParsedArguments, environment: [String: String]) throws -> ClusterSettings {
+    /// `--host lan` and `--dashboard-host lan` become this machine's address on the LAN
+    /// of discovery.broadcast, found among `interfaces` (read only when one says `lan`).
+    static func settings(
+        _ arguments: ParsedArguments, environment: [String: String], interfaces: () -> [NetworkInterface] = NetworkInterface.current
+    ) throws -> ClusterSettings {
         BikeLimits.declare()
         let file = try arguments.value(config).map { HomeDirectory.expand($0, environment: environment) }
         var (settings, explicit) = try ClusterSettings.loadLayers(file: file, environment: environment)
-        let given = settingFlags.filter { arguments.spec.option(named: $0.spec.name) != nil }.compactMap { $0.given(in: arguments) }
+        var given = settingFlags.filter { arguments.spec.option(named: $0.spec.name) != nil }.compactMap { $0.given(in: arguments) }
+        given = try resolveLAN(given, broadcast: given.last { $0.path == "discovery.broadcast" }?.values.last ?? settings.broadcastAddress,
+                               interfaces: interfaces)
         let mode = given.last { $0.path == "discovery.mode" }?.values.last ?? settings.discoveryMode.rawValue
         if mode == ClusterSettings.DiscoveryMode.lan.rawValue, settings.broadcastAddress.isEmpty, !given.contains(where: { $0.path == "discovery.broadcast" }) {
             throw UsageError("--discovery lan needs --broadcast ADDR (the LAN's broadcast address): Spokes never guesses where to send")

@@ -23,26 +23,30 @@ enum NodeCommand {
             prints one line to stdout once it listens: 'ready name=<name> address=<host>:<port>' \
             (and 'dashboard=<url>' when it serves the web dashboard, see --dashboard). \
             Logs go to stderr, one line each: an ISO-8601 UTC time, a level, the node's name \
-            and the message. SIGINT, SIGTERM or 'spokes stop --to HOST:PORT' announces leave \
+            and the message (--log-format json: one JSON object a line). SIGINT, SIGTERM or 'spokes stop --to HOST:PORT' announces leave \
             to the peers and exits 0.
             """,
-        options: ClusterOptions.nodeOptions + [failEvery, slow, stopWithParent] + ClusterOptions.connectionOptions)
+        options: ClusterOptions.nodeOptions + [LogFormat.option, failEvery, slow, stopWithParent] + ClusterOptions.connectionOptions)
         .retiring("seed", "on node this is now --peer HOST:PORT (a node to connect to); --seed is only the random seed of submit, demo and simulate. Use --peer HOST:PORT")
 
     /// `node` for a tool whose nodes also run `kinds` (``SpokesTool/main(kinds:)``).
     static func subcommand(kinds: [any TaskKind]) -> Subcommand {
         Subcommand(spec: spec) { arguments, context in
+            let logFormat = try arguments.value(LogFormat.option) ?? .text
             let faults = ScanSystem.Faults(failEvery: try arguments.value(failEvery), slowMilliseconds: try arguments.value(slow))
             return try await run(ClusterOptions.settings(arguments, environment: context.environment), kinds: kinds, faults: faults,
-                                 stopWithParent: try arguments.value(stopWithParent), context: context)
+                                 stopWithParent: try arguments.value(stopWithParent), logFormat: logFormat, context: context)
         }
     }
 
-    static func run(_ settings: ClusterSettings, kinds: [any TaskKind] = [], faults: ScanSystem.Faults = .init(), stopWithParent: Bool = false, context: CommandContext) async throws -> Int32 {
+    static func run(
+        _ settings: ClusterSettings, kinds: [any TaskKind] = [], faults: ScanSystem.Faults = .init(), stopWithParent: Bool = false,
+        logFormat: LogFormat = .text, context: CommandContext
+    ) async throws -> Int32 {
         var settings = settings
         settings.dataDirectory = HomeDirectory.expand(settings.dataDirectory, environment: context.environment)
         let registry = SpokesTool.registry(kinds: kinds)
-        let node = try ClusterNode(settings: settings, registry: registry, faults: faults, logger: .lines(context.standardError))
+        let node = try ClusterNode(settings: settings, registry: registry, faults: faults, logger: logFormat.logger(context.standardError))
         let log = node.system
         if settings.secret == nil, settings.allowInsecure, let address = try? SocketAddress(parsing: "\(settings.host):0"), !address.isLoopback {
             log.log("listening on \(settings.host) without a cluster secret: anyone who can reach it can join and run tasks (see SECURITY.md)", level: .warning)
@@ -120,7 +124,7 @@ enum NodeCommand {
         var dashboard: Dashboard?
         if settings.dashboardPort != nil {
             do {
-                dashboard = try Dashboard(node: node)
+                dashboard = try Dashboard(node: node, build: SpokesVersion.metricsBuild)
             } catch {
                 await node.stop()
                 throw error

@@ -67,6 +67,8 @@ public final class JobBoard: Sendable {
     private struct Contents {
         var running: [String: Record] = [:]
         var ended: [Record] = []
+        /// Jobs ended since the board was made, by how they ended (never forgotten).
+        var endedCounts: [State: Int] = [:]
     }
 
     public let coordinator: String
@@ -122,6 +124,7 @@ public final class JobBoard: Sendable {
             record.endedAt = time
             for node in record.perNode.keys { record.perNode[node]?.running = 0 }
             record.state = cancelled ? .cancelled : record.failed > 0 ? .failed : .finished
+            state.endedCounts[record.state, default: 0] += 1
             state.ended.insert(record, at: 0)
             if state.ended.count > keepFinished { state.ended.removeLast(state.ended.count - keepFinished) }
         }
@@ -130,6 +133,18 @@ public final class JobBoard: Sendable {
     /// The record of `job`, running or among the ended ones kept.
     public func record(of job: String) -> Record? {
         state.withLock { $0.running[job] ?? $0.ended.first { $0.id == job } }
+    }
+
+    /// How many jobs coordinated here ended since the board was made, by how they ended
+    /// (`finished`, `cancelled`, `failed`), counting those no longer kept: the
+    /// `spokes_jobs_ended_total` counter of `GET /metrics`.
+    public var endedCounts: [State: Int] {
+        state.withLock { $0.endedCounts }
+    }
+
+    /// Jobs running now.
+    public var runningCount: Int {
+        state.withLock { $0.running.count }
     }
 
     /// Running jobs (newest first), then ended ones (newest first).

@@ -12,15 +12,16 @@ public final class Dashboard: Sendable {
     /// The address to open: `http://host:port/`, with `?token=...` when the cluster has a secret.
     public let url: String
 
-    /// Binds `settings.dashboardHost:dashboardPort` (port 0 picks a free one) for `node`.
-    public init(node: ClusterNode, limits: HTTPLimits = HTTPLimits()) throws(DashboardError) {
+    /// Binds `settings.dashboardHost:dashboardPort` (port 0 picks a free one) for `node`;
+    /// `GET /metrics` names `build` in `spokes_build_info`.
+    public init(node: ClusterNode, limits: HTTPLimits = HTTPLimits(), build: NodeMetrics.Build = .unknown) throws(DashboardError) {
         let settings = node.settings
         let port = settings.dashboardPort ?? 0
         if settings.secret == nil, !settings.allowInsecure, !SocketAddress(host: settings.dashboardHost, port: 0).isLoopback {
             throw .insecureAddress(host: settings.dashboardHost)
         }
         let observer = ClusterObserver(node: node)
-        let router = DashboardRouter(observer: observer, feed: SnapshotFeed(observer: observer), access: DashboardAccess(secret: settings.secret))
+        let router = DashboardRouter(observer: observer, feed: SnapshotFeed(observer: observer), access: DashboardAccess(secret: settings.secret), build: build)
         do {
             server = try HTTPServer(host: settings.dashboardHost, port: port, limits: limits) { await router.respond(to: $0) }
         } catch {

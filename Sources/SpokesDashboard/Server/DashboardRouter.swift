@@ -19,12 +19,15 @@ import SpokesHTTP
 /// | `/api/jobs/{id}/stations` | ``StationsView`` of a bike job |
 /// | `/api/jobs/{id}/report` | a finished bike job's ``SimulationReport`` |
 /// | `/jobs/{id}/report.html` | that report as a self-contained page |
+/// | `/metrics` | this node's ``NodeMetrics`` in the Prometheus text format |
 ///
 /// Only `GET` and `HEAD`: the dashboard watches, it changes nothing.
 struct DashboardRouter: Sendable {
     let observer: ClusterObserver
     let feed: SnapshotFeed
     let access: DashboardAccess
+    /// The build `/metrics` names in `spokes_build_info`.
+    var build = NodeMetrics.Build.unknown
 
     /// What every answer carries: no framing by other sites, no sniffing, and the page's
     /// own content policy (nothing from anywhere else).
@@ -55,12 +58,14 @@ struct DashboardRouter: Sendable {
             response.headers.add(name: "Set-Cookie", value: cookie)
             return response
         case .deny(let status, let reason):
-            return request.path.hasPrefix("/api/") ? Self.error(reason, status: status) : .html(Self.refusalPage(reason), status: status)
+            return request.path.hasPrefix("/api/") || request.path == "/metrics" ? Self.error(reason, status: status) : .html(Self.refusalPage(reason), status: status)
         }
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         switch parts.count {
         case 0:
             return .html(DashboardPage.html)
+        case 1 where parts[0] == "metrics":
+            return Self.metrics(await NodeMetrics.gather(from: observer.node, build: build))
         case 2 where parts[0] == "static":
             return Self.asset(parts[1])
         case 2 where parts[0] == "api":
@@ -111,6 +116,13 @@ struct DashboardRouter: Sendable {
             return Self.error("no running or recent job \(id) on any member", status: .notFound)
         }
         return .json(view)
+    }
+
+    /// This node's metrics for a Prometheus scrape (never cached: each is a new reading).
+    static func metrics(_ metrics: NodeMetrics) -> HTTPResponse {
+        var response = HTTPResponse.text(metrics.text)
+        response.headers.replaceOrAdd(name: "Content-Type", value: PrometheusText.contentType)
+        return response
     }
 
     private static func asset(_ name: String) -> HTTPResponse {

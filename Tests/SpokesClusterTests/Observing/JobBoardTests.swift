@@ -19,6 +19,24 @@ import Testing
         #expect(record.coordinator == "a" && record.startedAt == 1)
     }
 
+    @Test func endedJobsAreCountedByHowTheyEndedEvenOnceNoLongerKept() {
+        let board = JobBoard(coordinator: "a", keepFinished: 1)
+        for (index, ending) in ["finished", "failed", "cancelled", "finished"].enumerated() {
+            let tracker = board.track(job: "j\(index)", kind: "k", title: "t", total: 1, at: Double(index))
+            tracker.record(.started(task: 0, attempt: 1, node: "a"))
+            switch ending {
+            case "finished": tracker.record(.finished(task: 0, node: "a"))
+            case "failed": tracker.record(.failed(task: 0, attempt: 1, node: "a", reason: "x", willRetry: false))
+            default: tracker.record(.cancelled(task: 0, attempt: 1, node: "a"))
+            }
+            tracker.end(cancelled: ending == "cancelled")
+        }
+        _ = board.track(job: "running", kind: "k", title: "t", total: 1, at: 9)
+        #expect(board.endedCounts == [.finished: 2, .failed: 1, .cancelled: 1])
+        #expect(board.runningCount == 1)
+        #expect(board.records.count == 2, "one running, and only the newest ended one kept")
+    }
+
     @Test func retriesCountAttemptsStartedAgainAndNothingElse() throws {
         let board = JobBoard(coordinator: "a")
         let tracker = board.track(job: "j", kind: "k", title: "t", total: 5, at: 0)

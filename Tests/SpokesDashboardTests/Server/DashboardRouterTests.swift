@@ -29,6 +29,36 @@ struct DashboardRouterTests {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    @Test func metricsCountEachNodesOwnMembersSlotsTasksAndJobsInThePrometheusFormat() async throws {
+        let cluster = try await DashboardCluster.start(2, slots: 2)
+        defer { cluster.stop() }
+        let job = BikeJob(network: try DashboardCluster.network(),
+                          options: SimulationOptions(users: 10, paths: 2, seed: 5, timing: MoveTiming(moveTime: 0.1, timeScale: 0)))
+        _ = try await cluster.services[0].submit(job, listener: nil)
+        var coordinator = router(cluster.nodes[0])
+        coordinator.build = NodeMetrics.Build(version: "9.9.9", commit: "0123456789ab", protocolVersions: "2")
+        let response = try await get(coordinator, "/metrics")
+        #expect(response.status == .ok)
+        #expect(response.headers.first("Content-Type") == PrometheusText.contentType)
+        let first = ExpositionChecker(text(response))
+        #expect(first.problems == [])
+        #expect(first.value("spokes_build_info", ["version": "9.9.9", "commit": "0123456789ab", "protocol_versions": "2"]) == 1)
+        #expect(first.value("spokes_node_info", ["cluster": cluster.nodes[0].settings.cluster, "node": "d0"]) == 1)
+        #expect(first.value("spokes_members", ["state": "alive"]) == 2)
+        #expect(first.value("spokes_slots", ["budget": "cpu"]) == 2)
+        #expect(first.value("spokes_jobs", ["state": "running"]) == 0)
+        #expect(first.value("spokes_jobs_ended_total", ["state": "finished"]) == 1)
+        #expect(first.value("spokes_rejections_total", ["kind": "frame_too_large"]) == 0)
+        #expect(first.value("spokes_raft_replicas", ["role": "leader"]) == 0, "no Raft host in this test cluster")
+        #expect(try #require(first.value("spokes_process_resident_memory_bytes")) > 0)
+
+        let second = ExpositionChecker(text(try await get(router(cluster.nodes[1]), "/metrics")))
+        #expect(second.problems == [])
+        #expect(second.value("spokes_jobs_ended_total", ["state": "finished"]) == 0, "d1 coordinated nothing")
+        let succeeded = [first, second].compactMap { $0.value("spokes_task_attempts_total", ["outcome": "succeeded"]) }
+        #expect(succeeded.count == 2 && succeeded.reduce(0, +) == 10, "each user's one attempt, counted by the node that ran it: \(succeeded)")
+    }
+
     @Test func theAPIDescribesTheClusterAndAFinishedBikeJob() async throws {
         let cluster = try await DashboardCluster.start(2, slots: 2)
         defer { cluster.stop() }

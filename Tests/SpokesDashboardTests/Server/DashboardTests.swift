@@ -39,6 +39,25 @@ struct DashboardTests {
         #expect(refused.status == 401)
     }
 
+    @Test func aScraperWithTheTokenAsBearerGetsTheMetricsAndOneWithoutIsRefused() async throws {
+        let secret = try ClusterSecret("s3cret-that-is-long-enough", source: "test")
+        let cluster = try await DashboardCluster.start(1, secret: secret)
+        defer { cluster.stop() }
+        let dashboard = try Dashboard(node: cluster.nodes[0])
+        dashboard.start()
+        defer { dashboard.stop() }
+        let port = dashboard.server.address.port
+        let scraped = try await LoopbackHTTP.get(port: port, "/metrics", headers: ["Authorization": "Bearer \(secret.dashboardToken)"])
+        #expect(scraped.status == 200)
+        #expect(scraped.header("Content-Type") == PrometheusText.contentType)
+        let checked = ExpositionChecker(scraped.body)
+        #expect(checked.problems == [])
+        #expect(checked.value("spokes_members", ["state": "alive"]) == 1)
+        let refused = try await LoopbackHTTP.get(port: port, "/metrics")
+        #expect(refused.status == 401)
+        #expect(!refused.body.contains("spokes_"))
+    }
+
     @Test func aFloodOfHalfOpenConnectionsLeavesTheTokenHoldersServed() async throws {
         let secret = try ClusterSecret("s3cret-that-is-long-enough", source: "test")
         let cluster = try await DashboardCluster.start(1, secret: secret)
