@@ -21,7 +21,7 @@ enum BenchCommand {
             nodes, and 5,000 users at time scale 1 against real time). Each figure is the best \
             of 3 runs (1 with --quick). A measurement that fails fails its figure (an "error" \
             in --json, FAILED in the text) and the exit status. Use a release build. With \
-            SPOKES_SECRET set, every cluster runs authenticated (tagged frames).
+            SPOKES_SECRET set, every cluster runs authenticated (sealed frames).
             """,
         options: [
             .flag("quick", help: "Smaller runs, once each (about 20 seconds in all)."),
@@ -82,7 +82,7 @@ enum BenchCommand {
         let quick = arguments.flag("quick")
         let json = arguments.flag("json")
         if context.environment[ClusterSettings.secretVariable].map({ !$0.isEmpty }) == true {
-            context.standardError("bench: clusters run with the secret from SPOKES_SECRET (authenticated frames)\n")
+            context.standardError("bench: clusters run with the secret from SPOKES_SECRET (sealed frames)\n")
         }
         let bench = Bench(runs: quick ? 1 : 3, quick: quick, profile: arguments.flag("profile"), context: context)
         var figures: [Figure] = []
