@@ -219,17 +219,21 @@ public final class SimulatedCluster: Sendable {
 
     /// Waits, turning the pool, until the network is quiet, the clock's sleepers have
     /// stayed the same for 20 turns, and no thread of the process is running or ready to
-    /// run other than the drivers of simulated clusters (``ProcessThreads``): a thread the
-    /// system preempted in the middle of a node's job (a woken timer not yet asleep
-    /// again, a task not yet started) holds work the counts cannot see, and a driver that
-    /// only counted turns would move time past it (seen on a loaded machine: a call's
-    /// deadline timer registered 0.2 virtual seconds late). Bounded: 2 million turns
-    /// (minutes of real time) mean a node never goes quiet, which is a failure of its own.
+    /// run other than the drivers of simulated clusters (``ProcessThreads``), or at most
+    /// ``busyPatience`` of real time while one is. A thread the system preempted in the
+    /// middle of a node's job (a woken timer not yet asleep again, a task not yet
+    /// started) holds work the counts cannot see, and a driver that only counted turns
+    /// moved time past it: on a loaded machine a call's deadline timer was registered
+    /// 0.2 virtual seconds late, 1 run in 20. The patience bounds what a busy thread of
+    /// another test (a pure test computing in parallel) costs each step. Bounded: 2
+    /// million turns (minutes of real time) mean a node never goes quiet, which is a
+    /// failure of its own.
     public func settle() async throws {
         let driver = Self.nextDriver.add(1, ordering: .relaxed).oldValue
         defer { Self.drivingThreads.withLock { $0[driver] = nil } }
         var quietTurns = 0
         var lastSleepers = -1
+        var busySince: ContinuousClock.Instant?
         for _ in 0..<2_000_000 {
             // Listed only while this driver runs: a thread it left may take a node's job.
             Self.drivingThreads.withLock { $0[driver] = nil }
@@ -242,6 +246,9 @@ public final class SimulatedCluster: Sendable {
             if quietTurns >= 20 {
                 let drivers = Set(Self.drivingThreads.withLock { $0.values })
                 if ProcessThreads.busy().allSatisfy(drivers.contains) { return }
+                let now = ContinuousClock.now
+                if let since = busySince, now - since > Self.busyPatience { return }
+                busySince = busySince ?? now
                 // A thread has work in hand (or another driver is between two turns): wait
                 // off the processor, so that neither this driver's turns nor those of the
                 // others keep it from that work, and look again.
@@ -252,6 +259,11 @@ public final class SimulatedCluster: Sendable {
         }
         throw EventuallyTimeout(what: "the simulated cluster to go quiet (\(network.inFlight) on the network)", seconds: clock.now)
     }
+
+    /// How long one step waits at most for the other threads of the process to have no
+    /// work in hand: longer than a preempted thread waits for a processor on a loaded
+    /// 2-core machine, short enough that a test beside busy ones still runs in seconds.
+    static let busyPatience = Duration.milliseconds(4)
 
     /// The threads on which a driver of some simulated cluster of this process runs now
     /// (by driver), so that one driver does not take another for a node's busy job.
