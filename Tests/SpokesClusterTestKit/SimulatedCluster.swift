@@ -1,12 +1,17 @@
+import Distributed
 import Foundation
+import Glibc
 import SpokesCluster
 import SpokesConcurrency
 import SpokesTestKit
+import Synchronization
 
 /// Nodes that ship, in the test's process, on one ``SimulatedNetwork`` and one
-/// ``VirtualClock``: node `i` is host `127.0.0.(i+1)` of the network. Time moves only in
-/// ``run(until:within:step:_:)``, so a test of heartbeats, deaths and deadlines waits for
-/// no real time and asserts no wall-clock bound.
+/// ``VirtualClock``: node `i` is host `127.0.0.(i+1)` of the network; nodes, systems and
+/// clients added later each get the next host. Time moves only in
+/// ``run(until:within:step:_:)`` (and ``complete(_:within:step:_:)``,
+/// ``holds(_:for:step:_:)``), so a test of heartbeats, deaths and deadlines waits for no
+/// real time and asserts no wall-clock bound.
 ///
 /// How time moves: a step of virtual time is taken only once the network is quiet
 /// (nothing sent and not yet read) and the number of sleepers on the clock has stayed
@@ -16,42 +21,142 @@ import SpokesTestKit
 public final class SimulatedCluster: Sendable {
     public let clock = VirtualClock()
     public let network: SimulatedNetwork
-    /// The started nodes, named `prefix` + index.
+    /// The nodes started with the cluster, named `prefix` + index.
     public let nodes: [ClusterNode]
+    private let seed: UInt64
+    /// Hosts handed out so far (the next one is `127.0.0.(hosts+1)`).
+    private let hosts: Atomic<Int>
+    /// Nodes started later, systems and clients made here: stopped by ``stop()``.
+    private let added = Mutex<(nodes: [ClusterNode], systems: [ClusterSystem])>(([], []))
+    /// Systems hold their actors weakly, as a node does; tests keep theirs alive here.
+    private let kept = Mutex<[any DistributedActor]>([])
 
     /// Starts `count` nodes named `prefix0`, `prefix1`, ...; `configure` adjusts node
-    /// `index`'s settings after the simulation's own (its host, port 7000, discovery on
-    /// port 7001 every 50 ms). `seed` draws the network's losses and the nodes' seeds.
+    /// `index`'s settings after the simulation's own (``settings(named:host:)``),
+    /// `registry` gives its kinds, `faults` its injected faults and `durability` where it
+    /// keeps its running jobs. `seed` draws the network's losses and the nodes' seeds.
     public init(
         _ count: Int, prefix: String = "n", seed: UInt64 = 1, configure: (Int, inout ClusterSettings) -> Void = { _, _ in },
-        registry: (Int) -> TaskRegistry = { _ in TaskRegistry() }
+        registry: (Int) -> TaskRegistry = { _ in TaskRegistry() }, faults: (Int) -> ScanSystem.Faults = { _ in .init() },
+        durability: (Int) -> (any TaskJobDurability)? = { _ in nil }
     ) throws {
         let clock = clock
         let network = SimulatedNetwork(clock: clock, seed: seed)
         self.network = network
+        self.seed = seed
+        hosts = Atomic(count)
         nodes = try (0..<count).map { index in
-            var settings = ClusterSettings()
-            settings.cluster = "simulated"
-            settings.nodeName = "\(prefix)\(index)"
-            settings.host = Self.host(index)
-            settings.port = 7000
-            settings.discoveryPort = 7001
-            settings.discoveryInterval = 0.05
+            var settings = Self.settings(named: "\(prefix)\(index)", host: Self.host(index))
             configure(index, &settings)
-            let runtime = Runtime.virtual(clock, network: network.host(Self.host(index)), seed: seed &* 1000 &+ UInt64(index))
-            let node = try ClusterNode(settings: settings, registry: registry(index), runtime: runtime)
-            node.start()
+            let runtime = Self.runtime(clock, network, host: index, seed: seed)
+            let node = try ClusterNode(settings: settings, registry: registry(index), faults: faults(index), runtime: runtime)
+            node.start(durability: durability(index))
             return node
         }
     }
 
-    /// The network address of node `index`.
+    /// The network address of node `index` (of host `index`).
     public static func host(_ index: Int) -> String { "127.0.0.\(index + 1)" }
+
+    /// The simulation's settings of a node named `name` at `host`: cluster `simulated`,
+    /// port 7000, discovery on port 7001 every 50 ms.
+    public static func settings(named name: String, host: String) -> ClusterSettings {
+        var settings = ClusterSettings()
+        settings.cluster = "simulated"
+        settings.nodeName = name
+        settings.host = host
+        settings.port = 7000
+        settings.discoveryPort = 7001
+        settings.discoveryInterval = 0.05
+        return settings
+    }
+
+    private static func runtime(_ clock: VirtualClock, _ network: SimulatedNetwork, host index: Int, seed: UInt64) -> Runtime {
+        Runtime.virtual(clock, network: network.host(host(index)), seed: seed &* 1000 &+ UInt64(index))
+    }
+
+    /// A host of the network nobody has used yet, and the runtime of whoever lives there.
+    public func newHost() -> (host: String, runtime: Runtime) {
+        let index = hosts.add(1, ordering: .relaxed).oldValue
+        return (Self.host(index), Self.runtime(clock, network, host: index, seed: seed))
+    }
+
+    /// Every host handed out so far.
+    public var allHosts: [String] { (0..<hosts.load(ordering: .relaxed)).map(Self.host) }
 
     public subscript(index: Int) -> ClusterNode { nodes[index] }
 
-    /// Moves virtual time in steps of `step` seconds until `condition` holds, at most
-    /// `seconds` of virtual time; throws ``EventuallyTimeout`` naming `what` otherwise.
+    /// Every node started, with the cluster and later.
+    public var allNodes: [ClusterNode] { nodes + added.withLock { $0.nodes } }
+
+    /// A node named `name` on a host of its own, with the simulation's settings (then
+    /// `configure`d), started; stopped by ``stop()``.
+    public func startNode(
+        named name: String, registry: TaskRegistry = TaskRegistry(), faults: ScanSystem.Faults = .init(),
+        durability: (any TaskJobDurability)? = nil, configure: (inout ClusterSettings) -> Void = { _ in }
+    ) throws -> ClusterNode {
+        let (host, runtime) = newHost()
+        var settings = Self.settings(named: name, host: host)
+        configure(&settings)
+        let node = try ClusterNode(settings: settings, registry: registry, faults: faults, runtime: runtime)
+        added.withLock { $0.nodes.append(node) }
+        node.start(durability: durability)
+        return node
+    }
+
+    /// An actor system (not a node: no discovery, heartbeats or membership) named `name`
+    /// on a host of its own, with the simulation's settings (then `configure`d); a member
+    /// unless `isMember` is false (a client). Shut down by ``stop()``.
+    public func system(
+        named name: String, isMember: Bool = true, configure: (inout ClusterSettings) -> Void = { _ in }
+    ) throws -> ClusterSystem {
+        let (host, runtime) = newHost()
+        var settings = Self.settings(named: name, host: host)
+        configure(&settings)
+        let system = try ClusterSystem(settings: settings, isMember: isMember, runtime: runtime)
+        added.withLock { $0.systems.append(system) }
+        return system
+    }
+
+    /// A client's actor system (not a member) on a host of its own.
+    public func client(named name: String = "client", configure: (inout ClusterSettings) -> Void = { _ in }) throws -> ClusterSystem {
+        try system(named: name, isMember: false, configure: configure)
+    }
+
+    /// A ``ClusterClient`` on a host of its own, connected (in virtual time, at most 10 s)
+    /// to `node`, or, when nil, to the first node its discovery hears; with the
+    /// simulation's cluster, then `configure`d. Shut down by ``stop()``.
+    public func clusterClient(
+        to node: ClusterNode?, registry: TaskRegistry = TaskRegistry(), configure: (inout ClusterSettings) -> Void = { _ in }
+    ) async throws -> ClusterClient {
+        let (_, runtime) = newHost()
+        var settings = Self.settings(named: "client", host: "")
+        configure(&settings)
+        let address = node?.system.address
+        let fixed = settings
+        let client = try await complete("the client connects", within: 10) {
+            try await ClusterClient.connect(to: address, settings: fixed, registry: registry, runtime: runtime)
+        }
+        added.withLock { $0.systems.append(client.system) }
+        return client
+    }
+
+    /// Keeps `actor` alive until the test ends, and returns it.
+    @discardableResult
+    public func keep<Act: DistributedActor>(_ actor: Act) -> Act {
+        kept.withLock { $0.append(actor) }
+        return actor
+    }
+
+    /// Cuts `host` off from every other host, both ways (``SimulatedNetwork/heal()`` ends it).
+    public func isolate(_ host: String) {
+        for other in allHosts where other != host { network.cut(between: host, and: other) }
+    }
+
+    /// Moves virtual time until `condition` holds, at most `seconds` of virtual time;
+    /// throws ``EventuallyTimeout`` naming `what` otherwise. Time moves to the next
+    /// sleeper's deadline on the clock, in steps of at least `step` seconds, and the
+    /// condition is checked after each.
     public func run(
         until what: @autoclosure () -> String, within seconds: Double, step: Double = 0.005, _ condition: () async throws -> Bool
     ) async throws {
@@ -59,8 +164,12 @@ public final class SimulatedCluster: Sendable {
         while true {
             try await settle()
             if try await condition() { return }
-            guard clock.now < deadline else { throw EventuallyTimeout(what: what(), seconds: seconds) }
-            clock.advance(by: step)
+            let now = clock.now
+            guard now < deadline else { throw EventuallyTimeout(what: what(), seconds: seconds) }
+            // Nothing happens between two deadlines of sleepers on a quiet network: go
+            // straight to the next one (at least `step`, at most to the end of the wait).
+            let next = clock.nextDeadline ?? deadline
+            clock.advance(by: max(step, min(next, deadline) - now))
         }
     }
 
@@ -70,23 +179,99 @@ public final class SimulatedCluster: Sendable {
         try await run(until: "", within: seconds + step, step: step) { clock.now >= end - step / 2 }
     }
 
-    /// Waits, turning the pool, until the network is quiet and the clock's sleepers have
-    /// stayed the same for 20 turns. Bounded: 2 million turns (minutes of real time)
-    /// mean a node never goes quiet, which is a failure of its own.
-    private func settle() async throws {
+    /// Moves virtual time for `seconds`, checking `condition` at every step; throws
+    /// ``EventuallyTimeout`` (with `broke`) at the first step where it is false. For what
+    /// must not happen.
+    public func holds(_ what: @autoclosure () -> String, for seconds: Double, step: Double = 0.005, _ condition: () async throws -> Bool) async throws {
+        let end = clock.now + seconds
+        var broke = false
+        try await run(until: what(), within: seconds + step, step: step) {
+            guard try await condition() else {
+                broke = true
+                return true
+            }
+            return clock.now >= end - step / 2
+        }
+        if broke { throw EventuallyTimeout(what: what(), seconds: seconds, broke: true) }
+    }
+
+    /// Runs `operation` on a task of its own and moves virtual time until it ends (at most
+    /// `seconds` of virtual time; then the task is cancelled and ``EventuallyTimeout``
+    /// naming `what` is thrown); returns what it returned, throws what it threw. How a
+    /// test awaits a call, a join or a map while the nodes' timers run.
+    @discardableResult
+    public func complete<Value: Sendable>(
+        _ what: @autoclosure () -> String, within seconds: Double, step: Double = 0.005, _ operation: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        let ended = Atomic<Bool>(false)
+        let task = Task {
+            defer { ended.store(true, ordering: .releasing) }
+            return try await operation()
+        }
+        do {
+            try await run(until: what(), within: seconds, step: step) { ended.load(ordering: .acquiring) }
+        } catch {
+            task.cancel()
+            throw error
+        }
+        return try await task.value
+    }
+
+    /// Waits, turning the pool, until the network is quiet, the clock's sleepers have
+    /// stayed the same for 20 turns, and no thread of the process is running or ready to
+    /// run other than the drivers of simulated clusters (``ProcessThreads``), or at most
+    /// ``busyPatience`` of real time while one is. A thread the system preempted in the
+    /// middle of a node's job (a woken timer not yet asleep again, a task not yet
+    /// started) holds work the counts cannot see, and a driver that only counted turns
+    /// moved time past it: on a loaded machine a call's deadline timer was registered
+    /// 0.2 virtual seconds late, 1 run in 20. The patience bounds what a busy thread of
+    /// another test (a pure test computing in parallel) costs each step. Bounded: 2
+    /// million turns (minutes of real time) mean a node never goes quiet, which is a
+    /// failure of its own.
+    public func settle() async throws {
+        let driver = Self.nextDriver.add(1, ordering: .relaxed).oldValue
+        defer { Self.drivingThreads.withLock { $0[driver] = nil } }
         var quietTurns = 0
         var lastSleepers = -1
+        var busySince: ContinuousClock.Instant?
         for _ in 0..<2_000_000 {
+            // Listed only while this driver runs: a thread it left may take a node's job.
+            Self.drivingThreads.withLock { $0[driver] = nil }
             await Task.yield()
+            let thread = ProcessThreads.current()
+            Self.drivingThreads.withLock { $0[driver] = thread }
             let sleepers = clock.sleepers
             quietTurns = network.inFlight == 0 && sleepers == lastSleepers ? quietTurns + 1 : 0
             lastSleepers = sleepers
-            if quietTurns >= 20 { return }
+            if quietTurns >= 20 {
+                let drivers = Set(Self.drivingThreads.withLock { $0.values })
+                if ProcessThreads.busy().allSatisfy(drivers.contains) { return }
+                let now = ContinuousClock.now
+                if let since = busySince, now - since > Self.busyPatience { return }
+                busySince = busySince ?? now
+                // A thread has work in hand (or another driver is between two turns): wait
+                // off the processor, so that neither this driver's turns nor those of the
+                // others keep it from that work, and look again.
+                Self.drivingThreads.withLock { $0[driver] = nil }
+                try? await Task.sleep(for: .microseconds(50))
+                quietTurns = 19
+            }
         }
         throw EventuallyTimeout(what: "the simulated cluster to go quiet (\(network.inFlight) on the network)", seconds: clock.now)
     }
 
-    /// Waits until every node sees every other one alive (at most 10 virtual seconds).
+    /// How long one step waits at most for the other threads of the process to have no
+    /// work in hand: longer than a preempted thread waits for a processor on a loaded
+    /// 2-core machine, short enough that a test beside busy ones still runs in seconds.
+    static let busyPatience = Duration.milliseconds(4)
+
+    /// The threads on which a driver of some simulated cluster of this process runs now
+    /// (by driver), so that one driver does not take another for a node's busy job.
+    private static let drivingThreads = Mutex<[Int: Int32]>([:])
+    private static let nextDriver = Atomic<Int>(0)
+
+    /// Waits until every node started with the cluster sees every other one alive (at
+    /// most 10 virtual seconds).
     public func awaitMesh() async throws {
         let others = nodes.count - 1
         try await run(until: "every node sees the \(others) others alive", within: 10) {
@@ -94,8 +279,45 @@ public final class SimulatedCluster: Sendable {
         }
     }
 
-    /// Stops every node.
+    /// Stops every node, and shuts down every system and client made here.
     public func stop() {
-        for node in nodes { node.stop() }
+        let (later, systems) = added.withLock { $0 }
+        for node in nodes + later { node.stop() }
+        for system in systems { system.shutdown() }
+        kept.withLock { $0.removeAll() }
+    }
+}
+
+/// The threads of this process, as Linux reports them in `/proc/self/task`.
+enum ProcessThreads {
+    /// The id of the calling thread (`/proc/thread-self` names it).
+    static func current() -> Int32 {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+        guard count > 0 else { return -1 }
+        let path = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return path.split(separator: "/").last.flatMap { Int32($0) } ?? -1
+    }
+
+    /// The ids of the threads that are running or ready to run (state `R`) or waiting on
+    /// a disk (`D`): those with work in hand.
+    static func busy() -> [Int32] {
+        guard let directory = opendir("/proc/self/task") else { return [] }
+        defer { closedir(directory) }
+        var busy: [Int32] = []
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let thread = Int32(name) else { continue }
+            let descriptor = open("/proc/self/task/\(thread)/stat", O_RDONLY)
+            guard descriptor >= 0 else { continue }
+            let count = read(descriptor, &buffer, buffer.count)
+            close(descriptor)
+            // "tid (name) S ...": the state follows the name's closing parenthesis.
+            guard count > 0, let end = buffer[..<count].lastIndex(of: UInt8(ascii: ")")), end + 2 < count else { continue }
+            let state = buffer[end + 2]
+            if state == UInt8(ascii: "R") || state == UInt8(ascii: "D") { busy.append(thread) }
+        }
+        return busy
     }
 }

@@ -34,7 +34,7 @@ public final class ClusterClient: Sendable {
     /// attempt has its deadline instead.
     public let callTimeout: Double
 
-    /// A client over `system`, already joined to `entry` (``connect(to:settings:registry:timeout:)``
+    /// A client over `system`, already joined to `entry` (``connect(to:settings:registry:timeout:runtime:)``
     /// does both). `system`'s call timeout must outlast an attempt: twice the longest deadline.
     public init(system: ClusterSystem, entry: NodeID, registry: TaskRegistry, callTimeout: Double) {
         self.system = system
@@ -46,16 +46,17 @@ public final class ClusterClient: Sendable {
     /// Connects to the node at `address`, or (nil) to the first node of
     /// `settings.cluster` heard by discovery within `timeout` seconds. `settings` carry
     /// the cluster, the secret and the call timeout; `registry` the kinds this program
-    /// runs (for checking inputs and choosing versions).
+    /// runs (for checking inputs and choosing versions). The client finds, dials and
+    /// waits through `runtime` (a test's simulated network and virtual clock).
     public static func connect(
         to address: SocketAddress? = nil, settings: ClusterSettings = ClusterSettings(), registry: TaskRegistry = TaskRegistry(),
-        timeout: Double = 3
+        timeout: Double = 3, runtime: Runtime = .real
     ) async throws -> ClusterClient {
         let target: SocketAddress
         if let address {
             target = address
         } else {
-            target = try await NodeFinder.firstNode(settings: settings, timeout: timeout)
+            target = try await NodeFinder.firstNode(settings: settings, timeout: timeout, runtime: runtime)
         }
         var clientSettings = settings
         clientSettings.host = "127.0.0.1"
@@ -65,7 +66,7 @@ public final class ClusterClient: Sendable {
         // call timeout, which bounds every other call here.
         clientSettings.callTimeout = 2 * JobRunner.deadlineRange.upperBound + 30
         clientSettings.handshakeTimeout = min(settings.handshakeTimeout, settings.callTimeout)
-        let system = try ClusterSystem(settings: clientSettings, isMember: false)
+        let system = try ClusterSystem(settings: clientSettings, isMember: false, runtime: runtime)
         do {
             let peer = try await withTimeout(seconds: settings.callTimeout) { try await system.join(target) }
             return ClusterClient(system: system, entry: peer.node, registry: registry, callTimeout: settings.callTimeout)

@@ -32,7 +32,8 @@ distributed actor Greeter {
 
     distributed func nap(seconds: Double) async throws {
         napStarted()
-        try await Task.sleep(for: .seconds(seconds))
+        // On the system's clock: virtual under a simulated runtime, real otherwise.
+        try await actorSystem.runtime.sleep(for: seconds)
     }
 
     /// Takes an actor reference and calls it.

@@ -17,58 +17,64 @@ struct WhereTaskVersion2: TaskKind {
 }
 
 extension SchedulingTests {
-    /// A node of `other`'s cluster named `name`, running the probe and `kinds`.
-    func startNode(like other: ClusterNode, named name: String, kinds: [any TaskKind]) throws -> ClusterNode {
-        try TestCluster(nodes: [other]).startNode(named: name, registry: TaskRegistry(kinds: [ProbeTask(gauge: gauge)] + kinds))
+    /// A node named `name` joining `cluster`, running the probe and `kinds`.
+    func startNode(in cluster: SimulatedCluster, named name: String, kinds: [any TaskKind]) throws -> ClusterNode {
+        try cluster.startNode(named: name, registry: TaskRegistry(kinds: [ProbeTask(gauge: gauge)] + kinds))
     }
 
     @Test func tasksOfAKindGoOnlyToTheNodesThatRunItAtTheSubmittersVersion() async throws {
-        let nodes = try await startCluster(1)
-        let runsIt = try startNode(like: nodes[0], named: "runs-it", kinds: [WhereTask()])
-        let other = try startNode(like: nodes[0], named: "other-version", kinds: [WhereTaskVersion2()])
-        defer { (nodes + [runsIt, other]).forEach { $0.stop() } }
-        try await waitUntil("w0 sees both others alive") { nodes[0].members.count { $0.state == .alive } == 2 }
+        let cluster = try startCluster(1)
+        defer { cluster.stop() }
+        let w0 = cluster[0]
+        _ = try startNode(in: cluster, named: "runs-it", kinds: [WhereTask()])
+        _ = try startNode(in: cluster, named: "other-version", kinds: [WhereTaskVersion2()])
+        try await cluster.run(until: "w0 sees both others alive", within: 5) { w0.members.count { $0.state == .alive } == 2 }
 
         // w0 (the coordinator) does not run the kind; other-version runs another version.
-        let (systems, following, placement) = try await nodes[0].makeSystems(for: WhereTask.name, schema: WhereTask.schema)
+        let (systems, following, placement) = try await cluster.complete("the placement", within: 5) {
+            try await w0.makeSystems(for: WhereTask.name, schema: WhereTask.schema)
+        }
         defer { following.cancel() }
         #expect(placement.nodes == ["runs-it"])
         #expect(await systems.nodes == ["runs-it"], "neither the coordinator nor the other version is offered")
-        let runner = JobRunner(systems: systems, job: "kinds", kind: WhereTask.name, deadline: 10, retries: 0)
-        let outcomes = await runner.run(count: 12, input: { _, _ in "0" })
+        let runner = JobRunner(systems: systems, job: "kinds", kind: WhereTask.name, deadline: Self.noDeadline, retries: 0)
+        let outcomes = try await run(runner, count: 12, in: cluster, input: { _, _ in "0" })
         #expect(outcomes.allSatisfy { $0.output == "\"runs-it\"" }, "\(outcomes.map { ($0.output, $0.failures) })")
     }
 
     @Test func aJobOfAKindNoAliveNodeRunsFailsAtOnceNamingTheNodesAsked() async throws {
-        let nodes = try await startCluster(2)
-        defer { nodes.forEach { $0.stop() } }
-        try await waitUntil("w0 sees w1 alive") { nodes[0].members.count { $0.state == .alive } == 1 }
+        let cluster = try startCluster(2)
+        defer { cluster.stop() }
+        let w0 = cluster[0]
+        try await cluster.run(until: "w0 sees w1 alive", within: 5) { w0.members.count { $0.state == .alive } == 1 }
+        let start = cluster.clock.now
         do {
-            _ = try await nodes[0].makeSystems(for: "test.nobody-runs-this")
+            _ = try await cluster.complete("the placement", within: 5) { try await w0.makeSystems(for: "test.nobody-runs-this") }
             Issue.record("a kind no node runs got systems")
         } catch let error as NoNodeRunsKind {
             #expect(error.kind == "test.nobody-runs-this")
             #expect(error.asked == ["w0", "w1"])
         }
+        #expect(cluster.clock.now - start < w0.settings.heartbeatInterval, "at once: \(cluster.clock.now - start) virtual s")
     }
 
     @Test func aMemberThatJoinsLaterIsOfferedOnlyWhenItRunsTheKind() async throws {
-        let nodes = try await startCluster(1, kinds: [WhereTask()])
-        defer { nodes.forEach { $0.stop() } }
-        let (systems, following, _) = try await nodes[0].makeSystems(for: WhereTask.name)
+        let cluster = try startCluster(1, kinds: [WhereTask()])
+        defer { cluster.stop() }
+        let w0 = cluster[0]
+        let (systems, following, _) = try await cluster.complete("the placement", within: 5) { try await w0.makeSystems(for: WhereTask.name) }
         defer { following.cancel() }
-        let without = try startNode(like: nodes[0], named: "without", kinds: [])
-        let with = try startNode(like: nodes[0], named: "with", kinds: [WhereTask()])
-        defer { [without, with].forEach { $0.stop() } }
-        try await waitUntil("the member running the kind is offered") { await systems.nodes.contains("with") }
+        _ = try startNode(in: cluster, named: "without", kinds: [])
+        _ = try startNode(in: cluster, named: "with", kinds: [WhereTask()])
+        try await cluster.run(until: "the member running the kind is offered", within: 5) { await systems.nodes.contains("with") }
         // The answer is awaited (a member just found may not be connected yet, and a call
         // that misses its bound answers nil), then checked.
-        try await waitUntil("w0 learnt what the other member runs") {
-            guard let asked = nodes[0].members.first(where: { $0.node.name == "without" }) else { return false }
-            return await nodes[0].kinds(of: asked) != nil
+        try await cluster.run(until: "w0 learnt what the other member runs", within: 5) {
+            guard let asked = w0.members.first(where: { $0.node.name == "without" }) else { return false }
+            return await w0.kinds(of: asked) != nil
         }
-        let asked = try #require(nodes[0].members.first { $0.node.name == "without" })
-        #expect(await nodes[0].kinds(of: asked)?.contains(WhereTask.schema) == false, "known now, from the answer kept")
+        let asked = try #require(w0.members.first { $0.node.name == "without" })
+        #expect(await w0.kinds(of: asked)?.contains(WhereTask.schema) == false, "known now, from the answer kept")
         #expect(await systems.nodes.contains("without") == false)
     }
 }
@@ -77,17 +83,19 @@ extension SchedulingTests {
     /// Issue 21 §2: a call whose connection is gone is cancelled on the worker, so its
     /// slot frees at once, not when the task would have ended (30 s here).
     @Test func aTaskWhoseCallersConnectionIsLostFreesItsSlotAtOnce() async throws {
-        let nodes = try await startCluster(1, slots: 1)
-        defer { nodes.forEach { $0.stop() } }
-        var settings = nodes[0].settings
-        settings.port = 0
-        let client = try ClusterSystem(settings: settings, isMember: false)
-        let peer = try await client.join(nodes[0].system.address)
+        let cluster = try startCluster(1, slots: 1)
+        defer { cluster.stop() }
+        let node = cluster[0]
+        let client = try cluster.client()
+        let address = node.system.address
+        let peer = try await cluster.complete("the client joins", within: 5) { try await client.join(address) }
         let worker = try ScanSystem.resolve(id: ActorID(node: peer.node, name: ScanSystem.wellKnownName), using: client)
-        let call = Task { try await worker.run(probe("lost", 0, seconds: 30)) }
-        try await waitUntil("the task holds the node's only slot") { nodes[0].counters.inUse.cpu == 1 }
+        let call = Task { try await worker.run(Self.probe("lost", 0, seconds: 30)) }
+        try await cluster.run(until: "the task holds the node's only slot", within: 1) { node.counters.inUse.cpu == 1 }
+        let lost = cluster.clock.now
         client.shutdown()
-        try await eventually("the slot is free", within: 3) { nodes[0].counters.inUse.cpu == 0 }
-        _ = try? await call.value
+        try await cluster.run(until: "the slot is free", within: 3) { node.counters.inUse.cpu == 0 }
+        #expect(cluster.clock.now - lost < node.settings.heartbeatInterval, "at once, not when the task would end: \(cluster.clock.now - lost) virtual s")
+        _ = try? await cluster.complete("the lost call ends", within: 1) { try await call.value }
     }
 }

@@ -31,7 +31,8 @@ struct ProbeTask: TaskKind {
         let node = context.system.node.name
         gauge.enter(node)
         defer { gauge.leave(node) }
-        try await Task.sleep(for: .seconds(seconds))
+        // On the node's clock: virtual under a simulated runtime, real otherwise.
+        try await context.system.runtime.sleep(for: seconds)
         return node
     }
 }
@@ -43,37 +44,74 @@ struct AlwaysFails: TaskKind {
     func run(_ input: Int, context: TaskContext) async throws -> Int { throw Refusal() }
 }
 
-@Suite(.processLane, .timeLimit(.minutes(1)))
+/// Placement, admission and retries of tasks over nodes that ship, on a simulated network
+/// under a virtual clock; what needs a real deadline (`JobRunner`'s is a real-time bound)
+/// or the real clock's handling of huge timeouts in the process lane.
+@Suite(.timeLimit(.minutes(1)))
 struct SchedulingTests {
     let gauge = ConcurrencyGauge()
 
-    /// Nodes on loopback discovery of the test's own; node i gets `faults[i]`; each runs
+    /// The deadline of jobs whose tests are not about deadlines. `JobRunner` bounds an
+    /// attempt by its deadline in real time (`withTimeout` without the runtime's clock),
+    /// so in virtual time a deadline of 10 s fires when a loaded machine runs the test
+    /// for 10 real seconds: this one no run reaches.
+    static let noDeadline = 3_600.0
+
+    /// Nodes `w0`, `w1`, ... on a simulated network; node i gets `faults[i]`; each runs
     /// the probe, the failing kind and `kinds`.
     func startCluster(
         _ count: Int, slots: Int = 2, waitingSlots: Int = 100, faults: [ScanSystem.Faults] = [], kinds: [any TaskKind] = []
-    ) async throws -> [ClusterNode] {
+    ) throws -> SimulatedCluster {
+        let gauge = gauge
+        return try SimulatedCluster(
+            count, prefix: "w", configure: { $1.slots = slots; $1.waitingSlots = waitingSlots },
+            registry: { _ in TaskRegistry(kinds: [ProbeTask(gauge: gauge), AlwaysFails()] + kinds) },
+            faults: { $0 < faults.count ? faults[$0] : .init() }
+        )
+    }
+
+    /// Nodes like ``startCluster(_:slots:waitingSlots:faults:kinds:)`` on loopback, in real time.
+    func startRealCluster(_ count: Int, slots: Int = 2, faults: [ScanSystem.Faults] = [], kinds: [any TaskKind] = []) throws -> [ClusterNode] {
         let gauge = gauge
         return try TestCluster(
-            count, prefix: "w", slots: slots, configure: { $1.waitingSlots = waitingSlots },
-            registry: { _ in TaskRegistry(kinds: [ProbeTask(gauge: gauge), AlwaysFails()] + kinds) },
+            count, prefix: "w", slots: slots, registry: { _ in TaskRegistry(kinds: [ProbeTask(gauge: gauge), AlwaysFails()] + kinds) },
             faults: { $0 < faults.count ? faults[$0] : .init() }
         ).nodes
     }
 
-    func coordinator(_ node: ClusterNode, expecting count: Int) async throws -> (Systems, Task<Void, Never>) {
+    /// `node`'s ``Systems``, once it offers `count` workers (at most 10 virtual seconds).
+    func coordinator(_ node: ClusterNode, expecting count: Int, in cluster: SimulatedCluster) async throws -> (Systems, Task<Void, Never>) {
+        let (systems, following) = try node.makeSystems()
+        try await cluster.complete("\(node.system.node.name) offers \(count) workers", within: 10) { try await systems.waitForSystems(atLeast: count) }
+        return (systems, following)
+    }
+
+    /// `node`'s ``Systems`` once it offers `count` workers, in real time.
+    func realCoordinator(_ node: ClusterNode, expecting count: Int) async throws -> (Systems, Task<Void, Never>) {
         let (systems, following) = try node.makeSystems()
         try await withTimeout(seconds: 10) { try await systems.waitForSystems(atLeast: count) }
         return (systems, following)
+    }
+
+    /// Runs `runner` over `count` tasks while virtual time moves (at most 30 virtual seconds).
+    func run(
+        _ runner: JobRunner, count: Int, in cluster: SimulatedCluster, input: @escaping @Sendable (Int, Int) async throws -> String,
+        onOutcome: @escaping @Sendable (JobRunner.Outcome) -> Void = { _ in }, onEvent: @escaping @Sendable (JobRunner.Event) -> Void = { _ in }
+    ) async throws -> [JobRunner.Outcome] {
+        try await cluster.complete("the job \(runner.job) of \(count) tasks", within: 30) {
+            await runner.run(count: count, input: input, onEvent: onEvent, onOutcome: onOutcome)
+        }
     }
 
     func input(_ value: Double) -> @Sendable (Int, Int) async throws -> String {
         { _, _ in "\(value)" }
     }
 
-    @Test func hugeDeadlinesAndTimeoutsFromSettingsNeverTrap() async throws {
+    /// The real clock's handling of huge seconds is what this proves: it stays on real nodes.
+    @Test(.processLane) func hugeDeadlinesAndTimeoutsFromSettingsNeverTrap() async throws {
         // Settings are checked where they are loaded; what slips past still must not trap
         // (`.seconds(1e21)` does): a deadline and a call timeout of 1e21 and 1e300 s.
-        let nodes = try await startCluster(2, slots: 2)
+        let nodes = try startRealCluster(2)
         defer { nodes.forEach { $0.stop() } }
         var settings = nodes[0].settings
         settings.nodeName = "huge"
@@ -85,7 +123,7 @@ struct SchedulingTests {
         let node = try ClusterNode(settings: settings, registry: registry)
         node.start()
         defer { node.stop() }
-        let (systems, following) = try await coordinator(node, expecting: 3)
+        let (systems, following) = try await realCoordinator(node, expecting: 3)
         defer { following.cancel() }
         let runner = JobRunner(systems: systems, job: "huge", kind: ProbeTask.name, deadline: node.settings.taskDeadline, retries: 0)
         let outcomes = await runner.run(count: 12, input: input(0.01))
@@ -94,13 +132,13 @@ struct SchedulingTests {
     }
 
     @Test func tasksSpreadOverEveryNodeWithinTheirSlots() async throws {
-        let nodes = try await startCluster(3)
-        defer { nodes.forEach { $0.stop() } }
-        let (systems, following) = try await coordinator(nodes[0], expecting: 3)
+        let cluster = try startCluster(3)
+        defer { cluster.stop() }
+        let (systems, following) = try await coordinator(cluster[0], expecting: 3, in: cluster)
         defer { following.cancel() }
         #expect(await systems.nodes.first == "w0", "the local system comes first")
-        let runner = JobRunner(systems: systems, job: "spread", kind: ProbeTask.name, deadline: 10, retries: 3)
-        let outcomes = await runner.run(count: 30, input: input(0.02))
+        let runner = JobRunner(systems: systems, job: "spread", kind: ProbeTask.name, deadline: Self.noDeadline, retries: 3)
+        let outcomes = try await run(runner, count: 30, in: cluster, input: input(0.02))
         #expect(outcomes.count == 30)
         #expect(outcomes.allSatisfy { $0.output != nil && $0.attempts == 1 })
         #expect(Set(outcomes.compactMap(\.node)) == ["w0", "w1", "w2"])
@@ -111,16 +149,16 @@ struct SchedulingTests {
     /// last task found a place: what its client is sent and its coordinator keeps
     /// (issue 19: a coordinator killed mid-map had kept no end at all).
     @Test func eachOutcomeIsHeardAsItsTaskEndsBeforeTheLastTaskIsPlaced() async throws {
-        let nodes = try await startCluster(1, slots: 1)
-        defer { nodes.forEach { $0.stop() } }
-        let (systems, following) = try await coordinator(nodes[0], expecting: 1)
+        let cluster = try startCluster(1, slots: 1)
+        defer { cluster.stop() }
+        let (systems, following) = try await coordinator(cluster[0], expecting: 1, in: cluster)
         defer { following.cancel() }
-        let runner = JobRunner(systems: systems, job: "early", kind: ProbeTask.name, deadline: 10, retries: 0)
+        let runner = JobRunner(systems: systems, job: "early", kind: ProbeTask.name, deadline: Self.noDeadline, retries: 0)
         let heard = Mutex<[Int]>([])
         let heardBeforeLastInput = Mutex<Int?>(nil)
         let count = 8
-        let outcomes = await runner.run(
-            count: count,
+        let outcomes = try await run(
+            runner, count: count, in: cluster,
             input: { task, _ in
                 if task == count - 1 { heardBeforeLastInput.withLock { $0 = heard.withLock { $0.count } } }
                 return "0.01"
@@ -133,9 +171,9 @@ struct SchedulingTests {
     }
 
     @Test func firstAvailableSystemWaitsForAReleaseWithoutPolling() async throws {
-        let nodes = try await startCluster(1, slots: 1)
-        defer { nodes.forEach { $0.stop() } }
-        let (systems, following) = try nodes[0].makeSystems()
+        let cluster = try startCluster(1, slots: 1)
+        defer { cluster.stop() }
+        let (systems, following) = try cluster[0].makeSystems()
         defer { following.cancel() }
         // One slot and one queue place: both held.
         let held = try await systems.firstAvailableSystem()
@@ -147,18 +185,18 @@ struct SchedulingTests {
             got.store(true, ordering: .releasing)
             return node
         }
-        // The waiter looked, found every place held, and parked: it holds nothing.
-        try await waitUntil("the caller waiting for a place") { await systems.waitingCount == 1 }
-        let early = got.load(ordering: .acquiring)
-        #expect(!early, "got a place while every one was held")
+        // The waiter looked, found every place held, and parked: it holds nothing, and
+        // time passing does not give it a place.
+        try await cluster.run(until: "the caller waiting for a place", within: 1) { await systems.waitingCount == 1 }
+        try await cluster.holds("the waiter gets no place while every one is held", for: 2) { !got.load(ordering: .acquiring) }
         await systems.release(queued)
-        #expect(try await withTimeout(seconds: 5) { try await waiting.value } == "w0")
+        #expect(try await cluster.complete("the waiter gets the released place", within: 1) { try await waiting.value } == "w0")
     }
 
     @Test func everySlotIsHandedOutBeforeAnyQueuePlace() async throws {
-        let nodes = try await startCluster(2, slots: 2)
-        defer { nodes.forEach { $0.stop() } }
-        let (systems, following) = try await coordinator(nodes[0], expecting: 2)
+        let cluster = try startCluster(2, slots: 2)
+        defer { cluster.stop() }
+        let (systems, following) = try await coordinator(cluster[0], expecting: 2, in: cluster)
         defer { following.cancel() }
         var taken: [(String, Bool)] = []
         for _ in 0..<6 {
@@ -170,9 +208,9 @@ struct SchedulingTests {
     }
 
     @Test func withLessThanARoundStillToSendOnlyFreeSlotsAreHandedOut() async throws {
-        let nodes = try await startCluster(1, slots: 2)
-        defer { nodes.forEach { $0.stop() } }
-        let (systems, following) = try nodes[0].makeSystems()
+        let cluster = try startCluster(1, slots: 2)
+        defer { cluster.stop() }
+        let (systems, following) = try cluster[0].makeSystems()
         defer { following.cancel() }
         #expect(await systems.totalSlots == 2)
         for _ in 0..<2 { #expect(try await !systems.firstAvailableSystem(stillToSend: 0).isQueued) }
@@ -182,80 +220,76 @@ struct SchedulingTests {
             got.store(true, ordering: .releasing)
             return commitment
         }
-        try await waitUntil("the caller that does not queue waiting") { await systems.waitingCount == 1 }
+        try await cluster.run(until: "the caller that does not queue waiting", within: 1) { await systems.waitingCount == 1 }
         let queued = try await systems.firstAvailableSystem(stillToSend: 2)
         #expect(queued.isQueued, "with a whole round still to send, the queue place is free")
         // The release wakes the waiter; it looks again and parks again: the free queue
         // place is not for a caller with less than a round still to send.
         await systems.release(queued)
-        try await waitUntil("the caller that does not queue waiting again") { await systems.waitingCount == 1 }
-        let early = got.load(ordering: .acquiring)
-        #expect(!early, "a caller that does not queue was given a queue place")
+        try await cluster.run(until: "the caller that does not queue waiting again", within: 1) { await systems.waitingCount == 1 }
+        try await cluster.holds("a caller that does not queue is given no queue place", for: 1) { !got.load(ordering: .acquiring) }
         #expect(await systems.inFlight(on: "w0") == 2)
         waiting.cancel()
-        await #expect(throws: CancellationError.self) { try await waiting.value }
+        await #expect(throws: CancellationError.self) { try await cluster.complete("the cancelled waiter", within: 1) { try await waiting.value } }
     }
 
-    /// Waits (at most 10 s) until `condition` holds, checking every 2 ms.
-    func waitUntil(_ what: String, _ condition: @escaping @Sendable () async throws -> Bool) async throws {
-        try await eventually(what, every: .milliseconds(2), condition)
-    }
-
-    func probe(_ job: String, _ task: Int, seconds: Double, cost: TaskCost = .cpu) -> TaskRequest {
+    static func probe(_ job: String, _ task: Int, seconds: Double, cost: TaskCost = .cpu) -> TaskRequest {
         TaskRequest(job: job, task: task, attempt: 1, kind: ProbeTask.name, input: "\(seconds)", cost: cost)
     }
 
     @Test func aFullWorkerQueuesInArrivalOrderAndAnswersBusyBeyondItsQueue() async throws {
-        let nodes = try await startCluster(1, slots: 1)
-        defer { nodes.forEach { $0.stop() } }
-        let worker = try #require(nodes[0].worker)
+        let cluster = try startCluster(1, slots: 1)
+        defer { cluster.stop() }
+        let worker = try #require(cluster[0].worker)
         let gauge = gauge
         // The first task holds the only slot until it is cancelled.
-        let first = Task { try await worker.run(probe("q", 0, seconds: 60)) }
-        try await waitUntil("running the first task") { gauge.ran["w0", default: 0] == 1 }
-        let second = Task { try await worker.run(probe("q", 1, seconds: 0.01)) }
-        try await waitUntil("queueing the second task") { try await worker.queued == 1 }
-        #expect(try await worker.run(probe("q", 2, seconds: 0.01)) == .busy, "one running and one queued: the third is turned away")
+        let first = Task { try await worker.run(Self.probe("q", 0, seconds: 60)) }
+        try await cluster.run(until: "running the first task", within: 1) { gauge.ran["w0", default: 0] == 1 }
+        let second = Task { try await worker.run(Self.probe("q", 1, seconds: 0.01)) }
+        try await cluster.run(until: "queueing the second task", within: 1) { try await worker.queued == 1 }
+        #expect(try await worker.run(Self.probe("q", 2, seconds: 0.01)) == .busy, "one running and one queued: the third is turned away")
+        try await cluster.run(for: 1)
         #expect(gauge.ran["w0"] == 1, "the queued task waits for the slot")
         try await worker.cancel("q/0/1")
-        await #expect(throws: CancellationError.self) { try await first.value }
-        #expect(try await second.value == .done(output: #""w0""#), "the freed slot passed to the queued task")
+        await #expect(throws: CancellationError.self) { try await cluster.complete("the first task ends", within: 1) { try await first.value } }
+        #expect(try await cluster.complete("the queued task runs", within: 1) { try await second.value } == .done(output: #""w0""#),
+                "the freed slot passed to the queued task")
         #expect(gauge.most["w0"] == 1, "never more than the one slot at once")
         let (count, queued) = (try await worker.count, try await worker.queued)
         #expect(count == 0 && queued == 0)
     }
 
     @Test func aCancelledQueuedTaskLeavesTheQueueWithoutRunning() async throws {
-        let nodes = try await startCluster(1, slots: 1)
-        defer { nodes.forEach { $0.stop() } }
-        let worker = try #require(nodes[0].worker)
+        let cluster = try startCluster(1, slots: 1)
+        defer { cluster.stop() }
+        let worker = try #require(cluster[0].worker)
         let gauge = gauge
-        let first = Task { try await worker.run(probe("c", 0, seconds: 60)) }
-        try await waitUntil("running the first task") { gauge.ran["w0", default: 0] == 1 }
-        let waiting = Task { try await worker.run(probe("c", 1, seconds: 0.01)) }
-        try await waitUntil("queueing the second task") { try await worker.queued == 1 }
+        let first = Task { try await worker.run(Self.probe("c", 0, seconds: 60)) }
+        try await cluster.run(until: "running the first task", within: 1) { gauge.ran["w0", default: 0] == 1 }
+        let waiting = Task { try await worker.run(Self.probe("c", 1, seconds: 0.01)) }
+        try await cluster.run(until: "queueing the second task", within: 1) { try await worker.queued == 1 }
         waiting.cancel()
-        await #expect(throws: CancellationError.self) { try await waiting.value }
+        await #expect(throws: CancellationError.self) { try await cluster.complete("the cancelled task", within: 1) { try await waiting.value } }
         #expect(try await worker.queued == 0)
         // A coordinator whose deadline passed cancels by key: a queued attempt goes too.
-        let timedOut = Task { try await worker.run(probe("c", 2, seconds: 0.01)) }
-        try await waitUntil("queueing the third task") { try await worker.queued == 1 }
+        let timedOut = Task { try await worker.run(Self.probe("c", 2, seconds: 0.01)) }
+        try await cluster.run(until: "queueing the third task", within: 1) { try await worker.queued == 1 }
         try await worker.cancel("c/2/1")
-        await #expect(throws: CancellationError.self) { try await timedOut.value }
+        await #expect(throws: CancellationError.self) { try await cluster.complete("the task cancelled by key", within: 1) { try await timedOut.value } }
         #expect(try await worker.queued == 0)
         first.cancel()
-        _ = await first.result
+        _ = try? await cluster.complete("the first task ends", within: 1) { try await first.value }
         #expect(gauge.ran["w0"] == 1, "neither cancelled task ran")
         #expect(try await worker.count == 0)
     }
 
     @Test func failingTasksAreRetriedLocallyWithTheirReasonsKept() async throws {
-        let nodes = try await startCluster(2, faults: [.init(), .init(failEvery: 1)])
-        defer { nodes.forEach { $0.stop() } }
-        let (systems, following) = try await coordinator(nodes[0], expecting: 2)
+        let cluster = try startCluster(2, faults: [.init(), .init(failEvery: 1)])
+        defer { cluster.stop() }
+        let (systems, following) = try await coordinator(cluster[0], expecting: 2, in: cluster)
         defer { following.cancel() }
-        let runner = JobRunner(systems: systems, job: "flaky", kind: ProbeTask.name, deadline: 10, retries: 3)
-        let outcomes = await runner.run(count: 12, input: input(0.01))
+        let runner = JobRunner(systems: systems, job: "flaky", kind: ProbeTask.name, deadline: Self.noDeadline, retries: 3)
+        let outcomes = try await run(runner, count: 12, in: cluster, input: input(0.01))
         #expect(outcomes.allSatisfy { $0.output == #""w0""# }, "every result comes from the healthy node")
         let retried = outcomes.filter { !$0.failures.isEmpty }
         #expect(!retried.isEmpty, "some tasks went to the failing node first")
@@ -265,12 +299,14 @@ struct SchedulingTests {
         }
     }
 
-    @Test func aTaskPastItsDeadlineIsRetriedElsewhere() async throws {
+    /// The deadline is a real-time bound (`withTimeout` in `JobRunner.runTask`) and the
+    /// slow fault a real sleep (`ScanSystem.run`): this stays on real nodes.
+    @Test(.processLane) func aTaskPastItsDeadlineIsRetriedElsewhere() async throws {
         // w1 takes 5 s a task; the deadline (1.5 s) leaves a 0.01 s task on w0 room even on
         // a machine loaded by the rest of the suite.
-        let nodes = try await startCluster(2, faults: [.init(), .init(slowMilliseconds: 5_000)])
+        let nodes = try startRealCluster(2, faults: [.init(), .init(slowMilliseconds: 5_000)])
         defer { nodes.forEach { $0.stop() } }
-        let (systems, following) = try await coordinator(nodes[0], expecting: 2)
+        let (systems, following) = try await realCoordinator(nodes[0], expecting: 2)
         defer { following.cancel() }
         let runner = JobRunner(systems: systems, job: "slow", kind: ProbeTask.name, deadline: 1.5, retries: 2)
         let outcomes = await runner.run(count: 8, input: input(0.01))
@@ -280,59 +316,87 @@ struct SchedulingTests {
         #expect(timedOut.allSatisfy { $0.reason.contains("deadline") && $0.node == "w1" }, "\(timedOut)")
     }
 
-    @Test func aTaskWhoseRetriesRunOutIsReportedFailedAndTheRestComplete() async throws {
-        let nodes = try await startCluster(1)
+    /// The deadline is a real-time bound (`withTimeout` in `JobRunner.runTask`): this
+    /// stays on real nodes.
+    @Test(.processLane) func aKindThatHangsPastItsDeadlineIsCancelledThereAndRetriedElsewhere() async throws {
+        let cancellations = Tally()
+        let hanging = HangingKind(cancellations: cancellations)
+        let nodes = try startRealCluster(2, kinds: [hanging])
         defer { nodes.forEach { $0.stop() } }
-        let (systems, following) = try nodes[0].makeSystems()
+        let (systems, following) = try await realCoordinator(nodes[0], expecting: 2)
         defer { following.cancel() }
-        let runner = JobRunner(systems: systems, job: "doomed", kind: AlwaysFails.name, deadline: 5, retries: 2)
-        let outcomes = await runner.run(count: 3, input: { _, _ in "1" })
+        let runner = JobRunner(systems: systems, job: "hang", kind: HangingKind.name, deadline: 1.5, retries: 2)
+        let outcomes = await runner.run(count: 6, input: { _, _ in #""w1""# })
+        #expect(outcomes.allSatisfy { $0.output == #""w0""# }, "every task succeeded on w0")
+        let failures = outcomes.flatMap(\.failures)
+        #expect(!failures.isEmpty && failures.allSatisfy { $0.node == "w1" && $0.reason.contains("deadline") }, "\(failures)")
+        // The coordinator tells w1's worker to stop each hung attempt: the cancellation
+        // reaches the kind's function there.
+        try await eventually("every hung attempt cancelled on w1", every: .milliseconds(2)) { cancellations.value == failures.count }
+    }
+
+    @Test func aTaskWhoseRetriesRunOutIsReportedFailedAndTheRestComplete() async throws {
+        let cluster = try startCluster(1)
+        defer { cluster.stop() }
+        let (systems, following) = try cluster[0].makeSystems()
+        defer { following.cancel() }
+        let runner = JobRunner(systems: systems, job: "doomed", kind: AlwaysFails.name, deadline: Self.noDeadline, retries: 2)
+        let outcomes = try await run(runner, count: 3, in: cluster, input: { _, _ in "1" })
         #expect(outcomes.allSatisfy { $0.output == nil && $0.attempts == 3 && $0.failures.count == 3 })
         #expect(outcomes[0].failures[0].reason.contains("refused on purpose"))
     }
 
     @Test func aStoppedWorkersTasksAreRetriedAndCompleteOnce() async throws {
-        let nodes = try await startCluster(2, slots: 4)
-        defer { nodes.forEach { $0.stop() } }
-        let (systems, following) = try await coordinator(nodes[0], expecting: 2)
+        let cluster = try startCluster(2, slots: 4)
+        defer { cluster.stop() }
+        let (systems, following) = try await coordinator(cluster[0], expecting: 2, in: cluster)
         defer { following.cancel() }
-        let runner = JobRunner(systems: systems, job: "loss", kind: ProbeTask.name, deadline: 30, retries: 3)
-        let stopper = Task {
-            while gauge.ran["w1", default: 0] < 2 { try await Task.sleep(for: .milliseconds(5)) }
-            await nodes[1].stop()
+        let runner = JobRunner(systems: systems, job: "loss", kind: ProbeTask.name, deadline: Self.noDeadline, retries: 3)
+        let gauge = gauge
+        let ended = Atomic<Bool>(false)
+        let job = Task {
+            defer { ended.store(true, ordering: .releasing) }
+            return await runner.run(count: 16, input: input(0.2))
         }
-        let outcomes = await runner.run(count: 16, input: input(0.2))
-        _ = await stopper.result
+        try await cluster.run(until: "w1 runs two tasks", within: 5) { gauge.ran["w1", default: 0] >= 2 }
+        let stopping = cluster[1]
+        try await cluster.complete("w1 stops", within: 2) { await stopping.stop() }
+        try await cluster.run(until: "the job ends", within: 10) { ended.load(ordering: .acquiring) }
+        let outcomes = await job.value
         #expect(outcomes.allSatisfy { $0.output != nil }, "\(outcomes.map(\.failures))")
         #expect(outcomes.contains { !$0.failures.isEmpty }, "the stopped worker's tasks failed over: nodes \(outcomes.map { $0.node ?? "-" }), ran \(gauge.ran)")
     }
 
     @Test func aFullWorkerAnswersBusyAndTwoCoordinatorsNeverOverfillIt() async throws {
-        let nodes = try await startCluster(3, slots: 1)
-        defer { nodes.forEach { $0.stop() } }
-        let (first, followingFirst) = try await coordinator(nodes[0], expecting: 3)
-        let (second, followingSecond) = try await coordinator(nodes[1], expecting: 3)
+        let cluster = try startCluster(3, slots: 1)
+        defer { cluster.stop() }
+        let nodes = cluster.nodes
+        let (first, followingFirst) = try await coordinator(nodes[0], expecting: 3, in: cluster)
+        let (second, followingSecond) = try await coordinator(nodes[1], expecting: 3, in: cluster)
         defer { followingFirst.cancel(); followingSecond.cancel() }
         // A third coordinator (the test) fills w2's slot and queue place, unknown to both.
         let w2 = try ScanSystem.resolve(id: ActorID(node: nodes[2].system.node, name: ScanSystem.wellKnownName), using: nodes[0].system)
         let gauge = gauge
-        let held = (0..<2).map { task in Task { try await w2.run(probe("held", task, seconds: 60)) } }
-        try await waitUntil("filling w2") { try await w2.queued == 1 && gauge.ran["w2", default: 0] == 1 }
-        async let a = JobRunner(systems: first, job: "a", kind: ProbeTask.name, deadline: 10, retries: 3).run(count: 12, input: input(0.02))
-        async let b = JobRunner(systems: second, job: "b", kind: ProbeTask.name, deadline: 10, retries: 3).run(count: 12, input: input(0.02))
-        let (resultsA, resultsB) = await (a, b)
+        let held = (0..<2).map { task in Task { try await w2.run(Self.probe("held", task, seconds: 60)) } }
+        try await cluster.run(until: "filling w2", within: 1) { try await w2.queued == 1 && gauge.ran["w2", default: 0] == 1 }
+        let (resultsA, resultsB) = try await cluster.complete("both jobs", within: 30) {
+            async let a = JobRunner(systems: first, job: "a", kind: ProbeTask.name, deadline: Self.noDeadline, retries: 3).run(count: 12, input: { _, _ in "0.02" })
+            async let b = JobRunner(systems: second, job: "b", kind: ProbeTask.name, deadline: Self.noDeadline, retries: 3).run(count: 12, input: { _, _ in "0.02" })
+            return await (a, b)
+        }
         #expect((resultsA + resultsB).allSatisfy { $0.output != nil && $0.failures.isEmpty }, "busy is not a failure")
         #expect(nodes[2].counters.busy >= 2, "the full worker answered busy to both coordinators: \(nodes[2].counters.busy)")
         #expect(gauge.most.values.allSatisfy { $0 <= 1 }, "slot limit held: \(gauge.most)")
         #expect(gauge.ran["w2"] == 1, "w2 ran only the task that held its slot")
-        for task in 0..<2 { try await w2.cancel("held/\(task)/1") }
-        for task in held { _ = await task.result }
+        for task in 0..<2 { try await cluster.complete("cancelling a held task", within: 1) { try await w2.cancel("held/\(task)/1") } }
+        for task in held { _ = try? await cluster.complete("a held task ends", within: 1) { try await task.value } }
     }
 
     @Test func aWorkerIsNeverSentMoreThanItsPlacesWhateverMembershipDoes() async throws {
-        let nodes = try await startCluster(2, slots: 1)
-        defer { nodes.forEach { $0.stop() } }
-        let (systems, following) = try await coordinator(nodes[0], expecting: 2)
+        let cluster = try startCluster(2, slots: 1)
+        defer { cluster.stop() }
+        let nodes = cluster.nodes
+        let (systems, following) = try await coordinator(nodes[0], expecting: 2, in: cluster)
         following.cancel()
         // Every place taken: a slot and a queue place on each of w0 and w1.
         var taken: [Systems.Commitment] = []
@@ -361,34 +425,35 @@ struct SchedulingTests {
     }
 
     @Test func aWorkerEnforcesEachBudgetApart() async throws {
-        let nodes = try await startCluster(1, slots: 1, waitingSlots: 20)
-        defer { nodes.forEach { $0.stop() } }
-        let worker = try #require(nodes[0].worker)
+        let cluster = try startCluster(1, slots: 1, waitingSlots: 20)
+        defer { cluster.stop() }
+        let node = cluster[0]
+        let worker = try #require(node.worker)
         let gauge = gauge
         // Twenty waiting tasks run at once on a node with one cpu slot.
-        let waiting = (0..<20).map { task in Task { try await worker.run(probe("w", task, seconds: 60, cost: .waiting)) } }
-        try await waitUntil("running 20 waiting tasks") { gauge.ran["w0", default: 0] == 20 }
-        #expect(nodes[0].counters.inUse == TaskBudgets(cpu: 0, waiting: 20))
+        let waiting = (0..<20).map { task in Task { try await worker.run(Self.probe("w", task, seconds: 60, cost: .waiting)) } }
+        try await cluster.run(until: "running 20 waiting tasks", within: 1) { gauge.ran["w0", default: 0] == 20 }
+        #expect(node.counters.inUse == TaskBudgets(cpu: 0, waiting: 20))
         // The cpu slot is still free.
-        #expect(try await worker.run(probe("c", 0, seconds: 0.01)) == .done(output: #""w0""#))
+        #expect(try await cluster.complete("a cpu task", within: 1) { try await worker.run(Self.probe("c", 0, seconds: 0.01)) } == .done(output: #""w0""#))
         // Two more wait (20 waiting slots have 2 queue places), the next is turned away.
-        let queued = (20..<22).map { task in Task { try await worker.run(probe("w", task, seconds: 0.01, cost: .waiting)) } }
-        try await waitUntil("queueing two waiting tasks") { try await worker.queued == 2 }
-        #expect(try await worker.run(probe("w", 22, seconds: 0.01, cost: .waiting)) == .busy)
+        let queued = (20..<22).map { task in Task { try await worker.run(Self.probe("w", task, seconds: 0.01, cost: .waiting)) } }
+        try await cluster.run(until: "queueing two waiting tasks", within: 1) { try await worker.queued == 2 }
+        #expect(try await worker.run(Self.probe("w", 22, seconds: 0.01, cost: .waiting)) == .busy)
         #expect(gauge.most["w0"] == 21, "the 20 waiting slots and the cpu slot, never more at once")
         // A freed waiting slot passes to the oldest queued waiting task.
         try await worker.cancel("w/0/1")
-        #expect(try await queued[0].value == .done(output: #""w0""#))
+        #expect(try await cluster.complete("the oldest queued task", within: 1) { try await queued[0].value } == .done(output: #""w0""#))
         for task in 1..<20 { try await worker.cancel("w/\(task)/1") }
-        for task in waiting { _ = await task.result }
-        _ = await queued[1].result
-        #expect(try await worker.count == 0 && nodes[0].counters.inUse == .zero)
+        for task in waiting { _ = try? await cluster.complete("a cancelled waiting task ends", within: 1) { try await task.value } }
+        _ = try? await cluster.complete("the second queued task", within: 1) { try await queued[1].value }
+        #expect(try await worker.count == 0 && node.counters.inUse == .zero)
     }
 
     @Test func waitingTasksSpreadOverEveryNodeLeastLoadedFirst() async throws {
-        let nodes = try await startCluster(3, slots: 1, waitingSlots: 10)
-        defer { nodes.forEach { $0.stop() } }
-        let (systems, following) = try await coordinator(nodes[0], expecting: 3)
+        let cluster = try startCluster(3, slots: 1, waitingSlots: 10)
+        defer { cluster.stop() }
+        let (systems, following) = try await coordinator(cluster[0], expecting: 3, in: cluster)
         defer { following.cancel() }
         #expect(await systems.totalSlots(for: .waiting) == 30, "each member's waiting slots, from its handshake")
         var taken: [Systems.Commitment] = []
@@ -396,8 +461,8 @@ struct SchedulingTests {
         #expect(Dictionary(grouping: taken, by: \.node).mapValues(\.count) == ["w0": 5, "w1": 5, "w2": 5])
         for commitment in taken { await systems.release(commitment) }
         // A job of waiting tasks runs them past every node's one cpu slot.
-        let runner = JobRunner(systems: systems, job: "waits", kind: ProbeTask.name, deadline: 10, retries: 0, cost: .waiting)
-        let outcomes = await runner.run(count: 24, input: input(0.3))
+        let runner = JobRunner(systems: systems, job: "waits", kind: ProbeTask.name, deadline: Self.noDeadline, retries: 0, cost: .waiting)
+        let outcomes = try await run(runner, count: 24, in: cluster, input: input(0.3))
         #expect(outcomes.allSatisfy { $0.output != nil }, "\(outcomes.map(\.failures))")
         #expect(Dictionary(grouping: outcomes.compactMap(\.node), by: { $0 }).mapValues(\.count) == ["w0": 8, "w1": 8, "w2": 8])
         #expect(gauge.most.values.allSatisfy { $0 > 1 && $0 <= 10 }, "more than the cpu slot, within the waiting slots: \(gauge.most)")
@@ -407,18 +472,24 @@ struct SchedulingTests {
     /// attempts away again and again, the job's running count on it (the progress line's
     /// and the dashboard's) never passes the places the coordinator may hold there, and
     /// ends at 0.
-    @Test func busyAnswersNeverCountAsRunningTasks() async throws {
-        let nodes = try await startCluster(3, slots: 1)
+    ///
+    /// Stays on real nodes: on the simulated network it failed 1 run in 20 under load
+    /// (w0 counted 3 running with 2 places), a race of the code under test, not of the
+    /// simulation: `JobRunner.runTask` gives a done attempt's place back
+    /// (`systems.release`) before it reports `.finished`, so another task's `.started` on
+    /// that node can come first. Once that is fixed it can move.
+    @Test(.processLane) func busyAnswersNeverCountAsRunningTasks() async throws {
+        let nodes = try startRealCluster(3, slots: 1)
         defer { nodes.forEach { $0.stop() } }
-        let (systems, following) = try await coordinator(nodes[0], expecting: 3)
+        let (systems, following) = try await realCoordinator(nodes[0], expecting: 3)
         defer { following.cancel() }
         // Another coordinator (the test) holds w2's slot and queue place all job long,
         // from w1, once w1 is connected to w2 (w0 seeing all three says nothing of w1).
-        try await waitUntil("w1 connected to w2") { nodes[1].system.connectedPeers.contains { $0.node == nodes[2].system.node } }
+        try await eventually("w1 connected to w2", every: .milliseconds(2)) { nodes[1].system.connectedPeers.contains { $0.node == nodes[2].system.node } }
         let w2 = try ScanSystem.resolve(id: ActorID(node: nodes[2].system.node, name: ScanSystem.wellKnownName), using: nodes[1].system)
         let gauge = gauge
-        let held = (0..<2).map { task in Task { try await w2.run(probe("held", task, seconds: 60)) } }
-        try await waitUntil("filling w2") { try await w2.queued == 1 && gauge.ran["w2", default: 0] == 1 }
+        let held = (0..<2).map { task in Task { try await w2.run(Self.probe("held", task, seconds: 60)) } }
+        try await eventually("filling w2", every: .milliseconds(2)) { try await w2.queued == 1 && gauge.ran["w2", default: 0] == 1 }
         let board = JobBoard(coordinator: "w0")
         let tracker = board.track(job: "b", kind: ProbeTask.name, title: "busy", total: 40)
         let most = Mutex<[String: Int]>([:])

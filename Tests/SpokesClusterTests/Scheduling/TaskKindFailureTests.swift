@@ -1,6 +1,7 @@
 import Foundation
 import SpokesConcurrency
 import Synchronization
+import SpokesClusterTestKit
 import Testing
 @testable import SpokesCluster
 
@@ -38,8 +39,9 @@ struct HangingKind: TaskKind {
         let node = context.system.node.name
         if node == hangingNode {
             try await withTaskCancellationHandler {
-                // Bounded, so a cancellation that never comes fails the test, not hangs it.
-                try await Task.sleep(for: .seconds(30))
+                // Bounded, so a cancellation that never comes fails the test, not hangs it;
+                // on the node's clock (virtual under a simulated runtime).
+                try await context.system.runtime.sleep(for: 30)
             } onCancel: {
                 cancellations.add()
             }
@@ -51,13 +53,13 @@ struct HangingKind: TaskKind {
 /// What a kind that throws or hangs costs: a retry elsewhere, never the job.
 extension SchedulingTests {
     @Test func aKindThatThrowsCostsARetryElsewhereAndItsErrorReadsWell() async throws {
-        let nodes = try await startCluster(2, kinds: [FlakyKind()])
-        defer { nodes.forEach { $0.stop() } }
+        let cluster = try startCluster(2, kinds: [FlakyKind()])
+        defer { cluster.stop() }
         // Coordinated by w1: the failing node w0 is remote, so the error crosses the wire.
-        let (systems, following) = try await coordinator(nodes[1], expecting: 2)
+        let (systems, following) = try await coordinator(cluster[1], expecting: 2, in: cluster)
         defer { following.cancel() }
-        let runner = JobRunner(systems: systems, job: "flaky", kind: FlakyKind.name, deadline: 10, retries: 1)
-        let outcomes = await runner.run(count: 8, input: { _, _ in #""w0""# })
+        let runner = JobRunner(systems: systems, job: "flaky", kind: FlakyKind.name, deadline: Self.noDeadline, retries: 1)
+        let outcomes = try await run(runner, count: 8, in: cluster, input: { _, _ in #""w0""# })
         #expect(outcomes.allSatisfy { $0.output == #""w1""# }, "every task succeeded on w1")
         let failures = outcomes.flatMap(\.failures)
         #expect(!failures.isEmpty, "w0 was given tasks (its slots are handed out too)")
@@ -66,37 +68,22 @@ extension SchedulingTests {
         #expect(reason.contains("Failure.refused: refused on w0"), "the submitter reads the type, case and message: \(reason)")
     }
 
-    @Test func aKindThatHangsPastItsDeadlineIsCancelledThereAndRetriedElsewhere() async throws {
-        let cancellations = Tally()
-        let hanging = HangingKind(cancellations: cancellations)
-        let nodes = try await startCluster(2, kinds: [hanging])
-        defer { nodes.forEach { $0.stop() } }
-        let (systems, following) = try await coordinator(nodes[0], expecting: 2)
-        defer { following.cancel() }
-        let runner = JobRunner(systems: systems, job: "hang", kind: HangingKind.name, deadline: 1.5, retries: 2)
-        let outcomes = await runner.run(count: 6, input: { _, _ in #""w1""# })
-        #expect(outcomes.allSatisfy { $0.output == #""w0""# }, "every task succeeded on w0")
-        let failures = outcomes.flatMap(\.failures)
-        #expect(!failures.isEmpty && failures.allSatisfy { $0.node == "w1" && $0.reason.contains("deadline") }, "\(failures)")
-        // The coordinator tells w1's worker to stop each hung attempt: the cancellation
-        // reaches the kind's function there.
-        try await waitUntil("every hung attempt cancelled on w1") { cancellations.value == failures.count }
-    }
-
     @Test func cancellingAJobReachesTheKindsFunctionOnAnotherNode() async throws {
         let cancellations = Tally()
-        let nodes = try await startCluster(2, slots: 1, kinds: [HangingKind(cancellations: cancellations)])
-        defer { nodes.forEach { $0.stop() } }
-        let (systems, following) = try await coordinator(nodes[0], expecting: 2)
+        let cluster = try startCluster(2, slots: 1, kinds: [HangingKind(cancellations: cancellations)])
+        defer { cluster.stop() }
+        let (systems, following) = try await coordinator(cluster[0], expecting: 2, in: cluster)
         defer { following.cancel() }
-        let runner = JobRunner(systems: systems, job: "cancelled", kind: HangingKind.name, deadline: 60, retries: 0)
-        let counters = nodes[1].counters
+        let runner = JobRunner(systems: systems, job: "cancelled", kind: HangingKind.name, deadline: Self.noDeadline, retries: 0)
+        let counters = cluster[1].counters
         // Both nodes hang: one task each.
         let job = Task { await runner.run(count: 2, input: { task, _ in task == 0 ? #""w0""# : #""w1""# }) }
-        try await waitUntil("a task running on w1") { counters.running == 1 }
+        try await cluster.run(until: "a task running on w1", within: 5) { counters.running == 1 }
+        let cancelled = cluster.clock.now
         job.cancel()
-        let outcomes = await job.value
+        let outcomes = try await cluster.complete("the cancelled job ends", within: 5) { await job.value }
         #expect(outcomes.allSatisfy { $0.output == nil })
-        try await waitUntil("both hung attempts cancelled") { cancellations.value == 2 }
+        try await cluster.run(until: "both hung attempts cancelled", within: 5) { cancellations.value == 2 }
+        #expect(cluster.clock.now - cancelled < 30, "cancelled, not run to their end: \(cluster.clock.now - cancelled) virtual s")
     }
 }
