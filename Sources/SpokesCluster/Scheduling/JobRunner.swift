@@ -179,27 +179,34 @@ public struct JobRunner: Sendable {
                     commitment = next
                     continue
                 case .done(let output):
-                    await systems.release(commitment)
+                    // Every end of an attempt is heard before its place is given back, as
+                    // a busy answer is: the next task's start is never counted while this
+                    // one still is.
                     if await accept(task, attempt, output) {
                         onEvent(.finished(task: task, node: commitment.node))
+                        await systems.release(commitment)
                         return Outcome(task: task, output: output, node: commitment.node, attempts: attempt, failures: failures)
                     }
                     reason = "result of a fenced-off attempt"
                 }
             } catch {
-                await systems.release(commitment)
                 if error is TimeoutError || Task.isCancelled {
                     // The worker may still be running it: tell it to stop.
                     let system = commitment.system
                     let key = TaskRequest(job: job, task: task, attempt: attempt, kind: kind, input: "").key
                     Task { try? await system.cancel(key) }
                 }
-                if Task.isCancelled { return cancelled(started: sent) }
+                if Task.isCancelled {
+                    let outcome = cancelled(started: sent)
+                    await systems.release(commitment)
+                    return outcome
+                }
                 reason = FailureReason.describe(error, deadline: deadline)
             }
             failures.append(Failure(attempt: attempt, node: commitment.node, reason: reason))
             let willRetry = attempt <= retries
             onEvent(.failed(task: task, attempt: attempt, node: commitment.node, reason: reason, willRetry: willRetry))
+            await systems.release(commitment)
             guard willRetry else { return Outcome(task: task, output: nil, node: nil, attempts: attempt, failures: failures) }
             attempt += 1
             guard let next = try? await systems.firstAvailableSystem(for: first.cost, avoiding: commitment.node, stillToSend: 0) else {

@@ -471,34 +471,30 @@ struct SchedulingTests {
     /// Issue 21 §5: a busy answer is not a running task. While a full worker turns a job's
     /// attempts away again and again, the job's running count on it (the progress line's
     /// and the dashboard's) never passes the places the coordinator may hold there, and
-    /// ends at 0.
-    ///
-    /// Stays on real nodes: on the simulated network it failed 1 run in 20 under load
-    /// (w0 counted 3 running with 2 places), a race of the code under test, not of the
-    /// simulation: `JobRunner.runTask` gives a done attempt's place back
-    /// (`systems.release`) before it reports `.finished`, so another task's `.started` on
-    /// that node can come first. Once that is fixed it can move.
-    @Test(.processLane) func busyAnswersNeverCountAsRunningTasks() async throws {
-        let nodes = try startRealCluster(3, slots: 1)
-        defer { nodes.forEach { $0.stop() } }
-        let (systems, following) = try await realCoordinator(nodes[0], expecting: 3)
+    /// ends at 0. (It failed 1 run in 20 under load while `JobRunner` gave a done
+    /// attempt's place back before it reported `.finished`.)
+    @Test func busyAnswersNeverCountAsRunningTasks() async throws {
+        let cluster = try startCluster(3, slots: 1)
+        defer { cluster.stop() }
+        let nodes = cluster.nodes
+        let (systems, following) = try await coordinator(nodes[0], expecting: 3, in: cluster)
         defer { following.cancel() }
-        // Another coordinator (the test) holds w2's slot and queue place all job long,
-        // from w1, once w1 is connected to w2 (w0 seeing all three says nothing of w1).
-        try await eventually("w1 connected to w2", every: .milliseconds(2)) { nodes[1].system.connectedPeers.contains { $0.node == nodes[2].system.node } }
+        // Another coordinator (the test) holds w2's slot and queue place all job long, from w1.
         let w2 = try ScanSystem.resolve(id: ActorID(node: nodes[2].system.node, name: ScanSystem.wellKnownName), using: nodes[1].system)
         let gauge = gauge
         let held = (0..<2).map { task in Task { try await w2.run(Self.probe("held", task, seconds: 60)) } }
-        try await eventually("filling w2", every: .milliseconds(2)) { try await w2.queued == 1 && gauge.ran["w2", default: 0] == 1 }
+        try await cluster.run(until: "filling w2", within: 1) { try await w2.queued == 1 && gauge.ran["w2", default: 0] == 1 }
         let board = JobBoard(coordinator: "w0")
         let tracker = board.track(job: "b", kind: ProbeTask.name, title: "busy", total: 40)
         let most = Mutex<[String: Int]>([:])
-        let runner = JobRunner(systems: systems, job: "b", kind: ProbeTask.name, deadline: 10, retries: 0)
-        let outcomes = await runner.run(count: 40, input: input(0.03), onEvent: { event in
-            tracker.record(event)
-            let running = tracker.current?.perNode.mapValues(\.running) ?? [:]
-            most.withLock { most in most.merge(running) { max($0, $1) } }
-        })
+        let runner = JobRunner(systems: systems, job: "b", kind: ProbeTask.name, deadline: Self.noDeadline, retries: 0)
+        let outcomes = try await cluster.complete("the job", within: 30) {
+            await runner.run(count: 40, input: { _, _ in "0.03" }, onEvent: { event in
+                tracker.record(event)
+                let running = tracker.current?.perNode.mapValues(\.running) ?? [:]
+                most.withLock { most in most.merge(running) { max($0, $1) } }
+            })
+        }
         #expect(outcomes.allSatisfy { $0.output != nil })
         #expect(nodes[2].counters.busy >= 3, "w2 turned attempts away: \(nodes[2].counters.busy)")
         let record = try #require(tracker.current)
@@ -507,7 +503,7 @@ struct SchedulingTests {
         #expect(record.retries == 0, "a busy answer is not a retry")
         let places = 1 + WorkerAdmission.queueLength(places: 1)
         #expect(most.withLock { $0 }.values.allSatisfy { $0 <= places }, "running never passed a node's places: \(most.withLock { $0 })")
-        for task in 0..<2 { try await w2.cancel("held/\(task)/1") }
-        for task in held { _ = await task.result }
+        for task in 0..<2 { try await cluster.complete("cancelling a held task", within: 1) { try await w2.cancel("held/\(task)/1") } }
+        for task in held { _ = try? await cluster.complete("a held task ends", within: 1) { try await task.value } }
     }
 }
