@@ -96,15 +96,6 @@ public struct ClusterSecret: Sendable, Hashable, CustomStringConvertible, Custom
     }
 }
 
-extension Sequence<UInt8> {
-    /// Lower-case hex digits, two per byte.
-    var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in self { text += [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]] }
-        return String(decoding: text, as: UTF8.self)
-    }
-}
 
 /// Fresh random bytes from the system's generator (getrandom on Linux).
 func randomBytes(_ count: Int) -> [UInt8] {

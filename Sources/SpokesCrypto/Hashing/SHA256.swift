@@ -25,14 +25,7 @@ public struct SHA256: Sendable {
     }
 
     public mutating func update<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
-        let handled: Bool? = bytes.withContiguousStorageIfAvailable {
-            update(buffer: UnsafeRawBufferPointer($0))
-            return true
-        }
-        if handled == nil {
-            let copy = Array(bytes)
-            copy.withUnsafeBytes { update(buffer: $0) }
-        }
+        withContiguousBytes(bytes) { update(buffer: $0) }
     }
 
     private mutating func update(buffer: UnsafeRawBufferPointer) {

@@ -32,27 +32,22 @@ public enum PrometheusText {
 
     /// Help text with `\` as `\\` and a line feed as `\n`.
     public static func escapeHelp(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "\\": escaped += "\\\\"
-            case "\n": escaped += "\\n"
-            case "\r\n": escaped += "\\n"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
+        escape(text, quotes: false)
     }
 
     /// A label value with `\` as `\\`, `"` as `\"` and a line feed as `\n`.
     public static func escapeLabelValue(_ text: String) -> String {
+        escape(text, quotes: true)
+    }
+
+    /// The format's escapes: `\`, line feeds, and (in label values) `"`.
+    private static func escape(_ text: String, quotes: Bool) -> String {
         var escaped = ""
         for character in text {
             switch character {
             case "\\": escaped += "\\\\"
-            case "\"": escaped += "\\\""
-            case "\n": escaped += "\\n"
-            case "\r\n": escaped += "\\n"
+            case "\"" where quotes: escaped += "\\\""
+            case "\n", "\r\n": escaped += "\\n"
             default: escaped.append(character)
             }
         }

@@ -7,15 +7,6 @@ extension Array where Element == UInt8 {
     }
 }
 
-extension Sequence<UInt8> {
-    /// Lower-case hex digits, two per byte.
-    var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in self { text += [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]] }
-        return String(decoding: text, as: UTF8.self)
-    }
-}
 
 /// The bytes of hex strings written one after the other (long vectors span lines).
 func bytes(_ parts: String...) -> [UInt8] {
