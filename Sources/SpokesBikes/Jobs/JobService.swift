@@ -7,6 +7,8 @@ import Synchronization
 /// Every node's well-known job desk (name `jobs`): clients submit bike jobs here, and
 /// the node that receives a job coordinates it.
 public distributed actor JobService {
+    /// The node's runtime clock: what this desk's calls to others are bounded on.
+    private nonisolated var clock: any RuntimeClock { actorSystem.runtime.clock }
     public typealias ActorSystem = ClusterSystem
 
     public static let wellKnownName = "jobs"
@@ -153,7 +155,7 @@ public distributed actor JobService {
                 // The submitter learns the id before anything runs; a silent client holds
                 // the job up for at most a moment.
                 if let listener {
-                    _ = try? await withTimeout(seconds: 2) { try await listener.accepted(job: job.id, coordinator: coordinator) }
+                    _ = try? await withTimeout(seconds: 2, clock: clock) { try await listener.accepted(job: job.id, coordinator: coordinator) }
                 }
                 var (book, replica) = (book, replica)
                 var report: SimulationReport
@@ -313,7 +315,7 @@ public distributed actor JobService {
                     guard let service = try? JobService.resolve(id: ActorID(node: member.node, name: Self.wellKnownName), using: system) else {
                         return (member.node.name, nil)
                     }
-                    return (member.node.name, try? await withTimeout(seconds: 2) { try await service.jobs() })
+                    return (member.node.name, try? await withTimeout(seconds: 2, clock: self.clock) { try await service.jobs() })
                 }
             }
             var answers: [(String, [JobStore.Summary]?)] = []
@@ -351,7 +353,7 @@ public distributed actor JobService {
             for member in members {
                 group.addTask {
                     guard let service = try? JobService.resolve(id: ActorID(node: member.node, name: Self.wellKnownName), using: system),
-                          let listed = try? await withTimeout(seconds: 2, operation: { try await service.jobs() }),
+                          let listed = try? await withTimeout(seconds: 2, clock: self.clock, operation: { try await service.jobs() }),
                           let summary = listed.first(where: { $0.job == job })
                     else { return nil }
                     return JobLocation(job: job, node: member.node.name, address: member.address, summary: summary)
@@ -416,7 +418,7 @@ public distributed actor JobService {
             var bikes = entry.job.network.stations.map(\.freeBikes)
             for (shard, host) in hosts.enumerated() {
                 guard let station = try? JobStationShard.at(host, job: job, epoch: entry.epoch, shard: shard, using: actorSystem),
-                      let counts = try? await withTimeout(seconds: 2, operation: { try await station.stations() })
+                      let counts = try? await withTimeout(seconds: 2, clock: clock, operation: { try await station.stations() })
                 else { continue }
                 for (index, counts) in counts where bikes.indices.contains(index) { bikes[index] = counts.freeBikes }
             }
@@ -478,7 +480,7 @@ public distributed actor JobService {
         entry.work.cancel()
         let coordinator = actorSystem.node.name
         let work = entry.work
-        let report = try? await withTimeout(seconds: 10) { try await work.value }
+        let report = try? await withTimeout(seconds: 10, clock: clock) { try await work.value }
         return Cancellation(
             coordinator: coordinator, coordinatorAddress: actorSystem.address.description, summary: report.map { JobStore.Summary(report: $0, coordinator: coordinator, finished: Date()) },
             storeError: report?.storeError)

@@ -48,6 +48,8 @@ enum ClusterOptions {
     static let host = SettingFlag("host", "HOST", setting: "node.host",
                                   help: "IPv4 address to listen on; loopback keeps the node on this machine; lan: this machine's address on the LAN of discovery.broadcast (as 'spokes init' prints).")
     static let port = SettingFlag("port", "PORT", setting: "node.port", help: "TCP port to listen on; 0 picks a free one.")
+    static let advertise = SettingFlag("advertise", "HOST:PORT", setting: "node.advertise",
+                                       help: "The address other nodes should use for this one, when it is not where it listens (NAT, containers); UDP probes go there too.")
     static let slots = SettingFlag("slots", "S", setting: "node.slots",
                                    help: "Cpu tasks this node runs at once; cores: one per core it may run on (see README, 'Sizing a cluster').")
     static let waitingSlots = SettingFlag("waiting-slots", "N", setting: "node.waiting_slots",
@@ -62,10 +64,10 @@ enum ClusterOptions {
                                            help: "Where the node keeps its job records; ~ is $HOME.")
 
     /// The flags of `spokes node`.
-    static let nodeOptions: [any OptionDeclaration] = [name, host, port, slots, waitingSlots, peer, insecure, dashboard, dashboardHost, dataDirectory]
+    static let nodeOptions: [any OptionDeclaration] = [name, host, port, advertise, slots, waitingSlots, peer, insecure, dashboard, dashboardHost, dataDirectory]
 
     /// Every setting flag, in the order they apply.
-    private static let settingFlags = [cluster, discovery, discoveryPort, broadcast, name, host, port, slots, waitingSlots, peer, dashboard, dashboardHost, dataDirectory]
+    private static let settingFlags = [cluster, discovery, discoveryPort, broadcast, name, host, port, advertise, slots, waitingSlots, peer, dashboard, dashboardHost, dataDirectory]
 
     /// The word that stands for this machine's LAN address in `--host` and `--dashboard-host`.
     static let lanHost = "lan"

@@ -27,6 +27,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     public let settings: ClusterSettings
     /// Where this node accepts connections.
     public let address: SocketAddress
+    /// Where other nodes reach it: `node.advertise` (behind NAT, in a container), or
+    /// ``address``. What its handshakes and beacons announce.
+    public let advertisedAddress: SocketAddress
 
     private let listener: any StreamListener
     private let registry = Mutex<[String: WeakActor]>([:])
@@ -84,6 +87,12 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         try Self.checkListenAddress(settings)
         listener = try runtime.network.listen(on: SocketAddress(host: settings.host, port: settings.port))
         address = listener.address
+        do {
+            advertisedAddress = settings.advertise.isEmpty ? listener.address : try SocketAddress(parsing: settings.advertise)
+        } catch {
+            listener.stop()
+            throw TransportError.invalidAddress(settings.advertise, reason: "node.advertise (--advertise) must be HOST:PORT, an IPv4 address and a port")
+        }
         listener.start { [weak self] stream in
             guard let self else { return stream.close() }
             self.accept(stream)
@@ -483,7 +492,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// This node's handshake, with `nonce` (empty for beacons).
     func handshake(nonce: String = "") -> WireMessage.Handshake {
         WireMessage.Handshake(
-            cluster: isMember || !settings.joinsAnyCluster ? settings.cluster : "", node: node, address: isMember ? address.description : "",
+            cluster: isMember || !settings.joinsAnyCluster ? settings.cluster : "", node: node, address: isMember ? advertisedAddress.description : "",
             slots: isMember ? settings.slots : 0, waitingSlots: isMember ? settings.waitingSlots : 0, authenticated: keyring != nil, nonce: nonce)
     }
 

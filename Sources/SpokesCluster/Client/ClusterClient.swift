@@ -68,7 +68,7 @@ public final class ClusterClient: Sendable {
         clientSettings.handshakeTimeout = min(settings.handshakeTimeout, settings.callTimeout)
         let system = try ClusterSystem(settings: clientSettings, isMember: false, runtime: runtime)
         do {
-            let peer = try await withTimeout(seconds: settings.callTimeout) { try await system.join(target) }
+            let peer = try await withTimeout(seconds: settings.callTimeout, clock: system.runtime.clock) { try await system.join(target) }
             return ClusterClient(system: system, entry: peer.node, registry: registry, callTimeout: settings.callTimeout)
         } catch {
             system.shutdown()
@@ -250,7 +250,7 @@ public final class ClusterClient: Sendable {
         // Where else to look for the job if its coordinator is lost (another member takes
         // a replicated job over).
         let status = try NodeStatus.resolve(id: ActorID(node: entry, name: NodeStatus.wellKnownName), using: system)
-        let others = ((try? await withTimeout(seconds: callTimeout) { try await status.members() }) ?? [])
+        let others = ((try? await withTimeout(seconds: callTimeout, clock: system.runtime.clock) { try await status.members() }) ?? [])
             .filter { $0.name != entry.name && $0.state == Member.State.alive.rawValue }.map(\.address)
         // The call is not the job: cancelling this task asks the coordinator to cancel the
         // job, and the call still brings its report.

@@ -61,11 +61,11 @@ public struct LostJobFollower: Sendable {
             var stalled: String?
             for text in addresses {
                 if nodes[text] == nil, let address = try? SocketAddress(parsing: text),
-                   let peer = try? await withTimeout(seconds: questionTimeout, operation: { try await system.join(address) }) {
+                   let peer = try? await withTimeout(seconds: questionTimeout, clock: runtime.clock, operation: { try await system.join(address) }) {
                     nodes[text] = peer.node
                 }
                 guard let node = nodes[text] else { continue }
-                guard let answer = try? await withTimeout(seconds: questionTimeout, operation: { try await ask(node) }) else {
+                guard let answer = try? await withTimeout(seconds: questionTimeout, clock: runtime.clock, operation: { try await ask(node) }) else {
                     nodes[text] = nil
                     continue
                 }

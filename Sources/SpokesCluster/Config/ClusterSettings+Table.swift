@@ -31,6 +31,7 @@ extension ClusterSettings {
         .text("node.name", \.nodeName, doc: "unique name of this node; empty: node-<random>"),
         .ipv4("node.host", \.host, doc: "IPv4 address to listen on; loopback keeps the node on this machine"),
         .port("node.port", \.port, from: 0, doc: "TCP port to listen on; 0: any free port"),
+        .text("node.advertise", \.advertise, doc: "HOST:PORT other nodes should use for this one (NAT, containers); \"\": where it listens"),
         .slotCount("node.slots", \.cpuSlots, in: 1...10_000, doc: "cpu tasks this node runs at once; cores: one per core it may run on"),
         .integer("node.waiting_slots", \.waitingSlots, in: 1...100_000,
                  doc: "waiting tasks (they mostly sleep or await calls) this node runs at once"),

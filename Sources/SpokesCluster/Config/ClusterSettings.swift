@@ -26,6 +26,9 @@ public struct ClusterSettings: Sendable, Hashable {
     public var host = "127.0.0.1"
     /// TCP port; 0 picks any free port.
     public var port: UInt16 = 0
+    /// `HOST:PORT` other nodes should use to reach this one, when it is not where it
+    /// listens (behind NAT, in a container); empty: where it listens.
+    public var advertise = ""
     /// How many cpu tasks (``TaskCost/cpu``) this node runs at once: one per core it may
     /// run on (the default, `cores`), or a number.
     public var cpuSlots = SlotCount.cores

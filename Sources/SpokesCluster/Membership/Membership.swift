@@ -5,7 +5,11 @@
 ///
 /// Rules:
 /// - a beacon or seed of an unknown node adds it as `joining` and asks to dial it
-///   (again at most once per `redialInterval` while it is not connected);
+///   (again at most once per `redialInterval` while it is not connected: a fresh
+///   beacon says it is up now); a seed that does not connect is dialled forever, backing
+///   off: `redialInterval`, then twice that after each dial that did not connect, up to
+///   `maximumRedialInterval` (a connection starts the count again), as Consul's
+///   `retry_join` does for peers not up yet;
 /// - a completed handshake makes a member `alive`; so does hearing from a `suspect`, but
 ///   only a message received after the suspicion began: a frozen node's old messages
 ///   never bring it back;
@@ -59,6 +63,8 @@ public struct Membership: Sendable {
     public var suspectTimeout: Double
     public var deadTimeout: Double
     public var redialInterval: Double
+    /// The longest wait between two dials of an address that does not connect.
+    public var maximumRedialInterval: Double
     public var forgetAfter: Double
     /// A gap between two ticks longer than this means this node's timers ran late.
     public var lateTickAfter: Double
@@ -66,7 +72,9 @@ public struct Membership: Sendable {
     /// Members by node name (this node is not among them).
     public private(set) var members: [String: Member] = [:]
     private var connected: Set<String> = []
-    private var lastDial: [String: Double] = [:]
+    /// Per dial key (a seed's or a name's address, a node's name): when it was last
+    /// dialled and how many dials in a row did not connect.
+    private var dials: [String: (last: Double, unanswered: Int)] = [:]
     /// When each suspect member became suspect: only news from after it clears it.
     private var suspectedSince: [String: Double] = [:]
     private var lastTick: Double?
@@ -76,12 +84,13 @@ public struct Membership: Sendable {
 
     /// `lateTickAfter` defaults to `suspectTimeout`: a node that did not tick for that
     /// long would suspect a healthy peer on its own silence alone.
-    public init(local: NodeID, suspectTimeout: Double, deadTimeout: Double, redialInterval: Double = 1, forgetAfter: Double = 60,
-                lateTickAfter: Double? = nil) {
+    public init(local: NodeID, suspectTimeout: Double, deadTimeout: Double, redialInterval: Double = 1, maximumRedialInterval: Double = 10,
+                forgetAfter: Double = 60, lateTickAfter: Double? = nil) {
         self.local = local
         self.suspectTimeout = suspectTimeout
         self.deadTimeout = deadTimeout
         self.redialInterval = redialInterval
+        self.maximumRedialInterval = max(redialInterval, maximumRedialInterval)
         self.forgetAfter = forgetAfter
         self.lateTickAfter = lateTickAfter ?? suspectTimeout
     }
@@ -93,7 +102,7 @@ public struct Membership: Sendable {
             return beacon(node, address: address, slots: slots, waitingSlots: waitingSlots, now: now)
         case .seed(let address):
             guard !members.values.contains(where: { $0.address == address && connected.contains($0.node.name) }) else { return [] }
-            return dialIfDue(key: "seed:\(address)", address: address, now: now)
+            return dialIfDue(key: "seed:\(address)", address: address, now: now, backingOff: true)
         case .connected(let node, let address, let slots, let waitingSlots):
             return connect(node, address: address, slots: slots, waitingSlots: waitingSlots, now: now)
         case .heard(let node):
@@ -163,7 +172,7 @@ public struct Membership: Sendable {
             actions.append(.publish(.removed(known)))
         }
         connected.insert(node.name)
-        lastDial[node.name] = nil
+        for key in [node.name, "seed:\(address)", "name:\(address)"] { dials[key] = nil }
         suspectedSince[node.name] = nil
         if var member = members[node.name] {
             member.address = address
@@ -217,9 +226,17 @@ public struct Membership: Sendable {
         return [.publish(.changed(member, from: previous))]
     }
 
-    private mutating func dialIfDue(key: String, address: String, now: Double) -> [Action] {
-        if let last = lastDial[key], now - last < redialInterval { return [] }
-        lastDial[key] = now
+    private mutating func dialIfDue(key: String, address: String, now: Double, backingOff: Bool = false) -> [Action] {
+        let unanswered = dials[key]?.unanswered ?? 0
+        let wait = backingOff ? redialWait(afterUnanswered: unanswered) : redialInterval
+        if let last = dials[key]?.last, now - last < wait { return [] }
+        dials[key] = (now, unanswered + 1)
         return [.dial(address: address)]
+    }
+
+    /// The wait before the next dial of a key whose last `unanswered` dials did not
+    /// connect: `redialInterval`, doubling with each, at most `maximumRedialInterval`.
+    public func redialWait(afterUnanswered unanswered: Int) -> Double {
+        min(maximumRedialInterval, redialInterval * Double(1 << min(max(unanswered - 1, 0), 30)))
     }
 }

@@ -235,7 +235,7 @@ public final class ClusterNode: Sendable {
               let status = try? NodeStatus.resolve(id: ActorID(node: node, name: NodeStatus.wellKnownName), using: system),
               let listed = try? await withTimeout(seconds: 2, clock: system.runtime.clock, operation: { try await status.members() })
         else { return }
-        let own = system.address.description
+        let own = system.advertisedAddress.description
         let known = Set(members.filter { $0.state == .alive || $0.state == .suspect }.map(\.address))
         for member in listed.prefix(settings.maximumConnections)
         where member.state == Member.State.alive.rawValue && member.address != own && !known.contains(member.address) {
@@ -446,7 +446,8 @@ public final class ClusterNode: Sendable {
 
     /// Logs why dialling `address` failed, once per address and reason (redials repeat).
     private func logDialFailure(_ address: SocketAddress, _ error: any Error) {
-        let line = "cannot join \(address): \(error)"
+        let seed = settings.peers.contains(address.description)
+        let line = "cannot join \(address): \(error)" + (seed ? "; trying again, backing off to once every \(Int(membership.withLock { $0.maximumRedialInterval })) s" : "")
         let isNew = loggedDialFailures.withLock { $0.insert(line).inserted }
         if isNew { system.log(line) }
     }
@@ -467,7 +468,7 @@ public final class ClusterNode: Sendable {
     private func statusReport() -> [MemberStatus] {
         let inUse = counters.inUse
         let me = MemberStatus(
-            name: system.node.name, address: system.address.description, state: Member.State.alive.rawValue,
+            name: system.node.name, address: system.advertisedAddress.description, state: Member.State.alive.rawValue,
             incarnation: String(system.node.incarnation, radix: 16), slots: settings.slots, waitingSlots: settings.waitingSlots,
             slotsInUse: inUse.cpu, waitingSlotsInUse: inUse.waiting,
             running: inUse.total, completed: counters.completed, uptime: system.runtime.now - started, dashboard: dashboard,

@@ -167,7 +167,7 @@ public struct JobRunner: Sendable {
                 // A queued task waits at most until a task ahead of it ends, which is
                 // within that task's deadline: it gets that much longer.
                 let allowed = commitment.isQueued ? 2 * deadline : deadline
-                let result = try await withTimeout(seconds: allowed) { try await system.run(request) }
+                let result = try await withTimeout(seconds: allowed, clock: systems.clock) { try await system.run(request) }
                 switch result {
                 case .busy:
                     // Heard before the place is given back: another task may take the

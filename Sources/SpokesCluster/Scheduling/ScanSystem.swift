@@ -102,8 +102,9 @@ public distributed actor ScanSystem {
         let registry = registry
         let faults = faults
         let node = actorSystem.node.name
+        let runtime = actorSystem.runtime
         let work = Task {
-            if faults.slowMilliseconds > 0 { try await Task.sleep(for: .milliseconds(faults.slowMilliseconds)) }
+            if faults.slowMilliseconds > 0 { try await runtime.sleep(for: Double(faults.slowMilliseconds) / 1000) }
             if faults.failEvery > 0, number % faults.failEvery == 0 {
                 throw TaskError.injectedFailure(node: node, task: request.task)
             }

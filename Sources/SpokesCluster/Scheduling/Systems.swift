@@ -18,7 +18,8 @@ public actor Systems {
 
     private var placement: Placement<ScanSystem>
     private var waiters: [CheckedContinuation<Void, Never>] = []
-    private let clock: any RuntimeClock
+    /// The node's runtime clock: the busy cool-down's, and its coordinators' deadlines.
+    public nonisolated let clock: any RuntimeClock
     private func now() -> Double { clock.now }
 
     /// Starts with the local worker, with its budgets (`slots` cpu slots and

@@ -142,7 +142,7 @@ public distributed actor TaskJobs {
         let startedAt = actorSystem.runtime.now
         let work = Task { () throws -> TaskJobReport in
             defer { following.cancel() }
-            let relay = TaskJobRelay(listener: listener)
+            let relay = TaskJobRelay(listener: listener, clock: actorSystem.runtime.clock)
             // Where ends are kept, the listener hears an end only once it is kept (committed
             // on a majority, or in the journal): what a client prints is what the report
             // will hold, whichever node ends the job (review, issue 29 §1.3).
@@ -224,7 +224,7 @@ public distributed actor TaskJobs {
         guard let entry = running[job] else { return nil }
         entry.work.cancel()
         let work = entry.work
-        return try? await withTimeout(seconds: 10) { try await work.value }
+        return try? await withTimeout(seconds: 10, clock: actorSystem.runtime.clock) { try await work.value }
     }
 
     /// The jobs of tasks this node coordinates now, oldest first, then those it keeps for
@@ -284,7 +284,7 @@ public distributed actor TaskJobs {
     ) async throws -> (Systems, Task<Void, Never>, KindPlacement) {
         let (systems, following, placement) = try await node.makeSystems(for: kind, schema: schema)
         let expected = placement.nodes.count
-        _ = try? await withTimeout(seconds: seconds) { try await systems.waitForSystems(atLeast: expected) }
+        _ = try? await withTimeout(seconds: seconds, clock: systems.clock) { try await systems.waitForSystems(atLeast: expected) }
         return (systems, following, placement)
     }
 
@@ -483,20 +483,23 @@ private final class TaskJobRelay: Sendable {
 
     private let listener: TaskJobListener?
     private let batches: OrderedBatches<JobRunner.Outcome>
+    /// The node's runtime clock: what the calls' deadlines are measured on.
+    private let clock: any RuntimeClock
 
-    init(listener: TaskJobListener?) {
+    init(listener: TaskJobListener?, clock: any RuntimeClock) {
         self.listener = listener
+        self.clock = clock
         batches = OrderedBatches { outcomes in
             guard let listener else { return false }
             // A client that does not answer holds the job's end up for at most this.
-            return (try? await withTimeout(seconds: Self.callTimeout) { try await listener.ended(outcomes) }) != nil
+            return (try? await withTimeout(seconds: Self.callTimeout, clock: clock) { try await listener.ended(outcomes) }) != nil
         }
     }
 
     func accepted(job: String, coordinator: String, nodes: [String]) async {
         guard let listener else { return batches.stop() }
         do {
-            try await withTimeout(seconds: Self.callTimeout) { try await listener.accepted(job: job, coordinator: coordinator, nodes: nodes) }
+            try await withTimeout(seconds: Self.callTimeout, clock: clock) { try await listener.accepted(job: job, coordinator: coordinator, nodes: nodes) }
         } catch {
             batches.stop()
         }

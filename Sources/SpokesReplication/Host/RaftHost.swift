@@ -200,7 +200,7 @@ public final class RaftHost: Sendable {
         let commit = proposed.commit
         let result: Result<RaftCommit, RaftHostError>
         do {
-            result = try await withTimeout(seconds: seconds) { await commit.result }
+            result = try await withTimeout(seconds: seconds, clock: system.runtime.clock) { await commit.result }
         } catch {
             await runner.abandon(proposed.index)
             throw .outcomeUnknown(group: id, index: proposed.index, reason: "not applied within \(seconds) s")

@@ -54,7 +54,7 @@ public struct JobGroups: Sendable {
                         return false
                     }
                     do {
-                        return try await withTimeout(seconds: 3) { try await endpoint.openGroup(id, definition: definition) } == nil
+                        return try await withTimeout(seconds: 3, clock: system.runtime.clock) { try await endpoint.openGroup(id, definition: definition) } == nil
                     } catch {
                         return false
                     }
@@ -266,7 +266,7 @@ public struct JobGroups: Sendable {
         let peers = system.connectedPeers.filter { definition.replicas.contains($0.node.name) && $0.node.name != system.node.name }
         for peer in peers {
             guard let endpoint = try? RaftEndpoint.resolve(id: ActorID(node: peer.node, name: RaftEndpoint.wellKnownName), using: system) else { continue }
-            if (try? await withTimeout(seconds: 2) { try await endpoint.removed(group: id) }) == true { return true }
+            if (try? await withTimeout(seconds: 2, clock: system.runtime.clock) { try await endpoint.removed(group: id) }) == true { return true }
         }
         return false
     }

@@ -218,7 +218,7 @@ private func failure(environment: [String: String]) -> String? {
             "SPOKES_LIMITS_MAX_ARRAY_LENGTH", "SPOKES_LIMITS_MAX_CALLS_PER_CONNECTION", "SPOKES_LIMITS_MAX_CONNECTIONS",
             "SPOKES_LIMITS_MAX_CONNECTIONS_PER_ADDRESS", "SPOKES_LIMITS_MAX_FRAME_BYTES", "SPOKES_LIMITS_MAX_HANDSHAKING_CONNECTIONS", "SPOKES_LIMITS_MAX_JSON_DEPTH",
             "SPOKES_LIMITS_MAX_SEND_QUEUE_BYTES",
-            "SPOKES_NODE_HOST", "SPOKES_NODE_NAME", "SPOKES_NODE_PORT", "SPOKES_NODE_SLOTS", "SPOKES_NODE_WAITING_SLOTS", "SPOKES_PEERS",
+            "SPOKES_NODE_ADVERTISE", "SPOKES_NODE_HOST", "SPOKES_NODE_NAME", "SPOKES_NODE_PORT", "SPOKES_NODE_SLOTS", "SPOKES_NODE_WAITING_SLOTS", "SPOKES_PEERS",
             "SPOKES_SECRET_FILE", "SPOKES_TASKS_DEADLINE", "SPOKES_TASKS_RETRIES",
         ])
         #expect(!environment.keys.contains(ClusterSettings.secretVariable), "the secret itself is not a setting path")
@@ -281,7 +281,7 @@ private func failure(environment: [String: String]) -> String? {
         ("clustr: x", "cluster.yaml:1:1: unknown key 'clustr' at the top level. Did you mean 'cluster'?"),
         ("heartbeat:\n  suspect: 1", "cluster.yaml:2:3: unknown key 'suspect' in 'heartbeat'. Did you mean 'suspect_after'?"),
         ("limits:\n  max_frame: 1", "cluster.yaml:2:3: unknown key 'max_frame' in 'limits'. Did you mean 'max_frame_bytes'?"),
-        ("node:\n  color: red", "cluster.yaml:2:3: unknown key 'color' in 'node'. Known keys: name, host, port, slots, waiting_slots."),
+        ("node:\n  color: red", "cluster.yaml:2:3: unknown key 'color' in 'node'. Known keys: name, host, port, advertise, slots, waiting_slots."),
         ("secret: s", "cluster.yaml:1:1: secret cannot be written in cluster.yaml: put the secret in a file only you can read and name it with secret_file, or set SPOKES_SECRET"),
     ])
     func unknownKeysAreNamedWithTheNearestKnownKey(yaml: String, message: String) throws {
@@ -303,7 +303,7 @@ private func failure(environment: [String: String]) -> String? {
         ("node:\n  port:", "cluster.yaml:2:8: node.port must be an integer from 0 to 65535, got nothing"),
         ("node:\n  host: localhost", "cluster.yaml:2:9: node.host must be an IPv4 address like 127.0.0.1, got 'localhost'"),
         ("node:\n  host: 1.2.3.256", "cluster.yaml:2:9: node.host must be an IPv4 address like 127.0.0.1, got '1.2.3.256'"),
-        ("node: 5", "cluster.yaml:1:7: node must be a mapping with keys name, host, port, slots, waiting_slots, got '5'"),
+        ("node: 5", "cluster.yaml:1:7: node must be a mapping with keys name, host, port, advertise, slots, waiting_slots, got '5'"),
         ("cluster: ''", "cluster.yaml:1:10: cluster must be a non-empty name, got ''"),
         ("cluster: [a]", "cluster.yaml:1:10: cluster must be a single value, got a list"),
         ("discovery:\n  mode: wan", "cluster.yaml:2:9: discovery.mode must be one of loopback, lan, off, got 'wan'"),

@@ -36,6 +36,32 @@ import Testing
         return actions
     }
 
+    /// Issue 30 §2: a seed that is not up yet is dialled forever, backing off (1, 2, 4, 8,
+    /// then every 10 s), and a connection starts the count again; a beacon's node, which
+    /// says it is up, is dialled every second.
+    @Test func aSeedThatDoesNotConnectIsDialledForeverBackingOffAndAConnectionResetsIt() {
+        var membership = fresh()
+        var dialled: [Double] = []
+        for tenth in 0...600 {
+            let now = Double(tenth) / 10
+            if !membership.observe(.seed(address: "10.0.0.9:7000"), at: now).isEmpty { dialled.append(now) }
+        }
+        #expect(dialled == [0, 1, 3, 7, 15, 25, 35, 45, 55], "\(dialled)")
+        _ = membership.observe(.connected(node: b, address: "10.0.0.9:7000", slots: 1, waitingSlots: 1), at: 60)
+        _ = membership.observe(.left(node: b), at: 61)
+        #expect(states(membership.observe(.seed(address: "10.0.0.9:7000"), at: 61.5)) == ["dial 10.0.0.9:7000"])
+        #expect(states(membership.observe(.seed(address: "10.0.0.9:7000"), at: 62.6)) == ["dial 10.0.0.9:7000"], "the count started again")
+        var beaconDials: [Double] = []
+        let c = NodeID(name: "c", incarnation: 3)
+        for tenth in 0...100 {
+            let now = 100 + Double(tenth) / 10
+            if !membership.observe(.beacon(node: c, address: "10.0.0.3:7000", slots: 1, waitingSlots: 1), at: now).filter({ if case .dial = $0 { true } else { false } }).isEmpty {
+                beaconDials.append(now)
+            }
+        }
+        #expect(beaconDials.count == 11, "a beacon's node every second: \(beaconDials)")
+    }
+
     @Test func aBeaconOfANewNodeAddsItAsJoiningAndDialsIt() {
         var membership = fresh()
         #expect(states(membership.observe(.beacon(node: b, address: "127.0.0.1:2", slots: 4), at: 0)) == ["joined b joining", "dial 127.0.0.1:2"])
