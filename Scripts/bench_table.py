@@ -110,18 +110,24 @@ def verdict(mine, peers, unit, better, target):
 
 def render(figures, versions):
     """The table and the notes under it, as lines."""
-    systems = [name for name in ("spokes", "dask", "ray", "python") if name in figures]
-    peers = [name for name in systems if name != "spokes"]
-    header = ["figure", "unit"] + systems + [f"spokes/{peer}" for peer in peers] + ["target"]
+    systems = [name for name in ("spokes", "spokes-sealed", "dask", "ray", "python") if name in figures]
+    peers = [name for name in systems if not name.startswith("spokes")]
+    sealed = "spokes-sealed" in systems
+    header = ["figure", "unit"] + systems + (["sealed/open"] if sealed else []) + [f"spokes/{peer}" for peer in peers] + ["target"]
     rows = []
+
+    def ratio(mine, theirs):
+        usable = mine not in (None, FAILED) and theirs not in (None, FAILED)
+        return f"{mine / theirs:.2f}" if usable else "-"
+
     for label, key, field, scale, unit, better, target in ROWS:
         numbers = {system: value(figures, system, key, field, scale) for system in systems}
         row = [label, unit] + [cell(numbers[system], unit) for system in systems]
         mine = numbers.get("spokes")
+        if sealed:
+            row.append(ratio(numbers.get("spokes-sealed"), mine))
         for peer in peers:
-            theirs = numbers.get(peer)
-            usable = mine not in (None, FAILED) and theirs not in (None, FAILED)
-            row.append(f"{mine / theirs:.2f}" if usable else "-")
+            row.append(ratio(mine, numbers.get(peer)))
         row.append(verdict(mine, [numbers[peer] for peer in peers], unit, better, target))
         rows.append(row)
 

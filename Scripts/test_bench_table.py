@@ -76,6 +76,15 @@ class BenchTableTests(unittest.TestCase):
         self.assertEqual(recovery[2:4], ["0.004", "-"])
         self.assertEqual(recovery[-1], "< 2 s: met")
 
+    def test_the_sealed_cluster_has_its_column_and_its_ratio_to_the_open_one(self):
+        lines = table({"system": "spokes", "figure": "noop_throughput", "tasks_per_second": 30000},
+                      {"system": "spokes-sealed", "figure": "noop_throughput", "tasks_per_second": 27000},
+                      {"system": "dask", "figure": "noop_throughput", "tasks_per_second": 600})
+        header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+        self.assertEqual(header[2:7], ["spokes", "spokes-sealed", "dask", "sealed/open", "spokes/dask"])
+        throughput = row(lines, "no-op throughput, 2 workers")
+        self.assertEqual(throughput[5:7], ["0.90", "50.00"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -23,9 +23,14 @@ import Testing
         let secret = try ClusterSecret(String(repeating: "k", count: 32), source: "test")
         let seal = ProbeSeal(secret: secret)
         let sealed = seal.seal(message)
-        #expect(!sealed.contains(subsequence: Array("ack".utf8)), "who probes whom is not readable")
-        var tampered = sealed
-        tampered[tampered.count / 2] = tampered[tampered.count / 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        // Quoted: base64 has no quotes, so only the message in clear could hold it.
+        #expect(!sealed.contains(subsequence: Array("\"ack\"".utf8)), "who probes whom is not readable")
+        // One bit of the box flipped, the envelope still well formed.
+        var envelope = try #require(JSONSerialization.jsonObject(with: Data(sealed)) as? [String: String])
+        var box = try #require(Data(base64Encoded: envelope["s"] ?? ""))
+        box[box.count / 2] ^= 1
+        envelope["s"] = box.base64EncodedString()
+        let tampered = Array(try JSONSerialization.data(withJSONObject: envelope))
         #expect(seal.open(tampered) == .rejected(.unauthenticatedProbe))
         #expect(seal.open(Array("not json".utf8)) == .rejected(.malformedProbe))
         #expect(ProbeSeal(secret: nil).open(Array(#"{"m": "{\"bogus\": 1}", "s": ""}"#.utf8)) == .rejected(.malformedProbe))
