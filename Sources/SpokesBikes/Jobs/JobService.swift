@@ -159,7 +159,8 @@ public distributed actor JobService {
                 }
                 var (book, replica) = (book, replica)
                 var report: SimulationReport
-                let began = ContinuousClock.now
+                let runtime = self.actorSystem.runtime
+                let began = runtime.now
                 while true {
                     do {
                         report = try await job.run(on: node, resuming: book, replica: replica, cancelReason: { cancelReason.text }) { progress in
@@ -181,7 +182,7 @@ public distributed actor JobService {
                 }
                 // The job's wall time from its start, over every epoch and coordinator (a
                 // job kept only here counts from its run here).
-                report.wallTime = replica?.startedAt.map { max(0, Date().timeIntervalSince1970 - $0) } ?? (ContinuousClock.now - began).seconds
+                report.wallTime = replica?.startedAt.map { max(0, runtime.unixNow - $0) } ?? runtime.now - began
                 // A run abandoned to another node's (the job ended there) stores nothing.
                 if self.abandoned.contains(job.id) { throw BikeJob.LostLead(job: job.id, node: coordinator) }
                 let finished = await self.finish(report)
@@ -193,7 +194,7 @@ public distributed actor JobService {
                 throw error
             }
         }
-        running[job.id] = RunningJob(job: job, epoch: replica?.epoch ?? 0, shardHosts: replica?.shards?.hosts, work: work, cancelReason: cancelReason, started: Date())
+        running[job.id] = RunningJob(job: job, epoch: replica?.epoch ?? 0, shardHosts: replica?.shards?.hosts, work: work, cancelReason: cancelReason, started: Date(timeIntervalSince1970: actorSystem.runtime.unixNow))
         return work
     }
 
@@ -468,7 +469,7 @@ public distributed actor JobService {
             guard let report = try? await taskJobs?.cancelHere(job: job, reason: origin.reason) else { return nil }
             return Cancellation(
                 coordinator: report.coordinator, coordinatorAddress: actorSystem.address.description,
-                summary: JobStore.Summary(taskJob: report, finished: Date()), storeError: report.storeError)
+                summary: JobStore.Summary(taskJob: report, finished: Date(timeIntervalSince1970: actorSystem.runtime.unixNow)), storeError: report.storeError)
         }
         entry.cancelReason.set(origin)
         // A deposed coordinator stores nothing (see TaskJobs.cancelHere): the cancellation
@@ -482,7 +483,7 @@ public distributed actor JobService {
         let work = entry.work
         let report = try? await withTimeout(seconds: 10, clock: clock) { try await work.value }
         return Cancellation(
-            coordinator: coordinator, coordinatorAddress: actorSystem.address.description, summary: report.map { JobStore.Summary(report: $0, coordinator: coordinator, finished: Date()) },
+            coordinator: coordinator, coordinatorAddress: actorSystem.address.description, summary: report.map { JobStore.Summary(report: $0, coordinator: coordinator, finished: Date(timeIntervalSince1970: actorSystem.runtime.unixNow)) },
             storeError: report?.storeError)
     }
 

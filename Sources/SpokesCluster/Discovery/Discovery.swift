@@ -119,7 +119,7 @@ final class Discovery: Sendable {
             return true
         }
         guard due else { return }
-        port.send(authenticator.withLock { $0.seal(beacon, now: Date().timeIntervalSince1970) }, to: target)
+        port.send(authenticator.withLock { $0.seal(beacon, now: runtime.unixNow) }, to: target)
     }
 
     /// Answers a newcomer soon: now if the last beacon is ``minimumAnswerGap`` old,
@@ -147,7 +147,7 @@ final class Discovery: Sendable {
         _ bytes: ArraySlice<UInt8>, from source: SocketAddress, cluster: String, onBeacon: @Sendable (Beacon) -> Void, onStranger: (@Sendable (HeardBeacon) -> Void)?
     ) {
         let answers = beacon.map { !$0.address.isEmpty } ?? false
-        switch authenticator.withLock({ $0.open(bytes, cluster: cluster, now: Date().timeIntervalSince1970) }) {
+        switch authenticator.withLock({ $0.open(bytes, cluster: cluster, now: runtime.unixNow) }) {
         case .accepted(let received):
             if (try? received.checkRanges()) == nil {
                 rejections.count(.valueOutOfRange)

@@ -116,7 +116,7 @@ public distributed actor TaskJobs {
         _ spec: TaskJobSpec, ended: [Int: TaskJobReport.TaskEnd], isNew: Bool, listener: TaskJobListener?
     ) async throws -> Task<TaskJobReport, any Error> {
         var stamped = spec
-        if isNew { stamped.startedAt = Date().timeIntervalSince1970 }
+        if isNew { stamped.startedAt = actorSystem.runtime.unixNow }
         let spec = stamped
         guard let node else { throw RemoteCallError.actorNotFound("\(Self.wellKnownName): the node stopped") }
         guard starting.insert(spec.id).inserted else { throw TaskJobError.duplicateJob(spec.id) }
@@ -181,7 +181,7 @@ public distributed actor TaskJobs {
             board.end(cancelled: cancelReason != nil)
             var report = TaskJobReport(
                 job: spec.id, kind: spec.kind, schema: placement.schema, title: spec.title, coordinator: coordinator,
-                inputs: inputs, tasks: inputs.indices.map { ends[$0]! }, wallTime: Self.wallTime(of: spec, runningSince: startedAt, now: actorSystem.runtime.now),
+                inputs: inputs, tasks: inputs.indices.map { ends[$0]! }, wallTime: Self.wallTime(of: spec, runningSince: startedAt, now: actorSystem.runtime.now, unixNow: actorSystem.runtime.unixNow),
                 cancelReason: cancelReason)
             let finished = report
             do {
@@ -201,7 +201,7 @@ public distributed actor TaskJobs {
 
     /// A job's wall time: from its first coordinator's start where the spec says when
     /// that was (a take-over counts the whole job), else from `runningSince` here.
-    static func wallTime(of spec: TaskJobSpec, runningSince: Double, now: Double, unixNow: Double = Date().timeIntervalSince1970) -> Double {
+    static func wallTime(of spec: TaskJobSpec, runningSince: Double, now: Double, unixNow: Double) -> Double {
         if let first = spec.startedAt { return max(0, unixNow - first) }
         return max(0, now - runningSince)
     }

@@ -6,6 +6,9 @@ import Glibc
 public protocol RuntimeClock: Sendable {
     /// Seconds since an arbitrary start; never goes back.
     var now: Double { get }
+    /// Seconds since 1970 (UTC): the wall clock, for what is compared across machines or
+    /// shown to people (a beacon's time, a job's start). May jump; never measure with it.
+    var unixNow: Double { get }
     /// Suspends for `seconds`; throws `CancellationError` if the task is cancelled first.
     func sleep(for seconds: Double) async throws
 }
@@ -18,6 +21,12 @@ public struct RealClock: RuntimeClock {
     public var now: Double {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    public var unixNow: Double {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 

@@ -27,6 +27,13 @@ public final class VirtualClock: RuntimeClock {
 
     public var now: Double { state.withLock { $0.now } }
 
+    /// The wall clock of a virtual run: ``unixEpoch`` seconds since 1970 at time 0, then
+    /// moving with ``now``, the same every run.
+    public var unixNow: Double { Self.unixEpoch + now }
+
+    /// Where a virtual run's wall clock starts: 2027-01-15T08:00:00Z.
+    public static let unixEpoch = 1_800_000_000.0
+
     /// How many tasks are asleep on this clock.
     public var sleepers: Int { state.withLock { $0.sleepers.count } }
 

@@ -38,6 +38,9 @@ public struct Runtime: Sendable {
     /// Seconds on this runtime's monotonic clock.
     public var now: Double { clock.now }
 
+    /// Seconds since 1970 on this runtime's wall clock (see ``RuntimeClock/unixNow``).
+    public var unixNow: Double { clock.unixNow }
+
     /// Suspends for `seconds` of this runtime's time (at least nothing); throws
     /// `CancellationError` if the task is cancelled first.
     public func sleep(for seconds: Double) async throws {

@@ -44,18 +44,18 @@ import Testing
         var dialled: [Double] = []
         for tenth in 0...600 {
             let now = Double(tenth) / 10
-            if !membership.observe(.seed(address: "10.0.0.9:7000"), at: now).isEmpty { dialled.append(now) }
+            if !membership.observe(.seed(address: "127.0.0.9:7000"), at: now).isEmpty { dialled.append(now) }
         }
         #expect(dialled == [0, 1, 3, 7, 15, 25, 35, 45, 55], "\(dialled)")
-        _ = membership.observe(.connected(node: b, address: "10.0.0.9:7000", slots: 1, waitingSlots: 1), at: 60)
+        _ = membership.observe(.connected(node: b, address: "127.0.0.9:7000", slots: 1, waitingSlots: 1), at: 60)
         _ = membership.observe(.left(node: b), at: 61)
-        #expect(states(membership.observe(.seed(address: "10.0.0.9:7000"), at: 61.5)) == ["dial 10.0.0.9:7000"])
-        #expect(states(membership.observe(.seed(address: "10.0.0.9:7000"), at: 62.6)) == ["dial 10.0.0.9:7000"], "the count started again")
+        #expect(states(membership.observe(.seed(address: "127.0.0.9:7000"), at: 61.5)) == ["dial 127.0.0.9:7000"])
+        #expect(states(membership.observe(.seed(address: "127.0.0.9:7000"), at: 62.6)) == ["dial 127.0.0.9:7000"], "the count started again")
         var beaconDials: [Double] = []
         let c = NodeID(name: "c", incarnation: 3)
         for tenth in 0...100 {
             let now = 100 + Double(tenth) / 10
-            if !membership.observe(.beacon(node: c, address: "10.0.0.3:7000", slots: 1, waitingSlots: 1), at: now).filter({ if case .dial = $0 { true } else { false } }).isEmpty {
+            if !membership.observe(.beacon(node: c, address: "127.0.0.3:7000", slots: 1, waitingSlots: 1), at: now).filter({ if case .dial = $0 { true } else { false } }).isEmpty {
                 beaconDials.append(now)
             }
         }

@@ -16,7 +16,7 @@ import Testing
 
     @Test func aJobWithoutAFirstStartCountsItsRunHere() {
         #expect(TaskJobs.wallTime(of: Self.spec, runningSince: 500, now: 508, unixNow: 1_800_000_058.9) == 8)
-        #expect(TaskJobs.wallTime(of: Self.spec, runningSince: 500, now: 499) == 0, "never negative")
+        #expect(TaskJobs.wallTime(of: Self.spec, runningSince: 500, now: 499, unixNow: 1_800_000_058.9) == 0, "never negative")
     }
 
     @Test func aFirstStartThatIsNoTimeIsRefused() {

@@ -55,7 +55,7 @@ public final class ReplicatedBikeJobs: Sendable {
     /// not committed.
     public func jobStarted(_ job: BikeJob) async throws -> BikeJob.Replica {
         let peers = groups.replicaPeers() ?? []
-        let startedAt = Date().timeIntervalSince1970
+        let startedAt = groups.system.runtime.unixNow
         // A sharded job's shards are opened first and recorded with the job in its
         // group's first entry: whoever takes the job over finds them.
         let layout = peers.isEmpty || !job.suitsShards(pace: Double(BikeShardSettings.pace.integer(in: groups.system.settings)) / 1000) ? nil : shardLayout()
