@@ -50,12 +50,11 @@ enum KeyringCommand {
         for (name, outcome) in answers {
             switch outcome {
             case .success(let state) where json:
-                context.standardOutput(#"{"node":"\#(name)","acknowledged":true,"primary":"\#(state.primary)","installed":[\#(state.installed.map { "\"\($0)\"" }.joined(separator: ","))]}"# + "\n")
+                context.standardOutput(try Answer(node: name, acknowledged: true, primary: state.primary, installed: state.installed).line())
             case .success(let state):
                 context.standardOutput("\(name): primary \(state.primary), installed \(state.installed.joined(separator: " "))\n")
             case .failure(let error) where json:
-                let words = String(describing: error).replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-                context.standardOutput(#"{"node":"\#(name)","acknowledged":false,"error":"\#(words)"}"# + "\n")
+                context.standardOutput(try Answer(node: name, acknowledged: false, error: "\(error)").line())
             case .failure(let error):
                 context.standardError("\(name): did not acknowledge: \(error)\n")
             }
@@ -67,6 +66,21 @@ enum KeyringCommand {
                 : "\(answers.count - failed) of \(answers.count) alive members acknowledged; run it again once the others are reachable\n")
         }
         return failed == 0 ? 0 : 1
+    }
+
+    /// One member's answer, a JSON line of `--json`.
+    struct Answer: Encodable {
+        var node: String
+        var acknowledged: Bool
+        var primary: String?
+        var installed: [String]?
+        var error: String?
+
+        func line() throws -> String {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            return String(decoding: try encoder.encode(self), as: UTF8.self) + "\n"
+        }
     }
 
     /// The change the arguments ask for; a secret's file is read here (mode 600, at least

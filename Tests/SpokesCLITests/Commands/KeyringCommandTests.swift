@@ -57,4 +57,11 @@ import Testing
             #expect(try parse([]) == .list)
         }
     }
+
+    @Test func aJSONAnswerIsOneLineOfJSONWhateverTheErrorSays() throws {
+        let line = try KeyringCommand.Answer(node: "n1", acknowledged: false, error: "refused: \"quoted\"\nand a line").line()
+        #expect(line.hasSuffix("\n") && line.dropLast().contains("\n") == false)
+        let decoded = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        #expect(decoded?["error"] as? String == "refused: \"quoted\"\nand a line" && decoded?["acknowledged"] as? Bool == false)
+    }
 }
