@@ -46,8 +46,11 @@ enum NodeCommand {
         var settings = settings
         settings.dataDirectory = HomeDirectory.expand(settings.dataDirectory, environment: context.environment)
         let registry = SpokesTool.registry(kinds: kinds)
+        let (keyringFile, keyringNote) = try await loadSavedKeyring(into: &settings)
         let node = try ClusterNode(settings: settings, registry: registry, faults: faults, logger: logFormat.logger(context.standardError))
         let log = node.system
+        if let keyringFile { node.system.keyring?.keep(in: keyringFile) }
+        if let keyringNote { log.log(keyringNote) }
         if settings.secret == nil, settings.allowInsecure, let address = try? SocketAddress(parsing: "\(settings.host):0"), !address.isLoopback {
             log.log("listening on \(settings.host) without a cluster secret: anyone who can reach it can join and run tasks (see SECURITY.md)", level: .warning)
         }
@@ -157,6 +160,24 @@ enum NodeCommand {
         withExtendedLifetime((jobs, shardService)) {}
         if let conflict = node.nameTaken { throw conflict }
         return 0
+    }
+
+    /// A named node keeps what `spokes keyring` makes of its keyring in its own folder
+    /// (``KeyringFile``) and starts from it, instead of `secret_file` and
+    /// `accept_secret_files`, which may still name a secret the cluster has removed.
+    /// Returns the file (nil for an unnamed node, whose folder is new each start) and a
+    /// line for the log when the saved keyring is used or ignored.
+    static func loadSavedKeyring(into settings: inout ClusterSettings) async throws -> (KeyringFile?, String?) {
+        guard !settings.nodeName.isEmpty else { return (nil, nil) }
+        let file = KeyringFile(directory: NodeDirectory.path(of: settings.nodeName, in: settings.dataDirectory))
+        guard let saved = try await runBlocking("keyring-load", { try file.load() }) else { return (file, nil) }
+        guard let configured = settings.secret else {
+            return (file, "ignores its saved keyring \(file.path): this node runs without a secret (delete the file if the cluster is open now)")
+        }
+        settings.secret = saved.primary
+        settings.acceptedSecrets = Array(saved.secrets.dropFirst())
+        let stale = saved.secrets.contains(configured) ? "" : "; the configured secret \(configured.fingerprint) is not in it (update secret_file to the primary's file)"
+        return (file, "keyring from \(file.path), saved by 'spokes keyring': primary \(saved.primary.fingerprint), installed \(saved.fingerprints.joined(separator: ", ")); it replaces secret_file and accept_secret_files\(stale)")
     }
 
     static func describe(_ event: MembershipEvent) -> String {

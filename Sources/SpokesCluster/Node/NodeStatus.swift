@@ -82,13 +82,16 @@ public distributed actor NodeStatus {
     /// Changes this node's keyring (`spokes keyring`) and answers with it as it is then.
     /// Only a client that got in may ask: one that holds an installed secret. Refused
     /// with the reason (never a secret) in an open cluster, for a secret too short, or a
-    /// fingerprint that is not installed or is the primary's (to remove).
-    public distributed func keyring(_ change: KeyringChange) throws -> KeyringState {
+    /// fingerprint that is not installed or is the primary's (to remove). A change is
+    /// answered once it is saved in the node's folder (``KeyringFile``); one that could
+    /// not be saved holds until the node stops, and the answer says so.
+    public distributed func keyring(_ change: KeyringChange) async throws -> KeyringState {
         guard let keyring = actorSystem.keyring else {
             throw RemoteCallError.remoteError(type: "NoKeyring", message: "\(id.node.name) runs an open cluster (no secret): it has no keyring", node: id.node.name)
         }
+        let changed: Keyring
         do {
-            let changed = try keyring.update { keyring throws(KeyringError) in
+            changed = try keyring.update { keyring throws(KeyringError) in
                 switch change {
                 case .list: break
                 case .install(let text):
@@ -101,11 +104,19 @@ public distributed actor NodeStatus {
                 case .remove(let fingerprint): try keyring.remove(fingerprint)
                 }
             }
-            if change != .list { actorSystem.log("keyring: \(change.summary); primary \(changed.primary.fingerprint), installed \(changed.fingerprints.joined(separator: ", "))") }
-            return KeyringState(changed)
         } catch {
             throw RemoteCallError.remoteError(type: "KeyringRefused", message: "\(error)", node: id.node.name)
         }
+        guard change != .list else { return KeyringState(changed) }
+        actorSystem.log("keyring: \(change.summary); primary \(changed.primary.fingerprint), installed \(changed.fingerprints.joined(separator: ", "))")
+        do {
+            try await keyring.save()
+        } catch {
+            actorSystem.log("\(error); the change holds until this node stops", level: .warning)
+            throw RemoteCallError.remoteError(
+                type: "KeyringNotSaved", message: "\(error); the change holds until this node stops, then it starts from its files", node: id.node.name)
+        }
+        return KeyringState(changed)
     }
 
     /// What this node has turned away, by ``Rejection`` raw value (zeros included).

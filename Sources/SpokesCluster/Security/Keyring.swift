@@ -1,3 +1,4 @@
+import SpokesConcurrency
 import Synchronization
 
 /// The secrets a node holds: one primary, which seals everything it sends, and any others
@@ -101,9 +102,13 @@ public final class KeyringStore: Sendable {
         var keyring: Keyring
         var materials: [KeyMaterial]
         var observers: [@Sendable (Keyring) -> Void] = []
+        var file: KeyringFile?
     }
 
     private let state: Mutex<State>
+    /// Held while the file is written, so two saves never cross (an older keyring
+    /// written after a newer one).
+    private let saving = Mutex(())
 
     public init(_ keyring: Keyring) {
         state = Mutex(State(keyring: keyring, materials: keyring.secrets.map(KeyMaterial.init)))
@@ -132,6 +137,24 @@ public final class KeyringStore: Sendable {
         }
         for observer in observers { observer(keyring) }
         return keyring
+    }
+
+    /// Keeps the keyring in `file` from now on (``save()``), so a restarted node starts
+    /// from what `spokes keyring` last made of it.
+    public func keep(in file: KeyringFile) {
+        state.withLock { $0.file = file }
+    }
+
+    /// Writes the keyring as it is now to its file, if it has one; on a thread of its own.
+    public func save() async throws(KeyringFileError) {
+        let result: Result<Void, KeyringFileError> = await runBlocking("keyring-save") { [self] in
+            saving.withLock { _ in
+                let (keyring, file) = state.withLock { ($0.keyring, $0.file) }
+                guard let file else { return .success(()) }
+                return Result { () throws(KeyringFileError) in try file.save(keyring) }
+            }
+        }
+        try result.get()
     }
 
     /// Calls `observer` after every change.
