@@ -103,6 +103,12 @@ public struct RaftDriver: Sendable {
         return (proposal, run(actions))
     }
 
+    /// ``RaftReplica/proposeReplicas(_:now:)``.
+    public mutating func proposeReplicas(_ replicas: [String], now: Double) throws(RaftReplica.ConfigurationChangeError) -> (RaftProposal, [Effect]) {
+        let (proposal, actions) = try replica.proposeReplicas(replicas, now: now)
+        return (proposal, run(actions))
+    }
+
     public mutating func transferLeadership(to target: String, now: Double) -> [Effect] {
         run(replica.transferLeadership(to: target, now: now))
     }

@@ -5,6 +5,10 @@
 /// the leader commit, by counting, the entries of earlier terms below it. Applications
 /// skip no-ops.
 ///
+/// `replicas`, when set, makes the entry a configuration change (its command is nil):
+/// from this entry on, the group's replicas are these. A replica uses the latest
+/// configuration in its log, committed or not (single-server changes, Raft thesis §4.1).
+///
 /// Identity: an entry is named by `(index, term)`. Only one leader exists per term and a
 /// leader never overwrites its own entries, so two logs holding the same `(index, term)`
 /// hold the same command there, and the same entries before it (Log Matching).
@@ -12,15 +16,18 @@ public struct RaftEntry: Codable, Sendable, Hashable {
     public var index: Int
     public var term: Int
     public var command: String?
+    /// The group's replicas from this entry on, sorted; nil for every other entry.
+    public var replicas: [String]?
 
-    public init(index: Int, term: Int, command: String?) {
+    public init(index: Int, term: Int, command: String?, replicas: [String]? = nil) {
         self.index = index
         self.term = term
         self.command = command
+        self.replicas = replicas
     }
 
     /// Bytes this entry adds to a message or a log record, for batching limits.
-    var approximateSize: Int { (command?.utf8.count ?? 0) + 24 }
+    var approximateSize: Int { (command?.utf8.count ?? 0) + (replicas?.reduce(0) { $0 + $1.utf8.count + 4 } ?? 0) + 24 }
 }
 
 /// A position in the log: an entry's index and term.
@@ -57,15 +64,19 @@ public struct RaftHardState: Codable, Sendable, Hashable {
 
 /// The application's state as of a log index: it replaces every entry up to and
 /// including `index`, whose term is `term`. `data` is opaque to Raft (usually JSON text).
+/// `replicas` is the group's configuration as of `index` when a change preceded it (nil:
+/// the replicas the group was created with).
 public struct RaftSnapshot: Codable, Sendable, Hashable {
     public var index: Int
     public var term: Int
     public var data: String
+    public var replicas: [String]?
 
-    public init(index: Int, term: Int, data: String) {
+    public init(index: Int, term: Int, data: String, replicas: [String]? = nil) {
         self.index = index
         self.term = term
         self.data = data
+        self.replicas = replicas
     }
 
     public var position: RaftLogPosition { RaftLogPosition(index: index, term: term) }

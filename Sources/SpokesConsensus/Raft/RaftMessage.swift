@@ -60,6 +60,21 @@ public enum RaftMessage: Sendable, Hashable {
     /// enough that index arithmetic cannot overflow and JSON numbers stay exact.
     public static let maximumNumber = 1 << 52
 
+    /// Most replicas a configuration a peer sends may name, and the longest name.
+    public static let maximumReplicas = 64
+    public static let maximumReplicaNameBytes = 256
+
+    /// Whether `replicas` can be a group's configuration: sorted names without repeats,
+    /// at least one, none empty, within the bounds above.
+    public static func isConfiguration(_ replicas: [String]) -> Bool {
+        guard (1...maximumReplicas).contains(replicas.count) else { return false }
+        for (index, name) in replicas.enumerated() {
+            guard (1...maximumReplicaNameBytes).contains(name.utf8.count) else { return false }
+            if index > 0, replicas[index - 1] >= name { return false }
+        }
+        return true
+    }
+
     /// Whether the numbers are in range and an AppendEntries' entries can follow its
     /// `previous` position in a valid log (consecutive indices, terms never decreasing,
     /// none above the message's term).
@@ -75,7 +90,8 @@ public enum RaftMessage: Sendable, Hashable {
                   m.entries.count <= Self.maximumNumber - m.previous.index else { return false }
             var term = m.previous.term
             for (offset, entry) in m.entries.enumerated() {
-                guard entry.index == m.previous.index + offset + 1, entry.term >= term, entry.term >= 1, entry.term <= m.term else { return false }
+                guard entry.index == m.previous.index + offset + 1, entry.term >= term, entry.term >= 1, entry.term <= m.term,
+                      entry.replicas.map({ entry.command == nil && Self.isConfiguration($0) }) ?? true else { return false }
                 term = entry.term
             }
             return true
@@ -84,6 +100,7 @@ public enum RaftMessage: Sendable, Hashable {
         case .installSnapshot(let m):
             return valid(m.term, m.snapshot.index, m.snapshot.term, m.offset, m.total ?? 0) && m.snapshot.term <= m.term && m.snapshot.index >= 1 && m.snapshot.term >= 1
                 && (m.total.map { m.offset + m.snapshot.data.utf8.count <= $0 } ?? (m.offset == 0))
+                && (m.snapshot.replicas.map(Self.isConfiguration) ?? true)
         case .heartbeat(let m):
             return valid(m.term, m.commit)
         case .heartbeatResponse(let m):
@@ -143,6 +160,7 @@ extension RaftAppendEntries: Codable {
     private struct WireEntry: Codable {
         var term: Int
         var command: String?
+        var replicas: [String]?
     }
 
     public init(from decoder: any Decoder) throws {
@@ -155,7 +173,7 @@ extension RaftAppendEntries: Codable {
             throw DecodingError.dataCorruptedError(forKey: .previousIndex, in: container, debugDescription: "previous index \(previous.index) out of range")
         }
         self.previous = previous
-        entries = wire.enumerated().map { RaftEntry(index: previous.index + $0.offset + 1, term: $0.element.term, command: $0.element.command) }
+        entries = wire.enumerated().map { RaftEntry(index: previous.index + $0.offset + 1, term: $0.element.term, command: $0.element.command, replicas: $0.element.replicas) }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -163,7 +181,7 @@ extension RaftAppendEntries: Codable {
         try container.encode(term, forKey: .term)
         try container.encode(previous.index, forKey: .previousIndex)
         try container.encode(previous.term, forKey: .previousTerm)
-        try container.encode(entries.map { WireEntry(term: $0.term, command: $0.command) }, forKey: .entries)
+        try container.encode(entries.map { WireEntry(term: $0.term, command: $0.command, replicas: $0.replicas) }, forKey: .entries)
         try container.encode(commit, forKey: .commit)
     }
 }
@@ -239,7 +257,7 @@ public struct RaftInstallSnapshot: Codable, Sendable, Hashable {
             var end = min(bytes.count, start + max(4, chunkBytes))
             // Never inside a scalar: back off over continuation bytes (10xxxxxx).
             while end < bytes.count, end > start + 1, bytes[end] & 0xC0 == 0x80 { end -= 1 }
-            let piece = RaftSnapshot(index: snapshot.index, term: snapshot.term, data: String(decoding: bytes[start..<end], as: UTF8.self))
+            let piece = RaftSnapshot(index: snapshot.index, term: snapshot.term, data: String(decoding: bytes[start..<end], as: UTF8.self), replicas: snapshot.replicas)
             chunks.append(RaftInstallSnapshot(term: term, snapshot: piece, offset: start, total: bytes.count))
             start = end
         }

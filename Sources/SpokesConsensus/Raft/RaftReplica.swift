@@ -27,7 +27,13 @@
 /// - **leadership transfer** (TimeoutNow);
 /// - single-replica groups, which elect themselves and commit on their own flush.
 ///
-/// The replica set never changes, so there is no membership-change protocol.
+/// - **single-server membership changes** (thesis §4.1): a leader that has committed an
+///   entry of its term, with no change pending, appends a configuration entry that adds
+///   or removes one replica (`proposeReplicas`). Every replica uses the latest
+///   configuration in its log, committed or not, and falls back to an earlier one if that
+///   entry is truncated; a snapshot records the configuration it covers. A leader that
+///   removed itself steps down once the change commits; a replica outside its
+///   configuration never campaigns, and messages from outside it are ignored.
 ///
 /// Every input first starts the replica if `start(now:)` was not called: after a
 /// restart from a snapshot, the first actions are `applySnapshot` and the state change.
@@ -62,8 +68,14 @@ public struct RaftReplica: Sendable {
     }
 
     public let id: String
+    /// The group as it was created. Its replicas are the first configuration.
     public let group: RaftGroup
     public let configuration: RaftConfiguration
+    /// The group's replicas now, sorted: the latest configuration entry in the log, or the
+    /// snapshot's, or the group's first.
+    public private(set) var replicas: [String]
+    /// The index of the entry that set ``replicas`` (0: the snapshot's or the group's).
+    private var configurationIndex = 0
 
     public private(set) var role: RaftRole = .follower
     public private(set) var term: Int
@@ -82,9 +94,12 @@ public struct RaftReplica: Sendable {
     /// A leader's snapshot arriving in chunks: what came so far, in order.
     private var incomingSnapshot: (position: RaftLogPosition, total: Int, data: [UInt8])?
     private var random: RaftRandom
-    private let peers: [String]
+    /// ``replicas`` but this one.
+    private var peers: [String]
 
     private var started = false
+    /// The time of the latest input.
+    private var lastNow = 0.0
     private var electionDeadline = 0.0
     private var lastLeaderContact: Double?
     private var nextHeartbeat = 0.0
@@ -136,7 +151,9 @@ public struct RaftReplica: Sendable {
         self.appliedIndex = base.index
         self.persistedIndex = base.index + state.entries.count
         self.random = RaftRandom(seed: seed)
+        self.replicas = group.replicas
         self.peers = group.replicas.filter { $0 != id }
+        adoptConfiguration(replicaSet(through: log.lastIndex))
     }
 
     // MARK: - Reading
@@ -172,8 +189,8 @@ public struct RaftReplica: Sendable {
         case .leader:
             if let transfer, now >= transfer.deadline { self.transfer = nil }
             if now >= nextQuorumCheck {
-                let active = 1 + peers.count { progress[$0]?.active == true }
-                quietWindows = active < group.quorum ? quietWindows + 1 : 0
+                let active = (replicas.contains(id) ? 1 : 0) + peers.count { progress[$0]?.active == true }
+                quietWindows = active < quorum ? quietWindows + 1 : 0
                 if quietWindows >= 2 {
                     becomeFollower(term: term, leader: nil, now: now)
                     return finish()
@@ -221,7 +238,7 @@ public struct RaftReplica: Sendable {
     /// from outside the group are ignored.
     public mutating func receive(_ message: RaftMessage, from sender: String, now: Double) -> [RaftAction] {
         begin(now)
-        guard sender != id, group.replicas.contains(sender), message.isWellFormed else { return finish() }
+        guard sender != id, replicas.contains(sender), message.isWellFormed else { return finish() }
         if message.term > term {
             switch message {
             case .preVote:
@@ -261,7 +278,7 @@ public struct RaftReplica: Sendable {
         case .preVoteResponse(let response):
             if role == .preCandidate, response.granted, response.term == term + 1 {
                 votes.insert(sender)
-                if votes.count >= group.quorum { campaign(now: now, transfer: false) }
+                if votes.count >= quorum { campaign(now: now, transfer: false) }
             }
         case .requestVote(let request):
             let grant = (votedFor == nil || votedFor == sender) && request.last >= log.last
@@ -274,7 +291,7 @@ public struct RaftReplica: Sendable {
         case .requestVoteResponse(let response):
             if role == .candidate, response.granted {
                 votes.insert(sender)
-                if votes.count >= group.quorum { becomeLeader(now: now) }
+                if votes.count >= quorum { becomeLeader(now: now) }
             }
         case .appendEntries(let append):
             if follow(sender, now: now) { handleAppend(append, from: sender) }
@@ -309,6 +326,49 @@ public struct RaftReplica: Sendable {
         return (.accepted(term: term, indices: first..<(first + commands.count)), finish())
     }
 
+    /// Why ``proposeReplicas(_:now:)`` refused a change.
+    public enum ConfigurationChangeError: Error, Hashable, CustomStringConvertible {
+        case notOneChange(from: [String], to: [String])
+        case changePending(index: Int)
+        case termNotCommitted(term: Int)
+
+        public var description: String {
+            switch self {
+            case .notOneChange(let from, let to):
+                "replicas \(to) are not \(from) with one replica added or removed"
+            case .changePending(let index): "the change at index \(index) has not committed yet"
+            case .termNotCommitted(let term): "this leader has not committed an entry of its term \(term) yet"
+            }
+        }
+    }
+
+    /// Appends a configuration entry that makes `newReplicas` the group's replicas (one
+    /// added or removed), if this replica is an accepting leader with no change pending
+    /// and an entry of its term committed (so no change of an earlier leader can still
+    /// commit beside this one). The new configuration applies at once; a new replica
+    /// catches up from the leader's log or snapshot. Learn that it committed as for
+    /// ``propose(_:now:)``.
+    public mutating func proposeReplicas(_ newReplicas: [String], now: Double) throws(ConfigurationChangeError) -> (RaftProposal, [RaftAction]) {
+        begin(now)
+        guard role == .leader, transfer == nil else {
+            return (.notLeader(leaderHint: role == .leader ? transfer?.target : leader), finish())
+        }
+        let sorted = Array(Set(newReplicas)).sorted()
+        guard RaftMessage.isConfiguration(sorted), Set(sorted).symmetricDifference(replicas).count == 1 else {
+            throw .notOneChange(from: replicas, to: sorted)
+        }
+        guard log.term(at: commitIndex) == term else { throw .termNotCommitted(term: term) }
+        guard configurationIndex <= commitIndex else { throw .changePending(index: configurationIndex) }
+        let index = log.lastIndex + 1
+        let entry = RaftEntry(index: index, term: term, command: nil, replicas: sorted)
+        log.append([entry])
+        write.entries.append(entry)
+        adoptConfiguration((sorted, index))
+        for peer in peers { sendAppends(to: peer, now: now) }
+        maybeCommit()
+        return (.accepted(term: term, indices: index..<(index + 1)), finish())
+    }
+
     /// The storage made everything up to the entry at `index` with `term` durable (the
     /// shell's flush finished). Ignored when the log no longer holds that entry (it was
     /// truncated and replaced since the write was issued).
@@ -327,7 +387,8 @@ public struct RaftReplica: Sendable {
     public mutating func compact(through index: Int, snapshot data: String) throws(CompactionError) -> [RaftAction] {
         guard index <= appliedIndex else { throw .notApplied(index: index, applied: appliedIndex) }
         guard index > log.snapshot.index, let snapshotTerm = log.term(at: index) else { return finish() }
-        let taken = RaftSnapshot(index: index, term: snapshotTerm, data: data)
+        let covered = replicaSet(through: index).replicas
+        let taken = RaftSnapshot(index: index, term: snapshotTerm, data: data, replicas: covered == group.replicas ? nil : covered)
         log.compact(through: taken.position)
         snapshot = taken
         write.snapshot = taken
@@ -352,12 +413,13 @@ public struct RaftReplica: Sendable {
     private var hardState: RaftHardState { RaftHardState(term: term, votedFor: votedFor) }
 
     private mutating func begin(_ now: Double) {
+        lastNow = now
         guard !started else { return }
         started = true
         if let snapshot { applies.append(.applySnapshot(snapshot)) }
         if group.firstLeader == id, term == 1, votedFor == id, log.lastIndex == 0 {
             becomeLeader(now: now)
-        } else if group.replicas.count == 1 {
+        } else if replicas == [id] {
             campaign(now: now, transfer: false)
         } else {
             // A new group's replica takes its designated first leader for the leader of
@@ -410,15 +472,19 @@ public struct RaftReplica: Sendable {
     }
 
     private mutating func startPreVote(now: Double) {
+        // Outside its configuration (removed, or added and not yet told so) a replica
+        // never campaigns: it would only disturb the replicas that are in it.
+        guard replicas.contains(id) else { return resetElectionTimer(now: now) }
         role = .preCandidate
         leader = nil
         votes = [id]
         resetElectionTimer(now: now)
-        if votes.count >= group.quorum { return campaign(now: now, transfer: false) }
+        if votes.count >= quorum { return campaign(now: now, transfer: false) }
         for peer in peers { send(peer, .preVote(RaftVoteRequest(term: term + 1, last: log.last))) }
     }
 
     private mutating func campaign(now: Double, transfer: Bool) {
+        guard replicas.contains(id) else { return resetElectionTimer(now: now) }
         role = .candidate
         term += 1
         votedFor = id
@@ -426,7 +492,7 @@ public struct RaftReplica: Sendable {
         leader = nil
         votes = [id]
         resetElectionTimer(now: now)
-        if votes.count >= group.quorum { return becomeLeader(now: now) }
+        if votes.count >= quorum { return becomeLeader(now: now) }
         for peer in peers { send(peer, .requestVote(RaftVoteRequest(term: term, last: log.last, transfer: transfer))) }
     }
 
@@ -478,6 +544,9 @@ public struct RaftReplica: Sendable {
             }
             log.append(entries[firstNew...])
             write.entries.append(contentsOf: entries[firstNew...])
+            if start <= configurationIndex || entries[firstNew...].contains(where: { $0.replicas != nil }) {
+                adoptConfiguration(replicaSet(through: log.lastIndex))
+            }
         }
         advanceCommit(to: min(append.commit, lastNew))
         send(sender, .appendEntriesResponse(.accepted(term: term, matchIndex: lastNew)))
@@ -523,6 +592,7 @@ public struct RaftReplica: Sendable {
         commitIndex = offered.index
         appliedIndex = offered.index
         applies.append(.applySnapshot(offered))
+        adoptConfiguration(replicaSet(through: log.lastIndex))
         send(sender, .appendEntriesResponse(.accepted(term: term, matchIndex: offered.index)))
     }
 
@@ -623,10 +693,41 @@ public struct RaftReplica: Sendable {
     private mutating func maybeCommit() {
         guard role == .leader else { return }
         var matches = peers.map { progress[$0]?.match ?? 0 }
-        matches.append(min(persistedIndex, log.lastIndex))
+        if replicas.contains(id) { matches.append(min(persistedIndex, log.lastIndex)) }
         matches.sort(by: >)
-        let candidate = matches[group.quorum - 1]
+        let candidate = matches[quorum - 1]
         if candidate > commitIndex, log.term(at: candidate) == term { commitIndex = candidate }
+        // A leader that removed itself leads until the change commits, then steps down.
+        if !replicas.contains(id), commitIndex >= configurationIndex {
+            becomeFollower(term: term, leader: nil, now: lastNow)
+        }
+    }
+
+    /// How many replicas make a majority of the configuration now.
+    private var quorum: Int { replicas.count / 2 + 1 }
+
+    /// The configuration in effect at `index`, and the index of the entry that set it (0
+    /// for the snapshot's or the group's first).
+    private func replicaSet(through index: Int) -> (replicas: [String], index: Int) {
+        var at = min(index, log.lastIndex)
+        while at > log.snapshot.index {
+            if let replicas = log.entry(at: at)?.replicas { return (replicas, at) }
+            at -= 1
+        }
+        return (snapshot?.replicas ?? group.replicas, 0)
+    }
+
+    /// Makes `new` the configuration: a leader starts replicating to an added replica
+    /// and forgets a removed one.
+    private mutating func adoptConfiguration(_ new: (replicas: [String], index: Int)) {
+        configurationIndex = new.index
+        guard new.replicas != replicas else { return }
+        replicas = new.replicas
+        peers = replicas.filter { $0 != id }
+        guard role == .leader else { return }
+        for peer in peers where progress[peer] == nil { progress[peer] = RaftProgress(next: log.lastIndex + 1) }
+        for name in progress.keys where !peers.contains(name) { progress[name] = nil }
+        if let transfer, !peers.contains(transfer.target) { self.transfer = nil }
     }
 
     private mutating func sendTimeoutNowIfReady(_ peerName: String) {

@@ -4,12 +4,16 @@
 ///
 /// A log record's payload is a format byte (1) followed by operations, each a kind byte
 /// then little-endian fields: `1` hard state (term, has-vote byte, vote), `2` entry
-/// (index, term, has-command byte, command), `3` truncate (keep entries up to an index),
+/// (index, term, a byte: 0 no-op, 1 command, 2 configuration; then the command, or the
+/// replica count and names), `3` truncate (keep entries up to an index),
 /// `4` base (a compacted log starts after this index and term; first in its file).
 /// Strings are a UInt32 byte count and UTF-8. The snapshot file is one framed record:
-/// format byte, index, term, then the snapshot's data as UTF-8 to the end.
+/// format byte, index, term, then (format 2, a snapshot taken after a configuration
+/// change) the replica count and names, then the snapshot's data as UTF-8 to the end.
 public enum RaftLogFormat {
     static let formatVersion: UInt8 = 1
+    /// A snapshot file that also holds the group's replicas.
+    static let snapshotWithReplicas: UInt8 = 2
 
     private enum Operation: UInt8 {
         case hardState = 1
@@ -61,9 +65,10 @@ public enum RaftLogFormat {
     /// The snapshot file's bytes.
     public static func snapshotFile(_ snapshot: RaftSnapshot) -> [UInt8] {
         var writer = BinaryWriter()
-        writer.write(formatVersion)
+        writer.write(snapshot.replicas == nil ? formatVersion : snapshotWithReplicas)
         writer.write(snapshot.index)
         writer.write(snapshot.term)
+        if let replicas = snapshot.replicas { write(replicas, into: &writer) }
         writer.bytes.append(contentsOf: snapshot.data.utf8)
         return RaftRecordFraming.frame(writer.bytes)
     }
@@ -79,8 +84,27 @@ public enum RaftLogFormat {
         writer.write(Operation.entry.rawValue)
         writer.write(entry.index)
         writer.write(entry.term)
-        writer.write(UInt8(entry.command == nil ? 0 : 1))
-        if let command = entry.command { writer.write(command) }
+        if let replicas = entry.replicas {
+            writer.write(UInt8(2))
+            write(replicas, into: &writer)
+        } else {
+            writer.write(UInt8(entry.command == nil ? 0 : 1))
+            if let command = entry.command { writer.write(command) }
+        }
+    }
+
+    private static func write(_ replicas: [String], into writer: inout BinaryWriter) {
+        writer.write(replicas.count)
+        for name in replicas { writer.write(name) }
+    }
+
+    private static func readReplicas(_ reader: inout BinaryReader) throws(BinaryReader.Failure) -> [String] {
+        let count = try reader.readCount("replica count")
+        guard count <= RaftMessage.maximumReplicas else { throw BinaryReader.Failure(reason: "\(count) replicas") }
+        var replicas: [String] = []
+        for _ in 0..<count { replicas.append(try reader.readString("replica")) }
+        guard RaftMessage.isConfiguration(replicas) else { throw BinaryReader.Failure(reason: "replicas \(replicas) are not a configuration") }
+        return replicas
     }
 
     // MARK: - Recovering
@@ -120,10 +144,17 @@ public enum RaftLogFormat {
                     case .entry:
                         let index = try reader.readCount("index")
                         let term = try reader.readCount("term")
-                        let command = try reader.readByte("command flag") == 0 ? nil : try reader.readString("command")
+                        var command: String?
+                        var replicas: [String]?
+                        switch try reader.readByte("command flag") {
+                        case 0: break
+                        case 1: command = try reader.readString("command")
+                        case 2: replicas = try readReplicas(&reader)
+                        case let flag: throw corrupt("unknown entry flag \(flag)")
+                        }
                         let expected = base.index + entries.count + 1
                         guard index == expected else { throw corrupt("entry \(index) where \(expected) was expected") }
-                        entries.append(RaftEntry(index: index, term: term, command: command))
+                        entries.append(RaftEntry(index: index, term: term, command: command, replicas: replicas))
                     case .truncate:
                         let after = try reader.readCount("truncation index")
                         guard after >= base.index else { throw corrupt("truncation after \(after), below the log's start \(base.index)") }
@@ -165,11 +196,13 @@ public enum RaftLogFormat {
         }
         var reader = BinaryReader(record.payload)
         do throws(BinaryReader.Failure) {
-            guard try reader.readByte("format") == formatVersion else { throw BinaryReader.Failure(reason: "unknown format") }
+            let format = try reader.readByte("format")
+            guard format == formatVersion || format == snapshotWithReplicas else { throw BinaryReader.Failure(reason: "unknown format") }
             let index = try reader.readCount("index")
             let term = try reader.readCount("term")
             guard index >= 1, term >= 1 else { throw BinaryReader.Failure(reason: "snapshot position \(index)@\(term)") }
-            return RaftSnapshot(index: index, term: term, data: try reader.readRemainingString("data"))
+            let replicas = format == snapshotWithReplicas ? try readReplicas(&reader) : nil
+            return RaftSnapshot(index: index, term: term, data: try reader.readRemainingString("data"), replicas: replicas)
         } catch {
             throw .corruptSnapshot(file: file, reason: error.reason)
         }

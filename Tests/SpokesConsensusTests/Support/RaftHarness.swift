@@ -19,8 +19,10 @@ struct RaftHarness {
     var snapshotsApplied: [String: [RaftSnapshot]] = [:]
     var writes: [String: [RaftWrite]] = [:]
     var now = 0.0
-    let names: [String]
+    private(set) var names: [String]
     let group: RaftGroup
+    /// The definitions of replicas that joined after the start (``join(_:replicas:)``).
+    var joinedGroups: [String: RaftGroup] = [:]
     let configuration: RaftConfiguration
     /// When false, writes wait in `unpersisted` until `flush`.
     var instantDisk = true
@@ -97,6 +99,25 @@ struct RaftHarness {
         return proposal
     }
 
+    /// Starts a new, empty replica `name` whose node was given the group as `replicas`
+    /// (what a replacement's node is told when it is asked to open the group).
+    mutating func join(_ name: String, replicas definition: [String], seed: UInt64 = 77) throws {
+        let joined = try RaftGroup(replicas: definition)
+        joinedGroups[name] = joined
+        names.append(name)
+        durable[name] = .empty
+        replicas[name] = try RaftReplica(id: name, group: joined, configuration: configuration, seed: seed)
+        handle(name, replicas[name]!.start(now: now))
+    }
+
+    /// Asks `leader` to make `newReplicas` the group's replicas.
+    @discardableResult
+    mutating func proposeReplicas(_ leader: String, _ newReplicas: [String]) throws(RaftReplica.ConfigurationChangeError) -> RaftProposal {
+        let (proposal, actions) = try replicas[leader]!.proposeReplicas(newReplicas, now: now)
+        handle(leader, actions)
+        return proposal
+    }
+
     /// Delivers the first message in flight that matches, if any.
     @discardableResult
     mutating func deliverFirst(where matches: (Envelope) -> Bool = { _ in true }) -> Envelope? {
@@ -130,7 +151,7 @@ struct RaftHarness {
     mutating func restart(_ name: String, seed: UInt64 = 99) throws {
         unpersisted[name] = []
         inFlight.removeAll { $0.to == name }
-        replicas[name] = try RaftReplica(id: name, group: group, state: durable[name]!, configuration: configuration, seed: seed)
+        replicas[name] = try RaftReplica(id: name, group: joinedGroups[name] ?? group, state: durable[name]!, configuration: configuration, seed: seed)
         applied[name] = []
         handle(name, replicas[name]!.start(now: now))
     }
