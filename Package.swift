@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "SpokesCLITests", dependencies: ["SpokesCLI", "SpokesCluster", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesConsensusTests", dependencies: ["SpokesConsensus", "SpokesTestKit"]),
         .testTarget(name: "SpokesSimulationTests", dependencies: ["SpokesSimulation", "SpokesConsensus", "SpokesConcurrency", "SpokesTestKit"]),
-        .testTarget(name: "SpokesReplicationTests", dependencies: ["SpokesReplication", "SpokesCluster", "SpokesConsensus", "SpokesConcurrency", "SpokesTestKit"]),
+        .testTarget(name: "SpokesReplicationTests", dependencies: ["SpokesReplication", "SpokesCluster", "SpokesConsensus", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

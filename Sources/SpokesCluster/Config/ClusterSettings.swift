@@ -82,6 +82,9 @@ public struct ClusterSettings: Sendable, Hashable {
     /// minus one alive members); with fewer alive members, or 1, the coordinator alone
     /// keeps it, on its disk (jobs of tasks in its journal, bike jobs in a group of one).
     public var jobReplicas = 3
+    /// Seconds a running job's replica may be on a dead node before the group's leader
+    /// replaces it with an alive member (one change at a time, through the group's log).
+    public var jobReplaceAfter = 30.0
     /// Where a node keeps its job records. `~` is the home directory (``HomeDirectory``).
     public var dataDirectory = "~/.spokes"
 

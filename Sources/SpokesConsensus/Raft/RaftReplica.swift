@@ -76,6 +76,8 @@ public struct RaftReplica: Sendable {
     public private(set) var replicas: [String]
     /// The index of the entry that set ``replicas`` (0: the snapshot's or the group's).
     private var configurationIndex = 0
+    /// Whether ``replicas`` is committed (no change of them is pending).
+    public var replicasCommitted: Bool { configurationIndex <= commitIndex }
 
     public private(set) var role: RaftRole = .follower
     public private(set) var term: Int

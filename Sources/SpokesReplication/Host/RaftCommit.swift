@@ -23,6 +23,10 @@ public struct RaftGroupStatus: Sendable, Hashable, Codable, CustomStringConverti
     public var role: RaftRole
     public var term: Int
     public var leader: String?
+    /// The group's replicas now (its latest configuration), sorted.
+    public var replicas: [String]
+    /// Whether ``replicas`` is committed (no change of them is pending).
+    public var replicasCommitted: Bool
     public var commitIndex: Int
     public var appliedIndex: Int
     public var lastIndex: Int

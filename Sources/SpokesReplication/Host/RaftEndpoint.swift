@@ -17,18 +17,21 @@ public distributed actor RaftEndpoint {
     private let proposal: @Sendable (String, String) async -> RaftProposalOutcome
     private let opening: @Sendable (String, RaftGroup) async -> String?
     private let removal: @Sendable (String) -> Bool
+    private let leading: @Sendable (String) async -> [String]?
 
     init(
         actorSystem: ClusterSystem, deliver: @escaping @Sendable ([RaftEnvelope], String) async -> Void,
         propose: @escaping @Sendable (String, String) async -> RaftProposalOutcome,
         removed: @escaping @Sendable (String) -> Bool,
-        open: @escaping @Sendable (String, RaftGroup) async -> String?
+        open: @escaping @Sendable (String, RaftGroup) async -> String?,
+        leaderReplicas: @escaping @Sendable (String) async -> [String]?
     ) {
         self.actorSystem = actorSystem
         delivery = deliver
         proposal = propose
         opening = open
         removal = removed
+        leading = leaderReplicas
     }
 
     /// Hands messages from replica `sender` to this node's replicas of their groups;
@@ -49,6 +52,13 @@ public distributed actor RaftEndpoint {
     /// refused). A replica that was away when that happened asks, and removes its own.
     public distributed func removed(group: String) -> Bool {
         removal(group)
+    }
+
+    /// The replicas of `group` if this node's replica leads it and they are committed;
+    /// nil otherwise. A replica whose node was dead while the group replaced it asks,
+    /// and removes its own once such a leader no longer names it.
+    public distributed func leaderReplicas(of group: String) async -> [String]? {
+        await leading(group)
     }
 
     /// Proposes `command` to this node's replica of `group`, which must lead it (a

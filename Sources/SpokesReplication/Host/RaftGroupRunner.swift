@@ -16,7 +16,8 @@ actor RaftGroupRunner {
     }
 
     let id: String
-    /// The group's replicas (and first leader), as it was opened with.
+    /// The group's replicas (and first leader), as it was opened with; its replicas now
+    /// are the status's (a change through the log may have replaced some).
     let definition: RaftGroup
     private let node: String
     private var driver: RaftDriver
@@ -73,8 +74,8 @@ actor RaftGroupRunner {
 
     var status: RaftGroupStatus {
         RaftGroupStatus(
-            group: id, replica: node, role: replica.role, term: replica.term, leader: replica.leader, commitIndex: replica.commitIndex,
-            appliedIndex: replica.appliedIndex, lastIndex: replica.lastLogPosition.index, failure: failure)
+            group: id, replica: node, role: replica.role, term: replica.term, leader: replica.leader, replicas: replica.replicas, replicasCommitted: replica.replicasCommitted,
+            commitIndex: replica.commitIndex, appliedIndex: replica.appliedIndex, lastIndex: replica.lastLogPosition.index, failure: failure)
     }
 
     var stateMachine: any ReplicatedStateMachine { machine }
@@ -104,6 +105,27 @@ actor RaftGroupRunner {
         guard !stopped else { throw .stopped(node: node) }
         if let failure { throw .replicaFailed(group: id, node: node, reason: failure) }
         let (proposal, effects) = driver.propose([command], now: runtime.now)
+        return try waitFor(proposal, effects)
+    }
+
+    /// Appends a configuration entry that makes `replicas` the group's replicas
+    /// (``RaftReplica/proposeReplicas(_:now:)``); the future completes once it is applied
+    /// here, as for ``propose(_:)``.
+    func proposeReplicas(_ replicas: [String]) throws(RaftHostError) -> (index: Int, commit: Future<RaftCommit, RaftHostError>) {
+        guard !stopped else { throw .stopped(node: node) }
+        if let failure { throw .replicaFailed(group: id, node: node, reason: failure) }
+        let proposal: RaftProposal
+        let effects: [RaftDriver.Effect]
+        do {
+            (proposal, effects) = try driver.proposeReplicas(replicas, now: runtime.now)
+        } catch {
+            throw .changeRefused(group: id, reason: error.description)
+        }
+        return try waitFor(proposal, effects)
+    }
+
+    /// Registers a waiter for an accepted proposal's entry, then performs its effects.
+    private func waitFor(_ proposal: RaftProposal, _ effects: [RaftDriver.Effect]) throws(RaftHostError) -> (index: Int, commit: Future<RaftCommit, RaftHostError>) {
         switch proposal {
         case .notLeader(let hint):
             perform(effects)
@@ -166,7 +188,8 @@ actor RaftGroupRunner {
     }
 
     private func apply(_ entry: RaftEntry) {
-        let result = entry.command.map { machine.apply($0) }
+        // A configuration entry's result names the replicas it made.
+        let result = entry.command.map { machine.apply($0) } ?? entry.replicas.map { "replicas \($0.joined(separator: ", "))" }
         guard let waiter = waiters.removeValue(forKey: entry.index) else { return }
         if entry.term == waiter.term, let result {
             waiter.promise.resolve(RaftCommit(group: id, index: entry.index, term: entry.term, result: result))

@@ -57,6 +57,10 @@ public final class RaftHost: Sendable {
                 open: { [weak self] id, group in
                     guard let self else { return "\(system.node.name) is stopping" }
                     return await self.openForPeer(id, group)
+                },
+                leaderReplicas: { [weak self] group in
+                    guard let status = await self?.status(of: group), status.role == .leader, status.replicasCommitted else { return nil }
+                    return status.replicas
                 })
         }
         endpoint.withLock { $0 = hosted }
@@ -196,6 +200,24 @@ public final class RaftHost: Sendable {
             guard forward, case .notLeader(_, _, let leader?) = error, leader != name else { throw error }
             return try await forwardProposal(command, of: id, to: leader)
         }
+        return try await applied(proposed, of: id, on: runner)
+    }
+
+    /// Makes `replicas` the replicas of `group` (one added or removed) through its log,
+    /// from this node's replica, which must lead; waits as ``propose(group:command:forward:)``
+    /// does. A replica being added must already hold the group (``RaftEndpoint/openGroup(_:definition:)``
+    /// on its node, with these replicas): it then catches up from the leader's log or
+    /// snapshot.
+    @discardableResult
+    public func changeReplicas(of id: String, to replicas: [String]) async throws(RaftHostError) -> RaftCommit {
+        guard let runner = groups.withLock({ $0[id] }) else { throw .unknownGroup(id, node: name) }
+        return try await applied(try await runner.proposeReplicas(replicas), of: id, on: runner)
+    }
+
+    /// Waits (at most `settings.proposalTimeout`) until a proposed entry is applied here.
+    private func applied(
+        _ proposed: (index: Int, commit: Future<RaftCommit, RaftHostError>), of id: String, on runner: RaftGroupRunner
+    ) async throws(RaftHostError) -> RaftCommit {
         let seconds = settings.proposalTimeout
         let commit = proposed.commit
         let result: Result<RaftCommit, RaftHostError>
@@ -255,7 +277,7 @@ public final class RaftHost: Sendable {
         for runner in runners {
             let status = await runner.status
             views.append(ReplicaGroupView(
-                id: runner.id, node: status.replica, replicas: runner.definition.replicas, leader: status.leader, term: status.term,
+                id: runner.id, node: status.replica, replicas: status.replicas, leader: status.leader, term: status.term,
                 role: status.role.rawValue, commitIndex: status.commitIndex))
         }
         return views

@@ -27,6 +27,8 @@ public enum RaftHostError: Error, Sendable, Hashable, Codable, CustomStringConve
     /// The leader's node could not be reached to forward a proposal.
     case leaderUnreachable(group: String, leader: String, reason: String)
     case stopped(node: String)
+    /// A change of the group's replicas that its leader refused (one change at a time).
+    case changeRefused(group: String, reason: String)
 
     public var description: String {
         switch self {
@@ -43,6 +45,7 @@ public enum RaftHostError: Error, Sendable, Hashable, Codable, CustomStringConve
         case .replicaFailed(let id, let node, let reason): "the replica of group '\(id)' on \(node) stopped: \(reason)"
         case .leaderUnreachable(let id, let leader, let reason): "cannot reach \(leader), the leader of group '\(id)': \(reason)"
         case .stopped(let node): "the Raft host of \(node) is stopped"
+        case .changeRefused(let id, let reason): "group '\(id)' cannot change its replicas now: \(reason)"
         }
     }
 }

@@ -149,10 +149,9 @@ public struct JobGroups: Sendable {
         let me = system.node.name
         var held: [(machine: any ReplicatedStateMachine, stalled: String?)] = []
         for id in host.groupIDs where id.hasPrefix(kind + "-") {
-            guard let (status, machine) = await host.statusAndMachine(of: id), status.leader.map({ $0 == me || !alive.contains($0) }) ?? true,
-                  let definition = host.definition(of: id)
+            guard let (status, machine) = await host.statusAndMachine(of: id), status.leader.map({ $0 == me || !alive.contains($0) }) ?? true
             else { continue }
-            held.append((machine, Self.stall(replicas: definition.replicas, me: me, failure: status.failure, alive: alive)))
+            held.append((machine, Self.stall(replicas: status.replicas, me: me, failure: status.failure, alive: alive)))
         }
         return held
     }
@@ -189,6 +188,11 @@ public struct JobGroups: Sendable {
     /// - a finished job's group is removed after ``finishedGroupLingers``, an empty one
     ///   after ``emptyGroupLingers``, so done jobs cost no timers or disk. (A replica that
     ///   restarted has its log, and waits for an election as long as it takes.)
+    /// - where this replica leads, a replica on a member dead for `jobs.replace_after`
+    ///   seconds is removed, then an alive member is added in its place
+    ///   (``nextReplicaChange(group:replicas:me:target:alive:deadSince:now:replaceAfter:)``,
+    ///   one change at a time through the group's log; the new replica catches up from
+    ///   the log or a snapshot), so one death after another never leaves a job stuck;
     /// - a group that has had no alive leader for ``leaderlessAsks`` seconds asks its
     ///   other replicas, every as many seconds, whether they removed it: one that was away
     ///   when its job finished and the others removed the group would otherwise list the
@@ -207,6 +211,10 @@ public struct JobGroups: Sendable {
             var doneSince: [String: Double] = [:]
             /// Since when (or since the last question) each group has had no alive leader.
             var leaderlessSince: [String: Double] = [:]
+            /// Since when each node this node has seen in a group is not alive, by name.
+            var deadSince: [String: Double] = [:]
+            /// When a group whose replica change failed may try again, by id.
+            var changeAgainAt: [String: Double] = [:]
             /// Removes group `id` once it has been done with for `seconds`: `.finished`
             /// only when its committed state says the job finished.
             func remove(_ id: String, after seconds: Double, _ removal: RaftHost.Removal) async {
@@ -218,6 +226,8 @@ public struct JobGroups: Sendable {
             }
             while !Task.isCancelled {
                 let alive = Set(members().filter { $0.state == .alive }.map(\.node.name))
+                let now = system.runtime.now
+                deadSince = deadSince.filter { !alive.contains($0.key) }
                 for id in host.groupIDs where id.hasPrefix(kind + "-") {
                     guard let (status, machine) = await host.statusAndMachine(of: id), let state = job(id, machine) else { continue }
                     if state.job == nil, status.lastIndex == 0 {
@@ -240,11 +250,26 @@ public struct JobGroups: Sendable {
                             if await Self.removedElsewhere(id, host: host, system: system) {
                                 system.log("group \(id) was removed by another replica (its job is done): removing it here")
                                 await host.remove(group: id, .finished)
+                            } else if let leaders = await Self.replacedElsewhere(id, host: host, system: system) {
+                                system.log("group \(id) replaced this node's replica while it was away (its replicas are \(leaders.joined(separator: ", "))): removing it here")
+                                await host.remove(group: id, .abandoned)
                             }
                         }
                         continue
                     }
                     leaderlessSince[id] = nil
+                    for replica in status.replicas where replica != system.node.name && !alive.contains(replica) && deadSince[replica] == nil {
+                        deadSince[replica] = now
+                    }
+                    if status.role == .leader, status.failure == nil, now >= changeAgainAt[id] ?? 0,
+                       let target = host.definition(of: id)?.replicas.count,
+                       let change = Self.nextReplicaChange(
+                        group: id, replicas: status.replicas, me: system.node.name, target: target, alive: alive, deadSince: deadSince, now: now,
+                        replaceAfter: system.settings.jobReplaceAfter) {
+                        if await !Self.make(change, in: id, replicas: status.replicas, host: host, system: system) {
+                            changeAgainAt[id] = now + Self.replicaChangeRetry
+                        }
+                    }
                     // A replica that stopped (its storage failed) takes nothing over: it
                     // could commit nothing (the job is listed as stalled instead).
                     guard status.failure == nil, status.role == .leader, status.appliedIndex >= status.lastIndex, let job = state.job, await isRunning(job) == false
@@ -256,19 +281,111 @@ public struct JobGroups: Sendable {
         }
     }
 
+    /// Seconds a group waits after a replica change failed before it tries again.
+    public static let replicaChangeRetry = 5.0
+
+    /// One change of a group's replicas: the healing of a group whose node died.
+    public enum ReplicaChange: Sendable, Hashable, CustomStringConvertible {
+        /// Stop replicating on this dead member.
+        case remove(String)
+        /// Start replicating on this alive member.
+        case add(String)
+
+        public var description: String {
+            switch self {
+            case .remove(let name): "remove its replica on \(name)"
+            case .add(let name): "add a replica on \(name)"
+            }
+        }
+    }
+
+    /// The next change that keeps a group led here on `target` replicas on alive
+    /// members, or nil: first a replica whose node has not been alive for `replaceAfter`
+    /// seconds is removed (from three to two replicas: the two alive ones stay a
+    /// majority, so the group never waits for the new replica to catch up), then an alive
+    /// member that holds no replica is added, while there are fewer than `target`. Which
+    /// member is drawn from the group's id, so many groups spread over the members.
+    public static func nextReplicaChange(
+        group: String, replicas: [String], me: String, target: Int, alive: Set<String>, deadSince: [String: Double], now: Double,
+        replaceAfter: Double
+    ) -> ReplicaChange? {
+        if let dead = replicas.first(where: { $0 != me && !alive.contains($0) && now - (deadSince[$0] ?? now) >= replaceAfter }) {
+            return .remove(dead)
+        }
+        guard replicas.count < target else { return nil }
+        let candidates = alive.subtracting(replicas).subtracting([me])
+        return candidates.min { spread(group, $0) < spread(group, $1) }.map(ReplicaChange.add)
+    }
+
+    /// A number drawn from a group and a member's name (FNV-1a), the same on every node.
+    private static func spread(_ group: String, _ member: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in (group + "/" + member).utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return hash
+    }
+
+    /// Makes `change` to group `id`, whose replicas are `replicas` and which this node
+    /// leads: a member to add is first asked to open the group (with the replicas it will
+    /// be one of). Returns whether the change committed; says why in the log if not.
+    static func make(_ change: ReplicaChange, in id: String, replicas: [String], host: RaftHost, system: ClusterSystem) async -> Bool {
+        let after: [String]
+        switch change {
+        case .remove(let name):
+            after = replicas.filter { $0 != name }
+        case .add(let name):
+            after = (replicas + [name]).sorted()
+            guard let peer = system.connectedPeers.first(where: { $0.node.name == name })?.node,
+                  let endpoint = try? RaftEndpoint.resolve(id: ActorID(node: peer, name: RaftEndpoint.wellKnownName), using: system),
+                  let definition = try? RaftGroup(replicas: after, creation: host.definition(of: id)?.creation)
+            else {
+                system.log("group \(id): cannot \(change): not connected to \(name)", level: .warning)
+                return false
+            }
+            let refused: String?? = try? await withTimeout(seconds: 3, clock: system.runtime.clock) { try await endpoint.openGroup(id, definition: definition) }
+            guard let answer = refused, answer == nil else {
+                system.log("group \(id): cannot \(change): \(name) did not open it (\((refused ?? nil) ?? "no answer within 3 s"))", level: .warning)
+                return false
+            }
+        }
+        do {
+            try await host.changeReplicas(of: id, to: after)
+            system.log("group \(id): \(change); its replicas are \(after.joined(separator: ", "))")
+            return true
+        } catch {
+            system.log("group \(id): cannot \(change): \(error)", level: .warning)
+            return false
+        }
+    }
+
     /// Seconds a group may have no alive leader before its replica asks the others
     /// whether they removed it (and again every as many seconds).
     public static let leaderlessAsks = 5.0
 
     /// Whether another replica of group `id` removed it (its job is done).
     static func removedElsewhere(_ id: String, host: RaftHost, system: ClusterSystem) async -> Bool {
-        guard let definition = host.definition(of: id) else { return false }
-        let peers = system.connectedPeers.filter { definition.replicas.contains($0.node.name) && $0.node.name != system.node.name }
+        guard let replicas = await host.status(of: id)?.replicas else { return false }
+        let peers = system.connectedPeers.filter { replicas.contains($0.node.name) && $0.node.name != system.node.name }
         for peer in peers {
             guard let endpoint = try? RaftEndpoint.resolve(id: ActorID(node: peer.node, name: RaftEndpoint.wellKnownName), using: system) else { continue }
             if (try? await withTimeout(seconds: 2, clock: system.runtime.clock) { try await endpoint.removed(group: id) }) == true { return true }
         }
         return false
+    }
+
+    /// The replicas of group `id` as its leader committed them, when they no longer
+    /// include this node (it was dead long enough to be replaced); nil otherwise. Only a
+    /// leader's committed replicas count: a change not yet committed may still be undone.
+    static func replacedElsewhere(_ id: String, host: RaftHost, system: ClusterSystem) async -> [String]? {
+        let me = system.node.name
+        for peer in system.connectedPeers where peer.node.name != me && !peer.address.isEmpty {
+            guard let endpoint = try? RaftEndpoint.resolve(id: ActorID(node: peer.node, name: RaftEndpoint.wellKnownName), using: system),
+                  let replicas = try? await withTimeout(seconds: 2, clock: system.runtime.clock, operation: { try await endpoint.leaderReplicas(of: id) })
+            else { continue }
+            return replicas.contains(me) ? nil : replicas
+        }
+        return nil
     }
 
     /// A job whose replicas could not be made, or whose start could not be confirmed.

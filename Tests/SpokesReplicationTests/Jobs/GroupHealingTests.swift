@@ -1,0 +1,102 @@
+import Foundation
+import SpokesCluster
+import SpokesClusterTestKit
+import SpokesConcurrency
+import SpokesConsensus
+import SpokesTestKit
+import Testing
+@testable import SpokesReplication
+
+/// Groups that heal (issue 29 §2): a job's replica on a node dead for
+/// `jobs.replace_after` is replaced by an alive member, one change at a time, so one
+/// death after another never leaves the job without a majority.
+@Suite struct GroupHealingTests {
+    @Test func aDeadReplicaIsRemovedBeforeAnAliveMemberIsAdded() {
+        let alive: Set<String> = ["a", "b", "d", "e"]
+        func next(_ replicas: [String], deadSince: [String: Double], now: Double) -> JobGroups.ReplicaChange? {
+            JobGroups.nextReplicaChange(group: "taskjob-x", replicas: replicas, me: "a", target: 3, alive: alive, deadSince: deadSince, now: now, replaceAfter: 30)
+        }
+        #expect(next(["a", "b", "c"], deadSince: ["c": 100], now: 129) == nil, "dead for less than replace_after")
+        #expect(next(["a", "b", "c"], deadSince: ["c": 100], now: 130) == .remove("c"))
+        let added = next(["a", "b"], deadSince: ["c": 100], now: 130)
+        #expect(added == .add("d") || added == .add("e"), "an alive member that holds no replica")
+        #expect(next(["a", "b", "d"], deadSince: ["c": 100], now: 130) == nil, "three replicas on alive members")
+        let spread = Set((0..<40).compactMap { group in
+            JobGroups.nextReplicaChange(group: "taskjob-\(group)", replicas: ["a", "b"], me: "a", target: 3, alive: alive, deadSince: [:], now: 0, replaceAfter: 30)
+        })
+        #expect(spread == [.add("d"), .add("e")], "groups spread their new replicas over the members")
+    }
+
+    /// Five nodes; a group on three of them. Its follower's node dies: 30 s later the
+    /// group runs on the other two and a new member, which holds every command. Then the
+    /// leader's node dies too: the two left elect, replace it, and commit on. When both
+    /// dead nodes come back, they learn they were replaced and drop their replicas.
+    @Test(.timeLimit(.minutes(2)))
+    func aGroupOutlivesTwoDeathsOneAfterTheOther() async throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let cluster = try SimulatedCluster(5) { _, settings in settings.jobReplaceAfter = 30 }
+        defer { cluster.stop() }
+        let hosts = cluster.nodes.map { node in
+            RaftHost(system: node.system, settings: RaftHostSettings(dataDirectory: folder.path + "/" + node.system.node.name),
+                     machines: ["taskjob": { CommandList() }])
+        }
+        let names = cluster.nodes.map(\.system.node.name)
+        try await cluster.awaitMesh()
+        let watchers = zip(cluster.nodes, hosts).map { node, host in
+            JobGroups(host: host, system: node.system, members: { [weak node] in node?.members ?? [] }).watch(
+                kind: "taskjob", job: { _, _ in JobGroups.JobState(job: "x", finished: false) }, isRunning: { _ in true },
+                abandon: { _ in }, takeOver: { _, _ in })
+        }
+        defer { for watcher in watchers { watcher.cancel() } }
+        let group = "taskjob-x"
+        let definition = try RaftGroup(replicas: Array(names[0...2]), firstLeader: names[0], creation: 7)
+        for index in 0...2 { try await hosts[index].open(group: group, definition, machine: CommandList()) }
+        func propose(_ command: String, at index: Int) async throws {
+            _ = try await cluster.complete("\(command) commits", within: 10) {
+                try await JobGroups(host: hosts[index], system: cluster[index].system, members: { [] }).proposeWhileElecting(command, to: group)
+            }
+        }
+        func replicas(at index: Int) async -> [String] { await hosts[index].status(of: group)?.replicas ?? [] }
+        func applied(at index: Int) async -> [String] { (await hosts[index].stateMachine(of: group) as? CommandList)?.applied ?? [] }
+        try await propose("one", at: 0)
+
+        // n2 dies.
+        cluster.isolate(SimulatedCluster.host(2))
+        try await cluster.holds("n2's replica stays for replace_after", for: 25) { await replicas(at: 0).contains(names[2]) }
+        try await cluster.run(until: "n2's replica is replaced", within: 20) {
+            let now = await replicas(at: 0)
+            return now.count == 3 && !now.contains(names[2])
+        }
+        let first = await replicas(at: 0)
+        let newcomer = try #require(first.first { !names[0...2].contains($0) })
+        let newIndex = try #require(names.firstIndex(of: newcomer))
+        try await cluster.run(until: "the new replica holds every command", within: 10) { await applied(at: newIndex) == ["one"] }
+        try await propose("two", at: 0)
+
+        // The leader's node, n0, dies: n1 and the newcomer elect a leader and replace n0.
+        cluster.isolate(SimulatedCluster.host(0))
+        try await cluster.run(until: "n0's replica is replaced", within: 60) {
+            let now = await replicas(at: 1)
+            return now.count == 3 && !now.contains(names[0]) && !now.contains(names[2])
+        }
+        let second = await replicas(at: 1)
+        let last = try #require(second.first { $0 != names[1] && $0 != newcomer })
+        let lastIndex = try #require(names.firstIndex(of: last))
+        let leader = try #require(await hosts[1].status(of: group)?.leader)
+        try await propose("three", at: try #require(names.firstIndex(of: leader)))
+        try await cluster.run(until: "every replica holds every command", within: 10) {
+            for index in [1, newIndex, lastIndex] where await applied(at: index) != ["one", "two", "three"] { return false }
+            return true
+        }
+
+        // n0 and n2 come back with their logs: they are out of the group, and drop it.
+        cluster.network.heal()
+        try await cluster.run(until: "the replaced replicas drop the group", within: 30) {
+            let n0 = await hosts[0].status(of: group), n2 = await hosts[2].status(of: group)
+            return n0 == nil && n2 == nil
+        }
+        #expect(await replicas(at: 1) == second)
+        for host in hosts { await host.stop() }
+    }
+}
