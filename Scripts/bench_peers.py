@@ -5,10 +5,15 @@ process plus worker processes on 127.0.0.1; this script is the client, in a proc
 its own). Prints one JSON object per figure on stdout, and how long each stage took on
 stderr.
 
-    bench_peers.py dask|ray [--quick]
+    bench_peers.py dask|dask-tls|ray [--quick] [--stages NAME,...]
     bench_peers.py python [--quick]      the bike workload's Python port in one process
-    bench_peers.py dask|ray --stage NAME [--quick]   (run by the first: each stage in a process of its own)
+    bench_peers.py dask|dask-tls|ray --stage NAME [--quick]   (run by the first: each stage in a process of its own)
     bench_peers.py python --check-spokes SPOKES      the port against `spokes simulate --workers 1`
+
+"dask-tls" is Dask with mutual TLS on every connection (scheduler, workers, client), the
+counterpart of a Spokes cluster with a secret: a throwaway certificate authority and node
+certificate made with openssl into a temporary directory, removed at the end. --stages
+runs only the stages named (Scripts/bench runs dask-tls with --stages noop,bikes).
 
 Every process it starts is the leader of a session of its own, and is stopped with every
 process of that session, by PID, at the end, also on Ctrl-C or an error. (A session, not
@@ -29,12 +34,16 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
 QUICK = "--quick" in sys.argv
 STAGE = sys.argv[sys.argv.index("--stage") + 1] if "--stage" in sys.argv else None
+STAGES = sys.argv[sys.argv.index("--stages") + 1].split(",") if "--stages" in sys.argv else None
 SYSTEM = sys.argv[1]
+# The certificates of dask-tls (see make_certificates), made by the parent for its stages.
+TLS_DIRECTORY = "BENCH_TLS_DIRECTORY"
 STARTED = []  # Popen objects, each the leader of its own session
 MILANO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Data", "citybikes", "Milano.json")
 
@@ -462,25 +471,68 @@ def check_against_spokes(spokes):
 # MARK: - Dask
 
 
+def make_certificates(directory):
+    """A throwaway certificate authority and one node certificate it signed (EC P-256, for
+    127.0.0.1, valid a day), as PEM files in `directory`: ca.pem, node.pem, node.key. The
+    scheduler, every worker and the client present the node certificate and trust only
+    this authority (Dask's mutual TLS). Raises with openssl's own words when it fails."""
+    def path(name):
+        return os.path.join(directory, name)
+
+    def openssl(*arguments):
+        done = subprocess.run(["openssl", *arguments], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"openssl {arguments[0]} failed: {done.stderr.strip()}")
+
+    curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    openssl("req", "-x509", *curve, "-keyout", path("ca.key"), "-out", path("ca.pem"), "-days", "1",
+            "-subj", "/CN=spokes-bench throwaway CA",
+            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    openssl("req", *curve, "-keyout", path("node.key"), "-out", path("node.csr"), "-subj", "/CN=127.0.0.1")
+    with open(path("node.ext"), "w") as extensions:
+        extensions.write("basicConstraints=critical,CA:FALSE\n"
+                         "keyUsage=critical,digitalSignature\n"
+                         "extendedKeyUsage=serverAuth,clientAuth\n"
+                         "subjectAltName=IP:127.0.0.1\n"
+                         "subjectKeyIdentifier=hash\n"
+                         "authorityKeyIdentifier=keyid,issuer\n")
+    openssl("x509", "-req", "-in", path("node.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
+            "-CAcreateserial", "-out", path("node.pem"), "-days", "1", "-extfile", path("node.ext"))
+
+
 class Dask:
+    """A Dask.distributed cluster: `dask scheduler` and `dask worker` processes on
+    127.0.0.1, this process the client. With `tls`, every connection is mutual TLS with
+    the certificates in the directory named by $BENCH_TLS_DIRECTORY (make_certificates),
+    and the client refuses anything unencrypted."""
     name = "dask"
 
-    def __init__(self, workers, threads):
+    def __init__(self, workers, threads, tls=False):
         import dask
         import distributed
-        self.version = f"dask {dask.__version__}, distributed {distributed.__version__}"
         self.threads = threads
         port = free_port()
-        self.address = f"tcp://127.0.0.1:{port}"
         self.launched = time.monotonic()
-        self.scheduler = spawn(["dask", "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"])
+        if tls:
+            directory = os.environ.get(TLS_DIRECTORY)
+            if not directory or not os.path.isfile(os.path.join(directory, "node.pem")):
+                raise RuntimeError(f"dask-tls: no certificates: ${TLS_DIRECTORY} must name a directory made by make_certificates")
+            ca, cert, key = (os.path.join(directory, name) for name in ("ca.pem", "node.pem", "node.key"))
+            from distributed.security import Security
+            self.security = Security(tls_ca_file=ca, tls_client_cert=cert, tls_client_key=key, require_encryption=True)
+            secured = ["--protocol", "tls", "--tls-ca-file", ca, "--tls-cert", cert, "--tls-key", key]
+        else:
+            self.security, secured = None, []
+        self.address = f"{'tls' if tls else 'tcp'}://127.0.0.1:{port}"
+        self.secured = secured
+        self.scheduler = spawn(["dask", "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"] + secured)
         self.workers = []
         self._spawn_workers(workers)
         from distributed import Client
         deadline = time.monotonic() + 60
         while True:
             try:
-                self.client = Client(self.address, timeout=2)
+                self.client = Client(self.address, timeout=2, security=self.security)
                 break
             except OSError:
                 if time.monotonic() > deadline:
@@ -491,11 +543,21 @@ class Dask:
         except BaseException:
             self.client.close()
             raise
+        self.version = f"dask {dask.__version__}, distributed {distributed.__version__}"
+        if tls:
+            clear = [address for address in self.client.scheduler_info()["workers"] if not address.startswith("tls://")]
+            if clear:
+                self.client.close()
+                raise RuntimeError(f"dask-tls: workers listening without TLS: {', '.join(clear)}")
+            # What the client and the scheduler agreed on, e.g. TLSv1.3 TLS_AES_256_GCM_SHA384.
+            cipher, protocol, _ = self.client.scheduler_comm.comm.extra_info["cipher"]
+            self.version += f", {protocol} {cipher}"
 
     def _spawn_workers(self, count):
         for _ in range(count):
             self.workers.append(spawn(["dask", "worker", self.address, "--host", "127.0.0.1", "--nthreads", str(self.threads),
-                                       "--no-dashboard", "--memory-limit", "0", "--name", f"w{len(self.workers)}"]))
+                                       "--no-dashboard", "--memory-limit", "0", "--name", f"w{len(self.workers)}"]
+                                      + self.secured))
 
     def grow(self, workers):
         """Adds workers until there are `workers`, and waits for them."""
@@ -683,7 +745,12 @@ class Ray:
             stop_all()
 
 
-SYSTEMS = {"dask": Dask, "ray": Ray}
+def DaskTLS(workers, threads):
+    """Dask with mutual TLS (the `dask-tls` column)."""
+    return Dask(workers, threads, tls=True)
+
+
+SYSTEMS = {"dask": Dask, "dask-tls": DaskTLS, "ray": Ray}
 
 
 def main():
@@ -693,42 +760,69 @@ def main():
         python_bikes(1 if QUICK else 3)
         return
     if STAGE is None:
-        if QUICK:
+        if STAGES:
+            stages = STAGES
+        elif QUICK:
             stages = ["small", "grown"]
         else:
             stages = ["start", "noop", "scaling-1", "scaling-2", "scaling-4", "bikes", "recovery"]
-        # A stage's stderr (Ray's driver echoes its raylets' logs there) goes to a log
-        # file beside the results; our own notes are shown.
-        logs = os.environ.get("BENCH_LOGS", ".")
-        for name in stages:
-            began = time.monotonic()
-            log_path = os.path.join(logs, f"{SYSTEM}-{name}.log")
-            record = os.path.join(logs, f"{SYSTEM}-{name}.spawned")
-            open(record, "w").close()
-            with open(log_path, "w") as log:
-                try:
-                    child = subprocess.run([sys.executable, __file__, SYSTEM, "--stage", name] + (["--quick"] if QUICK else []),
-                                           stdout=subprocess.PIPE, stderr=log, text=True, timeout=1200,
-                                           env={**os.environ, "BENCH_SPAWNED": record})
-                    status = child.returncode
-                    output = child.stdout
-                except subprocess.TimeoutExpired as timeout:
-                    status, output = "timeout", timeout.stdout or ""
-                    if isinstance(output, bytes):
-                        output = output.decode(errors="replace")
-                finally:
-                    sweep(record)  # also when this process is interrupted (run() has killed the stage)
-            os.remove(record)
-            with open(log_path, errors="replace") as log:
-                for line in log:
-                    if line.startswith(f"{SYSTEM}: "):
-                        print(line, end="", file=sys.stderr, flush=True)
-            lines = [line for line in (output or "").splitlines() if line.startswith("{")]
-            for line in lines:
-                print(line, flush=True)
-            note(f"stage {name}: {time.monotonic() - began:.1f} s" + ("" if status == 0 else f", ended with {status} (see {log_path})"))
+        unknown = [name for name in stages if not known_stage(name)]
+        if unknown:
+            print(f"bench_peers.py: --stages: unknown stage {', '.join(unknown)} "
+                  f"(known: small, grown, start, noop, scaling-N, bikes, recovery)", file=sys.stderr)
+            sys.exit(2)
+        if SYSTEM != "dask-tls":
+            run_stages(stages)
+            return
+        with tempfile.TemporaryDirectory(prefix="spokes-bench-tls-") as directory:
+            try:
+                make_certificates(directory)
+            except (OSError, RuntimeError) as error:
+                note(f"cannot make the throwaway TLS certificates: {error}")
+                sys.exit(1)
+            os.environ[TLS_DIRECTORY] = directory
+            run_stages(stages)
         return
     stage(SYSTEMS[SYSTEM], 1 if QUICK else 3)
+
+
+def known_stage(name):
+    fixed = {"small", "grown", "start", "noop", "bikes", "recovery"}
+    return name in fixed or (name.startswith("scaling-") and name[len("scaling-"):].isdigit() and int(name[len("scaling-"):]) > 0)
+
+
+def run_stages(stages):
+    """Runs each stage in a Python process of its own, passing its figures on."""
+    # A stage's stderr (Ray's driver echoes its raylets' logs there) goes to a log
+    # file beside the results; our own notes are shown.
+    logs = os.environ.get("BENCH_LOGS", ".")
+    for name in stages:
+        began = time.monotonic()
+        log_path = os.path.join(logs, f"{SYSTEM}-{name}.log")
+        record = os.path.join(logs, f"{SYSTEM}-{name}.spawned")
+        open(record, "w").close()
+        with open(log_path, "w") as log:
+            try:
+                child = subprocess.run([sys.executable, __file__, SYSTEM, "--stage", name] + (["--quick"] if QUICK else []),
+                                       stdout=subprocess.PIPE, stderr=log, text=True, timeout=1200,
+                                       env={**os.environ, "BENCH_SPAWNED": record})
+                status = child.returncode
+                output = child.stdout
+            except subprocess.TimeoutExpired as timeout:
+                status, output = "timeout", timeout.stdout or ""
+                if isinstance(output, bytes):
+                    output = output.decode(errors="replace")
+            finally:
+                sweep(record)  # also when this process is interrupted (run() has killed the stage)
+        os.remove(record)
+        with open(log_path, errors="replace") as log:
+            for line in log:
+                if line.startswith(f"{SYSTEM}: "):
+                    print(line, end="", file=sys.stderr, flush=True)
+        lines = [line for line in (output or "").splitlines() if line.startswith("{")]
+        for line in lines:
+            print(line, flush=True)
+        note(f"stage {name}: {time.monotonic() - began:.1f} s" + ("" if status == 0 else f", ended with {status} (see {log_path})"))
 
 
 def stage(system, runs):
@@ -778,6 +872,8 @@ def stage(system, runs):
         with_cluster(system, 3, 4, lambda cluster: bikes(cluster, runs))
     elif STAGE == "recovery":
         recovery(system, runs)
+    else:
+        raise ValueError(f"unknown stage {STAGE!r}")
 
 
 def with_cluster(system, workers, threads, body):
@@ -824,7 +920,7 @@ def noop_and_round_trip(cluster, runs, noops, round_trips):
         results = cluster.map(noop, range(noops))
         assert len(results) == noops
         rates.append(noops / (time.monotonic() - start))
-    emit("noop_throughput", tasks=noops, tasks_per_second=max(rates))
+    emit("noop_throughput", tasks=noops, tasks_per_second=max(rates), version=cluster.version)
     for _ in range(20):
         cluster.call(noop, 1)
     best = None

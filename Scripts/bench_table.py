@@ -2,6 +2,10 @@
 """Reads the JSON lines of `spokes bench --json` and Scripts/bench_peers.py and prints one
 table: a column per system, the ratios Spokes / peer, and each target of issue 7.
 
+Each secured variant has its own column beside the open one, and the ratio of the two:
+"spokes-sealed" (a cluster secret) with sealed/open, "dask-tls" (mutual TLS) with
+tls/plain; the Spokes / peer ratios and the targets compare the open variants only.
+
 The "python" column is the bike workload's Python port run in one process under asyncio,
 with no cluster: the one-process counterpart of Spokes' own one-process figures, and the
 same code the Dask and Ray rows run as tasks. Notes under the table give each bike
@@ -34,6 +38,9 @@ ROWS = [
     ("bikes Milano, users x 20 paths, 3 workers", "bikes_cluster", "steps_per_second", 1, "steps/s", "higher", None),
     ("bikes time scale 1, 1 process, pace", "bikes_real_time", "pace", 1, "x", "higher", None),
 ]
+
+# The secured variants: (system, its open counterpart, the title of their ratio's column).
+SECURED = [("spokes-sealed", "spokes", "sealed/open"), ("dask-tls", "dask", "tls/plain")]
 
 # A figure that was attempted but has no usable value: it fails, and meets no target.
 FAILED = "FAILED"
@@ -110,10 +117,11 @@ def verdict(mine, peers, unit, better, target):
 
 def render(figures, versions):
     """The table and the notes under it, as lines."""
-    systems = [name for name in ("spokes", "spokes-sealed", "dask", "ray", "python") if name in figures]
-    peers = [name for name in systems if not name.startswith("spokes")]
-    sealed = "spokes-sealed" in systems
-    header = ["figure", "unit"] + systems + (["sealed/open"] if sealed else []) + [f"spokes/{peer}" for peer in peers] + ["target"]
+    systems = [name for name in ("spokes", "spokes-sealed", "dask", "dask-tls", "ray", "python") if name in figures]
+    # (secured, open, the ratio's column), shown when the secured variant was measured.
+    secured = [pair for pair in SECURED if pair[0] in systems]
+    peers = [name for name in systems if not name.startswith("spokes") and name not in {pair[0] for pair in SECURED}]
+    header = ["figure", "unit"] + systems + [title for _, _, title in secured] + [f"spokes/{peer}" for peer in peers] + ["target"]
     rows = []
 
     def ratio(mine, theirs):
@@ -122,10 +130,12 @@ def render(figures, versions):
 
     for label, key, field, scale, unit, better, target in ROWS:
         numbers = {system: value(figures, system, key, field, scale) for system in systems}
+        if all(number is None for number in numbers.values()):
+            continue  # measured by no system in this run (Scripts/bench --sealing, --spokes)
         row = [label, unit] + [cell(numbers[system], unit) for system in systems]
         mine = numbers.get("spokes")
-        if sealed:
-            row.append(ratio(numbers.get("spokes-sealed"), mine))
+        for variant, plain, _ in secured:
+            row.append(ratio(numbers.get(variant), numbers.get(plain)))
         for peer in peers:
             row.append(ratio(mine, numbers.get(peer)))
         row.append(verdict(mine, [numbers[peer] for peer in peers], unit, better, target))

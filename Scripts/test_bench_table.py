@@ -85,6 +85,27 @@ class BenchTableTests(unittest.TestCase):
         throughput = row(lines, "no-op throughput, 2 workers")
         self.assertEqual(throughput[5:7], ["0.90", "50.00"])
 
+    def test_dask_with_tls_has_its_column_and_its_ratio_to_plain_dask_but_is_no_peer(self):
+        lines = table({"system": "spokes", "figure": "noop_throughput", "tasks_per_second": 30000},
+                      {"system": "spokes-sealed", "figure": "noop_throughput", "tasks_per_second": 27000},
+                      {"system": "dask", "figure": "noop_throughput", "tasks_per_second": 600},
+                      {"system": "dask-tls", "figure": "noop_throughput", "tasks_per_second": 450},
+                      {"system": "spokes", "figure": "round_trip", "p50": 0.0003},
+                      {"system": "dask", "figure": "round_trip", "p50": 0.002},
+                      {"system": "dask-tls", "figure": "round_trip", "error": "tls handshake failed"})
+        header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+        self.assertEqual(header[2:10], ["spokes", "spokes-sealed", "dask", "dask-tls", "sealed/open", "tls/plain",
+                                        "spokes/dask", "target"])
+        throughput = row(lines, "no-op throughput, 2 workers")
+        self.assertEqual(throughput[2:9], ["30,000", "27,000", "600", "450", "0.90", "0.75", "50.00"])
+        self.assertEqual(throughput[-1], ">= 2x best peer: 50.00x met", "compared with plain Dask only")
+        p50 = row(lines, "round trip p50")
+        self.assertEqual(p50[5], "FAILED")
+        self.assertEqual(p50[6:9], ["-", "-", "0.15"], "no ratio from a failed or missing figure")
+        self.assertIn("dask-tls round_trip: tls handshake failed", lines)
+        self.assertFalse(any(line.startswith("| idle worker resident memory ") for line in lines),
+                         "a figure no system measured has no row")
+
 
 if __name__ == "__main__":
     unittest.main()
