@@ -7,7 +7,7 @@ import SpokesConcurrency
 enum StatusCommand {
     static let timeout = Option.number("timeout", "SECONDS", in: 0.1...600, default: 3,
                                        help: "How long to look for a node, and to wait for each node's answer.")
-    static let json = Option.flag("json", help: "Print {\"members\": [...], \"total\": {...}, \"rejected\": {...}} as JSON: the members with their figures (both slot budgets: slots and slotsInUse, waitingSlots and waitingSlotsInUse), the cluster's sums, and what the node turned away by kind.")
+    static let json = Option.flag("json", help: "Print {\"members\": [...], \"total\": {...}, \"rejected\": {...}, \"protocolVersion\": 4} as JSON: the members with their figures (both slot budgets: slots and slotsInUse, waitingSlots and waitingSlotsInUse; the protocol versions each speaks), the cluster's sums, what the node turned away by kind, and the protocol version every alive member speaks.")
 
     static let spec = CommandSpec(
         name: "status",
