@@ -48,7 +48,9 @@ enum JobClient {
             } catch RemoteCallError.peerDisconnected(let node, let reason) where accepted.withLock({ $0 }) {
                 let lost = CoordinatorLost(job: job.id, node: node, address: "\(address)", reason: reason)
                 onReattaching(lost)
-                switch await follow(job.id, at: others, with: client) {
+                // The coordinator's own address too: a node restarted there (a rolling
+                // upgrade) takes the job back from its replica when it wins the election.
+                switch await follow(job.id, at: others + ["\(address)"], with: client) {
                 case .ended(let found): report = found
                 case .stalled(let reason): throw JobStalled(job: job.id, reason: reason)
                 case .notFound: throw lost

@@ -7,7 +7,7 @@ import SpokesConcurrency
 enum StatusCommand {
     static let timeout = Option.number("timeout", "SECONDS", in: 0.1...600, default: 3,
                                        help: "How long to look for a node, and to wait for each node's answer.")
-    static let json = Option.flag("json", help: "Print {\"members\": [...], \"total\": {...}, \"rejected\": {...}} as JSON: the members with their figures (both slot budgets: slots and slotsInUse, waitingSlots and waitingSlotsInUse), the cluster's sums, and what the node turned away by kind.")
+    static let json = Option.flag("json", help: "Print {\"members\": [...], \"total\": {...}, \"rejected\": {...}, \"protocolVersion\": 4} as JSON: the members with their figures (both slot budgets: slots and slotsInUse, waitingSlots and waitingSlotsInUse; the protocol versions each speaks), the cluster's sums, what the node turned away by kind, and the protocol version every alive member speaks.")
 
     static let spec = CommandSpec(
         name: "status",
@@ -42,6 +42,7 @@ enum StatusCommand {
                 let token = settings.secret.map { "?token=\($0.dashboardToken)" } ?? ""
                 context.standardOutput("dashboard of \(me.name): \(dashboard)\(token)\n")
             }
+            if let line = report.protocolLine { context.standardOutput(line + "\n") }
             let rejected = report.rejected.values.reduce(0, +)
             if rejected > 0 { context.standardOutput("rejected: \(rejected) inputs turned away (--json shows them by kind)\n") }
         }
@@ -56,6 +57,32 @@ enum StatusCommand {
         /// Alive members that did not answer in time, with why.
         var unanswered: [String: String]
         var rejected: [String: Int]
+        /// The highest wire protocol version every alive member speaks: what the cluster
+        /// uses for behaviour every member must understand (nil when they share none).
+        var protocolVersion: Int?
+
+        init(members: [MemberStatus], total: Total, unanswered: [String: String], rejected: [String: Int]) {
+            self.members = members
+            self.total = total
+            self.unanswered = unanswered
+            self.rejected = rejected
+            protocolVersion = ProtocolVersions.common(members.filter { $0.state == Member.State.alive.rawValue }.map(\.speaks))
+        }
+
+        /// Which members hold the cluster at an older protocol version (a rolling upgrade
+        /// under way), or that the alive members share none; nil when every alive member
+        /// speaks the newest version any of them speaks.
+        var protocolLine: String? {
+            let alive = members.filter { $0.state == Member.State.alive.rawValue }
+            let newest = alive.map(\.speaks.highest).max() ?? 0
+            guard let version = protocolVersion else {
+                return "protocol: the alive members share no version (" + alive.map { "\($0.name) \($0.speaks)" }.joined(separator: ", ") + ")"
+            }
+            let behind = alive.filter { $0.speaks.highest < newest }.map(\.name)
+            guard !behind.isEmpty else { return nil }
+            let verb = behind.count == 1 ? "speaks" : "speak"
+            return "protocol: \(version) until \(behind.joined(separator: ", ")) \(verb) \(newest) (a rolling upgrade under way?)"
+        }
     }
 
     /// The cluster's figures: alive members, and their budgets and tasks added up.

@@ -7,12 +7,13 @@ import SpokesDashboard
 /// names its tarball from `spokes version --json`, so the version is written here only.
 public enum SpokesVersion {
     /// The release version (semantic versioning): the one place it is written.
-    public static let release = "0.1.0"
+    public static let release = "0.2.0"
 
-    /// The wire protocol versions this build speaks, lowest to highest. Today exactly
-    /// ``WireMessage/protocolVersion``: a peer of any other version is refused.
+    /// The wire protocol versions this build speaks, lowest to highest
+    /// (``ProtocolVersions/current``): its own and the one before, so it works with the
+    /// previous release (Docs/upgrades.md).
     public static var protocolVersions: ClosedRange<Int> {
-        WireMessage.protocolVersion...WireMessage.protocolVersion
+        ProtocolVersions.current.lowest...ProtocolVersions.current.highest
     }
 
     /// The git commit this binary was built from (12 hex digits, `-dirty` when tracked
@@ -40,10 +41,9 @@ public enum SpokesVersion {
         NodeMetrics.Build(version: release, commit: commit ?? "unknown", protocolVersions: protocolDescription)
     }
 
-    /// The protocol versions as people read them: `2`, or `2 to 3` for a range.
+    /// The protocol versions as people read them: `3`, or `3 to 4` for a range.
     public static var protocolDescription: String {
-        let versions = protocolVersions
-        return versions.count == 1 ? "\(versions.lowerBound)" : "\(versions.lowerBound) to \(versions.upperBound)"
+        ProtocolVersions.current.description
     }
 }
 

@@ -9,8 +9,9 @@ enum VersionCommand {
         name: "version",
         abstract: "Print the version, the protocol versions this build speaks and the commit it was built from.",
         discussion: """
-            Nodes talk only when they speak a common protocol version; compare this line \
-            across machines before mixing builds. The commit is 'unknown' unless the binary \
+            Nodes talk when their protocol versions meet, and use the highest both speak. \
+            Each release speaks its own protocol and the one before, so a cluster is upgraded \
+            one node at a time, one release at a time (README, "Upgrades"). The commit is 'unknown' unless the binary \
             was made by Scripts/package.
             """,
         options: [json])

@@ -404,6 +404,16 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         throw RemoteCallError.unreachable(node: node.description, reason: "no connection")
     }
 
+    /// The protocol version agreed on the connection to `node` (the highest both speak),
+    /// or nil when there is no connection to it: what behaviour between this node and
+    /// that one alone may use. Behaviour every member must understand asks
+    /// ``ClusterNode/mayUse(protocolVersion:)``.
+    public func protocolVersion(with node: NodeID) -> Int? {
+        guard let connection = connections.withLock({ $0[node.name] }), !connection.isClosed, let peer = connection.peer, peer.node == node
+        else { return nil }
+        return settings.protocolVersions.agreed(with: peer.protocolVersions)
+    }
+
     /// Dials `address`, runs the handshake (see ``HandshakeAuthentication``), and
     /// registers the connection. Returns the peer's handshake. (A socket's connect waits
     /// on a thread of its own, never on the cooperative pool.)
@@ -492,7 +502,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// This node's handshake, with `nonce` (empty for beacons).
     func handshake(nonce: String = "") -> WireMessage.Handshake {
         WireMessage.Handshake(
-            cluster: isMember || !settings.joinsAnyCluster ? settings.cluster : "", node: node, address: isMember ? advertisedAddress.description : "",
+            protocolVersions: settings.protocolVersions, cluster: isMember || !settings.joinsAnyCluster ? settings.cluster : "", node: node, address: isMember ? advertisedAddress.description : "",
             slots: isMember ? settings.slots : 0, waitingSlots: isMember ? settings.waitingSlots : 0, authenticated: keyring != nil, nonce: nonce)
     }
 
@@ -560,8 +570,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// Why a peer's handshake is not acceptable, or nil.
     private func refusal(of peer: WireMessage.Handshake) -> WireMessage.Refusal? {
         func refused(_ reason: String) -> WireMessage.Refusal { WireMessage.Refusal(reason: reason) }
-        if peer.protocolVersion != WireMessage.protocolVersion {
-            return refused("protocol version \(peer.protocolVersion) is not \(WireMessage.protocolVersion)")
+        let peerName = peer.address.isEmpty ? "this client (\(peer.node.name))" : "node \(peer.node.name)"
+        if let mismatch = settings.protocolVersions.refusal(of: peer.protocolVersions, peer: peerName, local: "node \(node.name)") {
+            return refused(mismatch)
         }
         // A client that names a node but no cluster says cluster "" (see ClusterSettings.joinsAnyCluster).
         let anyCluster = (peer.cluster.isEmpty && peer.address.isEmpty) || (!isMember && settings.joinsAnyCluster)

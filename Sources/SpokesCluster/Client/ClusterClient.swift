@@ -267,7 +267,9 @@ public final class ClusterClient: Sendable {
         } catch RemoteCallError.peerDisconnected(let node, let reason) where accepted.withLock({ $0 != nil }) {
             let lost = CoordinatorLost(job: id, node: node, address: entryAddress, reason: reason)
             onReattaching?(lost)
-            switch await reattach(to: id, at: others) {
+            // The coordinator's own address too: a node restarted there (a rolling
+            // upgrade) takes the job back from its replica when it wins the election.
+            switch await reattach(to: id, at: others + [entryAddress]) {
             case .ended(let found): report = found
             case .stalled(let reason): throw JobStalled(job: id, reason: reason)
             case .notFound: throw lost

@@ -118,6 +118,11 @@ public struct ClusterSettings: Sendable, Hashable {
     /// it needs a cluster secret (or `--insecure`), like the node itself.
     public var dashboardHost = "127.0.0.1"
 
+    /// The wire protocol versions this node speaks: ``ProtocolVersions/current`` always,
+    /// but for tests that play a node of another release (not a setting of the table:
+    /// no key, variable or flag).
+    public var protocolVersions = ProtocolVersions.current
+
     /// Largest frame accepted from a peer, in bytes.
     public var maximumFrameSize = 8 * 1024 * 1024
     /// Seconds a remote call may take before it fails with a timeout.

@@ -35,7 +35,7 @@ struct BeaconAuthenticator: Sendable {
     /// What to do with a datagram.
     enum Outcome: Sendable, Equatable {
         case accepted(Beacon)
-        /// A valid beacon of another cluster or protocol version: not for us, not hostile.
+        /// A valid beacon of another cluster: not for us, not hostile.
         case ignored
         case rejected(Rejection)
     }
@@ -92,7 +92,10 @@ struct BeaconAuthenticator: Sendable {
         guard let beacon = try? JSONDecoder().decode(Beacon.self, from: Data(body)) else {
             return .rejected(.malformedBeacon)
         }
-        guard beacon.protocolVersion == WireMessage.protocolVersion, beacon.cluster == cluster else { return .ignored }
+        // Any protocol version of this cluster is accepted: the handshake the beacon leads
+        // to agrees a version, or refuses with both ranges and what to do, which a
+        // silently ignored beacon would never say (Docs/upgrades.md).
+        guard beacon.cluster == cluster else { return .ignored }
         return .accepted(beacon)
     }
 

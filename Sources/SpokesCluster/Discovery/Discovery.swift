@@ -38,7 +38,7 @@ final class Discovery: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let ignored = Atomic<Int>(0)
 
-    /// Valid beacons of another cluster or protocol version, ignored.
+    /// Valid beacons of another cluster, ignored.
     var ignoredBeacons: Int { ignored.load(ordering: .relaxed) }
 
     /// The shortest time between two beacons a node sends early to answer newcomers: a

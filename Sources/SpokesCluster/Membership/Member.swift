@@ -28,14 +28,20 @@ public struct Member: Sendable, Hashable, Codable, CustomStringConvertible {
     public var waitingSlots: Int
     /// Monotonic seconds when it was last heard from.
     public var lastHeard: Double
+    /// The wire protocol versions it speaks, from its handshake (or, until it connects,
+    /// its beacon): what decides which behaviour every member understands
+    /// (``ClusterNode/protocolVersion``).
+    public var protocolVersions: ProtocolVersions
 
-    public init(node: NodeID, address: String, state: State, slots: Int, waitingSlots: Int = 0, lastHeard: Double) {
+    public init(node: NodeID, address: String, state: State, slots: Int, waitingSlots: Int = 0, lastHeard: Double,
+                protocolVersions: ProtocolVersions = .current) {
         self.node = node
         self.address = address
         self.state = state
         self.slots = slots
         self.waitingSlots = waitingSlots
         self.lastHeard = lastHeard
+        self.protocolVersions = protocolVersions
     }
 
     public var description: String { "\(node) at \(address) (\(state.rawValue))" }

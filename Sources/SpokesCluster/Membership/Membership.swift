@@ -34,11 +34,11 @@ public struct Membership: Sendable {
     /// What the node observed.
     public enum Observation: Sendable, Hashable {
         /// A discovery beacon (or a seed's handshake details) naming a node and its address.
-        case beacon(node: NodeID, address: String, slots: Int, waitingSlots: Int = 0)
+        case beacon(node: NodeID, address: String, slots: Int, waitingSlots: Int = 0, protocolVersions: ProtocolVersions = .current)
         /// A static seed address whose node is not known yet.
         case seed(address: String)
         /// A connection to `node` finished its handshake.
-        case connected(node: NodeID, address: String, slots: Int, waitingSlots: Int = 0)
+        case connected(node: NodeID, address: String, slots: Int, waitingSlots: Int = 0, protocolVersions: ProtocolVersions = .current)
         /// A message arrived from `node`.
         case heard(node: NodeID)
         /// The connection to `node` dropped.
@@ -98,13 +98,13 @@ public struct Membership: Sendable {
     /// Applies one observation made at monotonic time `now` (seconds) and returns the actions.
     public mutating func observe(_ observation: Observation, at now: Double) -> [Action] {
         switch observation {
-        case .beacon(let node, let address, let slots, let waitingSlots):
-            return beacon(node, address: address, slots: slots, waitingSlots: waitingSlots, now: now)
+        case .beacon(let node, let address, let slots, let waitingSlots, let versions):
+            return beacon(node, address: address, slots: slots, waitingSlots: waitingSlots, versions: versions, now: now)
         case .seed(let address):
             guard !members.values.contains(where: { $0.address == address && connected.contains($0.node.name) }) else { return [] }
             return dialIfDue(key: "seed:\(address)", address: address, now: now, backingOff: true)
-        case .connected(let node, let address, let slots, let waitingSlots):
-            return connect(node, address: address, slots: slots, waitingSlots: waitingSlots, now: now)
+        case .connected(let node, let address, let slots, let waitingSlots, let versions):
+            return connect(node, address: address, slots: slots, waitingSlots: waitingSlots, versions: versions, now: now)
         case .heard(let node):
             guard var member = members[node.name], member.node == node else { return [] }
             member.lastHeard = max(member.lastHeard, now)
@@ -132,7 +132,7 @@ public struct Membership: Sendable {
         members.values.sorted { $0.node.name < $1.node.name }
     }
 
-    private mutating func beacon(_ node: NodeID, address: String, slots: Int, waitingSlots: Int, now: Double) -> [Action] {
+    private mutating func beacon(_ node: NodeID, address: String, slots: Int, waitingSlots: Int, versions: ProtocolVersions, now: Double) -> [Action] {
         if node.name == local.name {
             return node == local ? [] : dialIfDue(key: "name:\(address)", address: address, now: now)
         }
@@ -152,7 +152,8 @@ public struct Membership: Sendable {
             actions.append(.publish(.removed(known)))
         }
         if members[node.name] == nil {
-            let member = Member(node: node, address: address, state: .joining, slots: slots, waitingSlots: waitingSlots, lastHeard: now)
+            let member = Member(node: node, address: address, state: .joining, slots: slots, waitingSlots: waitingSlots, lastHeard: now,
+                                protocolVersions: versions)
             members[node.name] = member
             actions.append(.publish(.joined(member)))
         }
@@ -162,7 +163,7 @@ public struct Membership: Sendable {
         return actions
     }
 
-    private mutating func connect(_ node: NodeID, address: String, slots: Int, waitingSlots: Int, now: Double) -> [Action] {
+    private mutating func connect(_ node: NodeID, address: String, slots: Int, waitingSlots: Int, versions: ProtocolVersions, now: Double) -> [Action] {
         guard node.name != local.name else { return [] }
         var actions: [Action] = []
         if let known = members[node.name], known.node != node {
@@ -178,11 +179,13 @@ public struct Membership: Sendable {
             member.address = address
             member.slots = slots
             member.waitingSlots = waitingSlots
+            member.protocolVersions = versions
             member.lastHeard = now
             members[node.name] = member
             return actions + transition(node.name, to: .alive)
         }
-        let member = Member(node: node, address: address, state: .alive, slots: slots, waitingSlots: waitingSlots, lastHeard: now)
+        let member = Member(node: node, address: address, state: .alive, slots: slots, waitingSlots: waitingSlots, lastHeard: now,
+                            protocolVersions: versions)
         members[node.name] = member
         return actions + [.publish(.joined(member))]
     }

@@ -171,7 +171,8 @@ public final class ClusterNode: Sendable {
             self.carryOut(actions)
         }
         discovery?.start(cluster: settings.cluster) { [weak self] beacon in
-            self?.observe(.beacon(node: beacon.node, address: beacon.address, slots: beacon.slots, waitingSlots: beacon.waitingSlots))
+            self?.observe(.beacon(node: beacon.node, address: beacon.address, slots: beacon.slots, waitingSlots: beacon.waitingSlots,
+                                  protocolVersions: beacon.protocolVersions))
         }
         let peerEvents = system.peerEventStream()
         let listening = Task { [weak self] in
@@ -179,7 +180,8 @@ public final class ClusterNode: Sendable {
                 guard let self else { return }
                 switch event {
                 case .connected(let peer) where !peer.address.isEmpty:
-                    self.observe(.connected(node: peer.node, address: peer.address, slots: peer.slots, waitingSlots: peer.waitingSlots))
+                    self.observe(.connected(node: peer.node, address: peer.address, slots: peer.slots, waitingSlots: peer.waitingSlots,
+                                            protocolVersions: peer.protocolVersions))
                     Task { await self.learnMembers(from: peer.node) }
                 case .connected:
                     break
@@ -368,8 +370,33 @@ public final class ClusterNode: Sendable {
         membership.withLock { $0.sortedMembers }
     }
 
-    /// Valid beacons of other clusters or protocol versions ignored so far (hostile ones
-    /// are counted in `system.rejections`).
+    /// The highest wire protocol version this node and every alive (or suspect) member
+    /// speak: the version whose behaviour the whole cluster may use. While a rolling
+    /// upgrade runs, the members not yet upgraded hold it at the older version; the last
+    /// one upgraded (or gone) raises it. Where members share no version (they could not
+    /// all be connected) it is this node's lowest. See Docs/upgrades.md.
+    public var protocolVersion: Int {
+        let speakers = members.filter { $0.state == .alive || $0.state == .suspect }.map(\.protocolVersions)
+        return ProtocolVersions.common([settings.protocolVersions] + speakers) ?? settings.protocolVersions.lowest
+    }
+
+    /// The one place code asks whether it may use behaviour that protocol `version`
+    /// introduced and that every member must understand (a new message, a new field a
+    /// replica must apply): true once every alive member speaks it. Behaviour between
+    /// two peers alone asks their connection instead (``ClusterSystem/protocolVersion(with:)``).
+    public func mayUse(protocolVersion version: Int) -> Bool {
+        protocolVersion >= version
+    }
+
+    /// The members that hold ``protocolVersion`` below this node's highest: alive or
+    /// suspect members that do not speak it yet, by name (empty once the cluster is whole).
+    public var membersBehind: [String] {
+        let highest = settings.protocolVersions.highest
+        return members.filter { ($0.state == .alive || $0.state == .suspect) && $0.protocolVersions.highest < highest }.map(\.node.name)
+    }
+
+    /// Valid beacons of other clusters ignored so far (hostile ones are counted in
+    /// `system.rejections`).
     public var ignoredBeacons: Int { discovery?.ignoredBeacons ?? 0 }
 
     /// Membership changes from now on.
@@ -392,7 +419,8 @@ public final class ClusterNode: Sendable {
                 // the membership missed: seen once as a member stuck `joining` for good):
                 // say so instead of dialling again, since a new dial would lose the race.
                 if let peer = system.establishedPeer(at: address) {
-                    observe(.connected(node: peer.node, address: peer.address, slots: peer.slots, waitingSlots: peer.waitingSlots))
+                    observe(.connected(node: peer.node, address: peer.address, slots: peer.slots, waitingSlots: peer.waitingSlots,
+                                       protocolVersions: peer.protocolVersions))
                     continue
                 }
                 guard let address = try? SocketAddress(parsing: address) else { continue }
@@ -472,13 +500,13 @@ public final class ClusterNode: Sendable {
             incarnation: String(system.node.incarnation, radix: 16), slots: settings.slots, waitingSlots: settings.waitingSlots,
             slotsInUse: inUse.cpu, waitingSlotsInUse: inUse.waiting,
             running: inUse.total, completed: counters.completed, uptime: system.runtime.now - started, dashboard: dashboard,
-            kinds: registry.schemas)
+            kinds: registry.schemas, protocolVersions: settings.protocolVersions)
         return [me] + members.map { member in
             MemberStatus(
                 name: member.node.name, address: member.address, state: member.state.rawValue,
                 incarnation: String(member.node.incarnation, radix: 16), slots: member.slots, waitingSlots: member.waitingSlots,
                 slotsInUse: nil, waitingSlotsInUse: nil, running: nil, completed: nil, uptime: nil, dashboard: nil,
-                kinds: memberKinds.withLock { $0[member.node] })
+                kinds: memberKinds.withLock { $0[member.node] }, protocolVersions: member.protocolVersions)
         }
     }
 }

@@ -27,6 +27,15 @@ public struct MemberStatus: Sendable, Hashable, Codable {
     /// The task kinds it runs: known for the answering node itself, and for members a
     /// job of this node has asked (``ClusterNode/kinds(of:)``).
     public var kinds: [TaskSchema]? = nil
+    /// The wire protocol versions it speaks (its handshake's); absent from an answer of a
+    /// release of protocol 3, whose members all speak 3 alone.
+    public var protocolVersions: ProtocolVersions? = nil
+}
+
+extension MemberStatus {
+    /// The protocol versions it speaks: ``protocolVersions``, or protocol 3 alone when the
+    /// answer did not say (``ProtocolVersions/unreported``).
+    public var speaks: ProtocolVersions { protocolVersions ?? .unreported }
 }
 
 /// Every node's well-known status actor (name `status`): what `spokes status` asks.

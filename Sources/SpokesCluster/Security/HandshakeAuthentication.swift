@@ -14,6 +14,8 @@
 /// into another connection; the two roles use different labels, so a proof the acceptor
 /// gives a stranger can never pass as a dialler's proof. `K` is the secret's handshake
 /// key; without a secret the fields are exchanged the same way and the proofs are empty.
+/// From protocol 4 the transcript also holds both sides' ranges of protocol versions when
+/// both sent one (see ``ProtocolVersions``).
 struct HandshakeAuthentication: Sendable {
     private let key: HMAC
 
@@ -60,6 +62,14 @@ struct HandshakeAuthentication: Sendable {
                               side.address, String(side.slots), String(side.waitingSlots), side.nonce, side.authenticated ? "secret" : "open"] {
                     Self.append(field, to: &hasher)
                 }
+            }
+            // Protocol 4's range exchange: bound into the proofs only when both sides sent
+            // their range. A release of protocol 3 never sees a range (its decoder skips
+            // the field), so with one its transcript is the fields above, as it computes it.
+            // A range cannot be stripped or altered in transit without the secret: the
+            // handshake frames are sealed (``SealedBox``), and the proofs cover the rest.
+            if let dialler = hello.highestProtocolVersion, let acceptor = welcome.highestProtocolVersion {
+                Self.append("protocol versions \(hello.protocolVersion) \(dialler) \(welcome.protocolVersion) \(acceptor)", to: &hasher)
             }
         }
     }

@@ -26,12 +26,17 @@ public enum WireMessage: Sendable, Equatable {
     /// A received message of a type this version does not know; never sent.
     case unknown(type: String)
 
-    /// The wire protocol version; a peer with another version is refused. 3: frames,
-    /// handshakes, beacons and probes sealed (ChaCha20-Poly1305) where there is a secret.
-    public static let protocolVersion = 3
+    /// The newest wire protocol version this build speaks (it speaks the range
+    /// ``ProtocolVersions/current``; a peer whose range does not meet it is refused).
+    public static var protocolVersion: Int { ProtocolVersions.current.highest }
 
     public struct Handshake: Sendable, Equatable, Codable {
+        /// The lowest protocol version the sender speaks: what a release of protocol 3,
+        /// which speaks that one alone, compares for equality.
         public var protocolVersion: Int
+        /// The highest version the sender speaks, sent from protocol 4 on; absent from a
+        /// sender that speaks only protocol 3 (see ``ProtocolVersions``).
+        public var highestProtocolVersion: Int?
         public var cluster: String
         public var node: NodeID
         /// Where the sender listens, `host:port`; empty for a client that does not listen.
@@ -44,9 +49,10 @@ public enum WireMessage: Sendable, Equatable {
         /// Fresh random hex for each connection (empty in beacons).
         public var nonce: String
 
-        public init(protocolVersion: Int = WireMessage.protocolVersion, cluster: String, node: NodeID, address: String, slots: Int,
+        public init(protocolVersions: ProtocolVersions = .current, cluster: String, node: NodeID, address: String, slots: Int,
                     waitingSlots: Int = 0, authenticated: Bool = false, nonce: String = "") {
-            self.protocolVersion = protocolVersion
+            protocolVersion = protocolVersions.lowest
+            highestProtocolVersion = protocolVersions.highest >= ProtocolVersions.rangeExchange ? protocolVersions.highest : nil
             self.cluster = cluster
             self.node = node
             self.address = address
@@ -62,9 +68,18 @@ public enum WireMessage: Sendable, Equatable {
         /// Waiting slots a member may announce (0 for a client).
         public static let waitingSlotRange = 0...100_000
 
+        /// The protocol versions the sender speaks.
+        public var protocolVersions: ProtocolVersions {
+            ProtocolVersions(lowest: protocolVersion, highest: highestProtocolVersion ?? protocolVersion)
+        }
+
         /// Throws when a number in this handshake (or beacon) is out of range: the
         /// handshake is then refused with the reason, and a beacon is dropped.
         public func checkRanges() throws(OutOfRange) {
+            try OutOfRange.check("protocolVersion", protocolVersion, in: 1...Int.max)
+            if let highestProtocolVersion {
+                try OutOfRange.check("highestProtocolVersion", highestProtocolVersion, in: protocolVersion...Int.max)
+            }
             try OutOfRange.check("slots", slots, in: Self.slotRange)
             try OutOfRange.check("waitingSlots", waitingSlots, in: Self.waitingSlotRange)
         }

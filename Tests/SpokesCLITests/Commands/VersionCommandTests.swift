@@ -14,7 +14,7 @@ import Testing
         #expect(run.standardError.isEmpty)
         #expect(run.standardOutput == """
             spokes    \(SpokesVersion.release)
-            protocol  \(WireMessage.protocolVersion)
+            protocol  3 to 4
             commit    \(commit)
             platform  \(SpokesVersion.platform)
 
@@ -26,7 +26,7 @@ import Testing
         #expect(run.status == 0)
         let json = try run.json()
         #expect(json["version"] as? String == SpokesVersion.release)
-        #expect(json["protocolVersions"] as? [Int] == [WireMessage.protocolVersion])
+        #expect(json["protocolVersions"] as? [Int] == [3, 4])
         #expect(json["commit"] as? String == commit)
         #expect(json["platform"] as? String == SpokesVersion.platform)
         #expect(run.standardOutput.hasSuffix("}\n") && run.standardOutput.filter { $0 == "\n" }.count == 1, "one line")
@@ -39,8 +39,9 @@ import Testing
     }
 
     @Test func theProtocolVersionsAreTheWiresOwn() {
+        #expect(SpokesVersion.protocolVersions == ProtocolVersions.current.lowest...ProtocolVersions.current.highest)
         #expect(SpokesVersion.protocolVersions.contains(WireMessage.protocolVersion))
-        #expect(SpokesVersion.protocolDescription == "\(WireMessage.protocolVersion)")
+        #expect(SpokesVersion.protocolDescription == ProtocolVersions.current.description)
     }
 
     @Test func anUnknownFlagIsAUsageErrorNamingIt() async {
