@@ -34,7 +34,11 @@ struct ClusterDoctor {
         let status = try NodeStatus.resolve(id: ActorID(node: peer.node, name: NodeStatus.wellKnownName), using: client)
         let listed = try await withTimeout(seconds: timeout, clock: runtime.clock) { try await status.members() }
         let members = listed.filter { $0.state != Member.State.left.rawValue }
-        let doctor = self
+        // The cluster of the node joined (a client given --to and no cluster joins any):
+        // its members' beacons name it.
+        var joined = self
+        joined.settings.cluster = peer.cluster
+        let doctor = joined
         async let heard = doctor.beacons(expecting: Set(members.map(\.name)))
         let checked = await withTaskGroup(of: (String, [PortCheck]).self) { group in
             for (index, member) in members.enumerated() {

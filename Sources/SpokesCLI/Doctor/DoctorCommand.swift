@@ -14,7 +14,7 @@ enum DoctorCommand {
         discussion: """
             Joins the node at --to (or the first found by discovery) as a client, with the \
             cluster's secret where there is one, takes its member list, and checks every \
-            member at once: its cluster TCP port (a handshake), the same port number over UDP \
+            member at once (those that left are not listed): its cluster TCP port (a handshake), the same port number over UDP \
             (a probe, as members probe each other), the discovery UDP port (its beacon heard \
             here; where discovery is on) and its dashboard's TCP port (GET /metrics with the \
             dashboard token; where it serves one). Each check waits at most --timeout \
