@@ -31,7 +31,7 @@ public enum SpokesTool {
             version: version,
             subcommands: [DemoCommand.subcommand, SimulateCommand.subcommand, SubmitCommand.subcommand, NodeCommand.subcommand(kinds: kinds),
                           StatusCommand.subcommand, RunCommand.subcommand(kinds: kinds, name: "map"), RunCommand.subcommand(kinds: kinds), SweepCommand.subcommand, JobsCommand.subcommand, ResultCommand.subcommand,
-                          CancelCommand.subcommand, StopCommand.subcommand, KeyringCommand.subcommand, BenchCommand.subcommand, InitCommand.subcommand, VersionCommand.subcommand])
+                          CancelCommand.subcommand, StopCommand.subcommand, KeyringCommand.subcommand, DoctorCommand.subcommand, BenchCommand.subcommand, InitCommand.subcommand, VersionCommand.subcommand])
     }
 
     /// The task kinds every node this tool starts runs: the built-in benchmark kinds, the

@@ -99,7 +99,8 @@ enum NodeCommand {
         let raft = RaftHost(
             system: node.system,
             settings: RaftHostSettings(dataDirectory: (own as NSString).appendingPathComponent("raft")),
-            machines: ReplicatedTaskJobs.machines.merging(ReplicatedBikeJobs.machines) { first, _ in first })
+            machines: ReplicatedTaskJobs.machines.merging(ReplicatedBikeJobs.machines) { first, _ in first },
+            commitLatency: node.raftCommitLatency)
         node.setReplicaGroups { await raft.groupViews() }
         let replicated = ReplicatedTaskJobs(host: raft, system: node.system, members: { [weak node] in node?.members ?? [] }, fallback: journal)
         let replicatedBikeJobs = ReplicatedBikeJobs(host: raft, system: node.system, members: { [weak node] in node?.members ?? [] })

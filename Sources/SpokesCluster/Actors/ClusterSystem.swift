@@ -46,6 +46,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     public let keyring: KeyringStore?
     /// What this node turned away, by kind: shown by `spokes status --json`.
     public let rejections = RejectionCounters()
+    /// Frames and bytes its connections sent and received: `GET /metrics`.
+    public let traffic = TrafficCounters()
     private let peerEvents = Mutex<[UUID: AsyncStream<PeerEvent>.Continuation]>([:])
 
     /// False for a client (`spokes status`, `spokes submit`): it listens only for its own
@@ -427,7 +429,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         let rejections = rejections
         let stream = try await runtime.network.connect(to: address, timeout: timeout)
         let connection = Connection(
-            stream: stream, isOutbound: true, limits: limits, rejections: rejections, clock: runtime.clock, keyring: keyring)
+            stream: stream, isOutbound: true, limits: limits, rejections: rejections, clock: runtime.clock, keyring: keyring, traffic: traffic)
         let (dialling, opening) = HandshakeStateMachine.dialling(
             handshake(nonce: HandshakeAuthentication.makeNonce()), to: address.description, authentication: connection.handshakeKey?.handshake)
         let machine = Mutex(dialling)
@@ -539,7 +541,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         }
         crowdedOut?.close(reason: "\(settings.maximumHandshakingConnections) connections were handshaking: the oldest made room", rejecting: .tooManyHandshakes)
         let connection = Connection(
-            stream: stream, isOutbound: false, limits: Connection.Limits(settings), rejections: rejections, clock: runtime.clock, keyring: keyring)
+            stream: stream, isOutbound: false, limits: Connection.Limits(settings), rejections: rejections, clock: runtime.clock, keyring: keyring,
+            traffic: traffic)
         let machine = Mutex(HandshakeStateMachine.accepting(
             from: remote.description, welcome: handshake(nonce: HandshakeAuthentication.makeNonce()), authentication: keyring?.primary.handshake))
         track(connection)

@@ -70,6 +70,30 @@ public enum NodeFinder {
         }
     }
 
+    /// The beacons of `settings.cluster` heard within `timeout` seconds (on `runtime`'s
+    /// clock and network), by node name: a query is sent (nodes answer it at once), then
+    /// beacons are gathered until every name in `expected` was heard or the time is up.
+    /// What `spokes doctor` learns of whose beacons reach this machine.
+    public static func beacons(settings: ClusterSettings, expecting expected: Set<String>, timeout: Double, runtime: Runtime = .real) async throws -> [String: Beacon] {
+        guard settings.discoveryMode != .off else { throw Failure.discoveryOff }
+        let query = Beacon(cluster: settings.cluster, node: NodeID(name: "query-\(randomBytes(4).hex)", incarnation: 0), address: "",
+                           slots: 0, authenticated: settings.secret != nil)
+        let discovery = try Discovery(
+            settings: settings, keyring: settings.keyring.map(KeyringStore.init), beacon: query, rejections: RejectionCounters(), runtime: runtime)
+        let heard = Mutex<[String: Beacon]>([:])
+        let complete = Promise<Void, Never>()
+        discovery.start(cluster: settings.cluster, onBeacon: { beacon in
+            let all = heard.withLock { heard in
+                if heard.count < 10_000 { heard[beacon.node.name] = beacon }
+                return expected.isSubset(of: heard.keys)
+            }
+            if all { complete.resolve(()) }
+        })
+        defer { discovery.stop() }
+        _ = try? await withTimeout(seconds: timeout, clock: runtime.clock) { await complete.future.value }
+        return heard.withLock { $0 }
+    }
+
     /// Why nothing was found, given the beacons heard and not accepted.
     static func failure(heard: [HeardBeacon], settings: ClusterSettings, seconds: Double) -> Failure {
         let port = settings.discoveryPort

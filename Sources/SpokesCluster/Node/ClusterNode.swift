@@ -12,6 +12,9 @@ public final class ClusterNode: Sendable {
     public let registry: TaskRegistry
     /// Running (per budget) and completed task counts of this node's worker.
     public let counters = TaskCounters()
+    /// Seconds from a Raft proposal made on this node to its commit and apply, which the
+    /// node's Raft host counts when it is given this (`spokes node` gives it): `GET /metrics`.
+    public let raftCommitLatency = LatencyHistogram(bounds: LatencyHistogram.raftCommitBounds)
     /// The attempts this node's worker ran lately: the dashboard's task stream.
     public let timeline: TaskTimeline
     /// The jobs this node coordinates: what the dashboard shows of them.
@@ -69,6 +72,11 @@ public final class ClusterNode: Sendable {
     /// show where each job's leader and replicas are. Replaces any earlier `provider`.
     public func setReplicaGroups(_ provider: @escaping @Sendable () async -> [ReplicaGroupView]) {
         replicaGroupProvider.withLock { $0 = provider }
+    }
+
+    /// Whether this node was told how to list its replicated groups: it runs a Raft host.
+    public var hasReplicaGroups: Bool {
+        replicaGroupProvider.withLock { $0 != nil }
     }
 
     /// This node's replicas of replicated groups now, by group id; none without a provider.

@@ -69,6 +69,9 @@ public final class JobBoard: Sendable {
         var ended: [Record] = []
         /// Jobs ended since the board was made, by how they ended (never forgotten).
         var endedCounts: [State: Int] = [:]
+        /// Failed attempts of jobs coordinated here that were retried, since the board
+        /// was made (never goes down, unlike a record's `retries`).
+        var retriedTotal = 0
     }
 
     public let coordinator: String
@@ -108,6 +111,7 @@ public final class JobBoard: Sendable {
                 record.done = min(record.total - record.failed - record.cancelled, record.done + 1)
             case .failed(_, _, let node, _, let willRetry):
                 record.perNode[node, default: Share()].running = max(0, record.perNode[node, default: Share()].running - 1)
+                if willRetry { state.retriedTotal += 1 }
                 if !willRetry { record.failed = min(record.total - record.done - record.cancelled, record.failed + 1) }
             case .cancelled(_, _, let node):
                 if let node { record.perNode[node, default: Share()].running = max(0, record.perNode[node, default: Share()].running - 1) }
@@ -140,6 +144,12 @@ public final class JobBoard: Sendable {
     /// `spokes_jobs_ended_total` counter of `GET /metrics`.
     public var endedCounts: [State: Int] {
         state.withLock { $0.endedCounts }
+    }
+
+    /// How many failed attempts of jobs coordinated here were retried since the board was
+    /// made: the `spokes_task_retries_total` counter of `GET /metrics`.
+    public var retriedCount: Int {
+        state.withLock { $0.retriedTotal }
     }
 
     /// Jobs running now.

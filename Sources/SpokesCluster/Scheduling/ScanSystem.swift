@@ -92,7 +92,7 @@ public distributed actor ScanSystem {
             }
             guard granted else { throw CancellationError() }
         case .busy:
-            counters.answeredBusy()
+            counters.answeredBusy(kind: request.kind)
             return .busy
         }
         defer { finish(cost) }
@@ -116,7 +116,7 @@ public distributed actor ScanSystem {
         var outcome = TaskTimeline.Outcome.failed
         defer {
             running[request.key] = nil
-            counters.finished(cost, succeeded: outcome == .succeeded)
+            counters.finished(cost, kind: request.kind, succeeded: outcome == .succeeded)
             if let ticket { timeline?.end(ticket, outcome: outcome) }
         }
         do {
@@ -158,12 +158,12 @@ public distributed actor ScanSystem {
 
 /// A worker's task counts, readable from any thread (for `status` and the dashboard).
 /// Running counts only attempts that started (a queued attempt or a busy answer is not one).
+/// Ended attempts are also counted per task kind: only kinds the worker runs get here
+/// (an unknown kind is refused before), so the kinds are a small fixed set.
 public final class TaskCounters: Sendable {
     private let activeCPU = Atomic<Int>(0)
     private let activeWaiting = Atomic<Int>(0)
-    private let succeededCount = Atomic<Int>(0)
-    private let failedCount = Atomic<Int>(0)
-    private let busyCount = Atomic<Int>(0)
+    private let ended = Mutex<[String: TaskAttemptCounts]>([:])
 
     public init() {}
 
@@ -175,27 +175,51 @@ public final class TaskCounters: Sendable {
     public var runningWaiting: Int { activeWaiting.load(ordering: .relaxed) }
     /// Attempts running now, per cost: the budgets in use.
     public var inUse: TaskBudgets { TaskBudgets(cpu: runningCPU, waiting: runningWaiting) }
+    /// Ended and busy attempts by task kind.
+    public var byKind: [String: TaskAttemptCounts] { ended.withLock { $0 } }
+    /// Every kind's counts added up.
+    public var total: TaskAttemptCounts { byKind.values.reduce(TaskAttemptCounts(), +) }
     /// Attempts that ended with a result.
-    public var succeeded: Int { succeededCount.load(ordering: .relaxed) }
+    public var succeeded: Int { total.succeeded }
     /// Attempts that ended with an error or were cancelled.
-    public var failed: Int { failedCount.load(ordering: .relaxed) }
+    public var failed: Int { total.failed }
     /// Attempts that ended, either way.
     public var completed: Int { succeeded + failed }
     /// Attempts turned away with ``TaskResult/busy`` (every slot and queue place taken).
-    public var busy: Int { busyCount.load(ordering: .relaxed) }
+    public var busy: Int { total.busy }
 
-    func answeredBusy() { busyCount.add(1, ordering: .relaxed) }
+    func answeredBusy(kind: String) {
+        ended.withLock { $0[kind, default: TaskAttemptCounts()].busy += 1 }
+    }
 
     func started(_ cost: TaskCost) {
         if cost == .cpu { activeCPU.add(1, ordering: .relaxed) } else { activeWaiting.add(1, ordering: .relaxed) }
     }
 
-    func finished(_ cost: TaskCost, succeeded: Bool) {
+    func finished(_ cost: TaskCost, kind: String, succeeded: Bool) {
         if cost == .cpu { activeCPU.subtract(1, ordering: .relaxed) } else { activeWaiting.subtract(1, ordering: .relaxed) }
-        if succeeded {
-            succeededCount.add(1, ordering: .relaxed)
-        } else {
-            failedCount.add(1, ordering: .relaxed)
+        ended.withLock { ended in
+            if succeeded { ended[kind, default: TaskAttemptCounts()].succeeded += 1 } else { ended[kind, default: TaskAttemptCounts()].failed += 1 }
         }
+    }
+}
+
+/// How a worker's attempts of one kind (or of all) ended.
+public struct TaskAttemptCounts: Sendable, Hashable {
+    /// Ended with a result.
+    public var succeeded = 0
+    /// Ended with an error, or cancelled.
+    public var failed = 0
+    /// Turned away busy: every slot and queue place taken.
+    public var busy = 0
+
+    public init(succeeded: Int = 0, failed: Int = 0, busy: Int = 0) {
+        self.succeeded = succeeded
+        self.failed = failed
+        self.busy = busy
+    }
+
+    public static func + (a: TaskAttemptCounts, b: TaskAttemptCounts) -> TaskAttemptCounts {
+        TaskAttemptCounts(succeeded: a.succeeded + b.succeeded, failed: a.failed + b.failed, busy: a.busy + b.busy)
     }
 }

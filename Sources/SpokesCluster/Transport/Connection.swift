@@ -81,6 +81,8 @@ public final class Connection: Sendable, CustomStringConvertible {
     private static let jsonDecoder = JSONDecoder()
     private let limits: Limits
     private let rejections: RejectionCounters
+    /// Frames and bytes this connection carried, added to its system's counts.
+    private let traffic: TrafficCounters
     /// Every write, in order, on a thread of the connection's own (see `SerialThread`);
     /// nil where the stream's writes never wait (the simulator's): they run in the caller.
     private let writes: SerialThread?
@@ -115,8 +117,9 @@ public final class Connection: Sendable, CustomStringConvertible {
 
     init(
         stream: any ByteStream, isOutbound: Bool, limits: Limits, rejections: RejectionCounters, clock: any RuntimeClock,
-        keyring: KeyringStore? = nil
+        keyring: KeyringStore? = nil, traffic: TrafficCounters = TrafficCounters()
     ) {
+        self.traffic = traffic
         self.clock = clock
         self.keyring = keyring
         chosenKey = Mutex(isOutbound ? keyring?.primary : nil)
@@ -207,7 +210,10 @@ public final class Connection: Sendable, CustomStringConvertible {
                 }
                 // nil: 2^64 - 1 frames sealed; one more would repeat a nonce.
                 guard let sealed else { return nil }
-                return stream.write(FrameDecoder.frame(sealed))
+                let frame = FrameDecoder.frame(sealed)
+                let written = stream.write(frame)
+                if written { traffic.sent(frameOf: frame.count) }
+                return written
             }
             guard let written else {
                 return close(reason: "this connection sealed all the frames its keys allow: it must be opened again")
@@ -284,12 +290,14 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Takes what the stream delivered: every whole frame in it is checked, decoded and
     /// handed on. Returns false once the connection is closed (reading stops).
     private func received(_ bytes: ArraySlice<UInt8>) -> Bool {
+        traffic.received(bytes: bytes.count)
         decoder.withLock { $0.feed(bytes) }
         while true {
             let frame: [UInt8]
             do {
                 guard let next = try decoder.withLock({ try $0.nextFrame() }) else { return true }
                 frame = next
+                traffic.receivedFrame()
             } catch {
                 close(reason: "protocol violation: \(error)", rejecting: .frameTooLarge)
                 return false

@@ -1,3 +1,5 @@
+import SpokesCluster
+
 /// One metric of the Prometheus text format: a name, its help line, its type and its
 /// samples (one per set of label values). Values only: ``PrometheusText`` writes it out.
 public struct MetricFamily: Sendable, Hashable {
@@ -7,6 +9,9 @@ public struct MetricFamily: Sendable, Hashable {
         case counter
         /// Goes up and down: a count or an amount now.
         case gauge
+        /// Observations counted into buckets: samples `_bucket{le="..."}` (cumulative, the
+        /// last `le="+Inf"`), `_sum` and `_count` (``MetricFamily/histogram(_:help:_:)``).
+        case histogram
     }
 
     /// One label: `state="alive"`.
@@ -20,14 +25,17 @@ public struct MetricFamily: Sendable, Hashable {
         }
     }
 
-    /// One time series: the family's name with these labels, and its value now.
+    /// One time series: the family's name (and `suffix`) with these labels, and its value now.
     public struct Sample: Sendable, Hashable {
         public var labels: [Label]
         public var value: Double
+        /// After the family's name: `_bucket`, `_sum` or `_count` in a histogram; empty otherwise.
+        public var suffix: String
 
-        public init(_ labels: [Label] = [], _ value: Double) {
+        public init(_ labels: [Label] = [], _ value: Double, suffix: String = "") {
             self.labels = labels
             self.value = value
+            self.suffix = suffix
         }
 
         /// A sample with one label.
@@ -59,5 +67,16 @@ public struct MetricFamily: Sendable, Hashable {
     /// value listed gets its series, 0 when `counts` has none, so a series never vanishes.
     public init(_ name: String, _ kind: Kind, help: String, label: String, values: [String], counts: [String: Double]) {
         self.init(name, kind, help: help, samples: values.map { Sample(label, $0, counts[$0] ?? 0) })
+    }
+
+    /// A histogram family from `histogram`: a `_bucket` sample per bound and `+Inf`, then
+    /// `_sum` and `_count`.
+    public static func histogram(_ name: String, help: String, _ histogram: LatencyHistogram.Snapshot) -> MetricFamily {
+        let buckets = histogram.buckets.map { Sample([Label("le", PrometheusText.format($0.bound))], Double($0.count), suffix: "_bucket") }
+        return MetricFamily(name, .histogram, help: help, samples: buckets + [
+            Sample([Label("le", "+Inf")], Double(histogram.count), suffix: "_bucket"),
+            Sample([], histogram.sum, suffix: "_sum"),
+            Sample([], Double(histogram.count), suffix: "_count"),
+        ])
     }
 }

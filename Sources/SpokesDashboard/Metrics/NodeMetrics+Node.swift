@@ -6,7 +6,9 @@ import SpokesConcurrency
 extension NodeMetrics {
     /// This node's figures now, read from `node` and the process: the shell around the
     /// pure ``NodeMetrics``. Asks no other member; the Raft host's list is awaited for at
-    /// most `raftTimeout` seconds (the metric is left out when it takes longer).
+    /// most `raftTimeout` seconds (the metric is left out when it takes longer). The
+    /// commit latency is left out until the node's Raft host counts into it (a node with
+    /// no provider of replica groups runs none).
     public static func gather(from node: ClusterNode, build: Build, raftTimeout: Double = 1) async -> NodeMetrics {
         let replicas = try? await withTimeout(seconds: raftTimeout) { await node.replicaGroups() }
         var members: [String: Int] = [Member.State.alive.rawValue: 1]
@@ -18,11 +20,13 @@ extension NodeMetrics {
             cluster: settings.cluster, node: node.system.node.name, build: build,
             uptime: node.observation(tasksAfter: .max).uptime, members: members,
             slots: TaskBudgets(cpu: settings.slots, waiting: settings.waitingSlots), slotsInUse: counters.inUse,
-            tasksSucceeded: counters.succeeded, tasksFailed: counters.failed, tasksBusy: counters.busy,
+            taskAttempts: counters.byKind.merging(node.registry.schemas.map { ($0.name, TaskAttemptCounts()) }) { counted, _ in counted },
+            tasksRetried: node.jobBoard.retriedCount,
             jobsRunning: node.jobBoard.runningCount,
             jobsEnded: Dictionary(uniqueKeysWithValues: node.jobBoard.endedCounts.map { ($0.key.rawValue, $0.value) }),
-            rejections: rejections,
+            rejections: rejections, traffic: node.system.traffic.counts,
             raftReplicas: replicas.map { views in views.reduce(into: [String: Int]()) { $0[$1.role, default: 0] += 1 } },
+            raftCommitLatency: node.hasReplicaGroups ? node.raftCommitLatency.snapshot : nil,
             residentMemoryBytes: ProcessFigures.residentMemoryBytes(), cpuSeconds: ProcessFigures.cpuSeconds())
     }
 }

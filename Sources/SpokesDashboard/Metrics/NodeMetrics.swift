@@ -5,10 +5,11 @@ import SpokesCluster
 /// Pure; ``NodeMetrics/gather(from:build:)`` reads the figures from a running node.
 ///
 /// Every figure is this node's own, so scraping every node counts nothing twice: its
-/// view of the membership, its slots and the task attempts its worker ran, the jobs it
-/// coordinates, what it turned away, and its Raft replicas. Labels take a few fixed values
-/// (states, budgets, kinds of rejection, roles), never job or task ids. Docs/metrics.md
-/// lists every metric.
+/// view of the membership, its slots and the task attempts its worker ran (by task kind),
+/// the jobs it coordinates and their retries, what it turned away, what its connections
+/// carried, its Raft replicas and how long its proposals took to commit. Labels take a
+/// few fixed values (states, budgets, the task kinds it runs, kinds of rejection, roles),
+/// never job or task ids. Docs/metrics.md lists every metric.
 public struct NodeMetrics: Sendable, Hashable {
     /// The build a node runs, which `spokes_build_info` carries as labels.
     public struct Build: Sendable, Hashable {
@@ -39,21 +40,25 @@ public struct NodeMetrics: Sendable, Hashable {
     public var slots: TaskBudgets
     /// Its slots held by attempts running now.
     public var slotsInUse: TaskBudgets
-    /// Attempts its worker ended with a result, since it started.
-    public var tasksSucceeded: Int
-    /// Attempts its worker ended with an error, or cancelled.
-    public var tasksFailed: Int
-    /// Attempts it turned away busy (every slot and queue place taken).
-    public var tasksBusy: Int
+    /// Attempts its worker ended (with a result, or an error or cancelled) or turned away
+    /// busy since it started, by task kind: every kind it runs, zeros included.
+    public var taskAttempts: [String: TaskAttemptCounts]
+    /// Failed attempts of the jobs it coordinates that were started again, since it started.
+    public var tasksRetried: Int
     /// Jobs it coordinates now.
     public var jobsRunning: Int
     /// Jobs it coordinated that ended, by how (`finished`, `cancelled`, `failed`).
     public var jobsEnded: [String: Int]
     /// Inputs it turned away, by ``Rejection`` raw value (every kind, zeros included).
     public var rejections: [String: Int]
+    /// Frames and bytes its connections sent and received since it started.
+    public var traffic: TrafficCounters.Counts
     /// Replicas of Raft groups held here, by this replica's role (`leader`, `follower`,
     /// ...); nil when the node's Raft host did not answer in time (the metric is left out).
     public var raftReplicas: [String: Int]?
+    /// Seconds from each Raft proposal made here to its commit and apply; nil where the
+    /// node runs no Raft host (the metric is left out).
+    public var raftCommitLatency: LatencyHistogram.Snapshot?
     /// Resident memory of the process in bytes; nil where it cannot be read.
     public var residentMemoryBytes: Double?
     /// CPU time the process used, user and system, in seconds; nil where it cannot be read.
@@ -61,8 +66,9 @@ public struct NodeMetrics: Sendable, Hashable {
 
     public init(
         cluster: String, node: String, build: Build = .unknown, uptime: Double, members: [String: Int], slots: TaskBudgets, slotsInUse: TaskBudgets,
-        tasksSucceeded: Int, tasksFailed: Int, tasksBusy: Int, jobsRunning: Int, jobsEnded: [String: Int], rejections: [String: Int],
-        raftReplicas: [String: Int]?, residentMemoryBytes: Double?, cpuSeconds: Double?
+        taskAttempts: [String: TaskAttemptCounts], tasksRetried: Int, jobsRunning: Int, jobsEnded: [String: Int], rejections: [String: Int],
+        traffic: TrafficCounters.Counts, raftReplicas: [String: Int]?, raftCommitLatency: LatencyHistogram.Snapshot?,
+        residentMemoryBytes: Double?, cpuSeconds: Double?
     ) {
         self.cluster = cluster
         self.node = node
@@ -71,13 +77,14 @@ public struct NodeMetrics: Sendable, Hashable {
         self.members = members
         self.slots = slots
         self.slotsInUse = slotsInUse
-        self.tasksSucceeded = tasksSucceeded
-        self.tasksFailed = tasksFailed
-        self.tasksBusy = tasksBusy
+        self.taskAttempts = taskAttempts
+        self.tasksRetried = tasksRetried
         self.jobsRunning = jobsRunning
         self.jobsEnded = jobsEnded
         self.rejections = rejections
+        self.traffic = traffic
         self.raftReplicas = raftReplicas
+        self.raftCommitLatency = raftCommitLatency
         self.residentMemoryBytes = residentMemoryBytes
         self.cpuSeconds = cpuSeconds
     }
@@ -109,20 +116,37 @@ public struct NodeMetrics: Sendable, Hashable {
             MetricFamily("spokes_tasks", .gauge, help: "Task attempts on this node's worker now, by state.",
                          samples: [.init("state", "running", Double(slotsInUse.total))]),
             MetricFamily("spokes_task_attempts_total", .counter,
-                         help: "Task attempts this node's worker ended since it started, by outcome: succeeded, failed (an error or cancelled), busy (turned away, every slot and queue place taken).",
-                         samples: [.init("outcome", "succeeded", Double(tasksSucceeded)), .init("outcome", "failed", Double(tasksFailed)),
-                                   .init("outcome", "busy", Double(tasksBusy))]),
+                         help: "Task attempts this node's worker ended since it started, by task kind and outcome: succeeded, failed (an error or cancelled), busy (turned away, every slot and queue place taken).",
+                         samples: taskAttempts.keys.sorted().flatMap { kind in
+                             let counts = taskAttempts[kind] ?? TaskAttemptCounts()
+                             return [("succeeded", counts.succeeded), ("failed", counts.failed), ("busy", counts.busy)].map { outcome, count in
+                                 MetricFamily.Sample([.init("kind", kind), .init("outcome", outcome)], Double(count))
+                             }
+                         }),
+            MetricFamily("spokes_task_retries_total", .counter,
+                         help: "Failed task attempts of the jobs this node coordinates that were started again, since it started.", value: Double(tasksRetried)),
             MetricFamily("spokes_jobs", .gauge, help: "Jobs this node coordinates now, by state.",
                          samples: [.init("state", "running", Double(jobsRunning))]),
             MetricFamily("spokes_jobs_ended_total", .counter, help: "Jobs this node coordinated that ended since it started, by how they ended.",
                          label: "state", values: Self.jobEndings + Self.extra(jobsEnded, beyond: Self.jobEndings), counts: jobsEnded.mapValues(Double.init)),
             MetricFamily("spokes_rejections_total", .counter, help: "Input this node turned away since it started, by kind (SECURITY.md lists them).",
                          label: "kind", values: rejections.keys.sorted(), counts: rejections.mapValues(Double.init)),
+            MetricFamily("spokes_connection_bytes_total", .counter,
+                         help: "Bytes this node's cluster connections (TCP, to members and clients) carried since it started, by direction; frames as sent on the wire.",
+                         samples: [.init("direction", "sent", Double(traffic.bytesSent)), .init("direction", "received", Double(traffic.bytesReceived))]),
+            MetricFamily("spokes_connection_frames_total", .counter,
+                         help: "Frames (messages) this node's cluster connections carried since it started, by direction.",
+                         samples: [.init("direction", "sent", Double(traffic.framesSent)), .init("direction", "received", Double(traffic.framesReceived))]),
         ]
         if let raftReplicas {
             families.append(MetricFamily("spokes_raft_replicas", .gauge, help: "Replicas of Raft groups (replicated jobs) this node holds, by its role in the group.",
                                          label: "role", values: Self.raftRoles + Self.extra(raftReplicas, beyond: Self.raftRoles),
                                          counts: raftReplicas.mapValues(Double.init)))
+        }
+        if let raftCommitLatency {
+            families.append(.histogram("spokes_raft_commit_seconds",
+                                       help: "Seconds from a Raft proposal made on this node (a replicated job's change, while it leads the group) to its commit and apply.",
+                                       raftCommitLatency))
         }
         if let residentMemoryBytes {
             families.append(MetricFamily("spokes_process_resident_memory_bytes", .gauge, help: "Resident memory of this node's process in bytes.",

@@ -2,7 +2,8 @@
 /// Pure: what `GET /metrics` answers, and what its tests parse back.
 ///
 /// Each family is a `# HELP` line, a `# TYPE` line, then one line per sample:
-/// `name{label="value",...} value`. Help text escapes `\` and line feeds; label values
+/// `name{label="value",...} value` (a histogram's names end in `_bucket`, `_sum` and
+/// `_count`). Help text escapes `\` and line feeds; label values
 /// also escape `"`. Values are integers where they are whole, else the shortest decimal
 /// that reads back the same; `NaN`, `+Inf` and `-Inf` as Prometheus writes them. A name
 /// or label name outside the format's characters has them replaced by `_` (names are
@@ -21,6 +22,7 @@ public enum PrometheusText {
             text += "# TYPE \(name) \(family.kind.rawValue)\n"
             for sample in family.samples {
                 text += name
+                if !sample.suffix.isEmpty { text += sanitized(sample.suffix, allowColon: true) }
                 if !sample.labels.isEmpty {
                     text += "{" + sample.labels.map { "\(sanitized($0.name, allowColon: false))=\"\(escapeLabelValue($0.value))\"" }.joined(separator: ",") + "}"
                 }

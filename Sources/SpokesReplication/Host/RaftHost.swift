@@ -19,6 +19,8 @@ import Synchronization
 public final class RaftHost: Sendable {
     public let settings: RaftHostSettings
     private let system: ClusterSystem
+    /// Seconds from a proposal made here to its commit and apply (see `init`).
+    private let commitLatency: LatencyHistogram?
     private let outbox: RaftOutbox
     private let groups = Mutex<[String: RaftGroupRunner]>([:])
     private let opening = Mutex<Set<String>>([])
@@ -36,7 +38,14 @@ public final class RaftHost: Sendable {
     /// A host on `system`'s node; its endpoint answers at once. `machines` make the state
     /// machines of groups opened at another replica's request (``RaftEndpoint/openGroup(_:definition:)``)
     /// and reopened after a restart (``reopenStoredGroups()``).
-    public init(system: ClusterSystem, settings: RaftHostSettings, machines: [String: @Sendable () -> any ReplicatedStateMachine] = [:]) {
+    /// `commitLatency` counts, for every proposal made on this node while it leads the
+    /// group, the seconds until it was committed and applied (``ClusterNode/raftCommitLatency``
+    /// for `GET /metrics`); proposals forwarded to another leader are counted there.
+    public init(
+        system: ClusterSystem, settings: RaftHostSettings, machines: [String: @Sendable () -> any ReplicatedStateMachine] = [:],
+        commitLatency: LatencyHistogram? = nil
+    ) {
+        self.commitLatency = commitLatency
         self.system = system
         self.settings = settings
         self.machines = machines
@@ -193,6 +202,7 @@ public final class RaftHost: Sendable {
     /// `notLeader` naming the leader (if any).
     public func propose(group id: String, command: String, forward: Bool = true) async throws(RaftHostError) -> RaftCommit {
         guard let runner = groups.withLock({ $0[id] }) else { throw .unknownGroup(id, node: name) }
+        let started = system.runtime.now
         let proposed: (index: Int, commit: Future<RaftCommit, RaftHostError>)
         do {
             proposed = try await runner.propose(command)
@@ -227,6 +237,7 @@ public final class RaftHost: Sendable {
             await runner.abandon(proposed.index)
             throw .outcomeUnknown(group: id, index: proposed.index, reason: "not applied within \(seconds) s")
         }
+        if case .success = result { commitLatency?.observe(system.runtime.now - started) }
         return try result.get()
     }
 

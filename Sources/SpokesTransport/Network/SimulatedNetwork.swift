@@ -10,8 +10,8 @@ import Synchronization
 /// What it keeps of TCP and UDP: a stream delivers its bytes in order, exactly once,
 /// and while its link is cut it holds them (as TCP retransmits) until the link heals or
 /// the stream is shut down; a connect across a cut link times out at once, to a port
-/// nobody listens on is refused. Datagrams to a cut link or drawn as lost (``loss``)
-/// are dropped; a datagram to a broadcast address (`x.y.z.255`) reaches every shared
+/// nobody listens on is refused. Datagrams to a cut link, drawn as lost (``loss``) or to
+/// a port a firewall drops (``dropDatagrams(to:port:)``) are dropped; a datagram to a broadcast address (`x.y.z.255`) reaches every shared
 /// port of that number. Delivery runs on tasks, one per stream and port, so a reader
 /// sees one chunk at a time, in order, as a socket's reader thread does.
 public final class SimulatedNetwork: Sendable {
@@ -25,6 +25,8 @@ public final class SimulatedNetwork: Sendable {
         var datagramPorts: [ObjectIdentifier: SimulatedDatagramPort] = [:]
         var nextPort: [String: UInt16] = [:]
         var cuts: Set<Link> = []
+        /// Host and port numbers a firewall drops datagrams to (``dropDatagrams(to:port:)``).
+        var droppedDatagramPorts: Set<SocketAddress> = []
         var random: UInt64
         var lossRate = 0.0
     }
@@ -83,6 +85,12 @@ public final class SimulatedNetwork: Sendable {
     /// Restores every link.
     public func heal() {
         state.withLock { $0.cuts.removeAll() }
+    }
+
+    /// Drops every datagram to port `port` of `host` from now on, as a firewall on that
+    /// host that drops UDP to the port; streams to the same number still pass.
+    public func dropDatagrams(to host: String, port: UInt16) {
+        state.withLock { _ = $0.droppedDatagramPorts.insert(SocketAddress(host: host, port: port)) }
     }
 
     /// The share of datagrams dropped (0 to 1); streams lose nothing.
@@ -162,7 +170,8 @@ public final class SimulatedNetwork: Sendable {
         let broadcast = destination.host.hasSuffix(".255")
         let receivers = state.withLock { state -> [SimulatedDatagramPort] in
             state.datagramPorts.values.filter { port in
-                guard port.address.port == destination.port, !state.cuts.contains(Link(from: source.owner, to: port.owner)) else { return false }
+                guard port.address.port == destination.port, !state.cuts.contains(Link(from: source.owner, to: port.owner)),
+                      !state.droppedDatagramPorts.contains(SocketAddress(host: port.owner, port: port.address.port)) else { return false }
                 if broadcast { return port.shared && (port.address.host == destination.host || port.address.host == "0.0.0.0") }
                 return port.address.host == destination.host || (port.address.host == "0.0.0.0" && port.owner == destination.host)
             }.filter { _ in

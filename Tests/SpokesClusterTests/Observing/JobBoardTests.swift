@@ -37,6 +37,20 @@ import Testing
         #expect(board.records.count == 2, "one running, and only the newest ended one kept")
     }
 
+    @Test func theRetriedCounterOnlyGoesUpAndOutlivesItsJobs() {
+        let board = JobBoard(coordinator: "a", keepFinished: 0)
+        let tracker = board.track(job: "j", kind: "k", title: "t", total: 2, at: 0)
+        tracker.record(.started(task: 0, attempt: 1, node: "a"))
+        tracker.record(.failed(task: 0, attempt: 1, node: "a", reason: "x", willRetry: true))
+        tracker.record(.started(task: 0, attempt: 2, node: "b"))
+        tracker.record(.busy(task: 0, attempt: 2, node: "b"))
+        #expect(board.retriedCount == 1, "a retry turned away busy is still a failed attempt retried")
+        tracker.record(.failed(task: 1, attempt: 1, node: "a", reason: "x", willRetry: false))
+        tracker.end(cancelled: false)
+        tracker.record(.failed(task: 0, attempt: 2, node: "a", reason: "after the end", willRetry: true))
+        #expect(board.retriedCount == 1, "an ended job counts nothing more, and its count stays")
+    }
+
     @Test func retriesCountAttemptsStartedAgainAndNothingElse() throws {
         let board = JobBoard(coordinator: "a")
         let tracker = board.track(job: "j", kind: "k", title: "t", total: 5, at: 0)

@@ -1,3 +1,4 @@
+import SpokesCluster
 import Testing
 @testable import SpokesDashboard
 
@@ -68,6 +69,26 @@ import Testing
         let text = PrometheusText.render([MetricFamily("bad-name", .gauge, help: "h", samples: [.init("la-bel", "v", 1)])])
         #expect(text.contains("bad_name{la_bel=\"v\"} 1\n"))
         #expect(ExpositionChecker(text).problems == [])
+    }
+
+    @Test func aHistogramIsItsCumulativeBucketsThenInfinitySumAndCount() {
+        let histogram = LatencyHistogram(bounds: [0.01, 0.1, 1])
+        for seconds in [0.005, 0.05, 0.05, 5] { histogram.observe(seconds) }
+        let text = PrometheusText.render([.histogram("spokes_raft_commit_seconds", help: "h", histogram.snapshot)])
+        #expect(text == """
+            # HELP spokes_raft_commit_seconds h
+            # TYPE spokes_raft_commit_seconds histogram
+            spokes_raft_commit_seconds_bucket{le="0.01"} 1
+            spokes_raft_commit_seconds_bucket{le="0.1"} 3
+            spokes_raft_commit_seconds_bucket{le="1"} 3
+            spokes_raft_commit_seconds_bucket{le="+Inf"} 4
+            spokes_raft_commit_seconds_sum 5.105
+            spokes_raft_commit_seconds_count 4
+
+            """)
+        let checked = ExpositionChecker(text)
+        #expect(checked.problems == [])
+        #expect(checked.order == ["spokes_raft_commit_seconds"], "its samples belong to one family")
     }
 
     @Test func aFamilyWithoutSamplesStillSaysWhatItIs() {

@@ -51,11 +51,15 @@ struct DashboardRouterTests {
         #expect(first.value("spokes_rejections_total", ["kind": "frame_too_large"]) == 0)
         #expect(first.value("spokes_raft_replicas", ["role": "leader"]) == 0, "no Raft host in this test cluster")
         #expect(try #require(first.value("spokes_process_resident_memory_bytes")) > 0)
+        #expect(first.value("spokes_task_retries_total") == 0)
+        #expect(try #require(first.value("spokes_connection_frames_total", ["direction": "sent"])) > 10, "the job's calls, at least")
+        #expect(try #require(first.value("spokes_connection_bytes_total", ["direction": "received"])) > 0)
+        #expect(first.families["spokes_raft_commit_seconds"] == nil, "no Raft host in this test cluster")
 
         let second = ExpositionChecker(text(try await get(router(cluster.nodes[1]), "/metrics")))
         #expect(second.problems == [])
         #expect(second.value("spokes_jobs_ended_total", ["state": "finished"]) == 0, "d1 coordinated nothing")
-        let succeeded = [first, second].compactMap { $0.value("spokes_task_attempts_total", ["outcome": "succeeded"]) }
+        let succeeded = [first, second].compactMap { $0.value("spokes_task_attempts_total", ["kind": "bikes.user", "outcome": "succeeded"]) }
         #expect(succeeded.count == 2 && succeeded.reduce(0, +) == 10, "each user's one attempt, counted by the node that ran it: \(succeeded)")
     }
 

@@ -41,6 +41,10 @@ struct RaftHostTests {
             try await eventually("\(cluster.name(index)) applied all 20 commands") { await cluster.applied("g", on: index).count >= 20 }
             #expect(await cluster.applied("g", on: index) == expected, "\(cluster.name(index)) applied each, in order")
         }
+        // Every commit timed once, by the leader it was proposed to (forwarded ones too).
+        let timed = try #require(cluster.nodes[leader]).raftCommitLatency.snapshot
+        #expect(timed.count == 20 && timed.sum > 0 && timed.buckets.last?.count == 20, "\(timed)")
+        #expect(try #require(cluster.nodes[follower]).raftCommitLatency.snapshot.count == 0)
         await cluster.stopAll()
     }
 

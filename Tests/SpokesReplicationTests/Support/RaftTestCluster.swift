@@ -84,7 +84,7 @@ final class RaftTestCluster {
         let node = try ClusterNode(settings: clusterSettings)
         var settings = settings
         settings.dataDirectory = folder.file(name)
-        let host = RaftHost(system: node.system, settings: settings)
+        let host = RaftHost(system: node.system, settings: settings, commitLatency: node.raftCommitLatency)
         node.start()
         return (node, host)
     }

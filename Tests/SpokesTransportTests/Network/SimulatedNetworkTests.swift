@@ -136,6 +136,28 @@ private final class Received: Sendable {
         }
     }
 
+    @Test func aFirewallDropsDatagramsToOnePortOfOneHostAndNothingElse() async throws {
+        let network = SimulatedNetwork(clock: clock)
+        let a = try network.host("127.0.0.1").bindDatagrams(on: SocketAddress(host: "127.0.0.1", port: 6000), shared: false)
+        let b = try network.host("127.0.0.2").bindDatagrams(on: SocketAddress(host: "127.0.0.2", port: 6000), shared: false)
+        let b2 = try network.host("127.0.0.2").bindDatagrams(on: SocketAddress(host: "127.0.0.2", port: 6001), shared: false)
+        let atA = Received(), atB = Received(), atB2 = Received()
+        atA.receive(a)
+        atB.receive(b)
+        atB2.receive(b2)
+        network.dropDatagrams(to: "127.0.0.2", port: 6000)
+        a.send([1], to: b.address)
+        a.send([2], to: b2.address)
+        b.send([3], to: a.address)
+        await atB2.wait { !$0.datagrams.isEmpty }
+        await atA.wait { !$0.datagrams.isEmpty }
+        a.send([4], to: b.address)
+        b.send([5], to: a.address)
+        await atA.wait { $0.datagrams.count == 2 }
+        #expect(atB.datagrams.isEmpty, "UDP to 127.0.0.2:6000 is dropped")
+        #expect(atB2.datagrams.map(\.bytes) == [[2]] && atA.datagrams.map(\.bytes) == [[3], [5]], "other ports and the other way pass")
+    }
+
     @Test func whatIsSentIsInFlightUntilItsReaderTookIt() async throws {
         let network = SimulatedNetwork(clock: clock)
         let (client, server) = try await connectedPair(network)
