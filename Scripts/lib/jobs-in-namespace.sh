@@ -7,6 +7,7 @@
 # recorded in `pids` and stopped by its PID when the sourcing script exits; every wait
 # is bounded.
 
+scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pids=()
 stop_all() {
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2> /dev/null || true; done
@@ -96,6 +97,26 @@ print(f"  bike job: {report['completedUsers']} of {users} users, bikes {report['
 sys.exit(0 if ok else 1)
 PY
   echo "  map: $map_tasks of $map_tasks results, each once"
+}
+
+# check_history SPOKES: the two clients' runs as a history (issue 29 §3,
+# Scripts/check_history.py) against what every node still running keeps: no acknowledged
+# job vanished, one report per job and one state on every node that lists it, what each
+# client printed is the stored report. After check_jobs (it reads the clients' exits).
+check_history() {
+  local spokes=$1 history="$dir/history" index nodes=""
+  mkdir -p "$history"
+  ln -sf "$dir/map.log" "$history/map.err"; ln -sf "$dir/outputs.jsonl" "$history/map.out"
+  ln -sf "$dir/bikes.log" "$history/bikes.err"; ln -sf "$dir/bikes.json" "$history/bikes.json"
+  printf '%s map map\n%s bike bikes\n' "$map_pid" "$bikes_pid" > "$history/runs"
+  printf '%s 0\n%s 0\n' "$map_pid" "$bikes_pid" > "$history/exits"
+  for index in "${!node_pid[@]}"; do
+    if kill -0 "${node_pid[$index]}" 2> /dev/null; then nodes+="$(node_address "$index"),"; fi
+  done
+  python3 "$scripts/check_history.py" gather "$history" --nodes "${nodes%,}" --cluster "$cluster" -- "$spokes"
+  python3 "$scripts/check_history.py" check "$history/history.jsonl" > "$history/verdict.txt" \
+    || fail "the history has violations: $(cat "$history/verdict.txt")"
+  echo "  history: $(tail -n 1 "$history/verdict.txt")"
 }
 
 # check_nobody_died WHEN: no node logged a member declared dead.

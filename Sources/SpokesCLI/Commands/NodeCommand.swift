@@ -171,10 +171,12 @@ enum NodeCommand {
     static func loadSavedKeyring(into settings: inout ClusterSettings) async throws -> (KeyringFile?, String?) {
         guard !settings.nodeName.isEmpty else { return (nil, nil) }
         let file = KeyringFile(directory: NodeDirectory.path(of: settings.nodeName, in: settings.dataDirectory))
-        guard let saved = try await runBlocking("keyring-load", { try file.load() }) else { return (file, nil) }
         guard let configured = settings.secret else {
+            // An open node has no keyring: a saved one is only worth a word.
+            guard case .some(.some) = try? await runBlocking("keyring-load", { try file.load() }) else { return (file, nil) }
             return (file, "ignores its saved keyring \(file.path): this node runs without a secret (delete the file if the cluster is open now)")
         }
+        guard let saved = try await runBlocking("keyring-load", { try file.load() }) else { return (file, nil) }
         settings.secret = saved.primary
         settings.acceptedSecrets = Array(saved.secrets.dropFirst())
         let stale = saved.secrets.contains(configured) ? "" : "; the configured secret \(configured.fingerprint) is not in it (update secret_file to the primary's file)"

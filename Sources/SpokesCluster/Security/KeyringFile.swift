@@ -30,7 +30,9 @@ public struct KeyringFile: Sendable, Hashable {
     public func load() throws(KeyringFileError) -> Keyring? {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            if errno == ENOENT { return nil }
+            // No file, or no folder for one (the node's folder cannot be made: it starts
+            // anyway, and keeps no job of its own): nothing was saved.
+            if errno == ENOENT || errno == ENOTDIR { return nil }
             throw .unreadable(path: path, reason: String(cString: strerror(errno)))
         }
         guard info.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path: path, reason: "it is not a regular file") }

@@ -43,6 +43,21 @@ import Testing
         }
     }
 
+    /// The process lane caught it: a node whose folder cannot be made (its data directory
+    /// is under a file) must still start, as it did before keyrings were saved.
+    @Test func aDataDirectoryThatCannotHoldAFolderHasNoSavedKeyring() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = directory + "/a-file"
+            #expect(FileManager.default.createFile(atPath: file, contents: Data()))
+            var secured = settings(name: "j0", in: file + "/data", secret: old)
+            let (_, note) = try await NodeCommand.loadSavedKeyring(into: &secured)
+            #expect(note == nil && secured.keyring == Keyring(primary: old))
+            var open = settings(name: "j0", in: file + "/data", secret: nil)
+            let (_, openNote) = try await NodeCommand.loadSavedKeyring(into: &open)
+            #expect(openNote == nil)
+        }
+    }
+
     @Test func anOpenNodeIgnoresASavedKeyringAndSaysSo() async throws {
         try await withTemporaryDirectory { directory in
             let folder = NodeDirectory.path(of: "opened", in: directory)
