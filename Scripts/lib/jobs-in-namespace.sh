@@ -116,7 +116,7 @@ check_history() {
   python3 "$scripts/check_history.py" gather "$history" --nodes "${nodes%,}" --cluster "$cluster" -- "$spokes"
   python3 "$scripts/check_history.py" check "$history/history.jsonl" > "$history/verdict.txt" \
     || fail "the history has violations: $(cat "$history/verdict.txt")"
-  echo "  history: $(tail -n 1 "$history/verdict.txt")"
+  echo "  $(tail -n 1 "$history/verdict.txt")"
 }
 
 # check_nobody_died WHEN: no node logged a member declared dead.
