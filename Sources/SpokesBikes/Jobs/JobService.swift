@@ -386,6 +386,13 @@ public distributed actor JobService {
         return try await runBlocking("spokes.job-store") { try store.summaries() }
     }
 
+    /// Whether this node holds a replica of `job`'s group: the job goes on, even where no
+    /// member can list it yet (its replicas restarted and have not caught up). A client
+    /// following a lost job asks it before it concludes the job is gone.
+    public distributed func holdsReplica(of job: String) async -> Bool {
+        await replication?.holdsReplica(of: job) ?? false
+    }
+
     /// A finished job's report, from this node's data directory.
     public distributed func report(of job: String) async throws -> SimulationReport? {
         if let recent = recentReports.first(where: { $0.job == job }) { return recent }

@@ -78,7 +78,10 @@ enum JobClient {
         await LostJobFollower(system: client, questionTimeout: questionTimeout, patience: 2).follow(at: addresses) { node in
             let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
             if let report = try await service.report(of: job) { return .ended(report) }
-            guard let listed = try await service.jobs().first(where: { $0.job == job && $0.isUnfinished }) else { return .unknown }
+            guard let listed = try await service.jobs().first(where: { $0.job == job && $0.isUnfinished }) else {
+                // A node of a release before 0.2.0 has no such question: its answer stays unknown.
+                return (try? await service.holdsReplica(of: job)) == true ? .running : .unknown
+            }
             guard listed.state == .stalled else { return .running }
             return .stalled(listed.stalledReason ?? "too few of its replicas can take part")
         }

@@ -21,6 +21,9 @@ public protocol TaskJobDurability: Sendable {
     /// died and the take-over has not begun): listed as running, so a client waiting for
     /// one (`spokes result --wait`) waits.
     func heldUnfinished() async -> [TaskJobJournal.Unfinished]
+    /// Whether this node holds `job`'s replicated state, even where it cannot list the job
+    /// yet (a replica restarted and not yet caught up): it runs on somewhere.
+    func holdsReplica(of job: String) async -> Bool
     /// The ends of `job`'s tasks as kept here, which the report must show (where two
     /// nodes ran a task, the end kept first); nil when this node's own ends are the record.
     func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]?
@@ -48,6 +51,9 @@ extension TaskJobJournal: TaskJobDurability {
 
     /// None: a node runs its journal's jobs as soon as it starts.
     public func heldUnfinished() async -> [TaskJobJournal.Unfinished] { [] }
+
+    /// False: a journaled job is only this node's, and listed while it runs.
+    public func holdsReplica(of job: String) async -> Bool { false }
 
     /// Nil: only this node runs a journaled job, so its own ends are the record.
     public func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]? { nil }

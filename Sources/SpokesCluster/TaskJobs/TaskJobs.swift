@@ -266,7 +266,9 @@ public distributed actor TaskJobs {
         if let report = try await report(of: job) { return .finished(report) }
         if isRunning(job) { return .running }
         let held = await durability?.heldUnfinished() ?? []
-        guard let kept = held.first(where: { $0.spec.id == job }) else { return .unknown }
+        guard let kept = held.first(where: { $0.spec.id == job }) else {
+            return await durability?.holdsReplica(of: job) == true ? .running : .unknown
+        }
         return kept.stalled.map(Lookup.stalled) ?? .running
     }
 

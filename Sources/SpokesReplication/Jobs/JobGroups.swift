@@ -156,6 +156,17 @@ public struct JobGroups: Sendable {
         return held
     }
 
+    /// Whether this node holds a replica of group `id` that has not stopped: the job goes
+    /// on somewhere, or will once its group elects a leader, even while this replica,
+    /// restarted and not yet told what was committed, cannot list it. A client following a
+    /// lost job keeps following while a member holds its group (review, issue 30 §3: in a
+    /// rolling upgrade every replica restarted within the client's patience, and it gave
+    /// up on a job that went on).
+    public func holds(_ id: String) async -> Bool {
+        guard let status = await host.status(of: id) else { return false }
+        return status.failure == nil
+    }
+
     /// Why a group's job cannot go on now, or nil: fewer than a majority of its replicas
     /// can take part, counting this node's unless it stopped (`failure`: its storage
     /// failed, say) and the others that are alive members. It goes on once a majority is

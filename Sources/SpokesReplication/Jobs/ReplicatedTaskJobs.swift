@@ -123,6 +123,10 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
         }
     }
 
+    public func holdsReplica(of job: String) async -> Bool {
+        await groups.holds(Self.group(of: job))
+    }
+
     public func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]? {
         guard isReplicated(job) else { return replicatedJobs.withLock({ $0.contains(job) }) ? [:] : nil }
         return (await host.stateMachine(of: Self.group(of: job)) as? TaskJobMachine)?.ends

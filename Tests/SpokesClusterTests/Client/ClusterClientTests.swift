@@ -33,6 +33,19 @@ struct DeposedDurability: TaskJobDurability {
     func jobCancelled(_ job: String, reason: String) async -> Bool { false }
     func jobFinished(_ job: String) async {}
     func heldUnfinished() async -> [TaskJobJournal.Unfinished] { [] }
+    func holdsReplica(of job: String) async -> Bool { false }
+    func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]? { nil }
+}
+
+/// A durability that holds a replica of every job's group and can list none of them: a
+/// replica restarted and not yet caught up.
+struct CatchingUpDurability: TaskJobDurability {
+    func jobStarted(_ spec: TaskJobSpec) async throws {}
+    func tasksEnded(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool { true }
+    func jobCancelled(_ job: String, reason: String) async -> Bool { true }
+    func jobFinished(_ job: String) async {}
+    func heldUnfinished() async -> [TaskJobJournal.Unfinished] { [] }
+    func holdsReplica(of job: String) async -> Bool { job == "map-0badc0de" }
     func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]? { nil }
 }
 
@@ -49,6 +62,7 @@ final class HeldDurability: TaskJobDurability {
     func jobCancelled(_ job: String, reason: String) async -> Bool { true }
     func jobFinished(_ job: String) async {}
     func heldUnfinished() async -> [TaskJobJournal.Unfinished] { [] }
+    func holdsReplica(of job: String) async -> Bool { false }
     func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]? { nil }
 }
 
@@ -211,6 +225,18 @@ struct ClusterClientTests {
         #expect(try await desk.report(of: plan.job) == nil, "no report stored for a cancellation nobody committed")
         running.cancel()
         _ = try? await cluster.complete("the client's call ends", within: 5) { try await running.value }
+    }
+
+    /// A replica that restarted and has not caught up cannot list its job, but it holds the
+    /// job's group: a client following the job hears it runs on (in a rolling upgrade every
+    /// replica restarted within the client's patience, and the client gave up on a job that
+    /// went on).
+    @Test func aReplicaNotYetCaughtUpAnswersThatItsJobRunsOn() async throws {
+        let cluster = try soloNode("r", durability: CatchingUpDurability())
+        defer { cluster.stop() }
+        let desk = try #require(cluster[0].taskJobs)
+        #expect(try await desk.lookup("map-0badc0de") == .running)
+        #expect(try await desk.lookup("map-00000000") == .unknown)
     }
 
     /// Review (issue 29 §1.3): an end was relayed to the client before it was kept, so

@@ -155,6 +155,11 @@ public final class ReplicatedBikeJobs: Sendable {
     }
 
     /// Whether `job` is kept by replicas (so a cancellation and its end are committed).
+    /// Whether this node holds a replica of `job`'s group (``JobGroups/holds(_:)``).
+    public func holdsReplica(of job: String) async -> Bool {
+        await groups.holds(Self.group(of: job))
+    }
+
     private func isReplicated(_ job: String) -> Bool {
         host.groupIDs.contains(Self.group(of: job))
     }
