@@ -17,6 +17,8 @@ import SpokesSimulation
 //                                              Raft group, failing over epoch by epoch
 //   simulate-cluster --model raft --nodes N --seeds A-B ...         one Raft group of N
 //                                              replicas, each under the node's RaftDriver
+//   simulate-cluster --model raft-changes --nodes N ...  the same, its replicas changed one
+//                                              at a time while it runs, with a spare
 //   simulate-cluster --scale 10,25,50,100     the scale model (issue 18 §3): a table
 //
 // Prints each seed's verdict and trace hash (the same seed gives the same hash), then a
@@ -83,8 +85,8 @@ func parse(_ given: [String]) -> Request {
             request.json = true
         case "--model":
             let text = value()
-            guard ["membership", "scheduling", "bikes", "bike-failover", "sharded-bikes", "raft"].contains(text) else {
-                fail("--model expects membership, scheduling, bikes, bike-failover, sharded-bikes or raft, got '\(text)'")
+            guard ["membership", "scheduling", "bikes", "bike-failover", "sharded-bikes", "raft", "raft-changes"].contains(text) else {
+                fail("--model expects membership, scheduling, bikes, bike-failover, sharded-bikes, raft or raft-changes, got '\(text)'")
             }
             request.model = text
         case "--scale":
@@ -92,7 +94,7 @@ func parse(_ given: [String]) -> Request {
             request.scale = text.split(separator: ",").compactMap { Int($0) }.filter { (2...500).contains($0) }
             if request.scale.isEmpty { fail("--scale expects sizes from 2 to 500, e.g. 10,25,50,100; got '\(text)'") }
         case "-h", "--help":
-            print("usage: simulate-cluster [--model membership|scheduling|bikes|bike-failover|sharded-bikes|raft] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
+            print("usage: simulate-cluster [--model membership|scheduling|bikes|bike-failover|sharded-bikes|raft|raft-changes] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
             exit(0)
         default:
             fail("unknown flag \(flag)")
@@ -132,7 +134,7 @@ func play<Model: SimulationModel>(
         if result.failed {
             failures.append(seed)
             let shrunk = Simulation.shrink(result, model: model, options: options(seed))
-            FileHandle.standardError.write(Data((Simulation<Model>.report(shrunk, lines: 80) + "\n").utf8))
+            FileHandle.standardError.write(Data((Simulation<Model>.report(shrunk, lines: Int(ProcessInfo.processInfo.environment["SIMULATION_TRACE_LINES"] ?? "") ?? 80) + "\n").utf8))
         }
     }
     let wall = Date().timeIntervalSince(start)
@@ -167,6 +169,12 @@ case "raft":
     // One Raft group of `nodes` replicas (1, 2, 3 or 5) under the node's own `RaftDriver`;
     // as `RaftSimulationTests` plays it.
     exit(play({ RaftClusterModel(options: RaftClusterModel.Options(replicas: nodes)) }, name: "raft", settle: 8))
+case "raft-changes":
+    // The same group while its replicas change, one at a time, with a spare (issue 29 §2).
+    var changing = RaftClusterModel.Options(replicas: nodes)
+    changing.changeReplicas = true
+    let options = changing
+    exit(play({ RaftClusterModel(options: options) }, name: "raft-changes", settle: 8))
 case "bikes":
     exit(play({ BikeJobModel(options: BikeJobModel.Options(workers: nodes)) }, name: "bikes", settle: 15))
 case "scheduling":

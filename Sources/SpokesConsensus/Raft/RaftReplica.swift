@@ -33,7 +33,7 @@
 ///   configuration in its log, committed or not, and falls back to an earlier one if that
 ///   entry is truncated; a snapshot records the configuration it covers. A leader that
 ///   removed itself steps down once the change commits; a replica outside its
-///   configuration never campaigns, and messages from outside it are ignored.
+///   configuration never campaigns, and only its members' votes count.
 ///
 /// Every input first starts the replica if `start(now:)` was not called: after a
 /// restart from a snapshot, the first actions are `applySnapshot` and the state change.
@@ -236,11 +236,17 @@ public struct RaftReplica: Sendable {
         return finish()
     }
 
-    /// A message from another replica of the group. Ill-formed messages and messages
-    /// from outside the group are ignored.
+    /// A message from another replica of the group; ill-formed ones are ignored. Replicas
+    /// outside this one's configuration are heard too (Raft thesis §4.2): a leader, by a
+    /// replica whose configuration is stale (added again, or holding a change a later
+    /// leader truncates), which learns the current one only from it; and a candidate,
+    /// whose configuration may be newer than this replica's (it may need this vote, and
+    /// refusing it deadlocked groups in the simulator). A removed replica cannot disturb
+    /// the group: its log lacks the change that removed it, and the leader lease refuses
+    /// its campaign while a leader is heard. Only the configuration's votes count.
     public mutating func receive(_ message: RaftMessage, from sender: String, now: Double) -> [RaftAction] {
         begin(now)
-        guard sender != id, replicas.contains(sender), message.isWellFormed else { return finish() }
+        guard sender != id, message.isWellFormed else { return finish() }
         if message.term > term {
             switch message {
             case .preVote:
@@ -278,7 +284,8 @@ public struct RaftReplica: Sendable {
             let grant = request.term > term && !inLease(now: now) && request.last >= log.last
             send(sender, .preVoteResponse(RaftVoteResponse(term: grant ? request.term : term, granted: grant)))
         case .preVoteResponse(let response):
-            if role == .preCandidate, response.granted, response.term == term + 1 {
+            // Only the configuration's votes count toward its majority.
+            if role == .preCandidate, response.granted, response.term == term + 1, replicas.contains(sender) {
                 votes.insert(sender)
                 if votes.count >= quorum { campaign(now: now, transfer: false) }
             }
@@ -291,7 +298,7 @@ public struct RaftReplica: Sendable {
             }
             send(sender, .requestVoteResponse(RaftVoteResponse(term: term, granted: grant)))
         case .requestVoteResponse(let response):
-            if role == .candidate, response.granted {
+            if role == .candidate, response.granted, replicas.contains(sender) {
                 votes.insert(sender)
                 if votes.count >= quorum { becomeLeader(now: now) }
             }

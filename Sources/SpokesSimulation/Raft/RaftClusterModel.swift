@@ -4,7 +4,10 @@ import SpokesConsensus
 /// `RaftShell` that keeps `RaftAction`'s contract (sends held until the writes before them
 /// are flushed, group commit, `persisted` after each flush) over a `SimulatedRaftDisk`,
 /// and clients `c1`... that propose commands with retries. `RaftInvariants` checks safety
-/// at every event; `finalViolation` checks liveness after the faults heal.
+/// at every event; `finalViolation` checks liveness after the faults heal. With
+/// `changeReplicas`, a spare replica `n(N+1)` runs too, and `c1` also asks the leader, every
+/// 0.3-1.5 s, to remove a replica (itself included) or to add one that is out, keeping
+/// between N-1 and N: the group's single-server changes under the same faults.
 public struct RaftClusterModel: RaftShellModel {
     public struct Options: Sendable, Hashable {
         public var replicas: Int
@@ -31,6 +34,8 @@ public struct RaftClusterModel: RaftShellModel {
         /// writes before the send are durable. Exists to show that the invariants catch a
         /// shell that does (votes and acknowledgements a crash can take back).
         public var sendBeforePersist = false
+        /// Change the group's replicas while it runs (see the type's comment).
+        public var changeReplicas = false
 
         public init(replicas: Int, configuration: RaftConfiguration = RaftConfiguration(), varyBatching: Bool = true, firstLeader: Bool = true, clients: Int = 2, compactEvery: ClosedRange<Int>? = 10...40, diskLatency: ClosedRange<Double> = 0.0002...0.003, clientTimeout: Double = 1, livenessBound: Double = 5) {
             self.replicas = replicas
@@ -51,6 +56,8 @@ public struct RaftClusterModel: RaftShellModel {
         case committed(command: String)
         /// Not the leader (or the entry was lost to a change of leader): try `leader`.
         case redirect(command: String, leader: String?)
+        /// From `c1` to a replica it takes for the leader: make these the replicas.
+        case changeReplicas([String])
 
         public var description: String {
             switch self {
@@ -58,6 +65,7 @@ public struct RaftClusterModel: RaftShellModel {
             case .request(let command): "request \(command)"
             case .committed(let command): "committed \(command)"
             case .redirect(let command, let leader): "redirect \(command) to \(leader ?? "-")"
+            case .changeReplicas(let replicas): "change the replicas to \(replicas.joined(separator: ","))"
             }
         }
 
@@ -67,6 +75,7 @@ public struct RaftClusterModel: RaftShellModel {
             case .request(let command): hasher.combine(101); hasher.combine(command)
             case .committed(let command): hasher.combine(102); hasher.combine(command)
             case .redirect(let command, let leader): hasher.combine(103); hasher.combine(command); hasher.combine(leader ?? "")
+            case .changeReplicas(let replicas): hasher.combine(104); for name in replicas { hasher.combine(name) }
             }
         }
     }
@@ -77,6 +86,7 @@ public struct RaftClusterModel: RaftShellModel {
         case clientSend
         case clientTimeout(attempt: Int)
         case clientBackoff(attempt: Int)
+        case reconfigure
 
         public var description: String {
             switch self {
@@ -85,6 +95,7 @@ public struct RaftClusterModel: RaftShellModel {
             case .clientSend: "next command"
             case .clientTimeout(let attempt): "timeout of attempt \(attempt)"
             case .clientBackoff(let attempt): "retry as attempt \(attempt)"
+            case .reconfigure: "change the replicas"
             }
         }
 
@@ -95,6 +106,7 @@ public struct RaftClusterModel: RaftShellModel {
             case .clientSend: hasher.combine(203)
             case .clientTimeout(let attempt): hasher.combine(204); hasher.combine(attempt)
             case .clientBackoff(let attempt): hasher.combine(205); hasher.combine(attempt)
+            case .reconfigure: hasher.combine(206)
             }
         }
     }
@@ -121,6 +133,8 @@ public struct RaftClusterModel: RaftShellModel {
     /// The replicas' configuration, drawn at the first start when batching varies.
     public private(set) var configuration: RaftConfiguration?
     let group: RaftGroup
+    /// The spare's group: every replica name, so that it is one of them.
+    let spareGroup: RaftGroup
     /// Replicas' shells and applications by number (`n1` is 0).
     var shells: [RaftShell] = []
     var applications: [Application] = []
@@ -131,11 +145,13 @@ public struct RaftClusterModel: RaftShellModel {
 
     public init(options: Options) {
         self.options = options
-        replicaNames = (1...max(1, options.replicas)).map { "n\($0)" }
-        let clientNames = (0..<options.clients).map { "c\($0 + 1)" }
+        let count = max(1, options.replicas)
+        replicaNames = (1...(count + (options.changeReplicas ? 1 : 0))).map { "n\($0)" }
+        let clientNames = (0..<max(options.clients, options.changeReplicas ? 1 : 0)).map { "c\($0 + 1)" }
         nodes = replicaNames + clientNames
         // Names are generated: never empty, never repeated.
-        group = try! RaftGroup(replicas: replicaNames, firstLeader: options.firstLeader ? "n1" : nil)
+        group = try! RaftGroup(replicas: Array(replicaNames.prefix(count)), firstLeader: options.firstLeader ? "n1" : nil)
+        spareGroup = try! RaftGroup(replicas: replicaNames)
         invariants = RaftInvariants(group: group)
         shells = replicaNames.map { _ in RaftShell() }
         applications = replicaNames.map { _ in Application() }
@@ -144,6 +160,8 @@ public struct RaftClusterModel: RaftShellModel {
     }
 
     public var violation: String? { invariants.violation }
+
+    func definition(of node: String) -> RaftGroup { group.replicas.contains(node) ? group : spareGroup }
 
     /// "@leader": the running replica that leads the highest term.
     public func node(playing role: String) -> String? {
@@ -157,6 +175,7 @@ public struct RaftClusterModel: RaftShellModel {
 
     public mutating func start(_ node: String, in context: inout SimulationContext<Self>) {
         if clients[node] != nil {
+            if options.changeReplicas, node == "c1" { context.schedule(.reconfigure, after: context.random.uniform(in: 0.3...1.5)) }
             return context.schedule(.clientSend, after: context.random.uniform(in: 0.05...0.3))
         }
         guard let number = shellNumbers[node] else { return }
@@ -191,6 +210,12 @@ public struct RaftClusterModel: RaftShellModel {
             client.outstanding = nil
             clients[node] = client
             context.schedule(.clientSend, after: context.random.uniform(in: 0.02...0.2))
+        case .changeReplicas(let replicas):
+            guard let number = shellNumbers[node], let driver = shells[number].driver else { return }
+            var changing = driver
+            guard let (_, actions) = try? changing.proposeReplicas(replicas, now: context.now) else { return }
+            shells[number].driver = changing
+            runReplica(node, actions, in: &context)
         case .redirect(let command, let leader):
             guard var client = clients[node], var outstanding = client.outstanding, outstanding.command == command else { return }
             client.target = leader.flatMap { replicaNames.firstIndex(of: $0) } ?? (client.target + 1) % replicaNames.count
@@ -228,6 +253,21 @@ public struct RaftClusterModel: RaftShellModel {
         case .clientBackoff(let attempt):
             guard clients[node]?.outstanding?.attempt == attempt else { return }
             sendOutstanding(node, in: &context)
+        case .reconfigure:
+            // Asks the leader of the highest term it can see (an operator's view), if any.
+            if let healedAt, context.now > healedAt + options.livenessBound / 2 { return }
+            context.schedule(.reconfigure, after: context.random.uniform(in: 0.3...1.5))
+            guard let leader = self.node(playing: "@leader"), let replicas = shells[shellNumbers[leader]!].replica?.replicas else { return }
+            let count = group.replicas.count
+            var next = replicas
+            if replicas.count >= count {
+                next.remove(at: context.random.integer(in: 0...(replicas.count - 1)))
+            } else {
+                let out = replicaNames.filter { !replicas.contains($0) }
+                guard !out.isEmpty else { return }
+                next = (replicas + [out[context.random.integer(in: 0...(out.count - 1))]]).sorted()
+            }
+            context.send(.changeReplicas(next), to: leader)
         }
     }
 
@@ -247,9 +287,12 @@ public struct RaftClusterModel: RaftShellModel {
         guard let first = invariants.acknowledgements.first(where: { $0.firstSent >= healedAt }), first.time <= bound else {
             return "liveness: no command proposed after the faults healed at \(fixed(healedAt, 3))s was acknowledged by \(fixed(bound, 3))s"
         }
-        let machines = applications.map(\.machine)
+        // The replicas of the last configuration committed (all of them without changes).
+        let members = invariants.committedReplicas
+        let named = zip(replicaNames, applications.map(\.machine)).filter { members.contains($0.0) }
+        let machines = named.map(\.1)
         guard let reference = machines.first, machines.allSatisfy({ $0 == reference }) else {
-            let applied = zip(replicaNames, machines).map { "\($0.0) applied \($0.1.appliedIndex)" }.joined(separator: ", ")
+            let applied = named.map { "\($0.0) applied \($0.1.appliedIndex)" }.joined(separator: ", ")
             return "liveness: replicas differ at the end: \(applied)"
         }
         let order = Set(reference.order)

@@ -19,7 +19,8 @@ import SpokesConsensus
 ///   order, each index once per lifetime; a snapshot equals the state the committed
 ///   entries up to it produce.
 /// - **Durability**: after a crash (torn writes included), every committed entry is
-///   still on the disks of a majority.
+///   still on the disks of a majority of the latest committed configuration (the
+///   group's replicas, or those of the last configuration entry committed).
 /// - Every command acknowledged to a client is in the committed log.
 public struct RaftInvariants: Sendable {
     private struct VoteKey: Hashable, Sendable {
@@ -29,6 +30,7 @@ public struct RaftInvariants: Sendable {
 
     private struct Written: Hashable, Sendable {
         var command: String?
+        var replicas: [String]?
         var previousTerm: Int?
     }
 
@@ -106,7 +108,7 @@ public struct RaftInvariants: Sendable {
         }
         for entry in write.entries {
             let key = RaftLogPosition(index: entry.index, term: entry.term)
-            let facts = Written(command: entry.command, previousTerm: replica.term(at: entry.index - 1))
+            let facts = Written(command: entry.command, replicas: entry.replicas, previousTerm: replica.term(at: entry.index - 1))
             if let known = written[key] {
                 if known != facts {
                     fail("log matching: \(node) wrote \(key) as \(facts) but it was written before as \(known)")
@@ -162,15 +164,23 @@ public struct RaftInvariants: Sendable {
         fail("state machine safety: \(node)'s snapshot through \(snapshot.index) differs from the committed entries' state")
     }
 
-    /// After `node` crashed: every committed entry must still be on a majority's disks.
-    mutating func crashed(_ node: String, disks: [RaftDurableState]) {
+    /// The replicas of the latest configuration committed (the group's until a change is).
+    public var committedReplicas: [String] {
+        committed.last { $0.replicas != nil }?.replicas ?? group.replicas
+    }
+
+    /// After `node` crashed: every committed entry must still be on the disks of a
+    /// majority of the latest committed configuration (`disks` by replica).
+    mutating func crashed(_ node: String, disks: [String: RaftDurableState]) {
+        let replicas = committedReplicas
+        let quorum = replicas.count / 2 + 1
         for entry in committed {
-            let holders = disks.count { disk in
+            let holders = replicas.compactMap { disks[$0] }.count { disk in
                 if let snapshot = disk.snapshot, snapshot.index >= entry.index { return true }
                 let base = disk.snapshot?.index ?? 0
                 return entry.index > base && entry.index <= base + disk.entries.count && disk.entries[entry.index - base - 1] == entry
             }
-            if holders < group.quorum {
+            if holders < quorum {
                 return fail("durability: after \(node) crashed, committed entry \(entry.index)@\(entry.term) is on \(holders) disks, fewer than a majority")
             }
         }

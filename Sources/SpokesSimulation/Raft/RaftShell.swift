@@ -27,6 +27,9 @@ protocol RaftShellModel: SimulationModel {
     var shells: [RaftShell] { get set }
     var shellNumbers: [String: Int] { get }
     var group: RaftGroup { get }
+    /// The group as replica `node` was given it (a spare added later is given one that
+    /// names it); `group` unless the model says otherwise.
+    func definition(of node: String) -> RaftGroup
     var invariants: RaftInvariants { get set }
     /// How long a flush (write and fdatasync) takes.
     var diskLatency: ClosedRange<Double> { get }
@@ -50,6 +53,8 @@ protocol RaftShellModel: SimulationModel {
 extension RaftShellModel {
     mutating func statusChanged(_ status: RaftStatus, at node: String, number: Int, in context: inout SimulationContext<Self>) {}
 
+    func definition(of node: String) -> RaftGroup { group }
+
     /// Starts replica `node` (again) from what its disk holds: a fresh shell, a
     /// compaction interval drawn from `compactEvery`, a new replica seeded from the run.
     mutating func startReplica(_ node: String, configuration: RaftConfiguration, compactEvery: ClosedRange<Int>?, in context: inout SimulationContext<Self>) {
@@ -57,7 +62,7 @@ extension RaftShellModel {
         var shell = RaftShell(disk: shells[number].disk)
         let every = compactEvery.map { context.random.integer(in: $0) } ?? .max
         do {
-            let replica = try RaftReplica(id: node, group: group, state: shell.disk.durable, configuration: configuration, seed: context.random.next())
+            let replica = try RaftReplica(id: node, group: definition(of: node), state: shell.disk.durable, configuration: configuration, seed: context.random.next())
             shell.driver = RaftDriver(replica: replica, compactEvery: every)
             shell.driver!.sendsBeforePersisting = sendsBeforePersisting
         } catch {
@@ -89,7 +94,7 @@ extension RaftShellModel {
         var crashed = RaftShell(disk: shell.disk)
         crashed.tickGeneration = shell.tickGeneration + 1
         shells[number] = crashed
-        invariants.crashed(node, disks: shells.map(\.disk.durable))
+        invariants.crashed(node, disks: Dictionary(uniqueKeysWithValues: shellNumbers.map { ($0.key, shells[$0.value].disk.durable) }))
         return outcome
     }
 

@@ -1697,7 +1697,7 @@ public struct ShardedBikeModel: SimulationModel {
         var crashed = RaftShell(disk: shell.disk)
         crashed.tickGeneration = shell.tickGeneration + 1
         shells[group][number] = crashed
-        invariants[group].crashed(node, disks: shells[group].indices.filter { holds[group][$0] }.map { shells[group][$0].disk.durable })
+        invariants[group].crashed(node, disks: Dictionary(uniqueKeysWithValues: shells[group].indices.filter { holds[group][$0] }.map { (nodes[$0], shells[group][$0].disk.durable) }))
         noteRaftViolation(group)
         return outcome
     }

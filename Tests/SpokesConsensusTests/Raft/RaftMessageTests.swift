@@ -49,12 +49,11 @@ import Testing
         for message in bad { #expect(!message.isWellFormed, "\(message)") }
     }
 
-    @Test func messagesFromOutsideTheGroupOrIllFormedChangeNothing() throws {
+    @Test func messagesFromItselfOrIllFormedChangeNothing() throws {
         var cluster = try RaftHarness(["a", "b", "c"])
         cluster.elect("a")
         let before = cluster["b"]
         var replica = cluster["b"]
-        #expect(replica.receive(.heartbeat(RaftHeartbeat(term: 9, commit: 0)), from: "stranger", now: cluster.now).isEmpty)
         #expect(replica.receive(.heartbeat(RaftHeartbeat(term: 9, commit: 0)), from: "b", now: cluster.now).isEmpty)
         #expect(replica.receive(.heartbeat(RaftHeartbeat(term: -9, commit: 0)), from: "a", now: cluster.now).isEmpty)
         #expect(replica.status == before.status)
@@ -63,46 +62,49 @@ import Testing
     /// Random messages, well formed or not, from any member: the replica never traps and
     /// its log keeps its invariants (consecutive indices, terms never falling).
     @Test func randomMessagesNeverBreakAReplica() throws {
-        var random = RaftRandom(seed: 7)
-        func number(_ bound: Int) -> Int { Int(random.next() % UInt64(bound)) - (random.next() % 20 == 0 ? bound : 0) }
-        let group = try RaftGroup(replicas: ["a", "b", "c"])
-        var replica = try RaftReplica(id: "a", group: group, seed: 3)
-        var now = 0.0
         var longestLog = 0
         var roles: Set<RaftRole> = []
-        for _ in 0..<20_000 {
-            now += Double(random.next() % 100) / 1000
-            let term = replica.term + number(4) - 1
-            let position = RaftLogPosition(index: replica.lastLogPosition.index + number(6) - 3, term: replica.term + number(3) - 2)
-            let entries = (0..<(random.next() % 4)).map { RaftEntry(index: position.index + Int($0) + 1, term: max(position.term, term - Int(random.next() % 2)), command: "c") }
-            let messages: [RaftMessage] = [
-                .preVote(RaftVoteRequest(term: term, last: position)),
-                .preVoteResponse(RaftVoteResponse(term: term, granted: random.next() % 2 == 0)),
-                .requestVote(RaftVoteRequest(term: term, last: position, transfer: random.next() % 2 == 0)),
-                .requestVoteResponse(RaftVoteResponse(term: term, granted: random.next() % 2 == 0)),
-                .appendEntries(RaftAppendEntries(term: term, previous: position, entries: entries, commit: position.index + number(4))),
-                .appendEntriesResponse(RaftAppendEntriesResponse(term: term, success: random.next() % 2 == 0, matchIndex: position.index + number(4), rejectedIndex: position.index, conflictIndex: number(14), conflictTerm: random.next() % 2 == 0 ? nil : number(6))),
-                .installSnapshot(RaftInstallSnapshot(term: term, snapshot: RaftSnapshot(index: position.index, term: position.term, data: "s"))),
-                .heartbeat(RaftHeartbeat(term: term, commit: position.index + number(4))),
-                .heartbeatResponse(RaftHeartbeatResponse(term: term)),
-                .timeoutNow(RaftTimeoutNow(term: term)),
-            ]
-            let sender = ["b", "c", "a", "x"][Int(random.next() % 4)]
-            _ = replica.receive(messages[Int(random.next() % UInt64(messages.count))], from: sender, now: now)
-            if random.next() % 10 == 0 { _ = replica.tick(now: now) }
-            if random.next() % 10 == 0 { _ = replica.propose(["p"], now: now) }
-            if random.next() % 10 == 0 { _ = replica.persisted(through: replica.lastLogPosition.index, term: replica.lastLogPosition.term, now: now) }
-            let log = replica.log
-            var previousTerm = log.snapshot.term
-            for (offset, entry) in log.entries.enumerated() {
-                #expect(entry.index == log.snapshot.index + offset + 1)
-                #expect(entry.term >= previousTerm)
-                previousTerm = entry.term
+        let group = try RaftGroup(replicas: ["a", "b", "c"])
+        // Several runs, so that reaching every role is no one seed's luck.
+        for seed in UInt64(7)...11 {
+            var random = RaftRandom(seed: seed)
+            func number(_ bound: Int) -> Int { Int(random.next() % UInt64(bound)) - (random.next() % 20 == 0 ? bound : 0) }
+            var replica = try RaftReplica(id: "a", group: group, seed: 3)
+            var now = 0.0
+            for _ in 0..<20_000 {
+                now += Double(random.next() % 100) / 1000
+                let term = replica.term + number(4) - 1
+                let position = RaftLogPosition(index: replica.lastLogPosition.index + number(6) - 3, term: replica.term + number(3) - 2)
+                let entries = (0..<(random.next() % 4)).map { RaftEntry(index: position.index + Int($0) + 1, term: max(position.term, term - Int(random.next() % 2)), command: "c") }
+                let messages: [RaftMessage] = [
+                    .preVote(RaftVoteRequest(term: term, last: position)),
+                    .preVoteResponse(RaftVoteResponse(term: term, granted: random.next() % 2 == 0)),
+                    .requestVote(RaftVoteRequest(term: term, last: position, transfer: random.next() % 2 == 0)),
+                    .requestVoteResponse(RaftVoteResponse(term: term, granted: random.next() % 2 == 0)),
+                    .appendEntries(RaftAppendEntries(term: term, previous: position, entries: entries, commit: position.index + number(4))),
+                    .appendEntriesResponse(RaftAppendEntriesResponse(term: term, success: random.next() % 2 == 0, matchIndex: position.index + number(4), rejectedIndex: position.index, conflictIndex: number(14), conflictTerm: random.next() % 2 == 0 ? nil : number(6))),
+                    .installSnapshot(RaftInstallSnapshot(term: term, snapshot: RaftSnapshot(index: position.index, term: position.term, data: "s"))),
+                    .heartbeat(RaftHeartbeat(term: term, commit: position.index + number(4))),
+                    .heartbeatResponse(RaftHeartbeatResponse(term: term)),
+                    .timeoutNow(RaftTimeoutNow(term: term)),
+                ]
+                let sender = ["b", "c", "a", "x"][Int(random.next() % 4)]
+                _ = replica.receive(messages[Int(random.next() % UInt64(messages.count))], from: sender, now: now)
+                if random.next() % 10 == 0 { _ = replica.tick(now: now) }
+                if random.next() % 10 == 0 { _ = replica.propose(["p"], now: now) }
+                if random.next() % 10 == 0 { _ = replica.persisted(through: replica.lastLogPosition.index, term: replica.lastLogPosition.term, now: now) }
+                let log = replica.log
+                var previousTerm = log.snapshot.term
+                for (offset, entry) in log.entries.enumerated() {
+                    #expect(entry.index == log.snapshot.index + offset + 1)
+                    #expect(entry.term >= previousTerm)
+                    previousTerm = entry.term
+                }
+                #expect(replica.appliedIndex <= replica.commitIndex && replica.commitIndex <= log.lastIndex)
+                #expect(replica.term >= log.lastTerm)
+                longestLog = max(longestLog, log.lastIndex)
+                roles.insert(replica.role)
             }
-            #expect(replica.appliedIndex <= replica.commitIndex && replica.commitIndex <= log.lastIndex)
-            #expect(replica.term >= log.lastTerm)
-            longestLog = max(longestLog, log.lastIndex)
-            roles.insert(replica.role)
         }
         #expect(longestLog > 5 && roles.count == 4, "the fuzzing reached logs and every role: \(longestLog), \(roles)")
     }
