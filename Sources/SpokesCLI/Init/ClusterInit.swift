@@ -45,9 +45,13 @@ public struct ClusterInit: Sendable, Hashable {
         }
     }
 
-    /// The one command every machine runs, this one included.
+    /// The one command every machine runs, this one included. The node is named after the
+    /// machine (`"$(hostname)"`, which each machine's shell fills in): a node keeps its job
+    /// records and replicas under its name, so it must come back with the same one after a
+    /// restart or an upgrade; an unnamed node takes a new random name at every start.
     public var nodeCommand: String {
         "spokes node --config \(shellQuoted(settingsPath)) --host lan" + (dashboardPort == nil ? "" : " --dashboard-host lan")
+            + " --name \"$(hostname)\""
     }
 
     /// cluster.yaml: only what differs from the defaults.

@@ -49,7 +49,7 @@ import Testing
     @Test func itPrintsTheOneCommandEveryMachineRuns() throws {
         let folder = try TemporaryDirectory()
         let run = try initialize(["--directory", folder.path])
-        #expect(run.out.contains("\n  spokes node --config \(folder.path)/cluster.yaml --host lan\n"))
+        #expect(run.out.contains("\n  spokes node --config \(folder.path)/cluster.yaml --host lan --name \"$(hostname)\"\n"))
         #expect(run.out.contains("this machine is 198.51.100.20 (eth0), beacons go to 198.51.100.255"))
         #expect(run.out.contains("TCP and UDP 7000") && run.out.contains("UDP 7946"))
         let settings = try ClusterSettings.loadLayers(file: folder.file("cluster.yaml"), environment: [:]).settings
@@ -89,10 +89,10 @@ import Testing
     @Test func theSettingsTextKeepsTheRepositorysLayout() {
         let plan = ClusterInit(cluster: "c1", lan: try! LANAddress.choose(among: Self.interfaces, host: nil, broadcast: nil), directory: "/etc/spokes")
         #expect(plan.settingsText.contains("\nnode:\n  host: 198.51.100.20         # the machine 'spokes init' ran on; the others: --host lan\n"))
-        #expect(plan.nodeCommand == "spokes node --config /etc/spokes/cluster.yaml --host lan")
+        #expect(plan.nodeCommand == #"spokes node --config /etc/spokes/cluster.yaml --host lan --name "$(hostname)""#)
         var spaced = plan
         spaced.directory = "/srv/my lab"
-        #expect(spaced.nodeCommand == "spokes node --config '/srv/my lab/cluster.yaml' --host lan")
+        #expect(spaced.nodeCommand == #"spokes node --config '/srv/my lab/cluster.yaml' --host lan --name "$(hostname)""#)
     }
 
     @Test func hostLanBecomesThisMachinesAddressOnTheLANOfTheBroadcast() throws {
