@@ -27,6 +27,7 @@ public final class RaftHost: Sendable {
     private let endpoint = Mutex<RaftEndpoint?>(nil)
     private let stopped = Atomic<Bool>(false)
     private let unknownGroupMessages = Atomic<Int>(0)
+    private let nonMemberMessages = Atomic<Int>(0)
     /// Groups this node removed since it started (their work was done), newest last, at
     /// most ``maximumGroups``: a replica that missed the end of a group's work asks.
     private let removedGroups = Mutex<(order: [String], set: Set<String>)>(([], []))
@@ -361,7 +362,18 @@ public final class RaftHost: Sendable {
         endpoint.withLock { $0 = nil }
     }
 
+    /// Messages that named as their sender no member this node is connected to, dropped.
+    public var messagesFromNonMembers: Int { nonMemberMessages.load(ordering: .relaxed) }
+
+    /// Hands envelopes to this node's replicas. A replica hears any replica of its group,
+    /// in its configuration or not (a leader that added it again, a candidate it must
+    /// vote for), so the names heard are checked here: only a member this node is
+    /// connected to speaks for a replica; a client, whatever name it gives, does not.
     private func deliver(_ envelopes: [RaftEnvelope], from sender: String) async {
+        guard system.connectedPeers.contains(where: { $0.node.name == sender && !$0.address.isEmpty }) else {
+            nonMemberMessages.add(envelopes.reduce(0) { $0 + $1.messages.count }, ordering: .relaxed)
+            return
+        }
         for envelope in envelopes {
             guard let runner = groups.withLock({ $0[envelope.group] }) else {
                 unknownGroupMessages.add(envelope.messages.count, ordering: .relaxed)

@@ -86,7 +86,10 @@ struct RaftHostTests {
         await cluster.stopAll()
     }
 
-    @Test func inAClusterWithASecretGroupsCommitAndMessagesFromOutsideAGroupAreIgnored() async throws {
+    /// A replica hears any replica of its group (a leader that added it again), so the
+    /// host hears only members: a client that got in with the secret and names itself
+    /// anything changes nothing.
+    @Test func inAClusterWithASecretGroupsCommitAndMessagesFromNonMembersAreIgnored() async throws {
         let cluster = try RaftTestCluster(nodes: 3, secret: try ClusterSecret("raft-host-test-secret", source: "test"))
         try await cluster.converge()
         try await cluster.open("g", on: [0, 1, 2], firstLeader: 0)
@@ -104,7 +107,8 @@ struct RaftHostTests {
         try await endpoint.deliver([RaftEnvelope(group: "g", messages: [.heartbeat(RaftHeartbeat(term: 99, commit: 0))])], from: "intruder")
         try await endpoint.deliver([RaftEnvelope(group: "nothing", messages: [.heartbeat(RaftHeartbeat(term: 99, commit: 0))])], from: "n1")
         let after = try #require(await cluster.host(1).status(of: "g"))
-        #expect(after.term == before.term && after.leader == "n1", "a message from a name outside the group changed nothing: \(after)")
+        #expect(after.term == before.term && after.leader == "n1", "a message from a name outside the cluster changed nothing: \(after)")
+        #expect(cluster.host(1).messagesFromNonMembers == 1)
         #expect(cluster.host(1).droppedMessages.unknownGroup == unknownBefore + 1, "the message for a group n2 does not hold was dropped")
         await cluster.stopAll()
     }
