@@ -50,6 +50,9 @@ public struct LostJobFollower: Sendable {
     /// the rest sees its peers dead while they run the job on. So "stalled" is the answer
     /// only when, for ``patience`` seconds in a row, some member says so and none says it
     /// runs the job (a one-node cluster whose disk failed says so within that).
+    /// The least a question may take, however little patience is left.
+    static let shortestQuestion = 0.2
+
     public func follow<End: Sendable>(at addresses: [String], ask: @escaping @Sendable (NodeID) async throws -> Answer<End>) async -> Followed<End> {
         let system = system
         var nodes: [String: NodeID] = [:]
@@ -60,12 +63,17 @@ public struct LostJobFollower: Sendable {
             var running = false
             var stalled: String?
             for text in addresses {
+                // A question never outlasts the patience left: a member that cannot be
+                // reached (the lost coordinator, cut off) must not hold the verdict back
+                // by a whole question timeout (test-partitions, scenario 5's bound).
+                let left = patience - (runtime.now - unknownSince)
+                let bound = max(Self.shortestQuestion, min(questionTimeout, left))
                 if nodes[text] == nil, let address = try? SocketAddress(parsing: text),
-                   let peer = try? await withTimeout(seconds: questionTimeout, clock: runtime.clock, operation: { try await system.join(address) }) {
+                   let peer = try? await withTimeout(seconds: bound, clock: runtime.clock, operation: { try await system.join(address) }) {
                     nodes[text] = peer.node
                 }
                 guard let node = nodes[text] else { continue }
-                guard let answer = try? await withTimeout(seconds: questionTimeout, clock: runtime.clock, operation: { try await ask(node) }) else {
+                guard let answer = try? await withTimeout(seconds: bound, clock: runtime.clock, operation: { try await ask(node) }) else {
                     nodes[text] = nil
                     continue
                 }

@@ -156,15 +156,18 @@ public struct JobGroups: Sendable {
         return held
     }
 
-    /// Whether this node holds a replica of group `id` that has not stopped: the job goes
-    /// on somewhere, or will once its group elects a leader, even while this replica,
-    /// restarted and not yet told what was committed, cannot list it. A client following a
-    /// lost job keeps following while a member holds its group (review, issue 30 §3: in a
-    /// rolling upgrade every replica restarted within the client's patience, and it gave
-    /// up on a job that went on).
+    /// Whether this node holds a replica of group `id` that has not stopped and knows no
+    /// alive leader but itself: the job will go on once its group elects one, even while
+    /// this replica, restarted and not yet told what was committed, cannot list it. A
+    /// client following a lost job keeps following while a member holds its group so
+    /// (issue 30 §3: in a rolling upgrade every replica restarted within the client's
+    /// patience, and it gave up on a job that went on). Where an alive leader runs the
+    /// job, this is false: a client cut off from it is told so within its bound
+    /// (test-partitions, scenario 5).
     public func holds(_ id: String) async -> Bool {
-        guard let status = await host.status(of: id) else { return false }
-        return status.failure == nil
+        guard let status = await host.status(of: id), status.failure == nil else { return false }
+        let alive = Set(aliveMembers.map(\.node.name))
+        return status.leader.map { $0 == system.node.name || !alive.contains($0) } ?? true
     }
 
     /// Why a group's job cannot go on now, or nil: fewer than a majority of its replicas
