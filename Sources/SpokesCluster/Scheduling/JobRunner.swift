@@ -68,6 +68,10 @@ public struct JobRunner: Sendable {
     public let retries: Int
     /// What task `task` costs: a cpu slot or a waiting slot on its worker.
     public let cost: @Sendable (_ task: Int) -> TaskCost
+    /// The job's owner, priority and cap, carried on every attempt so each worker shares
+    /// its slots fairly between jobs; its ``JobShare/maxSlots`` also caps the job's tasks
+    /// in flight here (nil: an unnamed owner's job at the default priority, no cap).
+    public var share: JobShare?
 
     /// Attempts started again after a failed one, over `outcomes`: what reports call
     /// retries. A cancelled attempt, or one a full worker turned away, is not one.
@@ -116,8 +120,15 @@ public struct JobRunner: Sendable {
         onOutcome: @escaping @Sendable (Outcome) -> Void = { _ in }
     ) async -> [Outcome] {
         var outcomes: [Outcome] = []
+        let cap = share?.maxSlots ?? Int.max
         await withTaskGroup(of: Outcome.self) { group in
+            var inFlight = 0
             for task in 0..<count {
+                // `--max-slots`: at most `cap` of the job's tasks hold places at once.
+                if inFlight >= cap, let outcome = await group.next() {
+                    outcomes.append(outcome)
+                    inFlight -= 1
+                }
                 guard let commitment = try? await systems.firstAvailableSystem(for: cost(task), stillToSend: count - task - 1) else { break }
                 // Heard as the task ends, not once every task is placed: a job with more
                 // tasks than places would otherwise hold its first ends back until its last
@@ -127,6 +138,7 @@ public struct JobRunner: Sendable {
                     onOutcome(outcome)
                     return outcome
                 }
+                inFlight += 1
             }
             for await outcome in group {
                 outcomes.append(outcome)
@@ -160,7 +172,7 @@ public struct JobRunner: Sendable {
             let reason: String
             var sent = false
             do {
-                let request = TaskRequest(job: job, task: task, attempt: attempt, kind: kind, input: try await input(task, attempt), cost: commitment.cost)
+                let request = TaskRequest(job: job, task: task, attempt: attempt, kind: kind, input: try await input(task, attempt), cost: commitment.cost, share: share)
                 onEvent(.started(task: task, attempt: attempt, node: commitment.node))
                 sent = true
                 let system = commitment.system

@@ -138,7 +138,8 @@ public distributed actor TaskJobs {
         let first = spec.inputs.first ?? ""
         // A kind's cost may depend on its input; a job's tasks usually share what decides it.
         let cost = registry.cost(kind: spec.kind, input: first) ?? .cpu
-        let runner = JobRunner(systems: systems, job: spec.id, kind: spec.kind, deadline: spec.deadline, retries: spec.retries, cost: cost)
+        var runner = JobRunner(systems: systems, job: spec.id, kind: spec.kind, deadline: spec.deadline, retries: spec.retries, cost: cost)
+        runner.share = (spec.share ?? .unnamed).capped(atPriority: actorSystem.settings.maximumPriority)
         let startedAt = actorSystem.runtime.now
         let work = Task { () throws -> TaskJobReport in
             defer { following.cancel() }

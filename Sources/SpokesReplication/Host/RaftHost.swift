@@ -210,7 +210,7 @@ public final class RaftHost: Sendable {
             guard forward, case .notLeader(_, _, let leader?) = error, leader != name else { throw error }
             return try await forwardProposal(command, of: id, to: leader)
         }
-        return try await applied(proposed, of: id, on: runner)
+        return try await applied(proposed, of: id, on: runner, since: started)
     }
 
     /// Makes `replicas` the replicas of `group` (one added or removed) through its log,
@@ -221,12 +221,14 @@ public final class RaftHost: Sendable {
     @discardableResult
     public func changeReplicas(of id: String, to replicas: [String]) async throws(RaftHostError) -> RaftCommit {
         guard let runner = groups.withLock({ $0[id] }) else { throw .unknownGroup(id, node: name) }
-        return try await applied(try await runner.proposeReplicas(replicas), of: id, on: runner)
+        let started = system.runtime.now
+        return try await applied(try await runner.proposeReplicas(replicas), of: id, on: runner, since: started)
     }
 
-    /// Waits (at most `settings.proposalTimeout`) until a proposed entry is applied here.
+    /// Waits (at most `settings.proposalTimeout`) until a proposed entry is applied here;
+    /// its commit latency is counted from `started`, when it was proposed.
     private func applied(
-        _ proposed: (index: Int, commit: Future<RaftCommit, RaftHostError>), of id: String, on runner: RaftGroupRunner
+        _ proposed: (index: Int, commit: Future<RaftCommit, RaftHostError>), of id: String, on runner: RaftGroupRunner, since started: Double
     ) async throws(RaftHostError) -> RaftCommit {
         let seconds = settings.proposalTimeout
         let commit = proposed.commit
