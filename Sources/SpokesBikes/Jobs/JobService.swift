@@ -293,10 +293,12 @@ public distributed actor JobService {
                 wallTime: 0, stalledReason: held.stalled)
         }
         let tasks = try await (taskJobs?.runningJobs() ?? []).map { job in
-            JobStore.Summary(
+            var summary = JobStore.Summary(
                 job: job.job, state: job.stalled == nil ? .running : .stalled, finished: nil, coordinator: coordinator, network: job.title, users: job.tasks,
                 completedUsers: job.succeeded, failedUsers: job.failed, cancelledUsers: job.cancelled, retries: job.retries,
                 wallTime: job.wallTime, kind: job.kind, stalledReason: job.stalled)
+            summary.slots = job.slots
+            return summary
         }
         let store = store
         return live + waiting + tasks + (try await runBlocking("spokes.job-store") { try store.summaries() })
@@ -328,7 +330,17 @@ public distributed actor JobService {
         for (_, jobs) in answers {
             for job in jobs ?? [] where seen.insert(job.job).inserted { all.append(job) }
         }
-        let running = all.filter(\.isUnfinished)
+        var running = all.filter(\.isUnfinished)
+        // Each running job's fair share of the cluster's slots: this node's and every
+        // alive member's budgets, shared among the running jobs' remaining tasks.
+        let budgets = members.filter { $0.state == .alive }.reduce(TaskBudgets(cpu: actorSystem.settings.slots, waiting: actorSystem.settings.waitingSlots)) {
+            TaskBudgets(cpu: $0.cpu + $1.slots, waiting: $0.waiting + $1.waitingSlots)
+        }
+        let shares = JobSlots.shares(of: Dictionary(running.compactMap { job in job.slots.map { (job.job, $0) } }) { first, _ in first }, budgets: budgets)
+        for index in running.indices {
+            let share = shares[running[index].job]
+            running[index].slots?.fairShare = share
+        }
         let finished = all.filter { !$0.isUnfinished }.sorted { ($0.finished ?? "") < ($1.finished ?? "") }
         return ClusterJobs(jobs: running + finished, unanswered: answers.filter { $0.1 == nil }.map(\.0))
     }
