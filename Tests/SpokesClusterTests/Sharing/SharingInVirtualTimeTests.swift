@@ -100,4 +100,33 @@ import Testing
         jobs.forEach { $0.cancel() }
         for job in jobs { _ = try await cluster.complete("a job ends cancelled", within: 30) { await job.value } }
     }
+
+    @Test func maxSlotsCapsAJobAcrossTheCluster() async throws {
+        let cluster = try await startNodes()
+        defer { cluster.stop() }
+        let client = try await connect(to: cluster[0], in: cluster)
+        let most = Most()
+        let inputs = Array(repeating: Self.fifthOfASecond, count: 12)
+        let start = cluster.clock.now
+        let job = Task {
+            defer { most.end() }
+            return try await client.map(CubeTask.self, over: inputs, share: JobShare(owner: "ada", maxSlots: 2))
+        }
+        try await cluster.run(until: "the capped job ends", within: 30) {
+            most.note(cluster.nodes.reduce(0) { $0 + $1.counters.runningCPU })
+            return most.ended
+        }
+        #expect(try await job.value.count == 12)
+        #expect(most.value <= 2, "at most 2 of its tasks ran at once on 4 slots: \(most.value)")
+        #expect(cluster.clock.now - start >= 1.2 - 0.01, "12 tasks of 0.2 s, 2 at a time")
+    }
+}
+
+/// The most tasks seen running at once, and whether a job ended.
+private final class Most: Sendable {
+    private let state = Mutex((most: 0, ended: false))
+    var value: Int { state.withLock { $0.most } }
+    func note(_ running: Int) { state.withLock { $0.most = max($0.most, running) } }
+    var ended: Bool { state.withLock { $0.ended } }
+    func end() { state.withLock { $0.ended = true } }
 }
