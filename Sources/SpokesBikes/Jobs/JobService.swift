@@ -279,11 +279,17 @@ public distributed actor JobService {
             let record = board.record(of: entry.job.id)
             // A job taken over tracks only the users it runs: those that ended before count as done.
             let endedBefore = entry.job.options.users - (record?.total ?? entry.job.options.users)
-            return JobStore.Summary(
+            var summary = JobStore.Summary(
                 job: entry.job.id, state: .running, finished: nil, coordinator: coordinator, network: entry.job.network.id,
                 users: entry.job.options.users, completedUsers: endedBefore + (record?.done ?? 0), failedUsers: record?.failed ?? 0,
                 cancelledUsers: record?.cancelled ?? 0, retries: record?.retries ?? 0,
                 wallTime: record.map { max(0, now - $0.startedAt) } ?? 0)
+            if let record, let share = record.share {
+                summary.slots = JobSlots(
+                    share: share, cost: record.cost ?? .waiting, inUse: record.perNode.values.reduce(0) { $0 + $1.running },
+                    remaining: max(0, record.total - record.done - record.failed - record.cancelled))
+            }
+            return summary
         }
         // Replicated jobs held here whose coordinator is gone, until a replica takes them over.
         let waiting = (await replication?.heldUnfinished() ?? []).filter { running[$0.job.id] == nil }.map { held in
