@@ -166,8 +166,9 @@ public struct WorkerAdmission: Sendable {
             setJob(job, state, cost)
         }
         inUse[cost] = max(0, inUse[cost] - 1)
-        let shares = shares(cost)
         let candidates = jobs(cost).filter { $0.value.queue.count > 0 }
+        // One job waiting (the common case): it goes next, whatever the shares.
+        let shares = candidates.count > 1 ? shares(cost) : [:]
         // Fewest running per slot of share; among equals the larger share (a job of an
         // owner with less here), then the oldest waiting.
         guard let next = candidates.min(by: { a, b in
