@@ -49,7 +49,7 @@ public struct BikeJob: Sendable, Codable {
         guard (0...100).contains(retries) else {
             throw SimulationError.invalidSetting(name: "retries", value: "\(retries)", expected: "0 to 100")
         }
-        try share?.checkRanges()
+        if let share { try share.checkRanges() }
         return (deadline, retries)
     }
 

@@ -31,7 +31,7 @@ public struct TaskRequest: Sendable, Hashable, Codable {
     public func checkRanges() throws(OutOfRange) {
         try OutOfRange.check("task", task, in: 0...Int.max)
         try OutOfRange.check("attempt", attempt, in: 1...Int.max)
-        try share?.checkRanges()
+        if let share { try share.checkRanges() }
     }
 
     /// Identifies the attempt, for cancellation.

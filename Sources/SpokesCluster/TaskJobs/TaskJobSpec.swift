@@ -57,6 +57,6 @@ public struct TaskJobSpec: Sendable, Hashable, Codable {
         try OutOfRange.check("title length", title.utf8.count, in: 0...Self.maximumTitleBytes)
         try OutOfRange.check("tasks", inputs.count, in: 1...Self.maximumTasks)
         try JobRunner.checkRanges(deadline: deadline, retries: retries)
-        try share?.checkRanges()
+        if let share { try share.checkRanges() }
     }
 }
