@@ -13,6 +13,10 @@ public struct BikeJob: Sendable, Codable {
     public var deadline: Double?
     /// Retries of a failed user task (nil: the node's default).
     public var retries: Int?
+    /// Whose job it is, its priority and cap (`--owner`, `--priority`, `--max-slots`),
+    /// carried on every user task so workers share their slots fairly (issue 32); nil
+    /// from older submitters (an unnamed owner at the default priority).
+    public var share: JobShare?
 
     public init(id: String = BikeJob.newID(), network: Network, options: SimulationOptions, deadline: Double? = nil, retries: Int? = nil) {
         self.id = id
@@ -45,6 +49,7 @@ public struct BikeJob: Sendable, Codable {
         guard (0...100).contains(retries) else {
             throw SimulationError.invalidSetting(name: "retries", value: "\(retries)", expected: "0 to 100")
         }
+        if let share { try share.checkRanges() }
         return (deadline, retries)
     }
 
@@ -153,15 +158,21 @@ public struct BikeJob: Sendable, Codable {
         let done = book.doneUsers
         let users = (0..<options.users).filter { !done.contains($0) }
         let attemptBase = users.map { book.entries[$0].attempt }
-        let board = node.jobBoard.track(job: id, kind: BikeUserTask.name, title: title, total: users.count)
-        defer { board.end(cancelled: Task.isCancelled) }
-        let tracker = ProgressTracker(board: board, clock: system.runtime.clock, onProgress: onProgress)
         let base = BikeUserTask.Input(
             job: id, coordinator: system.node, epoch: epoch, stationCount: network.stations.count, goalIndex: book.goalIndex, user: 0,
             paths: options.paths, seed: options.seed, timing: options.timing, maxMoves: options.maxMovesPerUser, attempt: 1,
             progress: UserProgress(), shardHosts: shardSet?.hosts)
+        let cost = BikeUserTask().cost(of: base)
+        let shared = (share ?? .unnamed).capped(atPriority: node.settings.maximumPriority)
+        let board = node.jobBoard.track(job: id, kind: BikeUserTask.name, title: title, total: users.count, share: shared, cost: cost)
+        defer { board.end(cancelled: Task.isCancelled) }
+        let tracker = ProgressTracker(board: board, clock: system.runtime.clock, onProgress: onProgress)
         // Every user of a job costs the same: waiting when its moves sleep, cpu at time scale 0.
-        let runner = JobRunner(systems: systems, job: id, kind: BikeUserTask.name, deadline: deadline, retries: retries, cost: BikeUserTask().cost(of: base))
+        let runner = {
+            var runner = JobRunner(systems: systems, job: id, kind: BikeUserTask.name, deadline: deadline, retries: retries, cost: cost)
+            runner.share = shared
+            return runner
+        }()
         let runtime = system.runtime
         let start = runtime.now
         let running = Task {

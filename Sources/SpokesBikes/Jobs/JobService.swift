@@ -279,11 +279,17 @@ public distributed actor JobService {
             let record = board.record(of: entry.job.id)
             // A job taken over tracks only the users it runs: those that ended before count as done.
             let endedBefore = entry.job.options.users - (record?.total ?? entry.job.options.users)
-            return JobStore.Summary(
+            var summary = JobStore.Summary(
                 job: entry.job.id, state: .running, finished: nil, coordinator: coordinator, network: entry.job.network.id,
                 users: entry.job.options.users, completedUsers: endedBefore + (record?.done ?? 0), failedUsers: record?.failed ?? 0,
                 cancelledUsers: record?.cancelled ?? 0, retries: record?.retries ?? 0,
                 wallTime: record.map { max(0, now - $0.startedAt) } ?? 0)
+            if let record, let share = record.share {
+                summary.slots = JobSlots(
+                    share: share, cost: record.cost ?? .waiting, inUse: record.perNode.values.reduce(0) { $0 + $1.running },
+                    remaining: max(0, record.total - record.done - record.failed - record.cancelled))
+            }
+            return summary
         }
         // Replicated jobs held here whose coordinator is gone, until a replica takes them over.
         let waiting = (await replication?.heldUnfinished() ?? []).filter { running[$0.job.id] == nil }.map { held in
@@ -293,10 +299,12 @@ public distributed actor JobService {
                 wallTime: 0, stalledReason: held.stalled)
         }
         let tasks = try await (taskJobs?.runningJobs() ?? []).map { job in
-            JobStore.Summary(
+            var summary = JobStore.Summary(
                 job: job.job, state: job.stalled == nil ? .running : .stalled, finished: nil, coordinator: coordinator, network: job.title, users: job.tasks,
                 completedUsers: job.succeeded, failedUsers: job.failed, cancelledUsers: job.cancelled, retries: job.retries,
                 wallTime: job.wallTime, kind: job.kind, stalledReason: job.stalled)
+            summary.slots = job.slots
+            return summary
         }
         let store = store
         return live + waiting + tasks + (try await runBlocking("spokes.job-store") { try store.summaries() })
@@ -328,7 +336,17 @@ public distributed actor JobService {
         for (_, jobs) in answers {
             for job in jobs ?? [] where seen.insert(job.job).inserted { all.append(job) }
         }
-        let running = all.filter(\.isUnfinished)
+        var running = all.filter(\.isUnfinished)
+        // Each running job's fair share of the cluster's slots: this node's and every
+        // alive member's budgets, shared among the running jobs' remaining tasks.
+        let budgets = members.filter { $0.state == .alive }.reduce(TaskBudgets(cpu: actorSystem.settings.slots, waiting: actorSystem.settings.waitingSlots)) {
+            TaskBudgets(cpu: $0.cpu + $1.slots, waiting: $0.waiting + $1.waitingSlots)
+        }
+        let shares = JobSlots.shares(of: Dictionary(running.compactMap { job in job.slots.map { (job.job, $0) } }) { first, _ in first }, budgets: budgets)
+        for index in running.indices {
+            let share = shares[running[index].job]
+            running[index].slots?.fairShare = share
+        }
         let finished = all.filter { !$0.isUnfinished }.sorted { ($0.finished ?? "") < ($1.finished ?? "") }
         return ClusterJobs(jobs: running + finished, unanswered: answers.filter { $0.1 == nil }.map(\.0))
     }

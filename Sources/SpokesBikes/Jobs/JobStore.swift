@@ -60,6 +60,9 @@ public final class JobStore: TaskJobHistory {
         public var kind: String?
         /// Why a ``State/stalled`` job cannot go on now.
         public var stalledReason: String?
+        /// A running job's owner, priority, places in use and fair share (issue 32); nil
+        /// for a stored job and a bike job.
+        public var slots: JobSlots?
 
         /// Running, or stalled: not ended.
         public var isUnfinished: Bool { state == .running || state == .stalled }
@@ -105,7 +108,7 @@ public final class JobStore: TaskJobHistory {
         }
 
         private enum CodingKeys: String, CodingKey {
-            case job, state, finished, coordinator, network, users, completedUsers, failedUsers, cancelledUsers, retries, wallTime, kind, stalledReason
+            case job, state, finished, coordinator, network, users, completedUsers, failedUsers, cancelledUsers, retries, wallTime, kind, stalledReason, slots
         }
 
         /// Lines stored before states existed said only `cancelled`.
@@ -125,6 +128,7 @@ public final class JobStore: TaskJobHistory {
             wallTime = try container.decode(Double.self, forKey: .wallTime)
             kind = try container.decodeIfPresent(String.self, forKey: .kind)
             stalledReason = try container.decodeIfPresent(String.self, forKey: .stalledReason)
+            slots = try container.decodeIfPresent(JobSlots.self, forKey: .slots)
             if let state = try container.decodeIfPresent(State.self, forKey: .state) {
                 self.state = state
             } else {

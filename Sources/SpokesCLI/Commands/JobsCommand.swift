@@ -11,7 +11,11 @@ enum JobsCommand {
         discussion: """
             Asks the node at --to (or the first found by discovery), which asks every alive \
             member: one list for the cluster, with the node that coordinates or stored each \
-            job. A member that does not answer within 2 s is left out and named on stderr.
+            job. A member that does not answer within 2 s is left out and named on stderr. \
+            A running job of tasks shows its owner, priority, and SLOTS: the places of its \
+            budget it holds now (running or queued on a worker) of its fair share of the \
+            cluster's slots (shared between owners first, then each owner's jobs by \
+            priority; README, "Sharing the cluster").
             """,
         options: [NodeClient.toOption, .flag("json", help: "Print the list as JSON.")] + ClusterOptions.connection)
 
@@ -43,16 +47,27 @@ enum JobsCommand {
 
     /// One row per job: its state, users (or tasks) completed of all (the progress of a
     /// running one), failed and cancelled ones, retries, wall time, where it ran, its task
-    /// kind, and what it is (a bike job's network, a job of tasks' title).
+    /// kind, and what it is (a bike job's network, a job of tasks' title); for a running
+    /// job of tasks, its owner, priority, the places it holds now of its budget and its
+    /// fair share of the cluster's slots of that budget (`cpu 3 of 4.0`).
     static func table(_ jobs: [JobStore.Summary]) -> String {
         NodeClient.table(
-            ["JOB", "STATE", "COMPLETED", "FAILED", "CANCELLED", "RETRIES", "WALL", "FINISHED", "COORDINATOR", "KIND", "WHAT"],
+            ["JOB", "STATE", "COMPLETED", "FAILED", "CANCELLED", "RETRIES", "WALL", "FINISHED", "COORDINATOR", "OWNER", "PRIORITY", "SLOTS", "KIND", "WHAT"],
             jobs.map { job in
                 let percent = job.users > 0 ? job.completedUsers * 100 / job.users : 100
                 return [job.job, job.state.rawValue, "\(job.completedUsers)/\(job.users) (\(percent)%)", "\(job.failedUsers)",
                         "\(job.cancelledUsers)", "\(job.retries)", String(format: "%.1fs", job.wallTime), job.finished ?? "-",
-                        job.coordinator, job.kind ?? BikeUserTask.name, job.network]
+                        job.coordinator, job.slots.map { $0.share.owner.isEmpty ? "-" : $0.share.owner } ?? "-",
+                        job.slots.map { "\($0.share.priority)" } ?? "-", job.slots.map(slotsColumn) ?? "-",
+                        job.kind ?? BikeUserTask.name, job.network]
             })
+    }
+
+    /// `cpu 3 of 4.0`: the places a running job holds of its budget, of its fair share;
+    /// `(max 2)` when capped.
+    static func slotsColumn(_ slots: JobSlots) -> String {
+        "\(slots.cost) \(slots.inUse)" + (slots.fairShare.map { String(format: " of %.1f", $0) } ?? "")
+            + (slots.share.maxSlots.map { " (max \($0))" } ?? "")
     }
 }
 

@@ -8,7 +8,7 @@ import Synchronization
 /// input order as soon as the outputs before it are in, or as tasks end (`--unordered`).
 /// `map --list` names the kinds the cluster's nodes run.
 ///
-/// The node the client reaches coordinates and stores the job (``ClusterClient/run(kind:schema:inputs:deadline:retries:title:progress:onStart:onOutcome:)``):
+/// The node the client reaches coordinates and stores the job (``ClusterClient/run(kind:schema:inputs:deadline:retries:title:share:jobPrefix:progress:onStart:onOutcome:onReattaching:)``):
 /// `spokes jobs` lists it, `spokes result` prints its outputs again, `spokes cancel` stops it.
 enum RunCommand {
     static let kind = Option.string("kind", "KIND", help: "The task kind to run, e.g. pi.sample (also the first argument).")
@@ -40,10 +40,10 @@ enum RunCommand {
                 on Ctrl-C (which cancels the job).
                 """,
             usage: [
-                "\(name) KIND [--inputs FILE.jsonl | -] [--to HOST:PORT] [--deadline S] [--retries N] [--unordered] [--json]",
+                "\(name) KIND [--inputs FILE.jsonl | -] [--to HOST:PORT] [--deadline S] [--retries N] [--owner NAME] [--priority N] [--max-slots N] [--unordered] [--json]",
                 "\(name) --list [--to HOST:PORT]",
             ],
-            options: [kind, inputs, NodeClient.to, JobOptions.deadline, JobOptions.retries, unordered, json, list] + ClusterOptions.connectionOptions,
+            options: [kind, inputs, NodeClient.to, JobOptions.deadline, JobOptions.retries] + JobOptions.sharing + [unordered, json, list] + ClusterOptions.connectionOptions,
             positional: kind)
     }
 
@@ -60,6 +60,7 @@ enum RunCommand {
             }
             let deadline = try arguments.value(JobOptions.deadline) ?? settings.taskDeadline
             let retries = try arguments.value(JobOptions.retries) ?? settings.taskRetries
+            let share = try JobOptions.share(arguments, environment: context.environment)
             let path = try arguments.value(inputs)
             let source = path == "-" ? "stdin" : path
             let text = try await runBlocking("spokes.run.inputs") { () throws -> String in
@@ -78,7 +79,7 @@ enum RunCommand {
             let run = Task {
                 try await RunCommand.run(
                     kind: kind, registry: registry, inputs: lines, at: target, settings: settings,
-                    deadline: deadline, retries: retries, style: style, name: name, context: context)
+                    deadline: deadline, retries: retries, share: share, style: style, name: name, context: context)
             }
             let interrupt = InterruptHandler(signals: [SIGINT, SIGTERM]) { run.cancel() }
             defer { interrupt.stop() }
@@ -157,7 +158,7 @@ enum RunCommand {
     /// ``KindPlacement``); prints outputs, failures and a summary; the exit status.
     static func run(
         kind: String, registry: TaskRegistry, inputs: [TaskInputLines.Line], at target: SocketAddress, settings: ClusterSettings,
-        deadline: Double, retries: Int, style: OutputStyle = OutputStyle(unordered: false, json: false), name: String = "run",
+        deadline: Double, retries: Int, share: JobShare? = nil, style: OutputStyle = OutputStyle(unordered: false, json: false), name: String = "run",
         context: CommandContext
     ) async throws -> Int32 {
         // A job may run for hours: the call's deadline is the job's, not a call's.
@@ -173,7 +174,7 @@ enum RunCommand {
         let printer = Mutex((next: 0, waiting: [Int: String]()))
         let progress = SweepProgressLine(total: inputs.count, unit: "tasks", enabled: context.standardErrorIsTerminal, write: context.standardError)
         let report = try await cluster.run(
-            kind: kind, schema: registry.schema(of: kind), inputs: inputs.map(\.json), deadline: deadline, retries: retries,
+            kind: kind, schema: registry.schema(of: kind), inputs: inputs.map(\.json), deadline: deadline, retries: retries, share: share,
             progress: { progress.show($0, elapsed: (clock.now - start).seconds) },
             onStart: { plan in
                 context.standardError("job \(plan.job) accepted by \(plan.coordinator) at \(target); stop it with: spokes cancel \(plan.job) --to \(target)\n")

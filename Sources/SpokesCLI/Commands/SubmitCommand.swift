@@ -20,7 +20,7 @@ enum SubmitCommand {
         usage: ["submit [--to HOST:PORT] [--network FILE | --stations N --bikes B --slots S] [--users U] [--paths P] [options]"],
         options: WorkloadOptions.specs + [
             .value("to", "HOST:PORT", help: "The node to coordinate the job (default: find one by discovery)."),
-            JobOptions.deadline.spec, JobOptions.retries.spec,
+            JobOptions.deadline.spec, JobOptions.retries.spec, JobOptions.owner.spec, JobOptions.priority.spec, JobOptions.maxSlots.spec,
             .flag("json", help: "Print one JSON report on stdout instead of the summary."),
             .flag("progress", help: "Show progress on stderr even when it is not a terminal (one line per update)."),
             ReportOutput.htmlOption,
@@ -29,11 +29,12 @@ enum SubmitCommand {
     static let subcommand = Subcommand(spec: spec) { arguments, context in
         let settings = try ClusterOptions.settings(arguments, environment: context.environment)
         _ = try ReportOutput.htmlPath(arguments)
-        let job = BikeJob(
+        var job = BikeJob(
             network: try await WorkloadOptions.network(arguments),
             options: try WorkloadOptions.simulationOptions(arguments),
             deadline: try arguments.value(JobOptions.deadline),
             retries: try arguments.value(JobOptions.retries))
+        job.share = try JobOptions.share(arguments, environment: context.environment)
         try job.options.validate(for: job.network)
         let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
         return try await run(job, at: target, settings: settings, arguments: arguments, context: context)

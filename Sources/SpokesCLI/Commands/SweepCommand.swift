@@ -49,7 +49,7 @@ enum SweepCommand {
             "sweep --stations N --bikes B --slots S --seeds 1-8 [options]",
         ],
         options: [workload.network, workload.stations, workload.bikes, workload.slots] + lists.map(\.option)
-            + [workload.maxMoves, results, NodeClient.to, JobOptions.deadline, JobOptions.retries, json, ReportOutput.htmlOption]
+            + [workload.maxMoves, results, NodeClient.to, JobOptions.deadline, JobOptions.retries] + JobOptions.sharing + [json, ReportOutput.htmlOption]
             + ClusterOptions.connectionOptions)
 
     static let subcommand = Subcommand(spec: spec) { arguments, context in
@@ -82,6 +82,7 @@ enum SweepCommand {
         let settings = try ClusterOptions.settings(arguments, environment: context.environment)
         let deadline = try arguments.value(JobOptions.deadline) ?? settings.taskDeadline
         let retries = try arguments.value(JobOptions.retries) ?? settings.taskRetries
+        let share = try JobOptions.share(arguments, environment: context.environment)
         let encoder = JSONEncoder()
         let inputs = try (0..<plan.runCount).map { String(decoding: try encoder.encode(plan.taskInput(forRun: $0)), as: UTF8.self) }
         let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
@@ -97,7 +98,7 @@ enum SweepCommand {
         let running = Task {
             try await cluster.run(
                 kind: SweepRunTask.name, schema: SweepRunTask.schema, inputs: inputs, deadline: deadline, retries: retries,
-                title: "sweep \(plan.network.name): \(plan.runCount) runs", jobPrefix: "sweep",
+                title: "sweep \(plan.network.name): \(plan.runCount) runs", share: share, jobPrefix: "sweep",
                 progress: { progress.show($0, elapsed: (clock.now - start).seconds) },
                 onStart: { plan in
                     context.standardError("job \(plan.job) accepted by \(plan.coordinator) at \(target); stop it with: spokes cancel \(plan.job) --to \(target)\n")

@@ -1,3 +1,4 @@
+import SpokesCluster
 import Foundation
 import SpokesBikes
 
@@ -82,4 +83,24 @@ enum JobOptions {
                                         help: "Seconds a user task may run before it is cancelled and retried.", defaultText: "the node's tasks.deadline")
     static let retries = Option.integer("retries", "N", in: 0...100,
                                         help: "Retries of a failed user task, each on another node.", defaultText: "the node's tasks.retries")
+    static let owner = Option.string("owner", "NAME",
+                                     help: "Whose job it is: the cluster's slots are shared equally between owners with work waiting.",
+                                     defaultText: "$USER")
+    static let priority = Option.integer("priority", "N", in: JobShare.priorities, default: JobShare.defaultPriority,
+                                         help: "The job's weight among its owner's jobs (a node's jobs.max_priority lowers it).")
+    static let maxSlots = Option.integer("max-slots", "N", in: 1...1_000_000,
+                                         help: "At most N of the job's tasks run or wait at once, across the cluster.", defaultText: "no cap")
+
+    /// The job's owner, priority and cap from `--owner`, `--priority` and `--max-slots`
+    /// (the owner defaults to the submitting user's name in `environment`).
+    static func share(_ arguments: ParsedArguments, environment: [String: String]) throws -> JobShare {
+        let owner = try arguments.value(owner) ?? JobShare.submitter(environment: environment)
+        guard owner.utf8.count <= JobShare.maximumOwnerBytes else {
+            throw UsageError("--owner: at most \(JobShare.maximumOwnerBytes) bytes, got \(owner.utf8.count)")
+        }
+        return JobShare(owner: owner, priority: try arguments.value(priority), maxSlots: try arguments.value(maxSlots))
+    }
+
+    /// The three options, for a command's list.
+    static let sharing: [any OptionDeclaration] = [owner, priority, maxSlots]
 }

@@ -118,14 +118,15 @@ public final class ClusterClient: Sendable {
 
     /// Runs `kind` over `inputs` and returns the outputs in input order; throws
     /// ``MapFailure`` when a task failed on every attempt (with the others' outputs).
-    /// `deadline` (seconds per attempt) and `retries` default to the settings' task ones.
+    /// `deadline` (seconds per attempt) and `retries` default to the settings' task ones;
+    /// `share` (owner, priority, cap) to the submitting user's at the default priority.
     public func map<Kind: TaskKind>(
-        _ kind: Kind.Type, over inputs: [Kind.Input], deadline: Double? = nil, retries: Int? = nil,
+        _ kind: Kind.Type, over inputs: [Kind.Input], deadline: Double? = nil, retries: Int? = nil, share: JobShare? = nil,
         progress: @escaping @Sendable (Progress) -> Void = { _ in }
     ) async throws -> [Kind.Output] {
         var outputs = [Kind.Output?](repeating: nil, count: inputs.count)
         var failures: [TaskFailure] = []
-        for try await (index, result) in mapUnordered(kind, over: inputs, deadline: deadline, retries: retries, progress: progress) {
+        for try await (index, result) in mapUnordered(kind, over: inputs, deadline: deadline, retries: retries, share: share, progress: progress) {
             switch result {
             case .success(let output): outputs[index] = output
             case .failure(let failure): failures.append(failure)
@@ -143,7 +144,7 @@ public final class ClusterClient: Sendable {
     /// the rest. Throws before anything runs when an input is refused by this program's
     /// own check of the kind, or no alive node runs it.
     public func mapUnordered<Kind: TaskKind>(
-        _ kind: Kind.Type, over inputs: [Kind.Input], deadline: Double? = nil, retries: Int? = nil,
+        _ kind: Kind.Type, over inputs: [Kind.Input], deadline: Double? = nil, retries: Int? = nil, share: JobShare? = nil,
         progress: @escaping @Sendable (Progress) -> Void = { _ in }
     ) -> AsyncThrowingStream<(index: Int, result: Result<Kind.Output, TaskFailure>), any Error> {
         let (stream, continuation) = AsyncThrowingStream<(index: Int, result: Result<Kind.Output, TaskFailure>), any Error>.makeStream()
@@ -152,7 +153,7 @@ public final class ClusterClient: Sendable {
                 let encoder = JSONEncoder()
                 let json = try inputs.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
                 let decoder = JSONDecoder()
-                try await self.run(kind: Kind.name, schema: Kind.schema, inputs: json, deadline: deadline, retries: retries, progress: progress, onOutcome: { outcome in
+                try await self.run(kind: Kind.name, schema: Kind.schema, inputs: json, deadline: deadline, retries: retries, share: share, progress: progress, onOutcome: { outcome in
                     if let output = outcome.output {
                         do {
                             continuation.yield((outcome.task, .success(try decoder.decode(Kind.Output.self, from: Data(output.utf8)))))
@@ -198,7 +199,7 @@ public final class ClusterClient: Sendable {
     @discardableResult
     public func run(
         kind: String, schema: TaskSchema?, inputs: [String], deadline: Double? = nil, retries: Int? = nil, title: String? = nil,
-        jobPrefix: String = "map", progress: @escaping @Sendable (Progress) -> Void = { _ in }, onStart: @escaping @Sendable (Plan) -> Void = { _ in },
+        share: JobShare? = nil, jobPrefix: String = "map", progress: @escaping @Sendable (Progress) -> Void = { _ in }, onStart: @escaping @Sendable (Plan) -> Void = { _ in },
         onOutcome: @escaping @Sendable (JobRunner.Outcome) -> Void = { _ in }, onReattaching: (@Sendable (CoordinatorLost) -> Void)? = nil
     ) async throws -> TaskJobReport {
         let settings = system.settings
@@ -212,9 +213,10 @@ public final class ClusterClient: Sendable {
             }
         }
         let id = JobIdentifier.make(jobPrefix)
-        let spec = TaskJobSpec(
+        var spec = TaskJobSpec(
             id: id, kind: kind, schema: schema ?? registry.schema(of: kind), title: title ?? "\(inputs.count) x \(kind)", inputs: inputs,
             deadline: deadline ?? settings.taskDeadline, retries: retries ?? settings.taskRetries)
+        spec.share = share ?? .ofSubmitter()
         try spec.checkRanges()
         let bytes = try JSONEncoder().encode(spec).count
         // The call's frame also carries its envelope: leave it room.

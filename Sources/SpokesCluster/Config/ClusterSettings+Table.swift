@@ -53,6 +53,8 @@ extension ClusterSettings {
         .integer("jobs.keep", \.jobsKeep, in: 1...1_000_000, doc: "finished jobs a node's job store keeps; the oldest go first"),
         .integer("jobs.replicas", \.jobReplicas, in: 1...7,
                  doc: "nodes that keep each running job, so it outlives its coordinator; 1: only the coordinator"),
+        .integer("jobs.max_priority", \.maximumPriority, in: JobShare.priorities,
+                 doc: "highest --priority a job gets on this node (a job's weight among its owner's jobs); higher is lowered to this"),
         .seconds("jobs.replace_after", \.jobReplaceAfter, in: 0.01...Setting.longestDuration,
                  doc: "seconds a job's replica may sit on a dead node before an alive member replaces it"),
         .directory("data_directory", \.dataDirectory, doc: "where the node keeps its job records; ~ is $HOME"),

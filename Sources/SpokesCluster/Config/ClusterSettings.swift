@@ -82,6 +82,9 @@ public struct ClusterSettings: Sendable, Hashable {
     /// minus one alive members); with fewer alive members, or 1, the coordinator alone
     /// keeps it, on its disk (jobs of tasks in its journal, bike jobs in a group of one).
     public var jobReplicas = 3
+    /// The highest priority a job gets on this node (`jobs.max_priority`): what a
+    /// submitter asks above it is lowered to it, on the coordinator and on each worker.
+    public var maximumPriority = JobShare.priorities.upperBound
     /// Seconds a running job's replica may be on a dead node before the group's leader
     /// replaces it with an alive member (one change at a time, through the group's log).
     public var jobReplaceAfter = 30.0

@@ -146,7 +146,7 @@ public final class ClusterNode: Sendable {
         let counters = counters
         let worker = ClusterSystem.withWellKnownName(ScanSystem.wellKnownName) {
             ScanSystem(actorSystem: system, slots: settings.slots, waitingSlots: settings.waitingSlots, registry: registry, faults: faults,
-                       counters: counters, timeline: timeline)
+                       counters: counters, timeline: timeline, maximumPriority: settings.maximumPriority)
         }
         hostedWorker.withLock { $0 = worker }
         let desk = ClusterSystem.withWellKnownName(TaskJobs.wellKnownName) {

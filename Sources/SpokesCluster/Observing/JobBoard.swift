@@ -48,6 +48,11 @@ public final class JobBoard: Sendable {
         public var endedAt: Double?
         public var state = State.running
         public var perNode: [String: Share] = [:]
+        /// Whose job it is, its priority and cap (issue 32); nil for a job without one
+        /// (a bike job). Its places in use are the `running` of `perNode` added up.
+        public var share: JobShare?
+        /// The budget its tasks take, when the coordinator knows one for the whole job.
+        public var cost: TaskCost?
     }
 
     /// Feeds one job's events to the board.
@@ -86,11 +91,17 @@ public final class JobBoard: Sendable {
         self.keepFinished = max(0, keepFinished)
     }
 
-    /// Puts a new job on the board.
-    public func track(job: String, kind: String, title: String, total: Int, at time: Double? = nil) -> Tracker {
+    /// Puts a new job on the board, with its owner, priority and cap and its tasks' budget
+    /// when it has them.
+    public func track(
+        job: String, kind: String, title: String, total: Int, share: JobShare? = nil, cost: TaskCost? = nil, at time: Double? = nil
+    ) -> Tracker {
         let time = time ?? clock.now
         state.withLock {
-            $0.running[job] = Record(id: job, kind: kind, title: title, coordinator: coordinator, total: total, startedAt: time)
+            var record = Record(id: job, kind: kind, title: title, coordinator: coordinator, total: total, startedAt: time)
+            record.share = share
+            record.cost = cost
+            $0.running[job] = record
         }
         return Tracker(board: self, job: job)
     }

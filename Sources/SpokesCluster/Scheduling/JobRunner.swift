@@ -1,3 +1,4 @@
+import Synchronization
 import SpokesConcurrency
 
 /// Runs a job's tasks over a coordinator's ``Systems``: each task on the first available
@@ -68,6 +69,10 @@ public struct JobRunner: Sendable {
     public let retries: Int
     /// What task `task` costs: a cpu slot or a waiting slot on its worker.
     public let cost: @Sendable (_ task: Int) -> TaskCost
+    /// The job's owner, priority and cap, carried on every attempt so each worker shares
+    /// its slots fairly between jobs; its ``JobShare/maxSlots`` also caps the job's tasks
+    /// in flight here (nil: an unnamed owner's job at the default priority, no cap).
+    public var share: JobShare?
 
     /// Attempts started again after a failed one, over `outcomes`: what reports call
     /// retries. A cancelled attempt, or one a full worker turned away, is not one.
@@ -116,14 +121,22 @@ public struct JobRunner: Sendable {
         onOutcome: @escaping @Sendable (Outcome) -> Void = { _ in }
     ) async -> [Outcome] {
         var outcomes: [Outcome] = []
+        // `--max-slots`: at most that many of the job's tasks hold places at once; a task
+        // holds its pass from before it asks for a place until its outcome (retries included).
+        let passes = share?.maxSlots.map { TaskPasses(limit: $0) }
         await withTaskGroup(of: Outcome.self) { group in
             for task in 0..<count {
-                guard let commitment = try? await systems.firstAvailableSystem(for: cost(task), stillToSend: count - task - 1) else { break }
+                await passes?.acquire()
+                guard let commitment = try? await systems.firstAvailableSystem(for: cost(task), stillToSend: count - task - 1) else {
+                    passes?.release()
+                    break
+                }
                 // Heard as the task ends, not once every task is placed: a job with more
                 // tasks than places would otherwise hold its first ends back until its last
                 // task found a place (its client's outputs, and what a coordinator keeps).
                 group.addTask {
                     let outcome = await runTask(task, on: commitment, input: input, accept: accept, onEvent: onEvent)
+                    passes?.release()
                     onOutcome(outcome)
                     return outcome
                 }
@@ -160,7 +173,7 @@ public struct JobRunner: Sendable {
             let reason: String
             var sent = false
             do {
-                let request = TaskRequest(job: job, task: task, attempt: attempt, kind: kind, input: try await input(task, attempt), cost: commitment.cost)
+                let request = TaskRequest(job: job, task: task, attempt: attempt, kind: kind, input: try await input(task, attempt), cost: commitment.cost, share: share)
                 onEvent(.started(task: task, attempt: attempt, node: commitment.node))
                 sent = true
                 let system = commitment.system
@@ -214,5 +227,43 @@ public struct JobRunner: Sendable {
             }
             commitment = next
         }
+    }
+}
+
+/// At most `limit` of a job's tasks at once (`--max-slots`): ``acquire()`` waits, in
+/// order, while `limit` passes are held; ``release()`` hands one on. The waiters are
+/// resumed outside the lock, each once (taken out of the list under it).
+final class TaskPasses: Sendable {
+    private let state: Mutex<(held: Int, waiting: [CheckedContinuation<Void, Never>])>
+    let limit: Int
+
+    init(limit: Int) {
+        self.limit = max(1, limit)
+        state = Mutex((0, []))
+    }
+
+    /// Takes a pass, waiting for one while `limit` are held.
+    func acquire() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.held < limit {
+                    state.held += 1
+                    return true
+                }
+                state.waiting.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Gives a pass back: to the oldest waiter, or free.
+    func release() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if !state.waiting.isEmpty { return state.waiting.removeFirst() }
+            state.held = max(0, state.held - 1)
+            return nil
+        }
+        next?.resume()
     }
 }

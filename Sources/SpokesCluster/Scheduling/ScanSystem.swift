@@ -37,16 +37,31 @@ public distributed actor ScanSystem {
     private var admission: WorkerAdmission
     private var running: [String: Task<String, any Error>] = [:]
     /// Attempts waiting in a queue, by ticket; resumed with true when given a place.
-    private var parked: [WorkerAdmission.Ticket: (key: String, resume: CheckedContinuation<Bool, Never>)] = [:]
+    private var parked: [WorkerAdmission.Ticket: (key: String, resume: CheckedContinuation<Parked, Never>)] = [:]
     private var started = 0
+    /// The highest priority this node lets a job have (`jobs.max_priority`).
+    private let maximumPriority: Int
 
-    /// A worker with `slots` cpu slots and `waitingSlots` waiting slots.
+    /// How a parked attempt's wait ended.
+    private enum Parked {
+        /// It was given a place: run it.
+        case granted
+        /// It was cancelled while it waited.
+        case withdrawn
+        /// A job further below its share took its queue place: answer busy.
+        case displaced
+    }
+
+    /// A worker with `slots` cpu slots and `waitingSlots` waiting slots, which lowers a
+    /// job's priority to `maximumPriority` (`jobs.max_priority`) when above it.
     public init(
         actorSystem: ClusterSystem, slots: Int, waitingSlots: Int = ClusterSettings.defaultWaitingSlots, registry: TaskRegistry,
-        faults: Faults = Faults(), counters: TaskCounters = TaskCounters(), timeline: TaskTimeline? = nil
+        faults: Faults = Faults(), counters: TaskCounters = TaskCounters(), timeline: TaskTimeline? = nil,
+        maximumPriority: Int = JobShare.priorities.upperBound
     ) {
         self.actorSystem = actorSystem
         admission = WorkerAdmission(budgets: TaskBudgets(cpu: slots, waiting: waitingSlots))
+        self.maximumPriority = maximumPriority
         self.registry = registry
         self.faults = faults
         self.counters = counters
@@ -78,24 +93,38 @@ public distributed actor ScanSystem {
             throw TaskError.unknownKind(request.kind)
         }
         let cost = request.cost
-        switch admission.arrive(cost) {
+        let share = (request.share ?? .unnamed).capped(atPriority: maximumPriority)
+        var waiting: WorkerAdmission.Ticket?
+        switch admission.arrive(cost, job: request.job, share: share) {
         case .run:
             break
         case .wait(let ticket):
+            waiting = ticket
+        case .waitDisplacing(let ticket, let displaced):
+            parked.removeValue(forKey: displaced)?.resume.resume(returning: .displaced)
+            waiting = ticket
+        case .busy:
+            counters.answeredBusy(kind: request.kind)
+            return .busy
+        }
+        if let ticket = waiting {
             // No suspension between arriving and parking: a place passed on always finds
             // the ticket parked.
-            let granted = await withTaskCancellationHandler {
+            let outcome = await withTaskCancellationHandler {
                 await withCheckedContinuation { parked[ticket] = (request.key, $0) }
             } onCancel: {
                 // Runs after the park: the actor is busy until this call suspends.
                 Task { await self.withdraw(ticket) }
             }
-            guard granted else { throw CancellationError() }
-        case .busy:
-            counters.answeredBusy(kind: request.kind)
-            return .busy
+            switch outcome {
+            case .granted: break
+            case .withdrawn: throw CancellationError()
+            case .displaced:
+                counters.answeredBusy(kind: request.kind)
+                return .busy
+            }
         }
-        defer { finish(cost) }
+        defer { finish(cost, job: request.job) }
         started += 1
         let number = started
         let context = TaskContext(system: actorSystem, job: request.job, task: request.task, attempt: request.attempt)
@@ -142,16 +171,21 @@ public distributed actor ScanSystem {
     /// A queued attempt gave up: it leaves the queue and is told it got no place.
     private func withdraw(_ ticket: WorkerAdmission.Ticket) {
         guard admission.withdraw(ticket) else { return }
-        parked.removeValue(forKey: ticket)?.resume.resume(returning: false)
+        parked.removeValue(forKey: ticket)?.resume.resume(returning: .withdrawn)
     }
 
-    /// A running attempt of `cost` ended: its place passes to the oldest queued attempt
-    /// of that cost, or is freed.
-    private func finish(_ cost: TaskCost) {
-        while let next = admission.finish(cost) {
-            guard let attempt = parked.removeValue(forKey: next) else { continue }
-            attempt.resume.resume(returning: true)
-            return
+    /// A running attempt of `cost` of `job` ended: its place passes to a queued attempt
+    /// of the job furthest below its share, or is freed.
+    private func finish(_ cost: TaskCost, job: String) {
+        var ending = job
+        while let next = admission.finish(cost, job: ending) {
+            if let attempt = parked.removeValue(forKey: next.ticket) {
+                attempt.resume.resume(returning: .granted)
+                return
+            }
+            // Never happens (every ticket is parked before anything else runs): the place
+            // its ticket was given is handed on as if its attempt ended at once.
+            ending = next.job
         }
     }
 }

@@ -13,8 +13,12 @@ public struct TaskRequest: Sendable, Hashable, Codable {
     public var input: String
     /// Which of the worker's budgets it takes: a cpu slot or a waiting slot.
     public var cost: TaskCost
+    /// The job's owner, priority and cap, by which the worker shares its slots between
+    /// jobs (``WorkerAdmission``); nil from older coordinators.
+    public var share: JobShare?
 
-    public init(job: String, task: Int, attempt: Int, kind: String, input: String, cost: TaskCost = .cpu) {
+    public init(job: String, task: Int, attempt: Int, kind: String, input: String, cost: TaskCost = .cpu, share: JobShare? = nil) {
+        self.share = share
         self.job = job
         self.task = task
         self.attempt = attempt
@@ -27,6 +31,7 @@ public struct TaskRequest: Sendable, Hashable, Codable {
     public func checkRanges() throws(OutOfRange) {
         try OutOfRange.check("task", task, in: 0...Int.max)
         try OutOfRange.check("attempt", attempt, in: 1...Int.max)
+        if let share { try share.checkRanges() }
     }
 
     /// Identifies the attempt, for cancellation.

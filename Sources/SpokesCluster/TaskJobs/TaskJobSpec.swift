@@ -1,4 +1,4 @@
-/// A job of many tasks of one kind (`spokes map`, `spokes sweep`, ``ClusterClient/map(_:over:deadline:retries:progress:)``):
+/// A job of many tasks of one kind (`spokes map`, `spokes sweep`, ``ClusterClient/map(_:over:deadline:retries:share:progress:)``):
 /// what a submitter sends to a node's ``TaskJobs``, which coordinates and stores it.
 ///
 /// Inputs are JSON texts, one per task; the submitter checked them when it runs the kind
@@ -21,6 +21,9 @@ public struct TaskJobSpec: Sendable, Hashable, Codable {
     /// kept with the spec): a node that takes the job over reports its wall time from
     /// then, not from its own start (review, issue 29 §1.9). Nil in specs of older nodes.
     public var startedAt: Double?
+    /// Whose job it is, its priority and cap (`--owner`, `--priority`, `--max-slots`);
+    /// nil in specs of older submitters (an unnamed owner, the default priority).
+    public var share: JobShare?
 
     public init(id: String, kind: String, schema: TaskSchema?, title: String, inputs: [String], deadline: Double, retries: Int) {
         self.id = id
@@ -54,5 +57,6 @@ public struct TaskJobSpec: Sendable, Hashable, Codable {
         try OutOfRange.check("title length", title.utf8.count, in: 0...Self.maximumTitleBytes)
         try OutOfRange.check("tasks", inputs.count, in: 1...Self.maximumTasks)
         try JobRunner.checkRanges(deadline: deadline, retries: retries)
+        if let share { try share.checkRanges() }
     }
 }

@@ -31,12 +31,17 @@ public distributed actor TaskJobs {
         public var wallTime: Double
         /// Why it cannot go on now, when too few of its replicas can take part.
         public var stalled: String?
+        /// Its owner, priority, budget and places in use (nil while held for a dead coordinator).
+        public var slots: JobSlots?
     }
 
     private struct Entry {
         var spec: TaskJobSpec
         var work: Task<TaskJobReport, any Error>
         var startedAt: Double
+        /// The share its runner carries and the budget its tasks take.
+        var share: JobShare
+        var cost: TaskCost
     }
 
     /// Weak: the node holds its desk.
@@ -133,12 +138,13 @@ public distributed actor TaskJobs {
         }
         let coordinator = actorSystem.node.name
         let history = history
-        let board = node.jobBoard.track(job: spec.id, kind: spec.kind, title: spec.title, total: spec.inputs.count)
         let registry = node.registry
         let first = spec.inputs.first ?? ""
         // A kind's cost may depend on its input; a job's tasks usually share what decides it.
         let cost = registry.cost(kind: spec.kind, input: first) ?? .cpu
-        let runner = JobRunner(systems: systems, job: spec.id, kind: spec.kind, deadline: spec.deadline, retries: spec.retries, cost: cost)
+        var runner = JobRunner(systems: systems, job: spec.id, kind: spec.kind, deadline: spec.deadline, retries: spec.retries, cost: cost)
+        runner.share = (spec.share ?? .unnamed).capped(atPriority: actorSystem.settings.maximumPriority)
+        let board = node.jobBoard.track(job: spec.id, kind: spec.kind, title: spec.title, total: spec.inputs.count, share: runner.share, cost: cost)
         let startedAt = actorSystem.runtime.now
         let work = Task { () throws -> TaskJobReport in
             defer { following.cancel() }
@@ -195,7 +201,7 @@ public distributed actor TaskJobs {
             self.running[spec.id] = nil
             return report
         }
-        running[spec.id] = Entry(spec: spec, work: work, startedAt: startedAt)
+        running[spec.id] = Entry(spec: spec, work: work, startedAt: startedAt, share: runner.share ?? .unnamed, cost: cost)
         return work
     }
 
@@ -242,10 +248,14 @@ public distributed actor TaskJobs {
         let now = actorSystem.runtime.now
         return running.values.sorted { $0.startedAt < $1.startedAt }.map { entry in
             let record = board?.record(of: entry.spec.id)
+            let ended = (record?.done ?? 0) + (record?.failed ?? 0) + (record?.cancelled ?? 0)
+            let slots = JobSlots(
+                share: entry.share, cost: entry.cost, inUse: record?.perNode.values.reduce(0) { $0 + $1.running } ?? 0,
+                remaining: max(0, (record?.total ?? entry.spec.inputs.count) - ended))
             return Running(
                 job: entry.spec.id, kind: entry.spec.kind, title: entry.spec.title, tasks: entry.spec.inputs.count,
                 succeeded: record?.done ?? 0, failed: record?.failed ?? 0, cancelled: record?.cancelled ?? 0,
-                retries: record?.retries ?? 0, wallTime: max(0, now - entry.startedAt))
+                retries: record?.retries ?? 0, wallTime: max(0, now - entry.startedAt), slots: slots)
         } + waiting
     }
 

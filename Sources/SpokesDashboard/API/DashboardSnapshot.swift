@@ -176,12 +176,17 @@ public struct JobView: Sendable, Hashable, Codable {
     /// For a bike job: bikes at each station now (or at the end), in the order of
     /// `GET /api/jobs/{id}/stations`; nil for other jobs, or when the coordinator could not be asked.
     public var stationBikes: [Int]?
+    /// A running job of tasks' owner, priority, budget (`cpu` or `waiting`), places in
+    /// use and fair share of the cluster's slots of that budget, as `spokes jobs` shows
+    /// them (issue 32); nil for a job without them (a bike job) and once ended.
+    public var slots: JobSlots?
 
     public init(
         id: String, kind: String, title: String, coordinator: String, state: String, total: Int, done: Int, failed: Int,
         retries: Int, elapsed: Double, rate: Double, estimatedRemaining: Double?, perNode: [String: NodeShare],
-        stationBikes: [Int]? = nil
+        stationBikes: [Int]? = nil, slots: JobSlots? = nil
     ) {
+        self.slots = slots
         self.id = id
         self.kind = kind
         self.title = title

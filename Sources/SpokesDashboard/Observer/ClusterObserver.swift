@@ -136,9 +136,19 @@ public actor ClusterObserver {
                 slots: member.slots, waitingSlots: member.waitingSlots, inUse: observed?.inUse, completed: observed?.succeeded, failed: observed?.failed,
                 roundTripMilliseconds: trips[member.node.name].map { $0 * 1000 }, uptime: observed?.uptime, kinds: observed?.kinds))
         }
+        // Each running job's fair share of the alive members' slots, as `spokes jobs` shows it.
+        var jobs = await jobViews()
+        let budgets = views.filter { $0.state == Member.State.alive.rawValue }.reduce(TaskBudgets.zero) {
+            TaskBudgets(cpu: $0.cpu + $1.slots, waiting: $0.waiting + $1.waitingSlots)
+        }
+        let shares = JobSlots.shares(of: Dictionary(jobs.compactMap { job in job.slots.map { (job.id, $0) } }) { first, _ in first }, budgets: budgets)
+        for index in jobs.indices where jobs[index].slots != nil {
+            let share = shares[jobs[index].id]
+            jobs[index].slots?.fairShare = share
+        }
         return DashboardSnapshot(
             node: system.node.name, cluster: node.settings.cluster, time: now, members: views,
-            jobs: await jobViews(), tasks: timeline.spans(now: now), groups: groups, failovers: timeline.failovers(now: now))
+            jobs: jobs, tasks: timeline.spans(now: now), groups: groups, failovers: timeline.failovers(now: now))
     }
 
     /// Every coordinator's jobs, running first; bike jobs with their stations' bikes.

@@ -13,6 +13,10 @@ extension JobView {
             total: record.total, done: record.done, failed: record.failed, retries: record.retries, elapsed: elapsed, rate: rate,
             estimatedRemaining: estimate,
             perNode: record.perNode.mapValues { NodeShare(done: $0.done, running: $0.running) },
-            stationBikes: stationBikes)
+            stationBikes: stationBikes,
+            slots: record.state == .running ? record.share.map { share in
+                JobSlots(share: share, cost: record.cost ?? .cpu, inUse: record.perNode.values.reduce(0) { $0 + $1.running },
+                         remaining: max(0, remaining - record.cancelled))
+            } : nil)
     }
 }

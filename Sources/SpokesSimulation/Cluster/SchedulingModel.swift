@@ -230,6 +230,9 @@ public struct SchedulingModel: SimulationModel {
                 worker.queueOrder.append(ticket)
             case .busy:
                 context.send(.busy(attempt: attempt), to: "c")
+            case .waitDisplacing:
+                // Only one job runs here: an attempt of its own is never displaced.
+                violation = violation ?? "\(worker.node) displaced an attempt of the only job"
             }
             if violation == nil, worker.admission.inUse.cpu > options.slots || worker.admission.queued(.cpu) > worker.admission.queueLength(.cpu) {
                 violation = "\(worker.node) runs \(worker.admission.inUse.cpu) attempts and queues \(worker.admission.queued(.cpu)) with \(options.slots) slots"

@@ -374,11 +374,15 @@ struct SchedulingTests {
         let (first, followingFirst) = try await coordinator(nodes[0], expecting: 3, in: cluster)
         let (second, followingSecond) = try await coordinator(nodes[1], expecting: 3, in: cluster)
         defer { followingFirst.cancel(); followingSecond.cancel() }
-        // A third coordinator (the test) fills w2's slot and queue place, unknown to both.
+        // Other coordinators (the test) fill w2's slot and each job's queue place there
+        // (a worker keeps a queue per job), unknown to both.
         let w2 = try ScanSystem.resolve(id: ActorID(node: nodes[2].system.node, name: ScanSystem.wellKnownName), using: nodes[0].system)
         let gauge = gauge
-        let held = (0..<2).map { task in Task { try await w2.run(Self.probe("held", task, seconds: 60)) } }
-        try await cluster.run(until: "filling w2", within: 1) { try await w2.queued == 1 && gauge.ran["w2", default: 0] == 1 }
+        let heldRequests = [Self.probe("held", 0, seconds: 60), Self.probe("a", 1_000, seconds: 60), Self.probe("b", 1_000, seconds: 60)]
+        var held = [Task { try await w2.run(heldRequests[0]) }]
+        try await cluster.run(until: "the slot of w2 is held", within: 1) { gauge.ran["w2", default: 0] == 1 }
+        held += heldRequests.dropFirst().map { request in Task { try await w2.run(request) } }
+        try await cluster.run(until: "filling w2", within: 1) { try await w2.queued == 2 && gauge.ran["w2", default: 0] == 1 }
         let (resultsA, resultsB) = try await cluster.complete("both jobs", within: 30) {
             async let a = JobRunner(systems: first, job: "a", kind: ProbeTask.name, deadline: Self.noDeadline, retries: 3).run(count: 12, input: { _, _ in "0.02" })
             async let b = JobRunner(systems: second, job: "b", kind: ProbeTask.name, deadline: Self.noDeadline, retries: 3).run(count: 12, input: { _, _ in "0.02" })
@@ -388,7 +392,7 @@ struct SchedulingTests {
         #expect(nodes[2].counters.busy >= 2, "the full worker answered busy to both coordinators: \(nodes[2].counters.busy)")
         #expect(gauge.most.values.allSatisfy { $0 <= 1 }, "slot limit held: \(gauge.most)")
         #expect(gauge.ran["w2"] == 1, "w2 ran only the task that held its slot")
-        for task in 0..<2 { try await cluster.complete("cancelling a held task", within: 1) { try await w2.cancel("held/\(task)/1") } }
+        for request in heldRequests { try await cluster.complete("cancelling a held task", within: 1) { try await w2.cancel(request.key) } }
         for task in held { _ = try? await cluster.complete("a held task ends", within: 1) { try await task.value } }
     }
 
@@ -479,10 +483,14 @@ struct SchedulingTests {
         let nodes = cluster.nodes
         let (systems, following) = try await coordinator(nodes[0], expecting: 3, in: cluster)
         defer { following.cancel() }
-        // Another coordinator (the test) holds w2's slot and queue place all job long, from w1.
+        // Another coordinator (the test) holds w2's slot and the job's queue place there
+        // all job long, from w1.
         let w2 = try ScanSystem.resolve(id: ActorID(node: nodes[2].system.node, name: ScanSystem.wellKnownName), using: nodes[1].system)
         let gauge = gauge
-        let held = (0..<2).map { task in Task { try await w2.run(Self.probe("held", task, seconds: 60)) } }
+        let heldRequests = [Self.probe("held", 0, seconds: 60), Self.probe("b", 1_000, seconds: 60)]
+        var held = [Task { try await w2.run(heldRequests[0]) }]
+        try await cluster.run(until: "the slot of w2 is held", within: 1) { gauge.ran["w2", default: 0] == 1 }
+        held.append(Task { try await w2.run(heldRequests[1]) })
         try await cluster.run(until: "filling w2", within: 1) { try await w2.queued == 1 && gauge.ran["w2", default: 0] == 1 }
         let board = JobBoard(coordinator: "w0")
         let tracker = board.track(job: "b", kind: ProbeTask.name, title: "busy", total: 40)
@@ -503,7 +511,7 @@ struct SchedulingTests {
         #expect(record.retries == 0, "a busy answer is not a retry")
         let places = 1 + WorkerAdmission.queueLength(places: 1)
         #expect(most.withLock { $0 }.values.allSatisfy { $0 <= places }, "running never passed a node's places: \(most.withLock { $0 })")
-        for task in 0..<2 { try await cluster.complete("cancelling a held task", within: 1) { try await w2.cancel("held/\(task)/1") } }
+        for request in heldRequests { try await cluster.complete("cancelling a held task", within: 1) { try await w2.cancel(request.key) } }
         for task in held { _ = try? await cluster.complete("a held task ends", within: 1) { try await task.value } }
     }
 }

@@ -106,6 +106,8 @@ final class Admission {
                     waiting[cost]!.append(ticket)
                 case .busy:
                     #expect(full && waiting[cost]!.count == WorkerAdmission.queueLength(places: budgets[cost]))
+                case .waitDisplacing:
+                    Issue.record("one job's attempt never displaces its own")
                 }
             case 5..<9 where running[cost] > 0:
                 let next = worker.finish(cost)

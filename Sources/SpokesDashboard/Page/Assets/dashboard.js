@@ -643,7 +643,12 @@
       setText(c.title, job.title || job.id);
       setText(c.state, job.state);
       c.state.className = 'badge badge-' + jobState;
-      setText(c.coordinator, 'coordinated by ' + job.coordinator);
+      // A running job of tasks: its owner, priority and places of its fair share (issue 32).
+      const slots = job.slots;
+      const sharing = slots && slots.share ? ' · ' + (slots.share.owner || 'no owner') + ', priority ' + slots.share.priority
+        + ' · ' + slots.cost + ' ' + fmtCount(slots.inUse || 0)
+        + (typeof slots.fairShare === 'number' ? ' of ' + slots.fairShare.toFixed(1) : '') + ' slots' : '';
+      setText(c.coordinator, 'coordinated by ' + job.coordinator + sharing);
       c.report.hidden = FINISHED_STATES.indexOf(job.state) < 0 || job.kind !== 'bikes.user';
       c.mapLink.hidden = !isBikeJob(job) || job.id === shownOnMap;
       const total = Math.max(0, job.total || 0);
