@@ -103,12 +103,13 @@ enum ResultCommand {
         // One client for every question, however long --wait waits.
         let client = try NodeClient.makeClient(settings: settings, callTimeout: 10)
         defer { client.shutdown() }
+        let runtime = client.runtime
         var found = try await stored(job, at: target, with: client)
         // Just after a restart a replicated job is known only once its replicas have
         // elected a leader (about a second): --wait gives it that long.
-        let patience = MonotonicClock.now + 5
-        while case .unknown = found, arguments.flag("wait"), MonotonicClock.now < patience {
-            try await Task.sleep(for: .milliseconds(250))
+        let patience = runtime.now + 5
+        while case .unknown = found, arguments.flag("wait"), runtime.now < patience {
+            try await runtime.sleep(for: 0.25)
             found = try await stored(job, at: target, with: client)
         }
         var waited = false
@@ -120,13 +121,13 @@ enum ResultCommand {
             // its peers dead while they run the job on), say so, naming them, and stop
             // (issue 29 §2).
             if location.summary.state == .stalled {
-                let since = stalledSince ?? MonotonicClock.now
+                let since = stalledSince ?? runtime.now
                 stalledSince = since
-                if MonotonicClock.now - since >= Self.stalledPatience {
+                if runtime.now - since >= Self.stalledPatience {
                     context.standardError("job \(job) is stalled on \(location.node): \(location.summary.stalledReason ?? "too few of its replicas can take part")\n")
                     return 1
                 }
-                try await Task.sleep(for: .milliseconds(250))
+                try await runtime.sleep(for: 0.25)
                 found = try await stored(job, at: target, with: client)
                 continue
             }
@@ -143,7 +144,7 @@ enum ResultCommand {
                 }
                 if !waited, context.standardErrorIsTerminal { context.standardError("waiting for job \(job) on \(location.node)...\n") }
                 waited = true
-                try await Task.sleep(for: .milliseconds(250))
+                try await runtime.sleep(for: 0.25)
             }
             let address = try SocketAddress(parsing: location.address)
             var next = try await stored(job, at: address, with: client)
@@ -156,7 +157,7 @@ enum ResultCommand {
                     return 1
                 }
                 asked += 1
-                try await Task.sleep(for: .milliseconds(250))
+                try await runtime.sleep(for: 0.25)
                 next = try await stored(job, at: address, with: client)
             }
             found = next

@@ -60,10 +60,11 @@ enum NodeCommand {
         node.onStopRequest { stopped.resolve(()) }
         // A node a demo or a benchmark started must not outlive it, even when it was
         // killed: once the parent is gone the node is adopted, and its parent changes.
+        let runtime = node.system.runtime
         let orphanWatch: Task<Void, Never>? = !stopWithParent ? nil : Task {
             let parent = getppid()
             while !Task.isCancelled, getppid() == parent {
-                try? await Task.sleep(for: .milliseconds(500))
+                try? await runtime.sleep(for: 0.5)
             }
             if !Task.isCancelled {
                 log.log("the process that started this node is gone")

@@ -22,13 +22,12 @@ public struct ClusterSecret: Sendable, Hashable, CustomStringConvertible, Custom
 
     /// Reads the secret from `path`, which only its owner may read (like an SSH key).
     public static func read(file path: String) throws(SecurityError) -> ClusterSecret {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw .unreadableSecretFile(path: path, reason: String(cString: strerror(errno)))
-        }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .unreadableSecretFile(path: path, reason: "it is not a regular file") }
-        guard info.st_mode & 0o077 == 0 else {
-            throw .secretFileTooOpen(path: path, mode: String(info.st_mode & 0o777, radix: 8))
+        switch PrivateFile.problem(at: path) {
+        case nil: break
+        case .absent: throw .unreadableSecretFile(path: path, reason: String(cString: strerror(ENOENT)))
+        case .unreadable(let reason): throw .unreadableSecretFile(path: path, reason: reason)
+        case .notRegular: throw .unreadableSecretFile(path: path, reason: "it is not a regular file")
+        case .tooOpen(let mode): throw .secretFileTooOpen(path: path, mode: mode)
         }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw .unreadableSecretFile(path: path, reason: "permission denied")

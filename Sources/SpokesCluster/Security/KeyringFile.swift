@@ -28,15 +28,15 @@ public struct KeyringFile: Sendable, Hashable {
     /// The saved keyring; nil when none was saved. A file that is not one names itself
     /// and what to do.
     public func load() throws(KeyringFileError) -> Keyring? {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            // No file, or no folder for one (the node's folder cannot be made: it starts
-            // anyway, and keeps no job of its own): nothing was saved.
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+        switch PrivateFile.problem(at: path) {
+        case nil: break
+        // No file, or no folder for one (the node's folder cannot be made: it starts
+        // anyway, and keeps no job of its own): nothing was saved.
+        case .absent: return nil
+        case .unreadable(let reason): throw .unreadable(path: path, reason: reason)
+        case .notRegular: throw .unreadable(path: path, reason: "it is not a regular file")
+        case .tooOpen(let mode): throw .tooOpen(path: path, mode: mode)
         }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path: path, reason: "it is not a regular file") }
-        guard info.st_mode & 0o077 == 0 else { throw .tooOpen(path: path, mode: String(info.st_mode & 0o777, radix: 8)) }
         let bytes: [UInt8]?
         do {
             bytes = try DurableFile.read(path)

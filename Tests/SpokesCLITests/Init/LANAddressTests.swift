@@ -5,14 +5,14 @@ import Testing
 @Suite struct LANAddressTests {
     static let loopback = NetworkInterface(name: "lo", address: "127.0.0.1", netmask: "255.0.0.0", isLoopback: true, canBroadcast: false)
     static let wired = NetworkInterface(name: "eth0", address: "198.51.100.20", netmask: "255.255.255.0")
-    static let wifi = NetworkInterface(name: "wlan0", address: "10.1.2.3", netmask: "255.255.0.0")
-    static let tunnel = NetworkInterface(name: "tun0", address: "10.8.0.2", netmask: "255.255.255.255", canBroadcast: false)
+    static let wifi = NetworkInterface(name: "wlan0", address: "203.0.113.3", netmask: "255.255.255.128")
+    static let tunnel = NetworkInterface(name: "tun0", address: "192.0.2.66", netmask: "255.255.255.255", canBroadcast: false)
     static let down = NetworkInterface(name: "eth1", address: "192.0.2.9", netmask: "255.255.255.0", isUp: false)
 
     @Test func theBroadcastAddressIsTheAddressWithEveryHostBitSet() {
         #expect(Self.wired.broadcast == "198.51.100.255")
         #expect(Self.wired.subnet == "198.51.100.0/24")
-        #expect(Self.wifi.broadcast == "10.1.255.255")
+        #expect(Self.wifi.broadcast == "203.0.113.127")
         #expect(NetworkInterface(name: "p", address: "192.0.2.5", netmask: "255.255.255.252").broadcast == "192.0.2.7")
         #expect(NetworkInterface(name: "x", address: "nonsense", netmask: "255.0.0.0").broadcast == nil)
     }
@@ -25,8 +25,8 @@ import Testing
     }
 
     @Test func aHostOfThisMachineChoosesItsInterfaceAndABroadcastGivenWins() throws {
-        let choice = try LANAddress.choose(among: [Self.wired, Self.wifi], host: "10.1.2.3", broadcast: nil)
-        #expect(choice.interface == Self.wifi && choice.broadcast == "10.1.255.255")
+        let choice = try LANAddress.choose(among: [Self.wired, Self.wifi], host: "203.0.113.3", broadcast: nil)
+        #expect(choice.interface == Self.wifi && choice.broadcast == "203.0.113.127")
         let told = try LANAddress.choose(among: [Self.wired], host: nil, broadcast: "198.51.100.127")
         #expect(told.broadcast == "198.51.100.127")
     }
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func theLANOfABroadcastAddressIsFoundOnAMachineWithSeveral() throws {
-        #expect(try LANAddress.matching(broadcast: "10.1.255.255", among: [Self.loopback, Self.wired, Self.wifi]) == Self.wifi)
+        #expect(try LANAddress.matching(broadcast: "203.0.113.127", among: [Self.loopback, Self.wired, Self.wifi]) == Self.wifi)
         #expect(try LANAddress.matching(broadcast: "198.51.100.255", among: [Self.wired, Self.wifi]) == Self.wired)
         do {
             _ = try LANAddress.matching(broadcast: "192.0.2.255", among: [Self.wired, Self.down], flag: "--dashboard-host")
