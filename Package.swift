@@ -42,7 +42,7 @@ let package = Package(
                 exclude: ["Page/Assets"]),  // embedded by Scripts/embed-resources
         .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesConsensus", "SpokesReplication"]),
         .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
-        .target(name: "SpokesConsensus"),
+        .target(name: "SpokesConsensus", dependencies: ["SpokesConcurrency"]),
         .target(name: "SpokesSimulation", dependencies: ["SpokesConsensus", "SpokesCluster", "SpokesBikes"]),
         .executableTarget(name: "simulate-cluster", dependencies: ["SpokesSimulation"]),
         .target(name: "SpokesReplication", dependencies: ["SpokesCluster", "SpokesConsensus", "SpokesConcurrency"]),
@@ -59,7 +59,7 @@ let package = Package(
         .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes", "SpokesBikesWeb", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesDashboardTests", dependencies: ["SpokesDashboard", "SpokesHTTP", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesCLITests", dependencies: ["SpokesCLI", "SpokesCluster", "SpokesTestKit", "SpokesClusterTestKit"]),
-        .testTarget(name: "SpokesConsensusTests", dependencies: ["SpokesConsensus", "SpokesTestKit"]),
+        .testTarget(name: "SpokesConsensusTests", dependencies: ["SpokesConsensus", "SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesSimulationTests", dependencies: ["SpokesSimulation", "SpokesConsensus", "SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesReplicationTests", dependencies: ["SpokesReplication", "SpokesCluster", "SpokesConsensus", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
     ],

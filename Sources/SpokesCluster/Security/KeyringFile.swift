@@ -39,7 +39,7 @@ public struct KeyringFile: Sendable, Hashable {
         }
         let bytes: [UInt8]?
         do {
-            bytes = try DurableFile.read(path)
+            bytes = try RealDisk().read(path)
         } catch {
             throw .unreadable(path: path, reason: error.reason)
         }
@@ -60,7 +60,7 @@ public struct KeyringFile: Sendable, Hashable {
             throw .unwritable(path: path, reason: "the keyring could not be encoded")
         }
         do {
-            try DurableFile.replace(path, with: Array(bytes), mode: 0o600)
+            try RealDisk().replace(path, with: Array(bytes), mode: 0o600)
         } catch {
             throw .unwritable(path: path, reason: error.description)
         }

@@ -1,5 +1,5 @@
 import Foundation
-import Glibc
+import SpokesConcurrency
 
 /// The running jobs of tasks a node coordinates, on its disk, so a job outlives a crash
 /// of its coordinator: `running-jobs/ID.jsonl` under the node's own folder (for `spokes
@@ -13,7 +13,8 @@ import Glibc
 /// A crash can leave the last line partial: it is dropped (and so is anything after a
 /// line that does not decode), never read as data; the task it was for runs again.
 ///
-/// Every call blocks on file I/O: call it through `runBlocking`.
+/// Its files are on a ``Disk`` (the node's runtime's, so the simulator's crashes reach
+/// it). Every call blocks on file I/O: call it through `runBlocking`.
 public final class TaskJobJournal: Sendable {
     /// A job found on disk: what it runs and the tasks that had ended.
     public struct Unfinished: Sendable {
@@ -39,27 +40,36 @@ public final class TaskJobJournal: Sendable {
     }
 
     public let directory: String
+    private let disk: any Disk
     private let log: @Sendable (String) -> Void
 
-    /// The journal under `dataDirectory` (`~` is `$HOME`); problems go to `log`.
-    public init(dataDirectory: String, log: @escaping @Sendable (String) -> Void = { _ in }) {
-        directory = (HomeDirectory.expand(dataDirectory) as NSString).appendingPathComponent("running-jobs")
+    /// The journal under `dataDirectory` (`~` is `$HOME`) on `disk`; problems go to `log`.
+    public init(dataDirectory: String, disk: any Disk = RealDisk(), log: @escaping @Sendable (String) -> Void = { _ in }) {
+        directory = DiskPath.join(HomeDirectory.expand(dataDirectory), "running-jobs")
+        self.disk = disk
         self.log = log
     }
 
     private func path(of job: String) -> String {
-        (directory as NSString).appendingPathComponent(job + ".jsonl")
+        DiskPath.join(directory, job + ".jsonl")
     }
 
     /// Writes a new job's spec, flushed (file and folder) before it returns.
     public func begin(_ spec: TaskJobSpec) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let line = try JSONEncoder().encode(SpecLine(spec: spec)) + Data("\n".utf8)
-        try append(line, to: path(of: spec.id), creating: true)
-        let folder = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if folder >= 0 {
-            _ = fsync(folder)
-            close(folder)
+        let path = path(of: spec.id)
+        do throws(DiskError) {
+            try disk.makeDirectory(directory)
+            // A file left by an earlier job of this id is started afresh.
+            if try disk.size(of: path) != nil { try disk.truncate(path, to: 0) }
+        } catch {
+            throw JournalError(path: error.path, reason: error.reason)
+        }
+        try append(line, to: path)
+        do throws(DiskError) {
+            try disk.syncDirectory(directory)
+        } catch {
+            throw JournalError(path: error.path, reason: error.reason)
         }
     }
 
@@ -72,24 +82,30 @@ public final class TaskJobJournal: Sendable {
             bytes += try encoder.encode(EndLine(task: task, end: end))
             bytes += Data("\n".utf8)
         }
-        try append(bytes, to: path(of: job), creating: false)
+        guard (try? disk.size(of: path(of: job))) ?? nil != nil else {
+            throw JournalError(path: path(of: job), reason: String(cString: strerror(ENOENT)))
+        }
+        try append(bytes, to: path(of: job))
     }
 
     /// Forgets `job` (its report is stored).
     public func finish(_ job: String) {
-        if unlink(path(of: job)) != 0, errno != ENOENT {
-            log("cannot remove \(path(of: job)): \(String(cString: strerror(errno)))")
+        do throws(DiskError) {
+            try disk.remove(path(of: job))
+        } catch {
+            log("\(error)")
         }
     }
 
     /// Every job on disk that did not finish, with the ends its tasks had.
     public func unfinished() -> [Unfinished] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        guard let names = (try? disk.contents(ofDirectory: directory)) ?? nil else { return [] }
         let decoder = JSONDecoder()
         var jobs: [Unfinished] = []
         for name in names.sorted() where name.hasSuffix(".jsonl") {
-            let file = (directory as NSString).appendingPathComponent(name)
-            guard let data = FileManager.default.contents(atPath: file) else { continue }
+            let file = DiskPath.join(directory, name)
+            guard let bytes = (try? disk.read(file)) ?? nil else { continue }
+            let data = Data(bytes)
             var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
             // The last piece is whole only when the file ends with a newline.
             if let last = lines.last, !last.isEmpty {
@@ -116,25 +132,14 @@ public final class TaskJobJournal: Sendable {
     }
 
     /// Appends `bytes` whole and flushes them; a partial write is cut back off.
-    private func append(_ bytes: Data, to path: String, creating: Bool) throws {
-        let descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | (creating ? O_CREAT | O_TRUNC : 0), 0o644)
-        guard descriptor >= 0 else { throw JournalError(path: path, reason: String(cString: strerror(errno))) }
-        defer { close(descriptor) }
-        var size = stat()
-        _ = fstat(descriptor, &size)
-        var written = 0
-        let failure: String? = bytes.withUnsafeBytes { buffer -> String? in
-            while written < buffer.count {
-                let count = write(descriptor, buffer.baseAddress! + written, buffer.count - written)
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { return String(cString: strerror(count == 0 ? ENOSPC : errno)) }
-                written += count
-            }
-            return fdatasync(descriptor) == 0 ? nil : String(cString: strerror(errno))
-        }
-        if let failure {
-            _ = ftruncate(descriptor, size.st_size)
-            throw JournalError(path: path, reason: failure)
+    private func append(_ bytes: Data, to path: String) throws {
+        let size = (try? disk.size(of: path)) ?? nil
+        do throws(DiskError) {
+            try disk.append(Array(bytes), to: path)
+            try disk.sync(path)
+        } catch {
+            if let size { try? disk.truncate(path, to: size) }
+            throw JournalError(path: path, reason: error.reason)
         }
     }
 

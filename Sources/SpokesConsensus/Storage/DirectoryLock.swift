@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SpokesConcurrency
 
 /// An exclusive claim on a directory for as long as this value lives: the directory's
 /// `LOCK` file, held with `flock`, and naming the holder's process id. Two node processes
@@ -33,8 +34,8 @@ public final class DirectoryLock: Sendable {
     /// Claims `directory` (made, with its parents, if missing). Throws ``Failure`` when
     /// another open file holds it.
     public init(directory: String) throws(Failure) {
-        do throws(RaftStorageError) {
-            try RaftFiles.makeDirectory(directory)
+        do throws(DiskError) {
+            try RealDisk().makeDirectory(directory)
         } catch {
             throw Failure(directory: directory, holder: nil, problem: "\(error)")
         }

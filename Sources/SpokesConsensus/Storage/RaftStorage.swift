@@ -1,3 +1,4 @@
+import SpokesConcurrency
 import Synchronization
 
 /// One group's durable state in one directory: `log` (records appended by flushes, see
@@ -19,6 +20,9 @@ import Synchronization
 /// - After a failed write or flush the storage refuses everything (`unusable`): what
 ///   reached the disk is unknown, so the replica must stop rather than guess.
 ///
+/// Files go through a ``Disk``: the machine's (``RealDisk``, the default) or the
+/// simulator's (``SimulatedDisk``), whose crashes lose what was not flushed.
+///
 /// Every method blocks on file I/O: call it from a thread of your own (`runBlocking`),
 /// never from the Swift cooperative pool. It is safe to call from several threads (one
 /// lock), though a group's writes and syncs must come in the order the replica issued
@@ -36,8 +40,9 @@ public final class RaftStorage: Sendable {
     /// line, never an error.
     public let droppedTail: String?
 
+    private let disk: any Disk
+
     private struct Inner: Sendable {
-        var fd: Int32
         var state: RaftDurableState
         var pending: [RaftWrite] = []
         var usable = true
@@ -45,35 +50,45 @@ public final class RaftStorage: Sendable {
 
     private let inner: Mutex<Inner>
 
-    /// Opens the group's storage in `directory`, creating the directory and an empty log
-    /// if needed, and recovers its state.
-    public init(directory: String) throws(RaftStorageError) {
+    /// Opens the group's storage in `directory` on `disk`, creating the directory and an
+    /// empty log if needed, and recovers its state.
+    public init(directory: String, disk: any Disk = RealDisk()) throws(RaftStorageError) {
         self.directory = directory
-        logPath = RaftFiles.join(directory, Self.logName)
-        snapshotPath = RaftFiles.join(directory, Self.snapshotName)
-        try RaftFiles.makeDirectory(directory)
-        try RaftFiles.remove(logPath + ".tmp")
-        try RaftFiles.remove(snapshotPath + ".tmp")
-        let snapshotBytes = try RaftFiles.read(snapshotPath)
-        let logBytes = try RaftFiles.read(logPath)
+        self.disk = disk
+        logPath = DiskPath.join(directory, Self.logName)
+        snapshotPath = DiskPath.join(directory, Self.snapshotName)
+        let logPath = logPath
+        let snapshotPath = snapshotPath
+        let (snapshotBytes, logBytes) = try Self.io { () throws(DiskError) in
+            try disk.makeDirectory(directory)
+            try disk.remove(logPath + ".tmp")
+            try disk.remove(snapshotPath + ".tmp")
+            return (try disk.read(snapshotPath), try disk.read(logPath))
+        }
         let recovery = try RaftLogFormat.recover(log: logBytes ?? [], snapshot: snapshotBytes, logName: logPath, snapshotName: snapshotPath)
-        let fd = try RaftFiles.openForAppend(logPath)
-        do throws(RaftStorageError) {
+        try Self.io { () throws(DiskError) in
             if let logBytes, recovery.validLogLength < logBytes.count {
-                try RaftFiles.truncate(fd, to: recovery.validLogLength, file: logPath)
-                try RaftFiles.syncData(fd, file: logPath)
+                try disk.truncate(logPath, to: recovery.validLogLength)
+                try disk.sync(logPath)
             }
-            if logBytes == nil { try RaftFiles.syncDirectory(directory) }
-        } catch {
-            RaftFiles.closeFile(fd)
-            throw error
+            if logBytes == nil {
+                try disk.append([], to: logPath)
+                try disk.syncDirectory(directory)
+            }
         }
         recovered = recovery.state
         droppedTail = recovery.droppedTail
-        inner = Mutex(Inner(fd: fd, state: recovery.state))
+        inner = Mutex(Inner(state: recovery.state))
     }
 
-    deinit { close() }
+    /// Runs `body`, its disk failure told as the storage's.
+    private static func io<Value>(_ body: () throws(DiskError) -> Value) throws(RaftStorageError) -> Value {
+        do throws(DiskError) {
+            return try body()
+        } catch {
+            throw .io(operation: error.operation, file: error.path, errno: error.code)
+        }
+    }
 
     /// The state as written so far (durable once `sync` returns).
     public var state: RaftDurableState { inner.withLock { $0.state } }
@@ -87,11 +102,10 @@ public final class RaftStorage: Sendable {
             inner.state.apply(write)
             guard newSnapshot, let snapshot = inner.state.snapshot else { return inner.pending.append(write) }
             do throws(RaftStorageError) {
-                try RaftFiles.replace(Self.snapshotName, in: directory, with: RaftLogFormat.snapshotFile(snapshot))
-                try RaftFiles.replace(Self.logName, in: directory, with: RaftLogFormat.compactedLog(for: inner.state))
-                RaftFiles.closeFile(inner.fd)
-                inner.fd = -1
-                inner.fd = try RaftFiles.openForAppend(logPath)
+                try Self.io { () throws(DiskError) in
+                    try disk.replace(snapshotPath, with: RaftLogFormat.snapshotFile(snapshot))
+                    try disk.replace(logPath, with: RaftLogFormat.compactedLog(for: inner.state))
+                }
                 inner.pending = []
             } catch {
                 inner.usable = false
@@ -108,8 +122,10 @@ public final class RaftStorage: Sendable {
             guard inner.usable else { throw .unusable(file: logPath) }
             if let record = RaftLogFormat.record(for: inner.pending) {
                 do throws(RaftStorageError) {
-                    try RaftFiles.writeAll(inner.fd, record, file: logPath)
-                    try RaftFiles.syncData(inner.fd, file: logPath)
+                    try Self.io { () throws(DiskError) in
+                        try disk.append(record, to: logPath)
+                        try disk.sync(logPath)
+                    }
                 } catch {
                     inner.usable = false
                     throw error
@@ -122,10 +138,6 @@ public final class RaftStorage: Sendable {
 
     /// Closes the log file; buffered writes not yet synced are lost, as in a crash.
     public func close() {
-        inner.withLock { inner in
-            if inner.fd >= 0 { RaftFiles.closeFile(inner.fd) }
-            inner.fd = -1
-            inner.usable = false
-        }
+        inner.withLock { $0.usable = false }
     }
 }

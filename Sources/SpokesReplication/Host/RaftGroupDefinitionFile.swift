@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import SpokesConcurrency
 import SpokesConsensus
 
@@ -18,30 +17,28 @@ enum RaftGroupDefinitionFile {
     }
 
     /// The stored definition, nil if there is none; throws a reason naming the file.
-    static func read(in directory: String) throws(Failure) -> RaftGroup? {
-        let path = (directory as NSString).appendingPathComponent(name)
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
+    static func read(in directory: String, disk: any Disk) throws(Failure) -> RaftGroup? {
+        let path = DiskPath.join(directory, name)
         do {
-            return try JSONDecoder().decode(RaftGroup.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+            guard let bytes = try disk.read(path) else { return nil }
+            return try JSONDecoder().decode(RaftGroup.self, from: Data(bytes))
+        } catch let error as DiskError {
+            throw Failure(reason: error.description)
         } catch {
             throw Failure(reason: "cannot read \(path): \(error)")
         }
     }
 
-    static func write(_ group: RaftGroup, in directory: String) throws(Failure) {
-        let path = (directory as NSString).appendingPathComponent(name)
+    static func write(_ group: RaftGroup, in directory: String, disk: any Disk) throws(Failure) {
+        let path = DiskPath.join(directory, name)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         guard let bytes = try? encoder.encode(group) else { throw Failure(reason: "cannot encode \(path)") }
-        do throws(DurableFile.Failure) {
-            if mkdir(directory, 0o755) == 0 {
-                // The group's folder itself must survive a crash (review, issue 29 §1.7): its
-                // entry in the data directory is flushed too.
-                try DurableFile.syncDirectory(of: directory)
-            } else if errno != EEXIST {
-                throw DurableFile.Failure("make the directory of", path)
-            }
-            try DurableFile.replace(path, with: Array(bytes))
+        do throws(DiskError) {
+            // The group's folder itself must survive a crash (review, issue 29 §1.7): its
+            // entry in the data directory is flushed too.
+            try disk.makeDirectory(directory)
+            try disk.replace(path, with: Array(bytes))
         } catch {
             throw Failure(reason: error.description)
         }

@@ -93,25 +93,26 @@ public final class RaftHost: Sendable {
         let directory = (settings.dataDirectory as NSString).appendingPathComponent(id)
         let name = name
         let dataDirectory = settings.dataDirectory
+        let disk = system.runtime.disk
         let opened: Result<RaftStorage, RaftHostError> = await runBlocking("spokes.raft.open") {
-            do {
-                try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+            do throws(DiskError) {
+                try disk.makeDirectory(dataDirectory)
             } catch {
-                return .failure(.replicaFailed(group: id, node: name, reason: "cannot make \(dataDirectory): \(error)"))
+                return .failure(.replicaFailed(group: id, node: name, reason: "\(error)"))
             }
             do throws(RaftGroupDefinitionFile.Failure) {
-                if let stored = try RaftGroupDefinitionFile.read(in: directory) {
+                if let stored = try RaftGroupDefinitionFile.read(in: directory, disk: disk) {
                     guard stored == group else {
                         return .failure(.definitionChanged(group: id, node: name, stored: Self.describe(stored), given: Self.describe(group)))
                     }
                 } else {
-                    try RaftGroupDefinitionFile.write(group, in: directory)
+                    try RaftGroupDefinitionFile.write(group, in: directory, disk: disk)
                 }
             } catch {
                 return .failure(.replicaFailed(group: id, node: name, reason: error.reason))
             }
             do throws(RaftStorageError) {
-                return .success(try RaftStorage(directory: directory))
+                return .success(try RaftStorage(directory: directory, disk: disk))
             } catch {
                 return .failure(.replicaFailed(group: id, node: name, reason: "cannot open its storage: \(error)"))
             }
@@ -182,12 +183,13 @@ public final class RaftHost: Sendable {
     /// with), by id: what a restarted node reopens.
     public func storedGroups() async -> [String: RaftGroup] {
         let dataDirectory = settings.dataDirectory
+        let disk = system.runtime.disk
         return await runBlocking("spokes.raft.list") {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory)) ?? []
+            let names = ((try? disk.contents(ofDirectory: dataDirectory)) ?? nil) ?? []
             var groups: [String: RaftGroup] = [:]
             for name in names where (try? RaftGroupID.validate(name)) != nil {
-                let directory = (dataDirectory as NSString).appendingPathComponent(name)
-                if let group = try? RaftGroupDefinitionFile.read(in: directory) { groups[name] = group }
+                let directory = DiskPath.join(dataDirectory, name)
+                if let group = try? RaftGroupDefinitionFile.read(in: directory, disk: disk) { groups[name] = group }
             }
             return groups
         }
@@ -346,8 +348,9 @@ public final class RaftHost: Sendable {
             }
         }
         await runner.stop()
-        let directory = (settings.dataDirectory as NSString).appendingPathComponent(id)
-        await runBlocking("spokes.raft.remove") { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = DiskPath.join(settings.dataDirectory, id)
+        let disk = system.runtime.disk
+        await runBlocking("spokes.raft.remove") { try? disk.removeTree(directory) }
     }
 
     /// Stops every group (their storage closed: what was not flushed is lost, as in a

@@ -1,38 +1,48 @@
 import SpokesConcurrency
 import Synchronization
 
-/// Where a node's shells take time, chance and the network from: the clock they read,
-/// the sleeps their timers wait on, the seeds of their random choices, and the TCP and
-/// UDP they talk over. One value, handed to the `ClusterSystem` and from it to every
+/// Where a node's shells take time, chance, the network and the disk from: the clock they
+/// read, the sleeps their timers wait on, the seeds of their random choices, the TCP and
+/// UDP they talk over, and the files they keep (Raft logs and snapshots). One value, handed to the `ClusterSystem` and from it to every
 /// shell built on it, so that a test or the simulator can run the shells that ship under
-/// a clock it moves itself (``VirtualClock``) and a network it holds in memory
-/// (``SimulatedNetwork``), as FoundationDB swaps its network, disk and clock under the
+/// a clock it moves itself (``VirtualClock``), a network it holds in memory
+/// (``SimulatedNetwork``) and a disk that forgets unflushed writes at a crash
+/// (``SimulatedDisk``), as FoundationDB swaps its network, disk and clock under the
 /// same code. ``real`` is the behaviour of a node on a machine.
 ///
 /// The invariant: no shell reads a clock, sleeps or opens a socket except through its
-/// runtime. (Measurements that are about real time itself, a benchmark's or a log
+/// runtime. (Files a person hands the node, cluster.yaml and secrets, are read from the
+/// machine's disk: they are the user's, not the node's state.) (Measurements that are about real time itself, a benchmark's or a log
 /// line's wall time, read the real clocks directly.)
 public struct Runtime: Sendable {
     public let clock: any RuntimeClock
     /// Where connections are made and datagrams sent.
     public let network: any RuntimeNetwork
+    /// Where the node's durable state is kept.
+    public let disk: any Disk
     private let seeds: @Sendable () -> UInt64
 
-    public init(clock: any RuntimeClock, network: any RuntimeNetwork = SocketNetwork(), seeds: @escaping @Sendable () -> UInt64) {
+    public init(
+        clock: any RuntimeClock, network: any RuntimeNetwork = SocketNetwork(), disk: any Disk = RealDisk(),
+        seeds: @escaping @Sendable () -> UInt64
+    ) {
         self.clock = clock
         self.network = network
+        self.disk = disk
         self.seeds = seeds
     }
 
-    /// The machine's monotonic clock, `Task.sleep`, its sockets, and seeds from the
-    /// system's generator.
-    public static let real = Runtime(clock: RealClock(), network: SocketNetwork(), seeds: { UInt64.random(in: .min ... .max) })
+    /// The machine's monotonic clock, `Task.sleep`, its sockets, its files, and seeds from
+    /// the system's generator.
+    public static let real = Runtime(clock: RealClock(), network: SocketNetwork(), disk: RealDisk(), seeds: { UInt64.random(in: .min ... .max) })
 
-    /// A runtime on `clock` and `network` whose seeds are drawn from `seed`, the same
-    /// every run.
-    public static func virtual(_ clock: VirtualClock, network: any RuntimeNetwork = SocketNetwork(), seed: UInt64 = 1) -> Runtime {
+    /// A runtime on `clock`, `network` and `disk` whose seeds are drawn from `seed`, the
+    /// same every run.
+    public static func virtual(
+        _ clock: VirtualClock, network: any RuntimeNetwork = SocketNetwork(), disk: any Disk = RealDisk(), seed: UInt64 = 1
+    ) -> Runtime {
         let generator = SeedSequence(seed)
-        return Runtime(clock: clock, network: network, seeds: { generator.next() })
+        return Runtime(clock: clock, network: network, disk: disk, seeds: { generator.next() })
     }
 
     /// Seconds on this runtime's monotonic clock.
