@@ -12,9 +12,6 @@ import SpokesSimulation
 //                                              stations, its users walking on N workers
 //   simulate-cluster --model bike-failover --nodes N --seeds A-B ... a replicated bike job's
 //                                              Raft group of N failing over (issue 19)
-//   simulate-cluster --model sharded-bikes --nodes N --seeds A-B ... a sharded bike job on N
-//                                              nodes: min(3, N) station shards, each its own
-//                                              Raft group, failing over epoch by epoch
 //   simulate-cluster --model raft --nodes N --seeds A-B ...         one Raft group of N
 //                                              replicas, each under the node's RaftDriver
 //   simulate-cluster --model raft-changes --nodes N ...  the same, its replicas changed one
@@ -40,8 +37,8 @@ struct Request {
     var scale: [Int] = []
     /// `membership` (N members), `scheduling` (a coordinator placing a job on N workers),
     /// `bikes` (a bike job's ledger and stations, users on N workers), `bike-failover` (a
-    /// replicated bike job's Raft group of N replicas, its leader coordinating) or
-    /// `sharded-bikes` (a sharded bike job's shard groups and job group on N nodes).
+    /// replicated bike job's Raft group of N replicas, its leader coordinating),
+    /// `raft` or `raft-changes` (one Raft group).
     var model = "membership"
     /// Whether `--faults` was given.
     var faultsChosen = false
@@ -85,8 +82,8 @@ func parse(_ given: [String]) -> Request {
             request.json = true
         case "--model":
             let text = value()
-            guard ["membership", "scheduling", "bikes", "bike-failover", "sharded-bikes", "raft", "raft-changes"].contains(text) else {
-                fail("--model expects membership, scheduling, bikes, bike-failover, sharded-bikes, raft or raft-changes, got '\(text)'")
+            guard ["membership", "scheduling", "bikes", "bike-failover", "raft", "raft-changes"].contains(text) else {
+                fail("--model expects membership, scheduling, bikes, bike-failover, raft or raft-changes, got '\(text)'")
             }
             request.model = text
         case "--scale":
@@ -94,7 +91,7 @@ func parse(_ given: [String]) -> Request {
             request.scale = text.split(separator: ",").compactMap { Int($0) }.filter { (2...500).contains($0) }
             if request.scale.isEmpty { fail("--scale expects sizes from 2 to 500, e.g. 10,25,50,100; got '\(text)'") }
         case "-h", "--help":
-            print("usage: simulate-cluster [--model membership|scheduling|bikes|bike-failover|sharded-bikes|raft|raft-changes] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
+            print("usage: simulate-cluster [--model membership|scheduling|bikes|bike-failover|raft|raft-changes] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
             exit(0)
         default:
             fail("unknown flag \(flag)")
@@ -157,12 +154,6 @@ case "bike-failover":
     let failoverKinds = request.faultsChosen ? kinds : BikeFailoverModel.faultKinds
     let model = { BikeFailoverModel(options: BikeFailoverModel.Options(replicas: nodes)) }
     exit(play(model, name: "bike-failover", settle: model().options.livenessBound, kinds: failoverKinds, faultCount: BikeFailoverModel.faultCount) { model, result in
-        model.scenarios(faults: result.faults)
-    })
-case "sharded-bikes":
-    let shardedKinds = request.faultsChosen ? kinds : ShardedBikeModel.faultKinds
-    let model = { ShardedBikeModel(options: ShardedBikeModel.Options(nodes: nodes)) }
-    exit(play(model, name: "sharded-bikes", settle: model().options.livenessBound, kinds: shardedKinds, faultCount: ShardedBikeModel.faultCount) { model, result in
         model.scenarios(faults: result.faults)
     })
 case "raft":

@@ -60,42 +60,17 @@ public struct BikeJob: Sendable, Codable {
         /// Commits events in order; false when this node no longer owns the job (another
         /// node leads its group): the run stops and reports nothing.
         public var commit: @Sendable (_ events: [BikeJobBook.Event]) async -> Bool
-        /// A sharded job's shards, opened for this epoch; nil when the coordinator hosts
-        /// every station.
-        public var shards: ShardSet?
         /// When the job's first coordinator started it (seconds since 1970): its report's
         /// wall time counts from then on whichever node ends it.
         public var startedAt: Double?
 
         public init(
-            epoch: Int, shards: ShardSet? = nil, startedAt: Double? = nil, commit: @escaping @Sendable (_ events: [BikeJobBook.Event]) async -> Bool
+            epoch: Int, startedAt: Double? = nil, commit: @escaping @Sendable (_ events: [BikeJobBook.Event]) async -> Bool
         ) {
             self.epoch = epoch
-            self.shards = shards
             self.startedAt = startedAt
             self.commit = commit
         }
-    }
-
-    /// A sharded job's shards as its run in one epoch finds them: each one's host, and
-    /// its committed book when it was opened.
-    public struct ShardSet: Sendable {
-        public var hosts: [NodeID]
-        public var books: [StationShardBook]
-
-        public init(hosts: [NodeID], books: [StationShardBook]) {
-            self.hosts = hosts
-            self.books = books
-        }
-    }
-
-    /// A shard of a sharded job could not go on in this epoch (its host died or was cut
-    /// off, or a shard could not commit): the run stopped without counting what was not
-    /// committed, and the job goes on in its next epoch from the committed state.
-    public struct LostShard: Error, Sendable, CustomStringConvertible {
-        public var job: String
-        public var reason: String
-        public var description: String { "job \(job) lost a station shard: \(reason)" }
     }
 
     /// This node lost a replicated job to another node (it was cut off or paused, and the
@@ -107,11 +82,6 @@ public struct BikeJob: Sendable, Codable {
             "job \(job) is no longer coordinated by \(node): another node took it over (ask any node with 'spokes result \(job) --wait')"
         }
     }
-
-    /// Whether the job's users move slowly enough for its stations to be sharded: each
-    /// sleeps at least `pace` real seconds between moves (`bikes.shard_pace_ms`; see
-    /// ``BikeShardSettings/pace`` for why fast jobs stay whole).
-    public func suitsShards(pace: Double) -> Bool { options.timing.realSecondsPerMove >= pace }
 
     /// Events handed on in one commit, at most.
     static let eventsPerCommit = 4000
@@ -137,19 +107,15 @@ public struct BikeJob: Sendable, Codable {
     ) async throws -> SimulationReport {
         let (deadline, retries) = try validated(settings: node.settings)
         let id = id
-        var book = book ?? startingBook
-        // A sharded job's stations and moves are its shards': its book takes their committed state.
-        let shardSet = replica?.shards
-        for shardBook in shardSet?.books ?? [] { book.adopt(shardBook) }
+        let book = book ?? startingBook
         let ledger = JobLedger(book: book, recording: replica != nil)
         let epoch = replica?.epoch ?? 0
         let system = node.system
-        let stations = shardSet != nil ? [] : network.stations.indices.map { index in
+        let stations = network.stations.indices.map { index in
             ClusterSystem.withWellKnownName(JobStation.name(job: id, epoch: epoch, index: index)) {
                 JobStation(actorSystem: system, index: index, ledger: ledger)
             }
         }
-        let shards = try ShardedRun(job: id, epoch: epoch, set: shardSet, node: node)
         let (systems, following, _) = try await node.makeSystems(for: BikeUserTask.name)
         defer { following.cancel() }
 
@@ -161,7 +127,7 @@ public struct BikeJob: Sendable, Codable {
         let base = BikeUserTask.Input(
             job: id, coordinator: system.node, epoch: epoch, stationCount: network.stations.count, goalIndex: book.goalIndex, user: 0,
             paths: options.paths, seed: options.seed, timing: options.timing, maxMoves: options.maxMovesPerUser, attempt: 1,
-            progress: UserProgress(), shardHosts: shardSet?.hosts)
+            progress: UserProgress())
         let cost = BikeUserTask().cost(of: base)
         let shared = (share ?? .unnamed).capped(atPriority: node.settings.maximumPriority)
         let board = node.jobBoard.track(job: id, kind: BikeUserTask.name, title: title, total: users.count, share: shared, cost: cost)
@@ -183,11 +149,6 @@ public struct BikeJob: Sendable, Codable {
                     input.user = users[task]
                     input.attempt = attemptBase[task] + attempt
                     input.progress = ledger.beginAttempt(user: users[task], attempt: input.attempt)
-                    // A retried user of a sharded job resumes from its furthest move on any shard.
-                    if attempt > 1, let last = try await shards.fence(user: users[task], attempt: input.attempt), last.mark.step > input.progress.moves {
-                        input.progress = last.mark.progress
-                        input.after = last.position
-                    }
                     return String(decoding: try JSONEncoder().encode(input), as: UTF8.self)
                 },
                 accept: { task, attempt, output in
@@ -212,8 +173,6 @@ public struct BikeJob: Sendable, Codable {
                     while true {
                         let (events, _) = ledger.takeEvents(limit: Self.eventsPerCommit)
                         if events.isEmpty { return true }
-                        // A user's result or end counts only once its moves are committed.
-                        guard await shards.flush() else { return false }
                         guard await replica.commit(events) else { return false }
                     }
                 }
@@ -226,9 +185,6 @@ public struct BikeJob: Sendable, Codable {
                 return await drain()
             }
         }
-        shards.onLoss { ledger.abandonRecording(); running.cancel() }
-        let watching = shards.watchHosts()
-        defer { watching?.cancel() }
         let outcomes = await withTaskCancellationHandler { await running.value } onCancel: { running.cancel() }
         // The stations are hosted (their well-known names registered) while they live.
         withExtendedLifetime(stations) {}
@@ -238,21 +194,14 @@ public struct BikeJob: Sendable, Codable {
         }
         // A cancelled attempt on another node may still be moving: stop the stations first.
         ledger.close()
-        if let shardBooks = await shards.finish() {
-            ledger.adopt(shardBooks)
-        }
         ledger.stopRecording()
         let committed = await committing?.value
-        if let reason = shards.lossReason {
-            throw LostShard(job: id, reason: reason)
-        }
         if committed == false {
             throw LostLead(job: id, node: system.node.name)
         }
         let cancelled = Task.isCancelled
         if cancelled { system.log("job \(id): \(cancelReason())") }
         var report = report(from: ledger.book, wallTime: runtime.now - start, cancelReason: cancelled ? cancelReason() : nil)
-        report.stationShards = shardSet?.hosts.map(\.name)
         report.epoch = replica.map { _ in epoch }
         return report
     }

@@ -21,7 +21,7 @@ public struct BikeJobBook: Sendable, Hashable, Codable {
         /// A take by a rider, or a leave by a user on foot.
         case wrongOperation(user: Int, step: Int, riding: Bool)
         /// A recorded take from an empty station, or leave at a full one (a replica fed
-        /// events its shard's commit order forbids).
+        /// events out of order).
         case noRoom(user: Int, step: Int, station: Int)
 
         public var description: String {
@@ -177,22 +177,6 @@ public struct BikeJobBook: Sendable, Hashable, Codable {
             return accept(user: user, attempt: attempt, ending: ending) != nil
         case .ended(let user, let userEnd):
             return end(user: user, userEnd)
-        }
-    }
-
-    /// Takes in a shard's committed state (a sharded job keeps its stations and moves in
-    /// shards, and only its users' attempts and ends in this book): the shard's stations'
-    /// counts, and for each user whose last move here is further than its progress, that
-    /// move's progress. Adopting every shard's committed state gives the job's committed
-    /// state, whatever the order (a user's progress is its furthest committed move).
-    public mutating func adopt(_ shard: StationShardBook) {
-        for (index, counts) in shard.stations where stations.indices.contains(index) {
-            stations[index] = counts
-        }
-        for (user, mark) in shard.marks where entries.indices.contains(user) && mark.step > entries[user].progress.moves {
-            entries[user].progress = mark.progress
-            entries[user].lastOutcome = mark.outcome
-            entries[user].attempt = max(entries[user].attempt, mark.attempt)
         }
     }
 

@@ -1,8 +1,7 @@
 import SpokesConcurrency
 import SpokesCluster
 
-/// `bikes.user`: one user's ride, run on any node, against the coordinator's stations
-/// (or, for a sharded job, its shards' hosts).
+/// `bikes.user`: one user's ride, run on any node, against the coordinator's stations.
 ///
 /// The input is small whatever the network's size: stations are found by their
 /// well-known names on the coordinator, and the goal by its index.
@@ -26,12 +25,10 @@ public struct BikeUserTask: TaskKind {
         public var attempt: Int
         /// Where this attempt resumes (from the coordinator's ledger).
         public var progress: UserProgress
-        /// A sharded job's shard hosts, by shard (station `i` is shard `i % count`'s);
-        /// nil when the coordinator hosts every station.
+        /// Sent only by a coordinator of release 0.2 or earlier running a job with
+        /// sharded stations (removed since: BENCHMARKS.md measured them slower); such a
+        /// task is refused, never run against stations that are not there.
         public var shardHosts: [NodeID]? = nil
-        /// A sharded job's user's last move before this attempt, which its first move
-        /// follows (nil: none, or committed).
-        public var after: StationShardBook.Position? = nil
     }
 
     public init() {}
@@ -46,18 +43,9 @@ public struct BikeUserTask: TaskKind {
         try input.checkRanges()
         let user = BikeUser(id: input.user, seed: input.seed, timing: input.timing, maxMoves: input.maxMoves)
         let goal = input.goalIndex.map(String.init)
-        if let hosts = input.shardHosts {
-            let shards = try hosts.enumerated().map { shard, host in
-                try JobStationShard.at(host, job: input.job, epoch: input.epoch, shard: shard, using: context.system)
-            }
-            let trail = RemoteShardDock.Trail(progress: input.progress, last: input.after, goal: goal)
-            let docks = (0..<input.stationCount).map { index in
-                RemoteShardDock(stationID: "\(index)", index: index, shard: shards[StationShardBook.shard(ofStation: index, shardCount: shards.count)], trail: trail)
-            }
-            let result = try await user.runSimulation(
-                in: docks, paths: input.paths, goal: goal, resumingFrom: input.progress, attempt: input.attempt, clock: context.system.runtime.clock)
-            if result.ending == .cancelled { throw CancellationError() }
-            return result
+        if input.shardHosts != nil {
+            throw SimulationError.invalidSetting(
+                name: "shardHosts", value: "\(input.shardHosts?.count ?? 0) shards", expected: "none: sharded stations were removed in release 0.3")
         }
         let docks = try (0..<input.stationCount).map { index in
             RemoteStationDock(

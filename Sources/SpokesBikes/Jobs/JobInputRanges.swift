@@ -46,11 +46,7 @@ extension BikeUserTask.Input {
         try OutOfRange.check("progress.paths", progress.paths, in: 0...progress.moves)
         try OutOfRange.check("progress.failedTakes", progress.failedTakes, in: 0...progress.moves)
         try OutOfRange.check("progress.failedLeaves", progress.failedLeaves, in: 0...progress.moves)
-        if let shardHosts { try OutOfRange.check("shard hosts", shardHosts.count, in: 1...Self.maximumShards) }
     }
-
-    /// Most station shards a sharded job's task addresses (the `bikes.shards` setting's top).
-    public static let maximumShards = 16
 }
 
 extension JobProgress {

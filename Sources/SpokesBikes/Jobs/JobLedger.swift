@@ -105,20 +105,6 @@ public final class JobLedger: Sendable {
         doorbell?.finish()
     }
 
-    /// Records nothing more and drops what was not handed on: the run stopped, and what
-    /// it did not commit will not count (a sharded job lost a shard).
-    public func abandonRecording() {
-        state.withLock { $0.events = nil }
-        doorbell?.finish()
-    }
-
-    /// Takes in sharded stations' committed books (``BikeJobBook/adopt(_:)``).
-    public func adopt(_ shards: [StationShardBook]) {
-        state.withLock { state in
-            for shard in shards { state.book.adopt(shard) }
-        }
-    }
-
     /// Where `user` is now.
     public func progress(user: Int) -> UserProgress {
         state.withLock { $0.book.entries.indices.contains(user) ? $0.book.entries[user].progress : UserProgress() }

@@ -73,8 +73,6 @@ public distributed actor JobService {
         var job: BikeJob
         /// The epoch its stations are named by (``JobStation/name(job:epoch:index:)``).
         var epoch: Int
-        /// A sharded job's shards' hosts in that epoch, by shard.
-        var shardHosts: [NodeID]?
         var work: Task<SimulationReport, any Error>
         var cancelReason: CancelReason
         var started: Date
@@ -157,44 +155,24 @@ public distributed actor JobService {
                 if let listener {
                     _ = try? await withTimeout(seconds: 2, clock: clock) { try await listener.accepted(job: job.id, coordinator: coordinator) }
                 }
-                var (book, replica) = (book, replica)
-                var report: SimulationReport
                 let runtime = self.actorSystem.runtime
                 let began = runtime.now
-                while true {
-                    do {
-                        report = try await job.run(on: node, resuming: book, replica: replica, cancelReason: { cancelReason.text }) { progress in
-                            guard let listener else { return }
-                            Task { try? await listener.progress(progress) }
-                        }
-                        break
-                    } catch let lost as BikeJob.LostShard {
-                        // A sharded job that lost a shard goes on here in its next epoch,
-                        // from what its shards and its group committed; if it cannot here (this
-                        // node no longer leads the job's group), the group's leader goes on
-                        // with it, and the client follows the job there.
-                        guard let next = await self.nextEpoch(after: lost) else { throw BikeJob.LostLead(job: job.id, node: coordinator) }
-                        (book, replica) = (next.book, next.replica)
-                        self.running[job.id]?.epoch = next.replica.epoch
-                        self.running[job.id]?.shardHosts = next.replica.shards?.hosts
-                        self.actorSystem.log("job \(job.id) goes on in epoch \(next.replica.epoch): \(next.book.doneUsers.count) of \(job.options.users) users had ended")
-                    }
+                var report = try await job.run(on: node, resuming: book, replica: replica, cancelReason: { cancelReason.text }) { progress in
+                    guard let listener else { return }
+                    Task { try? await listener.progress(progress) }
                 }
                 // The job's wall time from its start, over every epoch and coordinator (a
                 // job kept only here counts from its run here).
                 report.wallTime = replica?.startedAt.map { max(0, runtime.unixNow - $0) } ?? runtime.now - began
                 // A run abandoned to another node's (the job ended there) stores nothing.
                 if self.abandoned.contains(job.id) { throw BikeJob.LostLead(job: job.id, node: coordinator) }
-                let finished = await self.finish(report)
-                // Its shards are done once its finish is committed (in `finish`), not before.
-                await self.replication?.shards.stopHostingEverywhere(job.id, hosts: replica?.shards?.hosts ?? [])
-                return finished
+                return await self.finish(report)
             } catch {
                 forget(job.id)
                 throw error
             }
         }
-        running[job.id] = RunningJob(job: job, epoch: replica?.epoch ?? 0, shardHosts: replica?.shards?.hosts, work: work, cancelReason: cancelReason, started: Date(timeIntervalSince1970: actorSystem.runtime.unixNow))
+        running[job.id] = RunningJob(job: job, epoch: replica?.epoch ?? 0, work: work, cancelReason: cancelReason, started: Date(timeIntervalSince1970: actorSystem.runtime.unixNow))
         return work
     }
 
@@ -214,20 +192,6 @@ public distributed actor JobService {
         let work = start(job, book: book, replica: replica, cancelReason: cancelReason, listener: nil)
         if reason != nil { work.cancel() }
         actorSystem.log("took over job \(job.id): \(book.doneUsers.count) of \(job.options.users) users had ended\(reason.map { "; it was \($0)" } ?? "")")
-    }
-
-    /// Starts the next epoch of a job whose run lost a shard, trying while this node leads
-    /// the job's group, for up to 30 s (a shard's replicas may all be cut off for a while);
-    /// nil when it cannot (the group's leader, here or elsewhere, goes on with the job).
-    private func nextEpoch(after lost: BikeJob.LostShard) async -> ReplicatedBikeJobs.NextEpoch? {
-        guard let replication else { return nil }
-        let runtime = actorSystem.runtime
-        let deadline = runtime.now + 30
-        while runtime.now < deadline, !Task.isCancelled, await replication.leads(lost.job) {
-            if let next = await replication.nextEpoch(of: lost.job) { return next }
-            try? await runtime.sleep(for: 0.25)
-        }
-        return nil
     }
 
     /// Whether this node runs `job` now, or is making its replicas.
@@ -439,17 +403,6 @@ public distributed actor JobService {
     /// Bikes at each station of a bike job coordinated here: now while it runs, at its end
     /// once it has finished; nil when this node knows no such job.
     public distributed func stationBikes(of job: String) async throws -> [Int]? {
-        if let entry = running[job], let hosts = entry.shardHosts {
-            // A sharded job's stations are its shards': each host says how its stations stand.
-            var bikes = entry.job.network.stations.map(\.freeBikes)
-            for (shard, host) in hosts.enumerated() {
-                guard let station = try? JobStationShard.at(host, job: job, epoch: entry.epoch, shard: shard, using: actorSystem),
-                      let counts = try? await withTimeout(seconds: 2, clock: clock, operation: { try await station.stations() })
-                else { continue }
-                for (index, counts) in counts where bikes.indices.contains(index) { bikes[index] = counts.freeBikes }
-            }
-            return bikes
-        }
         if let entry = running[job] {
             let running = entry.job
             var bikes: [Int] = []

@@ -93,11 +93,8 @@ public struct SimulationReport: Sendable, Hashable, Codable {
     public var retriedUsers: [FailedUser]?
     /// Node name -> users whose result it produced.
     public var tasksPerNode: [String: Int]?
-    /// A sharded job's station shards' hosts in its last epoch, by shard (nil when its
-    /// coordinator hosted every station).
-    public var stationShards: [String]?
     /// The epoch a replicated job ended in: 0, or one more for each time it went on after
-    /// losing its coordinator or a shard's host (nil for a job on one node).
+    /// losing its coordinator (nil for a job on one node).
     public var epoch: Int?
     /// Users stopped because the job was cancelled, with each attempt's reason (not
     /// counted in ``failedUsers``).

@@ -112,19 +112,6 @@ enum NodeCommand {
             JobService(actorSystem: node.system, node: node, store: store, replication: replicatedBikeJobs)
         }
         let watchingBikeJobs = replicatedBikeJobs.watch(jobs)
-        // Station shards of sharded bike jobs, hosted here when a coordinator asks.
-        let shardService = ClusterSystem.withWellKnownName(BikeShardService.wellKnownName) {
-            BikeShardService(actorSystem: node.system, shards: replicatedBikeJobs.shards)
-        }
-        // A shard group whose job ended, or that no node knows, is marked finished.
-        // Any node running it outweighs one that stored it (a report stored by a coordinator
-        // that then lost the lead); a member that does not answer leaves it unknown.
-        let watchingShards = replicatedBikeJobs.shards.watch { [weak jobs] job in
-            guard let jobs, let all = try? await jobs.clusterJobs() else { return .running }
-            let listed = all.jobs.filter { $0.job == job }
-            if listed.contains(where: \.isUnfinished) { return .running }
-            return listed.isEmpty || !all.unanswered.isEmpty ? .unknown : .ended
-        }
         let name = node.system.node.name
         var dashboard: Dashboard?
         if settings.dashboardPort != nil {
@@ -155,11 +142,10 @@ enum NodeCommand {
         dashboard?.stop()
         watching?.cancel()
         watchingBikeJobs.cancel()
-        watchingShards.cancel()
         await raft.stop()
         await node.stop()
         logging.cancel()
-        withExtendedLifetime((jobs, shardService)) {}
+        withExtendedLifetime(jobs) {}
         if let conflict = node.nameTaken { throw conflict }
         return 0
     }

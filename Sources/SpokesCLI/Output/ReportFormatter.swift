@@ -54,11 +54,8 @@ enum ReportFormatter {
             let split = (report.tasksPerNode ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
             row(&lines, "Users per node", split.isEmpty ? "none" : split.joined(separator: ", "))
             row(&lines, "Retries", "\(report.retries ?? 0)")
-            if let shards = report.stationShards {
-                row(&lines, "Station shards", "\(shards.count), on \(shards.joined(separator: ", "))")
-            }
             if let epoch = report.epoch, epoch > 0 {
-                row(&lines, "Epochs", "\(epoch + 1) (it went on after losing its coordinator or a shard's host)")
+                row(&lines, "Epochs", "\(epoch + 1) (it went on after losing its coordinator)")
             }
             let failed = report.failedUsers ?? []
             if !failed.isEmpty {

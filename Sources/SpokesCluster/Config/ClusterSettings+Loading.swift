@@ -97,7 +97,8 @@ extension ClusterSettings {
                 throw .renamed(layer.origin(entry.key, entry.keyLocation), old: entry.key, new: new)
             }
             let sectionKeys = Self.keys(in: entry.key)
-            guard !sectionKeys.isEmpty else {
+            let removedSection = Self.removedSettings.keys.contains { $0.hasPrefix(entry.key + ".") }
+            guard !sectionKeys.isEmpty || removedSection else {
                 throw Self.unknownKey(entry.key, at: entry.keyLocation, section: nil, known: Self.keys(in: nil), source: source)
             }
             let section: [YAMLValue.Entry]
@@ -110,6 +111,9 @@ extension ClusterSettings {
             }
             for nested in section {
                 let path = entry.key + "." + nested.key
+                if let why = Self.removedSettings[path] {
+                    throw .removed(layer.origin(path, nested.keyLocation), setting: path, why: why)
+                }
                 guard let setting = Self.setting(path) else {
                     throw Self.unknownKey(nested.key, at: nested.keyLocation, section: entry.key, known: sectionKeys, source: source)
                 }
@@ -133,6 +137,9 @@ extension ClusterSettings {
         for name in environment.keys.sorted() where name.hasPrefix("SPOKES_") && !known.contains(name) && !Self.reservedVariables.contains(name) {
             if let (old, new) = Self.renamedSettings.first(where: { Self.environmentVariable(for: $0.key) == name }) {
                 throw .renamed(.environment(variable: name), old: old, new: new)
+            }
+            if let (path, why) = Self.removedSettings.first(where: { Self.environmentVariable(for: $0.key) == name }) {
+                throw .removed(.environment(variable: name), setting: path, why: why)
             }
             let nearest = known.map { (name: $0, distance: editDistance(name.uppercased(), $0)) }.min { $0.distance < $1.distance }
             if let nearest, nearest.distance <= 2 {

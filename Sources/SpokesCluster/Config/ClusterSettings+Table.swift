@@ -25,6 +25,18 @@ extension ClusterSettings {
         }
     }
 
+    /// Settings a release removed, by YAML path, with why and what to do instead: a file,
+    /// variable or flag that still names one is refused with those words, never silently
+    /// ignored (a workload module declares its own, ``declareRemoved(_:)``).
+    public static var removedSettings: [String: String] { removed.withLock { $0 } }
+
+    private static let removed = Mutex<[String: String]>([:])
+
+    /// Adds a workload module's removed settings (path: why), as ``declare(_:)`` does.
+    public static func declareRemoved(_ settings: [String: String]) {
+        removed.withLock { $0.merge(settings) { first, _ in first } }
+    }
+
     /// The cluster's own settings, in `cluster.yaml` order.
     public static let clusterTable: [Setting] = [
         .name("cluster", \.cluster, doc: "nodes only talk to nodes with the same cluster name"),

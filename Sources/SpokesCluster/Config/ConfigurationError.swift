@@ -30,6 +30,8 @@ public enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertib
     case invalidValue(Origin, setting: String, problem: String)
     /// A key or variable that was renamed: `seeds` is now `peers`.
     case renamed(Origin, old: String, new: String)
+    /// A setting a release removed (``ClusterSettings/removedSettings``), with why.
+    case removed(Origin, setting: String, why: String)
     /// The secret cannot be loaded (never shows the secret).
     case security(SecurityError)
 
@@ -62,6 +64,14 @@ public enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertib
             "\(flag) was renamed; use --\(new.split(separator: ".").last ?? "")"
         case .renamed(.settings, let old, let new):
             "\(old) was renamed to \(new)"
+        case .removed(.file(let source, let location), let setting, let why):
+            "\(source):\(location): '\(setting)' was removed: \(why); delete it"
+        case .removed(.environment(let variable), _, let why):
+            "\(variable) was removed: \(why); unset it"
+        case .removed(.flag(let flag), _, let why):
+            "\(flag) was removed: \(why)"
+        case .removed(.settings, let setting, let why):
+            "\(setting) was removed: \(why)"
         case .security(let error):
             error.description
         }

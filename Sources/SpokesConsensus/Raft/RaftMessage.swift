@@ -216,8 +216,8 @@ public struct RaftAppendEntriesResponse: Codable, Sendable, Hashable {
 }
 
 /// A leader's snapshot, sent to a follower that needs entries the leader has compacted.
-/// One message carries the whole snapshot: group snapshots are small (a job record or a
-/// shard of stations), well inside a frame.
+/// One message carries the whole snapshot: group snapshots are small (a job record and its
+/// book), well inside a frame.
 /// A leader's snapshot, or one chunk of it: `snapshot.data` holds the bytes from
 /// `offset` of a snapshot of `total` bytes (UTF-8). Without `total` the message holds
 /// the whole snapshot (as before snapshots were chunked).

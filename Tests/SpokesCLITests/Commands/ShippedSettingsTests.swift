@@ -58,14 +58,17 @@ import Testing
         #expect(throws: ConfigurationError.self) { try settings.apply(environment: ["SPOKES_LIMITS_MAX_PATHS": "0"]) }
     }
 
-    /// Sharded stations are the bike module's settings too: the cluster names none of them
-    /// (issue 28 §3), and they read through the same layers.
-    @Test func theShardSettingsAreTheBikeModulesOwn() throws {
-        #expect(ClusterSettings.clusterTable.allSatisfy { !$0.path.contains("shard") }, "no shard setting is the cluster's own")
+    /// Sharded stations were removed (issue 28 §3: measured slower, BENCHMARKS.md): their
+    /// settings are refused with the name, not silently ignored.
+    @Test func theRemovedShardSettingsAreRefused() throws {
+        BikeLimits.declare()
         var settings = ClusterSettings()
-        #expect(BikeShardSettings.shards.integer(in: settings) == 1 && BikeShardSettings.pace.integer(in: settings) == 50)
-        try settings.apply(environment: ["SPOKES_BIKES_SHARDS": "3", "SPOKES_BIKES_SHARD_PACE_MS": "0"])
-        #expect(BikeShardSettings.shards.integer(in: settings) == 3 && BikeShardSettings.pace.integer(in: settings) == 0)
-        #expect(throws: ConfigurationError.self) { try settings.apply(environment: ["SPOKES_BIKES_SHARDS": "17"]) }
+        #expect { try settings.apply(environment: ["SPOKES_BIKES_SHARDS": "3"]) } throws: {
+            "\($0)" == "SPOKES_BIKES_SHARDS was removed: \(BikeLimits.removed["bikes.shards"]!); unset it"
+        }
+        let yaml = try YAMLParser.parse("bikes:\n  shard_pace_ms: 0\n", source: "cluster.yaml")
+        #expect { try settings.apply(yaml: yaml, source: "cluster.yaml") } throws: {
+            "\($0)".hasPrefix("cluster.yaml:2:3: 'bikes.shard_pace_ms' was removed: sharded stations were removed")
+        }
     }
 }

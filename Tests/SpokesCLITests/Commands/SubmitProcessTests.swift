@@ -21,13 +21,12 @@ struct SubmitProcessTests {
 
     func flags(_ extra: [String] = []) -> [String] { ["--cluster", cluster, "--discovery-port", discoveryPort] + extra }
 
-    /// `count` nodes `j0`, `j1`, ...; `shards` is their `bikes.shards`, `environment` more
-    /// variables of some, by number.
+    /// `count` nodes `j0`, `j1`, ...; `environment` more variables of some, by number.
     func startNodes(
-        _ count: Int, shards: Int = 1, environment: [Int: [String: String]] = [:], extra: (Int) -> [String] = { _ in [] }
+        _ count: Int, environment: [Int: [String: String]] = [:], extra: (Int) -> [String] = { _ in [] }
     ) async throws -> [NodeProcess] {
         let nodes = try await NodeProcess.start(count) {
-            try await NodeProcess(name: "j\($0)", flags: flags(extra($0)), environment: (environment[$0] ?? [:]).merging(["SPOKES_BIKES_SHARDS": "\(shards)"]) { $1 })
+            try await NodeProcess(name: "j\($0)", flags: flags(extra($0)), environment: environment[$0] ?? [:])
         }
         let probe = ClusterProcessTests()
         for node in nodes {
@@ -89,30 +88,7 @@ struct SubmitProcessTests {
         #expect(perNode.values.reduce(0, +) == 30)
         let results = report["results"] as? [[String: Any]] ?? []
         #expect(results.allSatisfy { $0["node"] is String && $0["attempts"] as? Int == 1 })
-        #expect(report["stationShards"] == nil, "bikes.shards is 1: the coordinator hosts every station")
         #expect(report["epoch"] as? Int == 0)
-    }
-
-    /// Issue 19 §1, spread the load: with `bikes.shards: 3`, a real-time job's stations are
-    /// in three shards, one on each node (the coordinator's first, then the members by
-    /// name), and the job counts every user once with every bike. A job at time scale 0
-    /// keeps its stations on its coordinator, unless the coordinator's
-    /// `bikes.shard_pace_ms` is 0.
-    @Test func aShardedJobSpreadsItsStationsOverEveryNode() async throws {
-        let nodes = try await startNodes(3, shards: 3, environment: [2: ["SPOKES_BIKES_SHARD_PACE_MS": "0"]]) { _ in ["--slots", "2"] }
-        defer { nodes.forEach { $0.kill(SIGTERM) } }
-        let run = await submit(to: nodes[1], ["--users", "30", "--paths", "4", "--time-scale", "0.5", "--seed", "1"])
-        let report = report(run)
-        #expect(run.status == 0, "\(run.standardError)")
-        checkExactlyOnce(report, users: 30)
-        #expect(report["stationShards"] as? [String] == ["j1", "j0", "j2"])
-        #expect(report["epoch"] as? Int == 0)
-        let fast = await submit(to: nodes[1], ["--users", "30", "--paths", "4", "--time-scale", "0", "--seed", "2"])
-        #expect(fast.status == 0 && self.report(fast)["stationShards"] == nil, "users moving back to back keep the stations on the coordinator")
-        let anyPace = await submit(to: nodes[2], ["--users", "30", "--paths", "4", "--time-scale", "0", "--seed", "3"])
-        #expect(anyPace.status == 0, "\(anyPace.standardError)")
-        checkExactlyOnce(self.report(anyPace), users: 30)
-        #expect(self.report(anyPace)["stationShards"] as? [String] == ["j2", "j0", "j1"], "j2's bikes.shard_pace_ms is 0: every job is sharded")
     }
 
     /// Issue 21 §1: a client whose coordinator stops answering (SIGSTOP keeps its sockets
@@ -165,27 +141,6 @@ struct SubmitProcessTests {
         #expect((report["retries"] as? Int ?? 0) > 0, "the killed worker's users were retried")
         #expect((report["failedUsers"] as? [Any])?.isEmpty == true)
         #expect(report["epoch"] as? Int == 0, "the coordinator was not lost")
-    }
-
-    /// Issue 19 §1, sharded stations: the host of one of a job's three station shards
-    /// (not its coordinator) is killed (-9) mid-job. The coordinator starts the job's next
-    /// epoch from what every shard committed, with the lost shard hosted by another of its
-    /// replicas; the client exits 0 with every user once and every bike accounted for.
-    @Test func aShardHostKilledMidJobCostsAnEpochNotAUserOrABike() async throws {
-        let nodes = try await startNodes(3, shards: 3) { _ in ["--slots", "3"] }
-        defer { nodes.forEach { $0.kill(SIGKILL) } }
-        let submitted = Task { await submit(to: nodes[0], ["--users", "30", "--paths", "24", "--time-scale", "1", "--seed", "4"]) }
-        _ = try await runningBikeJob(at: nodes[0], usersDone: 0)
-        nodes[1].kill(SIGKILL)
-        let run = await submitted.value
-        #expect(run.status == 0, "\(run.standardError)")
-        let report = report(run)
-        checkExactlyOnce(report, users: 30)
-        #expect(report["completedUsers"] as? Int == 30)
-        #expect((report["epoch"] as? Int ?? 0) >= 1, "the job went on in a later epoch")
-        let shards = report["stationShards"] as? [String] ?? []
-        #expect(shards.count == 3 && !shards.contains("j1"), "every shard on an alive node: \(shards)")
-        #expect((report["failedUsers"] as? [Any])?.isEmpty == true)
     }
 
     @Test func aNodeFailingEveryFifthTaskCostsRetriesNotResults() async throws {
@@ -406,8 +361,8 @@ struct SubmitProcessTests {
     /// leader, which runs on from the committed book (stations and users); the client
     /// follows the job there and exits 0 with every user once and every bike accounted
     /// for; `result --wait` from another node prints the same report.
-    @Test(arguments: [1, 3]) func aBikeJobWhoseCoordinatorIsKilledIsTakenOverAndCountsEveryUserOnce(shards: Int) async throws {
-        let nodes = try await startNodes(3, shards: shards) { _ in ["--slots", "3"] }
+    @Test func aBikeJobWhoseCoordinatorIsKilledIsTakenOverAndCountsEveryUserOnce() async throws {
+        let nodes = try await startNodes(3) { _ in ["--slots", "3"] }
         defer { nodes.forEach { $0.kill(SIGKILL) } }
         let submitted = Task { await submit(to: nodes[0], ["--users", "30", "--paths", "24", "--time-scale", "1", "--seed", "5"]) }
         // Killed once j0 says the job has run 1.5 s (an event seen on the node, not a sleep):

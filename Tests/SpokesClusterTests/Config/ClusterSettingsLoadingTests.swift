@@ -15,7 +15,7 @@ private func clusterPartOfShippedFile() throws -> String {
     let own = Set(ClusterSettings.clusterTable.map(\.key))
     // The bike workload's own settings (declared by `BikeLimits.declare()`, which this
     // suite must not count on: run alone, nothing has declared them).
-    let workload = ["max_users", "max_paths", "max_stations", "bikes", "shards", "shard_pace_ms"]
+    let workload = ["max_users", "max_paths", "max_stations"]
     return try String(contentsOfFile: shippedFile, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).filter { line in
         let key = line.trimmingCharacters(in: .whitespaces).split(separator: ":").first.map(String.init) ?? ""
         return !(workload.contains(key) && !own.contains(key))

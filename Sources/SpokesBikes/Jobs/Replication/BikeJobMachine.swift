@@ -9,8 +9,9 @@ import SpokesReplication
 ///
 /// Commands are JSON: `{"job": ...}` (once; a repeat is ignored), `{"takeOver": EPOCH}`,
 /// `{"events": [...], "epoch": EPOCH}`, `{"cancelled": REASON}` (the first reason stays),
-/// `{"finished": true}`; the first may carry `"shards": [[NAME, ...], ...]` (a sharded
-/// job's shards' replicas). A command it cannot use (bad JSON, events before the job)
+/// `{"finished": true}`. (A group made by release 0.2 or earlier may start with
+/// `"shards": [[NAME, ...], ...]`, a job whose stations were sharded: it is kept, so such
+/// a job is ended, not run without its stations; see ``wasSharded``.) A command it cannot use (bad JSON, events before the job)
 /// changes nothing and returns an `error:` result, the same on every replica.
 ///
 /// **Epochs fence coordinators.** The job's first coordinator runs in epoch 0; a leader
@@ -60,18 +61,16 @@ public struct BikeJobMachine: ReplicatedStateMachine {
     public var refusedEvents: Int { state.refusedEvents }
     /// The epoch whose coordinator may change the book (0 until a take-over).
     public var epoch: Int { state.epoch }
-    /// A sharded job's shards: for each, the names of the members that replicate it (its
-    /// first host first); nil for a job whose coordinator hosts every station.
-    public var shards: [[String]]? { state.shards }
+    /// Whether the job's stations were sharded (by release 0.2 or earlier): its book does
+    /// not hold its stations, so no coordinator of this release may run it on.
+    public var wasSharded: Bool { state.shards != nil }
     /// When the job's first coordinator started it (seconds since 1970), so a coordinator
     /// that takes it over reports its whole wall time; nil in a group made before this was kept.
     public var startedAt: Double? { state.startedAt }
 
-    /// The command that records `job`, started at `startedAt` (seconds since 1970), and a
-    /// sharded job's shards (for each, the names of the members that replicate it, its
-    /// first host first).
-    public static func start(_ job: BikeJob, startedAt: Double? = nil, shards: [[String]]? = nil) -> String {
-        encode(Command(job: job, shards: shards, startedAt: startedAt))
+    /// The command that records `job`, started at `startedAt` (seconds since 1970).
+    public static func start(_ job: BikeJob, startedAt: Double? = nil) -> String {
+        encode(Command(job: job, startedAt: startedAt))
     }
     /// The command that records the ledger's events, made by the coordinator of `epoch`.
     public static func record(_ events: [BikeJobBook.Event], epoch: Int) -> String { encode(Command(events: events, epoch: epoch)) }
@@ -93,7 +92,7 @@ public struct BikeJobMachine: ReplicatedStateMachine {
         if let job = decoded.job, state.job == nil {
             guard (try? job.checkRanges()) != nil, (try? job.options.validate(for: job.network)) != nil else { return "error: a job out of range" }
             if let shards = decoded.shards {
-                guard (1...BikeUserTask.Input.maximumShards).contains(shards.count), shards.allSatisfy({ (1...7).contains($0.count) }) else {
+                guard (1...16).contains(shards.count), shards.allSatisfy({ (1...7).contains($0.count) }) else {
                     return "error: a shard layout out of range"
                 }
                 state.shards = shards
@@ -112,7 +111,7 @@ public struct BikeJobMachine: ReplicatedStateMachine {
             guard !state.finished else { return "error: the job has finished" }
             let epoch = decoded.epoch ?? 0
             guard epoch == state.epoch else { return "error: events of epoch \(epoch), the job is in epoch \(state.epoch)" }
-            // All or nothing, as the shard machine: a batch with a refused event leaves the
+            // All or nothing: a batch with a refused event leaves the
             // book as it was (its coordinator stops on the error; a later one resumes from
             // a state some coordinator had).
             var refused = 0

@@ -34,20 +34,17 @@ public final class ReplicatedBikeJobs: Sendable {
     /// The group of `job`.
     public static func group(of job: String) -> String { groupKind + "-" + job }
 
-    /// The machine factories a host needs for bike job groups and their station shards.
+    /// The machine factories a host needs for bike job groups.
     public static var machines: [String: @Sendable () -> any ReplicatedStateMachine] {
-        [groupKind: { BikeJobMachine() }, BikeShards.groupKind: { StationShardMachine() }]
+        [groupKind: { BikeJobMachine() }]
     }
 
     private let groups: JobGroups
     private var host: RaftHost { groups.host }
-    /// The station shards this node hosts for sharded jobs (its own or other coordinators').
-    public let shards: BikeShards
 
     /// `members` are the node's members now (the node passes them, weakly held).
     public init(host: RaftHost, system: ClusterSystem, members: @escaping @Sendable () -> [Member]) {
         groups = JobGroups(host: host, system: system, members: members)
-        shards = BikeShards(host: host, system: system, members: members)
     }
 
     /// Keeps `job` on its replicas (or this node's disk alone) before it runs; returns how
@@ -56,68 +53,19 @@ public final class ReplicatedBikeJobs: Sendable {
     public func jobStarted(_ job: BikeJob) async throws -> BikeJob.Replica {
         let peers = groups.replicaPeers() ?? []
         let startedAt = groups.system.runtime.unixNow
-        // A sharded job's shards are opened first and recorded with the job in its
-        // group's first entry: whoever takes the job over finds them.
-        let layout = peers.isEmpty || !job.suitsShards(pace: Double(BikeShardSettings.pace.integer(in: groups.system.settings)) / 1000) ? nil : shardLayout()
-        var shards: BikeJob.ShardSet?
-        if let layout { shards = try await openShards(of: job, layout: layout, epoch: 0) }
-        do {
-            try await groups.open(
-                Self.group(of: job.id), for: job.id, with: peers, machine: BikeJobMachine(), first: BikeJobMachine.start(job, startedAt: startedAt, shards: layout),
-                cancel: BikeJobMachine.cancel("refused: its start was not committed in time"))
-        } catch {
-            if let shards { await self.shards.stopHostingEverywhere(job.id, hosts: shards.hosts) }
-            throw error
-        }
-        return replica(of: job.id, epoch: 0, shards: shards, startedAt: startedAt)
-    }
-
-    /// The shards of a new job (`bikes.shards` of them, at most one per alive member, and
-    /// none when that is one): for each, the members that replicate it, its first host
-    /// first. Shard `k`'s host is the `k`-th of this node and the alive members by name,
-    /// so the shards' hosts differ, and its replicas are the hosts that follow it.
-    func shardLayout() -> [[String]]? {
-        let settings = groups.system.settings
-        let candidates = [groups.system.node.name] + groups.aliveMembers.map(\.node.name).sorted()
-        let count = min(BikeShardSettings.shards.integer(in: settings), candidates.count)
-        guard count > 1 else { return nil }
-        let replicas = min(settings.jobReplicas, candidates.count)
-        return (0..<count).map { shard in (0..<replicas).map { candidates[(shard + $0) % candidates.count] } }
-    }
-
-    /// Opens `job`'s shards in `epoch` from `layout` (each one's replicas, its first host
-    /// first). In epoch 0 each starts from the network; later from its committed book.
-    func openShards(of job: BikeJob, layout: [[String]], epoch: Int) async throws -> BikeJob.ShardSet {
-        let system = groups.system
-        let hosts = try Self.hosts(for: layout, alive: [system.node] + groups.aliveMembers.map(\.node), job: job.id)
-        let goal = job.startingBook.goalIndex
-        let books = try await withThrowingTaskGroup(of: (Int, StationShardBook).self) { group in
-            for (shard, host) in hosts.enumerated() {
-                let start = epoch == 0 ? StationShardBook(shard: shard, shardCount: layout.count, network: job.network.stations, goalIndex: goal) : nil
-                group.addTask {
-                    do {
-                        let service = try BikeShardService.at(host, using: system)
-                        let book = try await withTimeout(seconds: 15) {
-                            try await service.open(job: job.id, shard: shard, epoch: epoch, start: start, replicas: layout[shard], hosts: hosts)
-                        }
-                        return (shard, book)
-                    } catch {
-                        throw JobGroups.ReplicationFailure(job: job.id, reason: "station shard \(shard) cannot be hosted on \(host.name) in epoch \(epoch): \(error)")
-                    }
-                }
-            }
-            return try await group.reduce(into: [Int: StationShardBook]()) { $0[$1.0] = $1.1 }
-        }
-        return BikeJob.ShardSet(hosts: hosts, books: (0..<layout.count).compactMap { books[$0] })
+        try await groups.open(
+            Self.group(of: job.id), for: job.id, with: peers, machine: BikeJobMachine(), first: BikeJobMachine.start(job, startedAt: startedAt),
+            cancel: BikeJobMachine.cancel("refused: its start was not committed in time"))
+        return replica(of: job.id, epoch: 0, startedAt: startedAt)
     }
 
     /// How this node's run of `job` in `epoch` commits its changes: true once a batch is
     /// committed and applied as it was made.
-    func replica(of job: String, epoch: Int, shards: BikeJob.ShardSet? = nil, startedAt: Double? = nil) -> BikeJob.Replica {
+    func replica(of job: String, epoch: Int, startedAt: Double? = nil) -> BikeJob.Replica {
         let id = Self.group(of: job)
         let host = host
         let system = groups.system
-        return BikeJob.Replica(epoch: epoch, shards: shards, startedAt: startedAt) { events in
+        return BikeJob.Replica(epoch: epoch, startedAt: startedAt) { events in
             do {
                 let commit = try await host.propose(group: id, command: BikeJobMachine.record(events, epoch: epoch), forward: false)
                 guard commit.result == BikeJobMachine.applied else {
@@ -130,23 +78,6 @@ public final class ReplicatedBikeJobs: Sendable {
                 return false
             }
         }
-    }
-
-    /// Where each shard of `layout` is hosted: on its first host while that is alive (so a
-    /// take-over moves only the lost host's shards), else on its alive replica that hosts
-    /// the fewest shards so far (the first such in its list). Throws when a shard has no
-    /// alive replica.
-    static func hosts(for layout: [[String]], alive: [NodeID], job: String) throws(JobGroups.ReplicationFailure) -> [NodeID] {
-        let candidates = layout.map { replicas in replicas.compactMap { name in alive.first { $0.name == name } } }
-        var hosts: [NodeID?] = candidates.indices.map { shard in candidates[shard].first { $0.name == layout[shard].first } }
-        for shard in layout.indices where hosts[shard] == nil {
-            let load = { (node: NodeID) in hosts.count { $0 == node } }
-            guard let host = candidates[shard].min(by: { load($0) < load($1) }) else {
-                throw JobGroups.ReplicationFailure(job: job, reason: "no replica of station shard \(shard) is alive (\(layout[shard].joined(separator: ", ")))")
-            }
-            hosts[shard] = host
-        }
-        return hosts.compactMap { $0 }
     }
 
     /// Whether this node leads `job`'s group (only its leader may start the job's next epoch).
@@ -224,15 +155,15 @@ public final class ReplicatedBikeJobs: Sendable {
 
     /// Starts `job`'s next epoch here (this node leads its group): commits the epoch, so
     /// no change of an earlier coordinator (or of an earlier run here) can apply after the
-    /// book the new run starts from, and opens a sharded job's shards in it. Nil when this
-    /// node cannot (it does not lead the group, the job finished, a shard has no alive
-    /// replica): a later try, here or on the group's next leader, goes on.
+    /// book the new run starts from. Nil when this node cannot (it does not lead the
+    /// group, the job finished): a later try, here or on the group's next leader, goes on.
+    /// A job whose stations were sharded (release 0.2 or earlier) is not run on: its
+    /// cancellation is committed with why, so it ends with its users cancelled.
     public func nextEpoch(of job: String) async -> NextEpoch? {
         let id = Self.group(of: job)
-        guard let current = await host.stateMachine(of: id) as? BikeJobMachine, let spec = current.job else { return nil }
-        // Every shard needs an alive replica to host it; until then the epoch is not spent.
-        if let layout = current.shards, (try? Self.hosts(for: layout, alive: [groups.system.node] + groups.aliveMembers.map(\.node), job: job)) == nil {
-            return nil
+        guard let current = await host.stateMachine(of: id) as? BikeJobMachine, current.job != nil else { return nil }
+        if current.wasSharded, current.cancelReason == nil {
+            guard await jobCancelled(job, reason: Self.shardedJobEnded) else { return nil }
         }
         let epoch = current.epoch + 1
         guard let commit = try? await host.propose(group: id, command: BikeJobMachine.takeOver(epoch: epoch), forward: false),
@@ -240,15 +171,9 @@ public final class ReplicatedBikeJobs: Sendable {
               let machine = await host.stateMachine(of: id) as? BikeJobMachine, machine.epoch == epoch,
               let book = machine.book, !machine.finished
         else { return nil }
-        var replica = replica(of: job, epoch: epoch, startedAt: machine.startedAt)
-        if let layout = machine.shards {
-            do {
-                replica.shards = try await openShards(of: spec, layout: layout, epoch: epoch)
-            } catch {
-                groups.system.log("job \(job): cannot start epoch \(epoch): \(error)")
-                return nil
-            }
-        }
-        return NextEpoch(book: book, replica: replica, cancelReason: machine.cancelReason)
+        return NextEpoch(book: book, replica: replica(of: job, epoch: epoch, startedAt: machine.startedAt), cancelReason: machine.cancelReason)
     }
+
+    /// Why a job with sharded stations, taken over by this release, ends.
+    static let shardedJobEnded = "its stations were sharded, which this release no longer runs (removed in 0.3): ended"
 }

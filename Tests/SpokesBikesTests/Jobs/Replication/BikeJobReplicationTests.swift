@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import SpokesBikes
 
@@ -111,8 +112,7 @@ import Testing
     }
 
     /// Review (issue 29 §1.6): a batch with one event the book refuses applied the others,
-    /// so replicas held a state no coordinator had; as the shard machine does, such a
-    /// batch now changes nothing.
+    /// so replicas held a state no coordinator had; such a batch now changes nothing.
     @Test func aBatchWithARefusedEventChangesNothing() {
         var machine = BikeJobMachine()
         _ = machine.apply(BikeJobMachine.start(Self.job))
@@ -124,6 +124,25 @@ import Testing
         #expect(machine.apply(batch).hasPrefix("error:"))
         #expect(machine.book == before, "the good event of the batch is not applied either")
         #expect(machine.refusedEvents == 1)
+    }
+
+    /// Sharded stations were removed (issue 28 §3): a group a release 0.2 coordinator
+    /// started for a sharded job (its first command names its shards) says so, and its
+    /// book, which holds no station of the shards, is never run on (``ReplicatedBikeJobs``
+    /// ends such a job with its reason).
+    @Test func aGroupOfAShardedJobFromAnEarlierReleaseSaysItWasSharded() throws {
+        var machine = BikeJobMachine()
+        #expect(machine.apply(BikeJobMachine.start(Self.job)) == "ok")
+        #expect(!machine.wasSharded)
+        var earlier = BikeJobMachine()
+        var command = try #require(try JSONSerialization.jsonObject(with: Data(BikeJobMachine.start(Self.job).utf8)) as? [String: Any])
+        command["shards"] = [["n1", "n2"], ["n2", "n3"]]
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: command), as: UTF8.self)
+        #expect(earlier.apply(text) == "ok")
+        #expect(earlier.wasSharded)
+        var restored = BikeJobMachine()
+        try restored.restore(earlier.snapshot())
+        #expect(restored.wasSharded, "kept through a snapshot")
     }
 
     @Test func aResumedBookRunsOnlyTheUsersThatHadNotEnded() {
