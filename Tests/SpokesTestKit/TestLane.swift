@@ -32,3 +32,13 @@ extension Trait where Self == ConditionTrait {
         .enabled(if: TestLane.isProcessLane, "process lane: real time, sockets or child processes (Scripts/test-processes runs it)")
     }
 }
+
+extension Trait where Self == TimeLimitTrait {
+    /// A unit-lane test's guard against a hang, not a bound on its speed: the lane asserts
+    /// no wall-clock time. A test of whole nodes in virtual time shares the cooperative
+    /// pool with every other test of the run, so on a loaded 2-core machine it took 40 to
+    /// 175 s of real time for a few seconds alone (and failed a one-minute limit, 2 runs
+    /// of 5 at load 8 to 11); ten minutes still turns a hang into a failure, well inside
+    /// CI's bound.
+    public static var hangGuard: Self { .timeLimit(.minutes(10)) }
+}

@@ -1,9 +1,10 @@
 import SpokesClusterTestKit
+import SpokesTestKit
 import Testing
 @testable import SpokesCluster
 
 /// What connections carried, counted on the simulated network.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.hangGuard)
 struct TrafficCountersTests {
     @Test func whatOneNodeSentIsWhatTheOtherReceivedOnceTheNetworkIsQuiet() async throws {
         let cluster = try SimulatedCluster(2)

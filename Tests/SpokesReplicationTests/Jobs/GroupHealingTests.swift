@@ -31,7 +31,7 @@ import Testing
     /// group runs on the other two and a new member, which holds every command. Then the
     /// leader's node dies too: the two left elect, replace it, and commit on. When both
     /// dead nodes come back, they learn they were replaced and drop their replicas.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangGuard)
     func aGroupOutlivesTwoDeathsOneAfterTheOther() async throws {
         let folder = try TemporaryDirectory()
         defer { folder.remove() }
