@@ -23,6 +23,12 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// Names the actor being initialised, for well-known actors; see ``withWellKnownName(_:_:)``.
     @TaskLocal static var wellKnownName: String?
 
+    /// The node whose connection carried the remote call running now: what its handshake
+    /// proved (with a secret, by the secret), nil outside an incoming call (a local call).
+    /// A distributed method that is told a name by its caller checks it against this, so
+    /// a caller cannot speak for another node (``RaftEndpoint`` does for a replica's name).
+    @TaskLocal public static var caller: NodeID?
+
     public let node: NodeID
     public let settings: ClusterSettings
     /// Where this node accepts connections.
@@ -310,11 +316,13 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             reply(.error(type: "RemoteCallError", message: "the call's target is not a mangled function name"))
             return
         }
-        var decoder = ClusterInvocationDecoder(call: call, system: self)
         do {
-            try await executeDistributedTarget(
-                on: actor, target: RemoteCallTarget(call.target), invocationDecoder: &decoder,
-                handler: ClusterResultHandler(reply: reply, rejections: rejections))
+            try await Self.$caller.withValue(connection.peer?.node) {
+                var decoder = ClusterInvocationDecoder(call: call, system: self)
+                try await executeDistributedTarget(
+                    on: actor, target: RemoteCallTarget(call.target), invocationDecoder: &decoder,
+                    handler: ClusterResultHandler(reply: reply, rejections: rejections))
+            }
         } catch {
             reply(.error(type: String(describing: type(of: error)), message: String(describing: error)))
         }

@@ -365,15 +365,19 @@ public final class RaftHost: Sendable {
         endpoint.withLock { $0 = nil }
     }
 
-    /// Messages that named as their sender no member this node is connected to, dropped.
+    /// Messages that named as their sender no member this node is connected to, or
+    /// another node than the one whose connection carried them, dropped.
     public var messagesFromNonMembers: Int { nonMemberMessages.load(ordering: .relaxed) }
 
     /// Hands envelopes to this node's replicas. A replica hears any replica of its group,
     /// in its configuration or not (a leader that added it again, a candidate it must
     /// vote for), so the names heard are checked here: only a member this node is
-    /// connected to speaks for a replica; a client, whatever name it gives, does not.
+    /// connected to speaks for a replica, and only for itself (the name is the one its
+    /// connection's handshake proved, ``ClusterSystem/caller``); a client, whatever name it
+    /// gives, does not.
     private func deliver(_ envelopes: [RaftEnvelope], from sender: String) async {
-        guard system.connectedPeers.contains(where: { $0.node.name == sender && !$0.address.isEmpty }) else {
+        let speaksForItself = ClusterSystem.caller.map { $0.name == sender } ?? true
+        guard speaksForItself, system.connectedPeers.contains(where: { $0.node.name == sender && !$0.address.isEmpty }) else {
             nonMemberMessages.add(envelopes.reduce(0) { $0 + $1.messages.count }, ordering: .relaxed)
             return
         }
