@@ -244,9 +244,9 @@ public distributed actor JobService {
             // A job taken over tracks only the users it runs: those that ended before count as done.
             let endedBefore = entry.job.options.users - (record?.total ?? entry.job.options.users)
             var summary = JobStore.Summary(
-                job: entry.job.id, state: .running, finished: nil, coordinator: coordinator, network: entry.job.network.id,
-                users: entry.job.options.users, completedUsers: endedBefore + (record?.done ?? 0), failedUsers: record?.failed ?? 0,
-                cancelledUsers: record?.cancelled ?? 0, retries: record?.retries ?? 0,
+                job: entry.job.id, state: .running, finished: nil, coordinator: coordinator, title: entry.job.network.id,
+                tasks: entry.job.options.users, succeeded: endedBefore + (record?.done ?? 0), failed: record?.failed ?? 0,
+                cancelled: record?.cancelled ?? 0, retries: record?.retries ?? 0,
                 wallTime: record.map { max(0, now - $0.startedAt) } ?? 0)
             if let record, let share = record.share {
                 summary.slots = JobSlots(
@@ -258,14 +258,14 @@ public distributed actor JobService {
         // Replicated jobs held here whose coordinator is gone, until a replica takes them over.
         let waiting = (await replication?.heldUnfinished() ?? []).filter { running[$0.job.id] == nil }.map { held in
             JobStore.Summary(
-                job: held.job.id, state: held.stalled == nil ? .running : .stalled, finished: nil, coordinator: coordinator, network: held.job.network.id,
-                users: held.job.options.users, completedUsers: held.book.doneUsers.count, failedUsers: 0, cancelledUsers: 0, retries: 0,
+                job: held.job.id, state: held.stalled == nil ? .running : .stalled, finished: nil, coordinator: coordinator, title: held.job.network.id,
+                tasks: held.job.options.users, succeeded: held.book.doneUsers.count, failed: 0, cancelled: 0, retries: 0,
                 wallTime: 0, stalledReason: held.stalled)
         }
         let tasks = try await (taskJobs?.runningJobs() ?? []).map { job in
             var summary = JobStore.Summary(
-                job: job.job, state: job.stalled == nil ? .running : .stalled, finished: nil, coordinator: coordinator, network: job.title, users: job.tasks,
-                completedUsers: job.succeeded, failedUsers: job.failed, cancelledUsers: job.cancelled, retries: job.retries,
+                job: job.job, state: job.stalled == nil ? .running : .stalled, finished: nil, coordinator: coordinator, title: job.title, tasks: job.tasks,
+                succeeded: job.succeeded, failed: job.failed, cancelled: job.cancelled, retries: job.retries,
                 wallTime: job.wallTime, kind: job.kind, stalledReason: job.stalled)
             summary.slots = job.slots
             return summary

@@ -25,16 +25,19 @@ import SpokesCluster
 ///
 /// Every call blocks on file I/O: call it through `runBlocking`, never on the cooperative pool.
 public final class JobStore: TaskJobHistory {
-    /// One job, as `spokes jobs` lists it.
+    /// One job, as `spokes jobs` lists it: a bike simulation (its title the network, its
+    /// tasks the users) or a job of tasks alike. The stored and wire keys are the ones
+    /// release 0.1 wrote (`network`, `users`, `completedUsers`, ...), so older files and
+    /// nodes read it unchanged.
     public struct Summary: Sendable, Hashable, Codable {
         /// How a job stands.
         public enum State: String, Sendable, Hashable, Codable {
             case running
-            /// Every user completed and the bikes were conserved.
+            /// Every task succeeded (for a bike job: every user completed, bikes conserved).
             case completed
             /// Stopped on request before every user ran.
             case cancelled
-            /// Ended with users whose every attempt failed (or bikes not conserved).
+            /// Ended with tasks whose every attempt failed (or bikes not conserved).
             case failed
             /// Held by replicas too few of which can take part: it goes on once a majority
             /// of them is back (`stalledReason` says which are missing).
@@ -46,17 +49,19 @@ public final class JobStore: TaskJobHistory {
         /// When it finished, ISO 8601; nil while it runs.
         public var finished: String?
         public var coordinator: String
-        public var network: String
-        public var users: Int
-        public var completedUsers: Int
-        public var failedUsers: Int
-        public var cancelledUsers: Int
+        /// What the job is, in a few words: a job of tasks' title, a bike job's network.
+        public var title: String
+        /// How many tasks it has (a bike job: one per user).
+        public var tasks: Int
+        /// Tasks that succeeded, failed on every attempt, and were cancelled.
+        public var succeeded: Int
+        public var failed: Int
+        public var cancelled: Int
         /// Attempts started again after a failed one.
         public var retries: Int
         /// Real seconds it ran (so far, while it runs).
         public var wallTime: Double
-        /// The task kind of a job of tasks (`spokes map`, `spokes sweep`), whose `network`
-        /// is its title and whose `users` are its tasks; nil for a bike job.
+        /// The task kind of a job of tasks (`spokes map`, `spokes sweep`); nil for a bike job.
         public var kind: String?
         /// Why a ``State/stalled`` job cannot go on now.
         public var stalledReason: String?
@@ -68,8 +73,8 @@ public final class JobStore: TaskJobHistory {
         public var isUnfinished: Bool { state == .running || state == .stalled }
 
         public init(
-            job: String, state: State, finished: String?, coordinator: String, network: String, users: Int,
-            completedUsers: Int, failedUsers: Int, cancelledUsers: Int, retries: Int, wallTime: Double, kind: String? = nil,
+            job: String, state: State, finished: String?, coordinator: String, title: String, tasks: Int,
+            succeeded: Int, failed: Int, cancelled: Int, retries: Int, wallTime: Double, kind: String? = nil,
             stalledReason: String? = nil
         ) {
             self.stalledReason = stalledReason
@@ -77,11 +82,11 @@ public final class JobStore: TaskJobHistory {
             self.state = state
             self.finished = finished
             self.coordinator = coordinator
-            self.network = network
-            self.users = users
-            self.completedUsers = completedUsers
-            self.failedUsers = failedUsers
-            self.cancelledUsers = cancelledUsers
+            self.title = title
+            self.tasks = tasks
+            self.succeeded = succeeded
+            self.failed = failed
+            self.cancelled = cancelled
             self.retries = retries
             self.wallTime = wallTime
             self.kind = kind
@@ -91,9 +96,9 @@ public final class JobStore: TaskJobHistory {
         public init(taskJob report: TaskJobReport, finished: Date) {
             self.init(
                 job: report.job, state: report.cancelled ? .cancelled : report.failed > 0 ? .failed : .completed,
-                finished: ISO8601DateFormatter().string(from: finished), coordinator: report.coordinator, network: report.title,
-                users: report.tasks.count, completedUsers: report.succeeded, failedUsers: report.failed,
-                cancelledUsers: report.cancelledTasks, retries: report.retries, wallTime: report.wallTime, kind: report.kind)
+                finished: ISO8601DateFormatter().string(from: finished), coordinator: report.coordinator, title: report.title,
+                tasks: report.tasks.count, succeeded: report.succeeded, failed: report.failed,
+                cancelled: report.cancelledTasks, retries: report.retries, wallTime: report.wallTime, kind: report.kind)
         }
 
         /// The summary of a finished job's report.
@@ -102,13 +107,14 @@ public final class JobStore: TaskJobHistory {
             self.init(
                 job: report.job ?? "?",
                 state: report.cancelled ? .cancelled : failed > 0 || !report.conservation.holds ? .failed : .completed,
-                finished: ISO8601DateFormatter().string(from: finished), coordinator: coordinator, network: report.network.id,
-                users: report.users, completedUsers: report.completedUsers, failedUsers: failed,
-                cancelledUsers: report.cancelledUsers?.count ?? 0, retries: report.retries ?? 0, wallTime: report.wallTime)
+                finished: ISO8601DateFormatter().string(from: finished), coordinator: coordinator, title: report.network.id,
+                tasks: report.users, succeeded: report.completedUsers, failed: failed,
+                cancelled: report.cancelledUsers?.count ?? 0, retries: report.retries ?? 0, wallTime: report.wallTime)
         }
 
         private enum CodingKeys: String, CodingKey {
-            case job, state, finished, coordinator, network, users, completedUsers, failedUsers, cancelledUsers, retries, wallTime, kind, stalledReason, slots
+            case job, state, finished, coordinator, retries, wallTime, kind, stalledReason, slots
+            case title = "network", tasks = "users", succeeded = "completedUsers", failed = "failedUsers", cancelled = "cancelledUsers"
         }
 
         /// Lines stored before states existed said only `cancelled`.
@@ -119,11 +125,11 @@ public final class JobStore: TaskJobHistory {
             job = try container.decode(String.self, forKey: .job)
             finished = try container.decodeIfPresent(String.self, forKey: .finished)
             coordinator = try container.decode(String.self, forKey: .coordinator)
-            network = try container.decode(String.self, forKey: .network)
-            users = try container.decode(Int.self, forKey: .users)
-            completedUsers = try container.decode(Int.self, forKey: .completedUsers)
-            failedUsers = try container.decode(Int.self, forKey: .failedUsers)
-            cancelledUsers = try container.decodeIfPresent(Int.self, forKey: .cancelledUsers) ?? 0
+            title = try container.decode(String.self, forKey: .title)
+            tasks = try container.decode(Int.self, forKey: .tasks)
+            succeeded = try container.decode(Int.self, forKey: .succeeded)
+            failed = try container.decode(Int.self, forKey: .failed)
+            cancelled = try container.decodeIfPresent(Int.self, forKey: .cancelled) ?? 0
             retries = try container.decodeIfPresent(Int.self, forKey: .retries) ?? 0
             wallTime = try container.decode(Double.self, forKey: .wallTime)
             kind = try container.decodeIfPresent(String.self, forKey: .kind)
@@ -133,7 +139,7 @@ public final class JobStore: TaskJobHistory {
                 self.state = state
             } else {
                 let cancelled = try decoder.container(keyedBy: EarlierKeys.self).decodeIfPresent(Bool.self, forKey: .cancelled) ?? false
-                state = cancelled ? .cancelled : failedUsers > 0 ? .failed : .completed
+                state = cancelled ? .cancelled : failed > 0 ? .failed : .completed
             }
         }
     }

@@ -42,8 +42,8 @@ enum CancelCommand {
         }
         let unit = summary.kind == nil ? "users" : "tasks"
         context.standardOutput(
-            "cancelled job \(job) on \(coordinator): \(summary.completedUsers) of \(summary.users) \(unit) completed, "
-                + "\(summary.cancelledUsers) cancelled, \(summary.failedUsers) failed\n")
+            "cancelled job \(job) on \(coordinator): \(summary.succeeded) of \(summary.tasks) \(unit) completed, "
+                + "\(summary.cancelled) cancelled, \(summary.failed) failed\n")
         if let error = cancellation.storeError {
             context.standardError("warning: the coordinator could not store its report: \(error)\n")
             return 1

@@ -54,12 +54,12 @@ enum JobsCommand {
         NodeClient.table(
             ["JOB", "STATE", "COMPLETED", "FAILED", "CANCELLED", "RETRIES", "WALL", "FINISHED", "COORDINATOR", "OWNER", "PRIORITY", "SLOTS", "KIND", "WHAT"],
             jobs.map { job in
-                let percent = job.users > 0 ? job.completedUsers * 100 / job.users : 100
-                return [job.job, job.state.rawValue, "\(job.completedUsers)/\(job.users) (\(percent)%)", "\(job.failedUsers)",
-                        "\(job.cancelledUsers)", "\(job.retries)", String(format: "%.1fs", job.wallTime), job.finished ?? "-",
+                let percent = job.tasks > 0 ? job.succeeded * 100 / job.tasks : 100
+                return [job.job, job.state.rawValue, "\(job.succeeded)/\(job.tasks) (\(percent)%)", "\(job.failed)",
+                        "\(job.cancelled)", "\(job.retries)", String(format: "%.1fs", job.wallTime), job.finished ?? "-",
                         job.coordinator, job.slots.map { $0.share.owner.isEmpty ? "-" : $0.share.owner } ?? "-",
                         job.slots.map { "\($0.share.priority)" } ?? "-", job.slots.map(slotsColumn) ?? "-",
-                        job.kind ?? BikeUserTask.name, job.network]
+                        job.kind ?? BikeUserTask.name, job.title]
             })
     }
 
@@ -138,7 +138,7 @@ enum ResultCommand {
             if location.summary.state == .running {
                 guard arguments.flag("wait") else {
                     let summary = location.summary
-                    context.standardError("job \(job) is running on \(location.node) at \(location.address) (\(summary.completedUsers) of \(summary.users) done); "
+                    context.standardError("job \(job) is running on \(location.node) at \(location.address) (\(summary.succeeded) of \(summary.tasks) done); "
                         + "'spokes result \(job) --wait' waits for its report\n")
                     return 1
                 }

@@ -85,11 +85,23 @@ import Testing
     /// so (it lost the reason once, and waited as for a running job: issue 29 §1.8).
     @Test func aStalledSummaryKeepsItsReasonWhenEncoded() throws {
         let summary = JobStore.Summary(
-            job: "job-1", state: .stalled, finished: nil, coordinator: "solo", network: "bikemi", users: 3, completedUsers: 0,
-            failedUsers: 0, cancelledUsers: 0, retries: 0, wallTime: 0, stalledReason: "its replica on solo stopped (disk full)")
+            job: "job-1", state: .stalled, finished: nil, coordinator: "solo", title: "bikemi", tasks: 3, succeeded: 0,
+            failed: 0, cancelled: 0, retries: 0, wallTime: 0, stalledReason: "its replica on solo stopped (disk full)")
         let decoded = try JSONDecoder().decode(JobStore.Summary.self, from: JSONEncoder().encode(summary))
         #expect(decoded.state == .stalled && decoded.stalledReason == "its replica on solo stopped (disk full)")
         #expect(decoded.isUnfinished)
+    }
+
+    /// The fields fit every job (title, tasks, succeeded, ...), and are written with the
+    /// keys release 0.1 wrote, so older stores and nodes read them unchanged.
+    @Test func aSummaryIsWrittenWithTheKeysEarlierReleasesRead() throws {
+        let summary = JobStore.Summary(
+            job: "map-1", state: .completed, finished: nil, coordinator: "n1", title: "squares", tasks: 4, succeeded: 3,
+            failed: 1, cancelled: 0, retries: 2, wallTime: 1.5, kind: "test.kind")
+        let object = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(summary)) as? [String: Any])
+        #expect(object["network"] as? String == "squares" && object["users"] as? Int == 4)
+        #expect(object["completedUsers"] as? Int == 3 && object["failedUsers"] as? Int == 1 && object["cancelledUsers"] as? Int == 0)
+        #expect(try JSONDecoder().decode(JobStore.Summary.self, from: JSONEncoder().encode(summary)) == summary)
     }
 
     @Test func aJobOfTasksIsStoredBesideBikeJobsListedWithItsKindAndReadBackWhole() throws {
@@ -102,7 +114,7 @@ import Testing
         let summaries = try reader.summaries()
         #expect(summaries.map(\.job) == ["job-1", "map-1", "job-2"])
         let map = try #require(summaries.first { $0.job == "map-1" })
-        #expect(map.kind == "test.kind" && map.state == .failed && map.users == 3 && map.completedUsers == 2 && map.failedUsers == 1 && map.retries == 1)
+        #expect(map.kind == "test.kind" && map.state == .failed && map.tasks == 3 && map.succeeded == 2 && map.failed == 1 && map.retries == 1)
         #expect(summaries.filter { $0.kind == nil }.count == 2, "bike jobs have no kind")
         var expected = Self.taskJob("map-1")
         expected.stored = true
