@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import SpokesCluster
+import SpokesConcurrency
 
 /// Finished jobs, one JSON line each, in `jobs.jsonl` under a node's data directory.
 ///
@@ -22,6 +23,9 @@ import SpokesCluster
 /// - **The history is bounded.** The newest `keep` jobs are listed and readable; once the
 ///   file holds a tenth more, it is rewritten with those (temp file, `fsync`, `rename`),
 ///   so a rewrite's cost is spread over many appends.
+///
+/// Its files are on a ``Disk``: the machine's (``RealDisk``, the default), or the
+/// simulator's, whose crashes lose what was not flushed and whose capacity fills up.
 ///
 /// Every call blocks on file I/O: call it through `runBlocking`, never on the cooperative pool.
 public final class JobStore: TaskJobHistory {
@@ -163,6 +167,11 @@ public final class JobStore: TaskJobHistory {
             self.init(action, path, reason: Self.words(code))
         }
 
+        /// A disk's failure, in the store's words.
+        init(_ failure: DiskError) {
+            self.init(failure.operation, failure.path, code: failure.code)
+        }
+
         public var description: String { "cannot \(action) \(path): \(reason)" }
 
         /// `strerror` as part of a sentence: `no space left on device`.
@@ -170,30 +179,6 @@ public final class JobStore: TaskJobHistory {
             let text = String(cString: strerror(code))
             return text.prefix(1).lowercased() + text.dropFirst()
         }
-    }
-
-    /// The system calls that write, so a test can make the disk fill up.
-    public struct FileOperations: Sendable {
-        /// Writes some of the bytes to the descriptor: how many, or the `errno` of a failure.
-        public var write: @Sendable (_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> (written: Int, error: Int32)
-        /// Flushes the descriptor's data to the device: 0, or the `errno` of a failure.
-        public var synchronize: @Sendable (_ descriptor: Int32) -> Int32
-
-        public init(
-            write: @escaping @Sendable (Int32, UnsafeRawBufferPointer) -> (written: Int, error: Int32),
-            synchronize: @escaping @Sendable (Int32) -> Int32
-        ) {
-            self.write = write
-            self.synchronize = synchronize
-        }
-
-        /// `write(2)` and `fdatasync(2)`.
-        public static let system = FileOperations(
-            write: { descriptor, bytes in
-                let written = Glibc.write(descriptor, bytes.baseAddress, bytes.count)
-                return written < 0 ? (-1, errno) : (written, 0)
-            },
-            synchronize: { fdatasync($0) == 0 ? 0 : errno })
     }
 
     /// One stored line, as it is encoded: `{"summary":...,"reportBytes":N,"report":...}`
@@ -218,8 +203,8 @@ public final class JobStore: TaskJobHistory {
     /// What has been read of the file: everything up to `end`.
     private struct Index {
         var loaded = false
-        var device: UInt64 = 0
-        var inode: UInt64 = 0
+        /// The file indexed (``DiskFileStatus/identity``): another means compaction replaced it.
+        var identity: UInt64 = 0
         /// Bytes indexed: up to the end of the last whole line.
         var end = 0
         /// Whole lines seen so far.
@@ -235,21 +220,25 @@ public final class JobStore: TaskJobHistory {
     public let path: String
     /// The newest jobs listed and kept.
     public let keep: Int
-    private let operations: FileOperations
+    private let disk: any Disk
     private let log: @Sendable (String) -> Void
     private let index = Mutex(Index())
 
-    /// The store in `directory` (`~` expands to the home directory), keeping the newest
-    /// `keep` jobs; problems with the file go to `log`.
-    public init(directory: String, keep: Int = 1000, operations: FileOperations = .system, log: @escaping @Sendable (String) -> Void = { _ in }) {
-        let expanded = HomeDirectory.expand(directory)
-        path = (expanded as NSString).appendingPathComponent("jobs.jsonl")
+    /// The store in `directory` (`~` expands to the home directory) on `disk`, keeping the
+    /// newest `keep` jobs; problems with the file go to `log`.
+    public init(directory: String, keep: Int = 1000, disk: any Disk = RealDisk(), log: @escaping @Sendable (String) -> Void = { _ in }) {
+        path = DiskPath.join(HomeDirectory.expand(directory), "jobs.jsonl")
         self.keep = max(1, keep)
-        self.operations = operations
+        self.disk = disk
         self.log = log
     }
 
-    private var directory: String { (path as NSString).deletingLastPathComponent }
+    private var directory: String { DiskPath.parent(of: path) }
+
+    /// Runs `body`, a disk's failure told as a ``StoreError``.
+    private func io<T>(_ body: () throws(DiskError) -> T) throws(StoreError) -> T {
+        do throws(DiskError) { return try body() } catch { throw StoreError(error) }
+    }
 
     /// Stores a finished job's report (marked `stored`), flushed to the device before it
     /// returns; throws ``StoreError`` and leaves the file as it was when it cannot.
@@ -273,9 +262,13 @@ public final class JobStore: TaskJobHistory {
     }
 
     private func append(line: [UInt8]) throws {
-        try Self.makeDirectories(directory)
+        let directory = directory
+        try io { () throws(DiskError) in try disk.makeDirectory(directory) }
+        guard try io({ () throws(DiskError) in try disk.status(of: directory) })?.isRegularFile == false else {
+            throw StoreError("use the folder", directory, code: ENOTDIR)
+        }
         try index.withLock { index in
-            try withFileLock(LOCK_EX) {
+            try disk.withLock(path + ".lock", exclusive: true) {
                 try refresh(&index)
                 try write(line)
                 try refresh(&index)
@@ -289,7 +282,7 @@ public final class JobStore: TaskJobHistory {
     /// The stored jobs, oldest first (at most the newest `keep`).
     public func summaries() throws -> [Summary] {
         try index.withLock { index in
-            try withFileLock(LOCK_SH) { try refresh(&index) }
+            try disk.withLock(path + ".lock", exclusive: false) { try refresh(&index) }
             return index.entries.suffix(keep).map(\.summary)
         }
     }
@@ -308,7 +301,7 @@ public final class JobStore: TaskJobHistory {
     private func line(of job: String) throws -> Line? {
         try index.withLock { index in
             // One hold of the lock: a compaction cannot move the line between the two.
-            let found: (entry: Entry, bytes: [UInt8])? = try withFileLock(LOCK_SH) {
+            let found: (entry: Entry, bytes: [UInt8])? = try disk.withLock(path + ".lock", exclusive: false) {
                 try refresh(&index)
                 guard let position = index.positions[job], position >= index.entries.count - keep else { return nil }
                 let entry = index.entries[position]
@@ -325,43 +318,24 @@ public final class JobStore: TaskJobHistory {
 
     // MARK: - Writing
 
-    /// Appends `line` whole, or truncates the file back and throws.
+    /// Appends `line` whole and flushes it, or truncates the file back and throws.
     private func write(_ line: [UInt8]) throws {
-        let descriptor = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw StoreError("open", path, code: errno) }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw StoreError("read the size of", path, code: errno) }
-        let size = Int(status.st_size)
-        var bytes = line
-        var last: UInt8 = 0
-        if size > 0, pread(descriptor, &last, 1, off_t(size - 1)) == 1, last != UInt8(ascii: "\n") {
-            // A crash left a partial line: end it, so it stays one corrupt line.
-            bytes.insert(UInt8(ascii: "\n"), at: 0)
-        }
-        do {
-            try writeAll(bytes, to: descriptor, path: path)
-        } catch {
-            _ = ftruncate(descriptor, off_t(size))
-            throw error
-        }
-        let flushed = operations.synchronize(descriptor)
-        guard flushed == 0 else {
-            _ = ftruncate(descriptor, off_t(size))
-            throw StoreError("flush", path, code: flushed)
-        }
-        if size == 0 { Self.synchronizeDirectory(directory) }
-    }
-
-    /// Writes every byte, however many calls that takes; throws at the first failure.
-    private func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String) throws {
-        var sent = 0
-        while sent < bytes.count {
-            let (written, error) = bytes.withUnsafeBytes { operations.write(descriptor, UnsafeRawBufferPointer(rebasing: $0[sent...])) }
-            if written < 0, error == EINTR { continue }
-            // A write that makes no progress is a full device.
-            guard written > 0 else { throw StoreError("write", path, code: written == 0 ? ENOSPC : error) }
-            sent += written
+        let (path, directory, disk) = (path, directory, disk)
+        try io { () throws(DiskError) in
+            let size = try disk.size(of: path) ?? 0
+            var bytes = line
+            if size > 0, try disk.read(path, at: size - 1, count: 1) != [UInt8(ascii: "\n")] {
+                // A crash left a partial line: end it, so it stays one corrupt line.
+                bytes.insert(UInt8(ascii: "\n"), at: 0)
+            }
+            do throws(DiskError) {
+                try disk.append(bytes, to: path)
+                try disk.sync(path)
+            } catch {
+                if (try? disk.size(of: path)) ?? nil != nil { try? disk.truncate(path, to: size) }
+                throw error
+            }
+            if size == 0 { try? disk.syncDirectory(directory) }
         }
     }
 
@@ -369,37 +343,32 @@ public final class JobStore: TaskJobHistory {
     /// over the old one. A failure leaves the old file (and logs why).
     private func compact(_ index: inout Index) {
         let kept = Array(index.entries.suffix(keep))
+        let (path, directory, disk) = (path, directory, disk)
         let temporary = path + ".compacting"
         do {
-            let output = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard output >= 0 else { throw StoreError("create", temporary, code: errno) }
-            var succeeded = false
-            defer {
-                close(output)
-                if !succeeded { unlink(temporary) }
-            }
             var rewritten = Index()
+            try? disk.remove(temporary)
             for entry in kept {
                 var bytes = try read(at: entry.offset, count: entry.length)
                 bytes.append(UInt8(ascii: "\n"))
-                try writeAll(bytes, to: output, path: temporary)
+                try io { () throws(DiskError) in try disk.append(bytes, to: temporary) }
                 rewritten.lines += 1
                 rewritten.positions[entry.summary.job] = rewritten.entries.count
                 rewritten.entries.append(Entry(summary: entry.summary, offset: rewritten.end, length: entry.length, line: rewritten.lines))
                 rewritten.end += bytes.count
             }
-            let flushed = operations.synchronize(output)
-            guard flushed == 0 else { throw StoreError("flush", temporary, code: flushed) }
-            var status = stat()
-            guard fstat(output, &status) == 0 else { throw StoreError("read the size of", temporary, code: errno) }
-            guard rename(temporary, path) == 0 else { throw StoreError("replace", path, code: errno) }
-            succeeded = true
-            Self.synchronizeDirectory(directory)
+            let status = try io { () throws(DiskError) in
+                try disk.sync(temporary)
+                let status = try disk.status(of: temporary)
+                try disk.rename(temporary, to: path)
+                try? disk.syncDirectory(directory)
+                return status
+            }
             rewritten.loaded = true
-            rewritten.device = UInt64(status.st_dev)
-            rewritten.inode = UInt64(status.st_ino)
+            rewritten.identity = status?.identity ?? 0
             index = rewritten
         } catch {
+            try? disk.remove(temporary)
             log("cannot compact the job store \(path) to its newest \(keep) jobs: \(error)")
         }
     }
@@ -409,39 +378,30 @@ public final class JobStore: TaskJobHistory {
     /// Brings `index` up to date with the file: whole lines appended since are indexed;
     /// a file that was replaced or truncated is indexed again.
     private func refresh(_ index: inout Index) throws {
-        var status = stat()
-        guard stat(path, &status) == 0 else {
-            guard errno == ENOENT else { throw StoreError("read", path, code: errno) }
+        let (path, disk) = (path, disk)
+        guard let status = try io({ () throws(DiskError) in try disk.status(of: path) }) else {
             index = Index()
             index.loaded = true
             return
         }
-        guard status.st_mode & S_IFMT == S_IFREG else { throw StoreError("read", path, reason: "not a regular file") }
-        let size = Int(status.st_size)
-        if !index.loaded || UInt64(status.st_dev) != index.device || UInt64(status.st_ino) != index.inode || size < index.end {
+        guard status.isRegularFile else { throw StoreError("read", path, reason: "not a regular file") }
+        let size = status.size
+        if !index.loaded || status.identity != index.identity || size < index.end {
             index = Index()
             index.loaded = true
-            index.device = UInt64(status.st_dev)
-            index.inode = UInt64(status.st_ino)
+            index.identity = status.identity
         }
         guard size > index.end else { return }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw StoreError("open", path, code: errno) }
-        defer { close(descriptor) }
         var pending: [UInt8] = []
         var pendingOffset = index.end
         var position = index.end
         let chunk = 1 << 20
         while position < size {
-            var bytes = [UInt8](repeating: 0, count: min(chunk, size - position))
-            let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(position)) }
-            guard count > 0 else {
-                if count < 0, errno == EINTR { continue }
-                if count < 0 { throw StoreError("read", path, code: errno) }
-                break
-            }
-            pending.append(contentsOf: bytes.prefix(count))
-            position += count
+            let from = position
+            let bytes = try io { () throws(DiskError) in try disk.read(path, at: from, count: min(chunk, size - from)) }
+            guard !bytes.isEmpty else { break }
+            pending.append(contentsOf: bytes)
+            position += bytes.count
             var start = 0
             while let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
                 index.lines += 1
@@ -475,34 +435,10 @@ public final class JobStore: TaskJobHistory {
     }
 
     private func read(at offset: Int, count: Int) throws -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw StoreError("open", path, code: errno) }
-        defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, count - done, off_t(offset + done)) }
-            if read < 0, errno == EINTR { continue }
-            guard read > 0 else { throw StoreError("read", path, code: read == 0 ? EIO : errno) }
-            done += read
-        }
+        let (path, disk) = (path, disk)
+        let bytes = try io { () throws(DiskError) in try disk.read(path, at: offset, count: count) }
+        guard bytes.count == count else { throw StoreError("read", path, code: EIO) }
         return bytes
-    }
-
-    /// Runs `body` holding `jobs.jsonl.lock` (shared or exclusive). Readers of a
-    /// directory they cannot write to go without the lock.
-    private func withFileLock<T>(_ operation: Int32, _ body: () throws -> T) throws -> T {
-        let lockPath = path + ".lock"
-        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            if operation == LOCK_SH { return try body() }
-            throw StoreError("open", lockPath, code: errno)
-        }
-        defer { close(descriptor) }
-        while flock(descriptor, operation) != 0 {
-            guard errno == EINTR else { throw StoreError("lock", lockPath, code: errno) }
-        }
-        return try body()
     }
 
     // MARK: - The line format
@@ -577,29 +513,5 @@ public final class JobStore: TaskJobHistory {
             }
         }
         return nil
-    }
-
-    // MARK: - Folders
-
-    /// `mkdir -p`, with the cause in words when it fails.
-    static func makeDirectories(_ path: String) throws {
-        var current = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            current += "/" + component
-            if mkdir(current, 0o755) != 0, errno != EEXIST {
-                throw StoreError("create the folder", current, code: errno)
-            }
-        }
-        var status = stat()
-        guard stat(path, &status) == 0 else { throw StoreError("create the folder", path, code: errno) }
-        guard status.st_mode & S_IFMT == S_IFDIR else { throw StoreError("use the folder", path, code: ENOTDIR) }
-    }
-
-    /// Flushes a folder, so a file created or renamed in it survives a crash.
-    private static func synchronizeDirectory(_ path: String) {
-        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        close(descriptor)
     }
 }

@@ -21,8 +21,9 @@ public protocol Disk: Sendable {
     func read(_ path: String) throws(DiskError) -> [UInt8]?
     /// `count` bytes (fewer at the end of the file) from `offset`.
     func read(_ path: String, at offset: Int, count: Int) throws(DiskError) -> [UInt8]
-    /// The file's length in bytes, or nil if there is no such file.
-    func size(of path: String) throws(DiskError) -> Int?
+    /// What is at `path` (its identity, length and whether it is a regular file), or nil
+    /// if nothing is.
+    func status(of path: String) throws(DiskError) -> DiskFileStatus?
     /// Appends `bytes` to the file, creating it (mode 0644) if missing.
     func append(_ bytes: [UInt8], to path: String) throws(DiskError)
     /// Makes the file's bytes and length durable (`fdatasync`).
@@ -31,6 +32,13 @@ public protocol Disk: Sendable {
     func truncate(_ path: String, to length: Int) throws(DiskError)
     /// Replaces the file with `bytes`, atomically and durably, as a file of `mode`.
     func replace(_ path: String, with bytes: [UInt8], mode: UInt32) throws(DiskError)
+    /// Renames `path` to `newPath`, replacing what is there (durable once the folder is
+    /// flushed, ``syncDirectory(_:)``).
+    func rename(_ path: String, to newPath: String) throws(DiskError)
+    /// Runs `body` holding the lock file `path` (made if missing), shared or exclusive,
+    /// against other processes (and, on ``SimulatedDisk``, other nodes of the simulation).
+    /// A shared lock that cannot be made (a folder the reader may not write) is skipped.
+    func withLock<T>(_ path: String, exclusive: Bool, _ body: () throws -> T) throws -> T
     /// Removes the file; a missing one is not an error.
     func remove(_ path: String) throws(DiskError)
     /// Removes a folder and everything in it; a missing one is not an error.
@@ -44,6 +52,9 @@ public protocol Disk: Sendable {
 }
 
 extension Disk {
+    /// The file's length in bytes, or nil if there is no such file.
+    public func size(of path: String) throws(DiskError) -> Int? { try status(of: path)?.size }
+
     /// Replaces the file as a file of mode 0644 (see ``replace(_:with:mode:)``).
     public func replace(_ path: String, with bytes: [UInt8]) throws(DiskError) {
         try replace(path, with: bytes, mode: 0o644)
@@ -67,6 +78,21 @@ public enum DiskPath {
     public static func name(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return path }
         return String(path[path.index(after: slash)...])
+    }
+}
+
+/// What ``Disk/status(of:)`` says of a path.
+public struct DiskFileStatus: Sendable, Hashable {
+    /// Which file this is: another value means another file (one renamed over it).
+    public var identity: UInt64
+    public var size: Int
+    /// False for a folder or a device.
+    public var isRegularFile: Bool
+
+    public init(identity: UInt64, size: Int, isRegularFile: Bool) {
+        self.identity = identity
+        self.size = size
+        self.isRegularFile = isRegularFile
     }
 }
 

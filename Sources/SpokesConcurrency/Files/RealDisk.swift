@@ -47,13 +47,32 @@ public struct RealDisk: Disk {
         return Array(bytes[0..<done])
     }
 
-    public func size(of path: String) throws(DiskError) -> Int? {
+    public func status(of path: String) throws(DiskError) -> DiskFileStatus? {
         var status = stat()
         guard stat(path, &status) == 0 else {
             if errno == ENOENT { return nil }
-            throw DiskError("read the size of", path, code: errno)
+            throw DiskError("read", path, code: errno)
         }
-        return Int(status.st_size)
+        return DiskFileStatus(
+            identity: UInt64(status.st_ino) ^ (UInt64(status.st_dev) << 40), size: Int(status.st_size),
+            isRegularFile: status.st_mode & S_IFMT == S_IFREG)
+    }
+
+    public func rename(_ path: String, to newPath: String) throws(DiskError) {
+        guard systemRename(path, newPath) == 0 else { throw DiskError("rename \(path) to", newPath, code: errno) }
+    }
+
+    public func withLock<T>(_ path: String, exclusive: Bool, _ body: () throws -> T) throws -> T {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            if !exclusive { return try body() }
+            throw DiskError("open", path, code: errno)
+        }
+        defer { close(descriptor) }
+        while flock(descriptor, exclusive ? LOCK_EX : LOCK_SH) != 0 {
+            guard errno == EINTR else { throw DiskError("lock", path, code: errno) }
+        }
+        return try body()
     }
 
     public func append(_ bytes: [UInt8], to path: String) throws(DiskError) {
@@ -101,7 +120,7 @@ public struct RealDisk: Disk {
             unlink(temporary)
             throw failure
         }
-        guard rename(temporary, path) == 0 else {
+        guard systemRename(temporary, path) == 0 else {
             let failure = DiskError("rename \(temporary) to", path, code: errno)
             unlink(temporary)
             throw failure
@@ -135,7 +154,7 @@ public struct RealDisk: Disk {
             if mkdir(made, 0o755) == 0 {
                 try syncDirectory(parent)
             } else if errno != EEXIST {
-                throw DiskError("make the folder", made, code: errno)
+                throw DiskError("create the folder", made, code: errno)
             }
         }
     }
@@ -191,5 +210,13 @@ private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int)
     Glibc.write(fd, buffer, count)
     #else
     Darwin.write(fd, buffer, count)
+    #endif
+}
+
+private func systemRename(_ path: String, _ newPath: String) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.rename(path, newPath)
+    #else
+    Darwin.rename(path, newPath)
     #endif
 }

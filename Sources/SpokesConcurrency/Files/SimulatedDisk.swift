@@ -60,6 +60,9 @@ public final class SimulatedDisk: Disk {
     }
 
     private let state = Mutex(State())
+    /// The lock files of ``withLock(_:exclusive:_:)``: one lock for all, as every node of a
+    /// simulation shares this process (a holder never waits for another).
+    private let locks = Mutex(())
 
     /// An empty disk of unbounded size.
     public init() {}
@@ -110,7 +113,28 @@ public final class SimulatedDisk: Disk {
         return Array(bytes[start..<min(bytes.count, start + max(0, count))])
     }
 
-    public func size(of path: String) throws(DiskError) -> Int? { try read(path)?.count }
+    public func status(of path: String) throws(DiskError) -> DiskFileStatus? {
+        state.withLock { state in
+            if let id = state.names[path], let file = state.files[id] {
+                return DiskFileStatus(identity: UInt64(id), size: file.bytes.count, isRegularFile: true)
+            }
+            return state.directories.contains(path) ? DiskFileStatus(identity: 0, size: 0, isRegularFile: false) : nil
+        }
+    }
+
+    public func rename(_ path: String, to newPath: String) throws(DiskError) {
+        try state.withLock { (state: inout State) throws(DiskError) in
+            guard let id = state.names[path] else { throw DiskError("rename \(path) to", newPath, code: ENOENT) }
+            try state.checkFolder(of: newPath, "rename \(path) to")
+            state.names[newPath] = id
+            state.names[path] = nil
+            state.collect()
+        }
+    }
+
+    public func withLock<T>(_ path: String, exclusive: Bool, _ body: () throws -> T) throws -> T {
+        try locks.withLock { _ in try body() }
+    }
 
     public func append(_ bytes: [UInt8], to path: String) throws(DiskError) {
         try state.withLock { (state: inout State) throws(DiskError) in

@@ -12,10 +12,10 @@ struct JobServiceTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-service-\(UUID().uuidString)").path
 
     /// A job desk on each node, each storing under a folder of this test's own.
-    func services(on nodes: [ClusterNode], operations: JobStore.FileOperations = .system) -> [JobService] {
+    func services(on nodes: [ClusterNode], disk: any Disk = RealDisk()) -> [JobService] {
         nodes.map { node in
             ClusterSystem.withWellKnownName(JobService.wellKnownName) {
-                JobService(actorSystem: node.system, node: node, store: JobStore(directory: directory + "/" + node.settings.nodeName, operations: operations))
+                JobService(actorSystem: node.system, node: node, store: JobStore(directory: directory + "/" + node.settings.nodeName, disk: disk))
             }
         }
     }
@@ -24,8 +24,9 @@ struct JobServiceTests {
         let nodes = try await BikeJobTests().startCluster(1)
         defer { nodes.forEach { $0.stop() } }
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let fullDisk = JobStore.FileOperations(write: { _, _ in (-1, ENOSPC) }, synchronize: { _ in 0 })
-        let service = services(on: nodes, operations: fullDisk)[0]
+        let fullDisk = SimulatedDisk()
+        fullDisk.capacity = 0
+        let service = services(on: nodes, disk: fullDisk)[0]
         let options = SimulationOptions(users: 5, paths: 2, seed: 1, timing: MoveTiming(timeScale: 0))
         let report = try await service.submit(BikeJob(id: "job-full", network: BikeJobTests.contendedNetwork(), options: options), listener: nil)
         #expect(report.completedUsers == 5)

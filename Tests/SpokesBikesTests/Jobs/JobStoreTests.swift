@@ -11,28 +11,40 @@ import Testing
     /// A folder of its own for each test.
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-store-\(UUID().uuidString)").path
 
-    /// Writes through to the real file until its space runs out, then fails as a full disk does.
-    final class Disk: Sendable {
+    /// The machine's disk until its space runs out, then failing as a full disk does
+    /// (the bytes that fit are written, then `ENOSPC`); its flushes can be made to fail.
+    final class FillingDisk: SpokesConcurrency.Disk {
+        private let real = RealDisk()
         /// Bytes that still fit (nil: no limit).
         let space = Mutex<Int?>(nil)
         /// The `errno` the next flushes fail with (0: they succeed).
         let flushError = Mutex<Int32>(0)
 
-        var operations: JobStore.FileOperations {
-            JobStore.FileOperations(
-                write: { descriptor, bytes in
-                    let allowed = self.space.withLock { $0.map { min($0, bytes.count) } ?? bytes.count }
-                    guard allowed > 0 else { return (-1, ENOSPC) }
-                    let written = Glibc.write(descriptor, bytes.baseAddress, allowed)
-                    guard written >= 0 else { return (-1, errno) }
-                    self.space.withLock { space in space = space.map { $0 - written } }
-                    return (written, 0)
-                },
-                synchronize: { descriptor in
-                    let error = self.flushError.withLock { $0 }
-                    return error != 0 ? error : fdatasync(descriptor) == 0 ? 0 : errno
-                })
+        func append(_ bytes: [UInt8], to path: String) throws(DiskError) {
+            let allowed = space.withLock { $0.map { min($0, bytes.count) } ?? bytes.count }
+            try real.append(Array(bytes.prefix(allowed)), to: path)
+            space.withLock { space in space = space.map { $0 - allowed } }
+            if allowed < bytes.count { throw DiskError("write", path, code: ENOSPC) }
         }
+
+        func sync(_ path: String) throws(DiskError) {
+            let error = flushError.withLock { $0 }
+            if error != 0 { throw DiskError("flush", path, code: error) }
+            try real.sync(path)
+        }
+
+        func read(_ path: String) throws(DiskError) -> [UInt8]? { try real.read(path) }
+        func read(_ path: String, at offset: Int, count: Int) throws(DiskError) -> [UInt8] { try real.read(path, at: offset, count: count) }
+        func status(of path: String) throws(DiskError) -> DiskFileStatus? { try real.status(of: path) }
+        func truncate(_ path: String, to length: Int) throws(DiskError) { try real.truncate(path, to: length) }
+        func replace(_ path: String, with bytes: [UInt8], mode: UInt32) throws(DiskError) { try real.replace(path, with: bytes, mode: mode) }
+        func rename(_ path: String, to newPath: String) throws(DiskError) { try real.rename(path, to: newPath) }
+        func withLock<T>(_ path: String, exclusive: Bool, _ body: () throws -> T) throws -> T { try real.withLock(path, exclusive: exclusive, body) }
+        func remove(_ path: String) throws(DiskError) { try real.remove(path) }
+        func removeTree(_ path: String) throws(DiskError) { try real.removeTree(path) }
+        func makeDirectory(_ path: String) throws(DiskError) { try real.makeDirectory(path) }
+        func syncDirectory(_ path: String) throws(DiskError) { try real.syncDirectory(path) }
+        func contents(ofDirectory path: String) throws(DiskError) -> [String]? { try real.contents(ofDirectory: path) }
     }
 
     /// What the store logged.
@@ -52,8 +64,8 @@ import Testing
         return report
     }
 
-    func store(keep: Int = 1000, disk: Disk = Disk(), log: Log = Log()) -> JobStore {
-        JobStore(directory: directory, keep: keep, operations: disk.operations, log: log.record)
+    func store(keep: Int = 1000, disk: FillingDisk = FillingDisk(), log: Log = Log()) -> JobStore {
+        JobStore(directory: directory, keep: keep, disk: disk, log: log.record)
     }
 
     var fileSize: Int {
@@ -125,7 +137,7 @@ import Testing
 
     @Test func aFullDiskLeavesTheFileAsItWasAndSaysWhyInWords() throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let disk = Disk()
+        let disk = FillingDisk()
         let log = Log()
         let store = store(disk: disk, log: log)
         try store.append(Self.report("job-1"), coordinator: "n1")
@@ -147,7 +159,7 @@ import Testing
 
     @Test func aRecordThatCannotBeFlushedIsNotStored() throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let disk = Disk()
+        let disk = FillingDisk()
         let store = store(disk: disk)
         try store.append(Self.report("job-1"), coordinator: "n1")
         let before = fileSize
@@ -272,7 +284,7 @@ import Testing
 
     @Test func aCompactionThatFindsTheDiskFullLeavesTheFileAsItWas() throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let disk = Disk()
+        let disk = FillingDisk()
         let log = Log()
         let store = store(keep: 2, disk: disk, log: log)
         for number in 1...3 { try store.append(Self.report("job-\(number)"), coordinator: "n1") }
