@@ -24,9 +24,16 @@
 /// - when a running attempt ends (``finish(_:job:)``), its place passes to a waiting
 ///   attempt of the job furthest below its fair share (``FairShare``, over the jobs
 ///   running or waiting here, demand = running + waiting): the fewest running per slot
-///   of share, then the larger share, then the oldest. So a short job that arrives behind a long one
-///   gets its share from the next place that frees, without a central scheduler: every
-///   worker decides from the attempts it holds;
+///   of share, then the least ``JobState/pass`` + 1 / share (the places it was given
+///   here, each counted as 1 / its share then, and the one it would take: fair queuing's
+///   virtual finish), then the oldest. So a short job that arrives behind
+///   a long one gets its share from the next place that frees, without a central
+///   scheduler: every worker decides from the attempts it holds. The pass is what keeps a
+///   job of less than one slot's share from being passed over for good: with 2 slots and
+///   shares of 2/3, 2/3, 1/3 and 1/3, every job is at 0 running when its turn comes, and
+///   a larger share breaking that tie gave the two small jobs nothing
+///   (`SharingWithSeveralCoordinatorsTests`); by pass, each gets places in proportion to
+///   its share;
 /// - a waiting attempt that is cancelled leaves the queue (``withdraw(_:)``) and holds nothing.
 ///
 /// Invariant, per cost: `inUse <= budget`, each job's queue at most
@@ -61,6 +68,10 @@ public struct WorkerAdmission: Sendable {
         public var running = 0
         /// Its waiting attempts, oldest first.
         public fileprivate(set) var queue = TicketQueue()
+        /// Its virtual time here (start-time fair queuing): each place the job is given
+        /// while another job is here adds 1 / its share at that moment. A job that comes
+        /// (or comes back) starts at the least pass of the jobs here, so it banks nothing.
+        public fileprivate(set) var pass = 0.0
     }
 
     /// Jobs whose attempts may wait at once, per cost: bounds the queues whatever
@@ -125,9 +136,12 @@ public struct WorkerAdmission: Sendable {
 
     /// An attempt of `cost` of `job`, whose share is `share`, arrives.
     public mutating func arrive(_ cost: TaskCost, job: String, share: JobShare) -> Decision {
-        var state = jobs(cost)[job] ?? JobState(share: share)
+        var state = jobs(cost)[job] ?? JobState(share: share, pass: jobs(cost).values.map(\.pass).min() ?? 0)
         state.share = share
         if inUse[cost] < budgets[cost] {
+            if jobs(cost).count > (jobs(cost)[job] == nil ? 0 : 1) {
+                state.pass += 1 / max(shares(cost, adding: (job, share))[job] ?? 0, 1e-9)
+            }
             inUse[cost] += 1
             state.running += 1
             setJob(job, state, cost)
@@ -167,21 +181,23 @@ public struct WorkerAdmission: Sendable {
         }
         inUse[cost] = max(0, inUse[cost] - 1)
         let candidates = jobs(cost).filter { $0.value.queue.count > 0 }
-        // One job waiting (the common case): it goes next, whatever the shares.
-        let shares = candidates.count > 1 ? shares(cost) : [:]
-        // Fewest running per slot of share; among equals the larger share (a job of an
-        // owner with less here), then the oldest waiting.
+        // One job here (the common case): it goes next, whatever the shares.
+        let shares = jobs(cost).count > 1 ? shares(cost) : [:]
+        // Fewest running per slot of share; among equals the least virtual finish (pass
+        // and this place: the job served least here for its share), then the oldest.
         guard let next = candidates.min(by: { a, b in
             let sa = shares[a.key] ?? 0, sb = shares[b.key] ?? 0
             let ra = Double(a.value.running) / max(sa, 1e-9), rb = Double(b.value.running) / max(sb, 1e-9)
             if abs(ra - rb) > 1e-9 { return ra < rb }
-            if abs(sa - sb) > 1e-9 { return sa > sb }
+            let fa = a.value.pass + 1 / max(sa, 1e-9), fb = b.value.pass + 1 / max(sb, 1e-9)
+            if abs(fa - fb) > 1e-9 { return fa < fb }
             return a.value.queue.first! < b.value.queue.first!
         }) else { return nil }
         var state = next.value
         guard let ticket = state.queue.removeFirst() else { return nil }
         waitingTickets[ticket] = nil
         adjustQueued(cost, by: -1)
+        if !shares.isEmpty { state.pass += 1 / max(shares[next.key] ?? 0, 1e-9) }
         state.running += 1
         inUse[cost] += 1
         setJob(next.key, state, cost)

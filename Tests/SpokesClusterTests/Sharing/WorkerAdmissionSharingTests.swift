@@ -86,6 +86,34 @@ private final class SharedAdmission {
         #expect(worker.finish(.cpu, job: "hog-0")?.ticket == mine, "bob's owner is furthest below its share")
     }
 
+    /// Two slots, four jobs that always have an attempt waiting: bob's and cy's (2/3 of a
+    /// slot each) and ada's two (1/3 each). Every job is at 0 running when its turn comes,
+    /// so the pass decides: places go 2:2:1:1, and a job of share `s` waits at most
+    /// `2 / s` places for its next, plus one while its own attempt still runs (bob and cy
+    /// at most 4, ada's jobs 7).
+    @Test func jobsOfLessThanASlotsShareGetPlacesInProportionAndNoneIsPassedOverForGood() throws {
+        let worker = SharedAdmission(cpu: 2)
+        let shares = ["bob": bob, "cy": JobShare(owner: "cy"), "ada-1": ada, "ada-2": ada]
+        #expect(worker.arrive(.cpu, job: "bob", share: bob) == .run)
+        #expect(worker.arrive(.cpu, job: "cy", share: shares["cy"]!) == .run)
+        for job in ["bob", "cy", "ada-1", "ada-2"] { _ = try #require(ticket(worker.arrive(.cpu, job: job, share: shares[job]!))) }
+        var running = ["bob", "cy"], given: [String: Int] = [:], lastGiven: [String: Int] = [:], longestWait: [String: Int] = [:]
+        for place in 0..<120 {
+            // The older of the two running attempts ends; its job sends its next one.
+            let ended = running.removeFirst()
+            let next = try #require(worker.finish(.cpu, job: ended))
+            running.append(next.job)
+            given[next.job, default: 0] += 1
+            longestWait[next.job] = max(longestWait[next.job] ?? 0, place - (lastGiven[next.job] ?? -1))
+            lastGiven[next.job] = place
+            _ = try #require(ticket(worker.arrive(.cpu, job: next.job, share: shares[next.job]!)), "\(next.job) queues its next attempt")
+        }
+        #expect(given == ["bob": 40, "cy": 40, "ada-1": 20, "ada-2": 20], "places given: \(given)")
+        for (job, share) in worker.shares(.cpu) {
+            #expect((longestWait[job] ?? .max) <= Int((2 / share).rounded()) + 1, "the most places between two of \(job)'s: \(longestWait)")
+        }
+    }
+
     @Test func aCapLowersAJobsShareAtTheWorker() {
         let worker = SharedAdmission(cpu: 4)
         for _ in 0..<4 { _ = worker.arrive(.cpu, job: "capped", share: JobShare(owner: "ada", maxSlots: 1)) }
