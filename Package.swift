@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "SpokesConsensus", targets: ["SpokesConsensus"]),
         .library(name: "SpokesSimulation", targets: ["SpokesSimulation"]),
         .library(name: "SpokesReplication", targets: ["SpokesReplication"]),
+        .library(name: "SpokesNode", targets: ["SpokesNode"]),
         .executable(name: "spokes", targets: ["spokes"]),
         // The membership simulator from the command line (Scripts/simulate-cluster); not part of `spokes`.
         .executable(name: "simulate-cluster", targets: ["simulate-cluster"]),
@@ -40,7 +41,9 @@ let package = Package(
         .target(name: "SpokesBikesWeb", dependencies: ["SpokesBikes"]),
         .target(name: "SpokesDashboard", dependencies: ["SpokesBikes", "SpokesCluster", "SpokesHTTP", "SpokesConcurrency"],
                 exclude: ["Page/Assets"]),  // embedded by Scripts/embed-resources
-        .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesConsensus", "SpokesReplication"]),
+        // A node's job machinery wired once, for `spokes node` and the simulator's whole nodes.
+        .target(name: "SpokesNode", dependencies: ["SpokesBikes", "SpokesReplication", "SpokesCluster"]),
+        .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesConsensus", "SpokesNode"]),
         .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
         .target(name: "SpokesConsensus"),
         .target(name: "SpokesSimulation", dependencies: ["SpokesConsensus", "SpokesCluster", "SpokesBikes"]),
