@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "SpokesSimulation", targets: ["SpokesSimulation"]),
         .library(name: "SpokesReplication", targets: ["SpokesReplication"]),
         .library(name: "SpokesNode", targets: ["SpokesNode"]),
+        .library(name: "SpokesSimulatedCluster", targets: ["SpokesSimulatedCluster"]),
         .executable(name: "spokes", targets: ["spokes"]),
         // The membership simulator from the command line (Scripts/simulate-cluster); not part of `spokes`.
         .executable(name: "simulate-cluster", targets: ["simulate-cluster"]),
@@ -46,13 +47,15 @@ let package = Package(
         .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesConsensus", "SpokesNode"]),
         .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
         .target(name: "SpokesConsensus"),
-        .target(name: "SpokesSimulation", dependencies: ["SpokesConsensus", "SpokesCluster", "SpokesBikes"]),
+        // Whole ClusterNodes on one simulated network in virtual time: the tests' and the simulator's.
+        .target(name: "SpokesSimulatedCluster", dependencies: ["SpokesCluster", "SpokesConcurrency"]),
+        .target(name: "SpokesSimulation", dependencies: ["SpokesConsensus", "SpokesCluster", "SpokesBikes", "SpokesNode", "SpokesSimulatedCluster", "SpokesConcurrency"]),
         .executableTarget(name: "simulate-cluster", dependencies: ["SpokesSimulation"]),
         .target(name: "SpokesReplication", dependencies: ["SpokesCluster", "SpokesConsensus", "SpokesConcurrency"]),
         // What every test target shares (temporary folders that are always removed).
         .target(name: "SpokesTestKit", path: "Tests/SpokesTestKit"),
         // The in-process cluster builder the cluster, bikes, dashboard and CLI tests share.
-        .target(name: "SpokesClusterTestKit", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesTestKit"], path: "Tests/SpokesClusterTestKit"),
+        .target(name: "SpokesClusterTestKit", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesSimulatedCluster"], path: "Tests/SpokesClusterTestKit"),
         .testTarget(name: "SpokesConcurrencyTests", dependencies: ["SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesTransportTests", dependencies: ["SpokesTransport", "SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesHTTPTests", dependencies: ["SpokesHTTP", "SpokesTransport", "SpokesConcurrency", "SpokesTestKit"]),
