@@ -48,11 +48,6 @@ final class NodesRun: Sendable {
         (root as NSString).appendingPathComponent("n\(node).\(incarnation)")
     }
 
-    /// The node's own folder in its data directory, as `spokes node` names it (`nodes/NAME`).
-    static func ownFolder(_ dataDirectory: String, name: String) -> String {
-        ((dataDirectory as NSString).appendingPathComponent("nodes") as NSString).appendingPathComponent(name)
-    }
-
     func record(_ line: String, detail: String = "") { trace.record(virtualSeconds, line, detail: detail) }
 
     /// Plays the seed; the first invariant broken, or nil.
@@ -86,7 +81,8 @@ final class NodesRun: Sendable {
     // MARK: Nodes
 
     private func startAssembly(_ index: Int, node: ClusterNode) async throws {
-        let folder = Self.ownFolder(node.settings.dataDirectory, name: node.system.node.name)
+        // The node's own folder, as `spokes node` names it.
+        let folder = NodeDirectory.path(of: node.system.node.name, in: node.settings.dataDirectory)
         let assembly = try await cluster.complete("n\(index) starts", within: 30) { await NodeAssembly.start(node: node, folder: folder) }
         incarnations.withLock { $0[index].assembly = assembly }
         everyAssembly.withLock { $0.append(assembly) }
