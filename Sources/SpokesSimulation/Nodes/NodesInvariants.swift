@@ -5,7 +5,7 @@ import SpokesConcurrency
 import SpokesSimulatedCluster
 
 /// What must hold at the end of a seed of ``NodesModel``, once every fault has ended and
-/// every node is up again:
+/// every node is up again (the first of these after every fault as well):
 /// - no client waits past `livenessBound` without saying why (a report, or an error);
 /// - every job a coordinator accepted has a stored report within `livenessBound` (no job
 ///   stays running forever while its replicas' nodes are alive), on at most one line of
@@ -58,6 +58,16 @@ struct NodesInvariants {
             }
             if let asking = askers[node], let broken = try await checkResult(of: answer, at: node, asking: asking) { return "\(answer.name) (\(job)): \(broken)" }
             run.record("\(answer.name) stored on \(places.count) node(s), as told")
+        }
+        return nil
+    }
+
+    /// Checked after every fault too (cheap: the stores' lines): no node stores a job twice.
+    func storedTwice() async -> String? {
+        let jobs = run.answers.withLock { $0.values.compactMap { answer in answer.job.map { (answer.name, $0) } } }
+        let stored = await storedLines(of: jobs.map(\.1))
+        for (name, job) in jobs.sorted(by: { $0.0 < $1.0 }) {
+            if let twice = stored[job]?.first(where: { $0.lines > 1 }) { return "\(name) (\(job)) is stored \(twice.lines) times on n\(twice.node)" }
         }
         return nil
     }

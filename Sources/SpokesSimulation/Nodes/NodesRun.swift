@@ -62,6 +62,7 @@ final class NodesRun: Sendable {
             try await begin(fault)
             try await runUntil(fault.end, "fault \(fault) ends")
             try await end(fault)
+            if let broken = await NodesInvariants(run: self).storedTwice() { return broken }
         }
         let healed = virtualSeconds
         record("every fault has ended")
