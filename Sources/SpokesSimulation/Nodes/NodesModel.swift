@@ -51,7 +51,11 @@ public enum NodesModel {
         }
 
         public var kind: Kind
+        /// The node hit, unless ``atCoordinator`` finds a coordinator as the fault begins.
         public var node: Int
+        /// A crash or a cut aimed at the coordinator of a job running when it begins (the
+        /// take-over path), if any job runs then.
+        public var atCoordinator: Bool
         public var start: Double
         public var duration: Double
         /// The share of datagrams lost (``Kind/loss``).
@@ -60,7 +64,7 @@ public enum NodesModel {
         public var end: Double { start + duration }
 
         public var description: String {
-            let what = kind == .loss ? "loss \(Int(rate * 100))%" : "\(kind.rawValue) n\(node)"
+            let what = kind == .loss ? "loss \(Int(rate * 100))%" : "\(kind.rawValue) \(atCoordinator ? "a running job's coordinator, else " : "")n\(node)"
             return "\(what) from \(String(format: "%.2f", start)) s for \(String(format: "%.2f", duration)) s"
         }
     }
@@ -77,7 +81,8 @@ public enum NodesModel {
             let node = random.index(below: options.nodes)
             let duration = random.uniform(in: 1...8)
             let rate = kind == .loss ? random.uniform(in: 0.05...0.5) : 0
-            faults.append(Fault(kind: kind, node: node, start: time, duration: duration, rate: rate))
+            let atCoordinator = random.chance(0.5) && kind != .loss
+            faults.append(Fault(kind: kind, node: node, atCoordinator: atCoordinator, start: time, duration: duration, rate: rate))
             time += duration + random.uniform(in: 0.5...4)
         }
         return faults

@@ -57,8 +57,9 @@ final class NodesRun: Sendable {
         try await cluster.awaitMesh()
         record("mesh of \(options.nodes)")
         try await startClients()
-        for fault in faults {
+        for var fault in faults {
             try await runUntil(fault.start, "fault \(fault) begins")
+            fault.node = target(of: fault)
             try await begin(fault)
             try await runUntil(fault.end, "fault \(fault) ends")
             try await end(fault)
@@ -92,6 +93,16 @@ final class NodesRun: Sendable {
     /// The assemblies of the nodes that are up.
     var liveAssemblies: [(index: Int, assembly: NodeAssembly)] {
         incarnations.withLock { list in list.enumerated().compactMap { index, entry in entry.assembly.map { (index, $0) } } }
+    }
+
+    /// The node `fault` hits: the coordinator of the first job (by name) that runs now,
+    /// when it is aimed at one, else its own node.
+    private func target(of fault: NodesModel.Fault) -> Int {
+        guard fault.atCoordinator else { return fault.node }
+        let running = answers.withLock { $0.values.filter { $0.told == nil && $0.coordinator != nil }.sorted { $0.name < $1.name } }
+        guard let job = running.first, let coordinator = job.coordinator else { return fault.node }
+        record("  aimed at \(job.name)'s coordinator n\(coordinator)")
+        return coordinator
     }
 
     private func begin(_ fault: NodesModel.Fault) async throws {
@@ -184,7 +195,7 @@ final class NodesRun: Sendable {
             try await client.run(
                 kind: SleepTask.name, schema: nil, inputs: inputs, deadline: 30, retries: 3,
                 onStart: { plan in
-                    self.answers.withLock { $0[job]?.job = plan.job; $0[job]?.accepted = true }
+                    self.answers.withLock { $0[job]?.job = plan.job; $0[job]?.accepted = true; $0[job]?.coordinator = Self.index(of: plan.coordinator) }
                     self.record("\(self.answerName(job)) accepted by \(plan.coordinator)")
                 },
                 onOutcome: { outcome in self.answers.withLock { $0[job]?.heard(outcome.task, output: outcome.output) } })
@@ -218,7 +229,7 @@ final class NodesRun: Sendable {
         do {
             let desk = try JobService.resolve(id: ActorID(node: cluster[entry].system.node, name: JobService.wellKnownName), using: client.system)
             let listener = JobListener(actorSystem: client.system, onAccepted: { [self] _, coordinator in
-                self.answers.withLock { $0[job]?.accepted = true }
+                self.answers.withLock { $0[job]?.accepted = true; $0[job]?.coordinator = Self.index(of: coordinator) }
                 self.record("\(self.answerName(job)) accepted by \(coordinator)")
             }, onProgress: { _ in })
             let report = try await desk.submit(bikeJob, listener: listener)
@@ -230,6 +241,9 @@ final class NodesRun: Sendable {
             record("\(answerName(job)) told an error: \(type(of: error))", detail: "\(error)")
         }
     }
+
+    /// Node `nK`'s index K.
+    static func index(of node: String) -> Int? { Int(node.dropFirst()) }
 
     func answerName(_ job: Int) -> String { answers.withLock { $0[job]?.name ?? "job\(job)" } }
 
@@ -258,6 +272,8 @@ struct ClientAnswer: Sendable {
     var job: String?
     /// The coordinator said it accepted the job (a map's `onStart`, a bike job's listener).
     var accepted = false
+    /// The index of the node that accepted it.
+    var coordinator: Int?
     var inputs: [String] = []
     var users = 0
     /// Each task's output as the client heard it, and tasks heard more than once.

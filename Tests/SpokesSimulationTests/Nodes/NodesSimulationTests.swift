@@ -27,6 +27,7 @@ import Testing
             #expect(options.faultCount.contains(plan.count))
             for (earlier, later) in zip(plan, plan.dropFirst()) { #expect(earlier.end <= later.start, "faults do not overlap") }
             #expect(plan.allSatisfy { (0..<5).contains($0.node) })
+            #expect(plan.allSatisfy { !($0.kind == .loss && $0.atCoordinator) }, "loss hits no node")
         }
     }
 }
