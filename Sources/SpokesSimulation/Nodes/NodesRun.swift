@@ -252,6 +252,9 @@ final class NodesRun: Sendable {
         for operation in operations.withLock({ $0 }) { operation.cancel() }
         for assembly in everyAssembly.withLock({ $0 }) { await assembly.stop(sayingGoodbye: false) }
         cluster.stop()
+        // Writes the stopped nodes had in hand land before the folder goes (a run that
+        // stopped early left a journal line behind once).
+        try? await cluster.settle()
         let root = root
         _ = try? await runBlocking("nodes-model") { try FileManager.default.removeItem(atPath: root) }
     }
