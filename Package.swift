@@ -22,6 +22,8 @@ let package = Package(
         .library(name: "SpokesConsensus", targets: ["SpokesConsensus"]),
         .library(name: "SpokesSimulation", targets: ["SpokesSimulation"]),
         .library(name: "SpokesReplication", targets: ["SpokesReplication"]),
+        .library(name: "SpokesNode", targets: ["SpokesNode"]),
+        .library(name: "SpokesSimulatedCluster", targets: ["SpokesSimulatedCluster"]),
         .executable(name: "spokes", targets: ["spokes"]),
         // The membership simulator from the command line (Scripts/simulate-cluster); not part of `spokes`.
         .executable(name: "simulate-cluster", targets: ["simulate-cluster"]),
@@ -40,16 +42,20 @@ let package = Package(
         .target(name: "SpokesBikesWeb", dependencies: ["SpokesBikes"]),
         .target(name: "SpokesDashboard", dependencies: ["SpokesBikes", "SpokesCluster", "SpokesHTTP", "SpokesConcurrency"],
                 exclude: ["Page/Assets"]),  // embedded by Scripts/embed-resources
-        .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesConsensus", "SpokesReplication"]),
+        // A node's job machinery wired once, for `spokes node` and the simulator's whole nodes.
+        .target(name: "SpokesNode", dependencies: ["SpokesBikes", "SpokesReplication", "SpokesCluster"]),
+        .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesConsensus", "SpokesNode"]),
         .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
         .target(name: "SpokesConsensus", dependencies: ["SpokesConcurrency"]),
-        .target(name: "SpokesSimulation", dependencies: ["SpokesConsensus", "SpokesCluster", "SpokesBikes"]),
+        // Whole ClusterNodes on one simulated network in virtual time: the tests' and the simulator's.
+        .target(name: "SpokesSimulatedCluster", dependencies: ["SpokesCluster", "SpokesConcurrency"]),
+        .target(name: "SpokesSimulation", dependencies: ["SpokesConsensus", "SpokesCluster", "SpokesBikes", "SpokesNode", "SpokesSimulatedCluster", "SpokesConcurrency"]),
         .executableTarget(name: "simulate-cluster", dependencies: ["SpokesSimulation"]),
         .target(name: "SpokesReplication", dependencies: ["SpokesCluster", "SpokesConsensus", "SpokesConcurrency"]),
         // What every test target shares (temporary folders that are always removed).
         .target(name: "SpokesTestKit", path: "Tests/SpokesTestKit"),
         // The in-process cluster builder the cluster, bikes, dashboard and CLI tests share.
-        .target(name: "SpokesClusterTestKit", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesTestKit"], path: "Tests/SpokesClusterTestKit"),
+        .target(name: "SpokesClusterTestKit", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesSimulatedCluster"], path: "Tests/SpokesClusterTestKit"),
         .testTarget(name: "SpokesConcurrencyTests", dependencies: ["SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesTransportTests", dependencies: ["SpokesTransport", "SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesHTTPTests", dependencies: ["SpokesHTTP", "SpokesTransport", "SpokesConcurrency", "SpokesTestKit"]),
@@ -58,7 +64,8 @@ let package = Package(
         .testTarget(name: "SpokesClusterTests", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes", "SpokesBikesWeb", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesDashboardTests", dependencies: ["SpokesDashboard", "SpokesHTTP", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
-        .testTarget(name: "SpokesCLITests", dependencies: ["SpokesCLI", "SpokesCluster", "SpokesTestKit", "SpokesClusterTestKit"]),
+        .testTarget(name: "SpokesCLITests", dependencies: ["SpokesCLI", "SpokesNode", "SpokesCluster", "SpokesTestKit", "SpokesClusterTestKit"]),
+        .testTarget(name: "SpokesNodeTests", dependencies: ["SpokesNode"]),
         .testTarget(name: "SpokesConsensusTests", dependencies: ["SpokesConsensus", "SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesSimulationTests", dependencies: ["SpokesSimulation", "SpokesConsensus", "SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesReplicationTests", dependencies: ["SpokesReplication", "SpokesCluster", "SpokesConsensus", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),

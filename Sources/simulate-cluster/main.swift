@@ -16,6 +16,10 @@ import SpokesSimulation
 //                                              replicas, each under the node's RaftDriver
 //   simulate-cluster --model raft-changes --nodes N ...  the same, its replicas changed one
 //                                              at a time while it runs, with a spare
+//   simulate-cluster --model nodes --nodes N --seeds A-B   N whole nodes as `spokes node`
+//                                              assembles them, real clients, crashes and
+//                                              restarts, partitions and loss, in virtual
+//                                              time (issue 28 §2; not deterministic)
 //   simulate-cluster --scale 10,25,50,100     the scale model (issue 18 §3): a table
 //
 // Prints each seed's verdict and trace hash (the same seed gives the same hash), then a
@@ -82,8 +86,8 @@ func parse(_ given: [String]) -> Request {
             request.json = true
         case "--model":
             let text = value()
-            guard ["membership", "scheduling", "bikes", "bike-failover", "raft", "raft-changes"].contains(text) else {
-                fail("--model expects membership, scheduling, bikes, bike-failover, raft or raft-changes, got '\(text)'")
+            guard ["membership", "scheduling", "bikes", "bike-failover", "raft", "raft-changes", "nodes"].contains(text) else {
+                fail("--model expects membership, scheduling, bikes, bike-failover, raft, raft-changes or nodes, got '\(text)'")
             }
             request.model = text
         case "--scale":
@@ -91,7 +95,7 @@ func parse(_ given: [String]) -> Request {
             request.scale = text.split(separator: ",").compactMap { Int($0) }.filter { (2...500).contains($0) }
             if request.scale.isEmpty { fail("--scale expects sizes from 2 to 500, e.g. 10,25,50,100; got '\(text)'") }
         case "-h", "--help":
-            print("usage: simulate-cluster [--model membership|scheduling|bikes|bike-failover|raft|raft-changes] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
+            print("usage: simulate-cluster [--model membership|scheduling|bikes|bike-failover|raft|raft-changes|nodes] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
             exit(0)
         default:
             fail("unknown flag \(flag)")
@@ -150,6 +154,17 @@ func play<Model: SimulationModel>(
 }
 
 switch request.model {
+case "nodes":
+    // Whole nodes: not the kernel's single-threaded models; faults of its own (crash,
+    // partition, one-way, loss), and no --json yet.
+    if request.faultsChosen || json { fail("--model nodes draws its own faults (crash, partition, one-way, loss) and prints text only: drop --faults and --json") }
+    let traceLines = Int(ProcessInfo.processInfo.environment["SIMULATION_TRACE_LINES"] ?? "") ?? 80
+    // SIMULATION_TRACE_ALL=1: every seed's trace on stderr, not only a failing one's.
+    let showEveryTrace = ProcessInfo.processInfo.environment["SIMULATION_TRACE_ALL"] == "1"
+    let failures = NodesModel.playAllBlocking(seeds: seeds, options: NodesModel.Options(nodes: nodes), traceLines: traceLines, showEveryTrace: showEveryTrace, print: { print($0) }) {
+        FileHandle.standardError.write(Data(($0 + "\n").utf8))
+    }
+    exit(failures.isEmpty ? 0 : 1)
 case "bike-failover":
     let failoverKinds = request.faultsChosen ? kinds : BikeFailoverModel.faultKinds
     let model = { BikeFailoverModel(options: BikeFailoverModel.Options(replicas: nodes)) }

@@ -1,10 +1,9 @@
 import Foundation
-import SpokesBikes
 import SpokesCluster
 import SpokesConsensus
-import SpokesReplication
 import SpokesConcurrency
 import SpokesDashboard
+import SpokesNode
 
 /// `spokes node`: runs a node in the foreground until SIGINT, SIGTERM or `spokes stop`.
 enum NodeCommand {
@@ -75,12 +74,8 @@ enum NodeCommand {
         let events = node.membershipEvents()
         // A live member already has this name: stop, and exit 1 with the conflict below.
         node.nameConflict.whenComplete { _ in stopped.resolve(()) }
-        // One job store for bike jobs and jobs of tasks: `spokes jobs` lists both.
-        let store = JobStore(directory: settings.dataDirectory, keep: settings.jobsKeep) { log.log($0) }
-        // A job's running state: replicated on `jobs.replicas` minus one other members (Raft
-        // groups in `nodes/NAME/raft/`), or, without enough members, on this node's disk
-        // (maps and sweeps in its journal, bike jobs in a group of this node alone). Under
-        // `nodes/NAME/`, so nodes that share a data directory never share these files.
+        // The node's own files (its Raft groups, its journal) are under `nodes/NAME/`, so
+        // nodes that share a data directory never share them.
         let own = NodeDirectory.path(of: node.system.node.name, in: HomeDirectory.expand(settings.dataDirectory))
         // One process per node's files: a second node of this name on this data directory
         // would vote twice in the same Raft groups.
@@ -96,22 +91,7 @@ enum NodeCommand {
             log.log("cannot claim this node's folder: \(error); it keeps no job of its own", level: .warning)
         }
         defer { withExtendedLifetime(claim) {} }
-        let journal = TaskJobJournal(dataDirectory: own) { log.log($0) }
-        let raft = RaftHost(
-            system: node.system,
-            settings: RaftHostSettings(dataDirectory: (own as NSString).appendingPathComponent("raft")),
-            machines: ReplicatedTaskJobs.machines.merging(ReplicatedBikeJobs.machines) { first, _ in first },
-            commitLatency: node.raftCommitLatency)
-        node.setReplicaGroups { await raft.groupViews() }
-        let replicated = ReplicatedTaskJobs(host: raft, system: node.system, members: { [weak node] in node?.members ?? [] }, fallback: journal)
-        let replicatedBikeJobs = ReplicatedBikeJobs(host: raft, system: node.system, members: { [weak node] in node?.members ?? [] })
-        node.start(taskJobHistory: store, durability: replicated, journal: journal)
-        for (group, problem) in await raft.reopenStoredGroups() { log.log("cannot reopen raft group \(group): \(problem)") }
-        let watching = node.taskJobs.map { replicated.watch($0) }
-        let jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) {
-            JobService(actorSystem: node.system, node: node, store: store, replication: replicatedBikeJobs)
-        }
-        let watchingBikeJobs = replicatedBikeJobs.watch(jobs)
+        let assembly = await NodeAssembly.start(node: node, folder: own)
         let name = node.system.node.name
         var dashboard: Dashboard?
         if settings.dashboardPort != nil {
@@ -140,12 +120,8 @@ enum NodeCommand {
         await stopped.future.value
         if node.nameTaken == nil { log.log("stopping: telling peers we leave") }
         dashboard?.stop()
-        watching?.cancel()
-        watchingBikeJobs.cancel()
-        await raft.stop()
-        await node.stop()
+        await assembly.stop()
         logging.cancel()
-        withExtendedLifetime(jobs) {}
         if let conflict = node.nameTaken { throw conflict }
         return 0
     }

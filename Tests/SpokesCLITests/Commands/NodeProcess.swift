@@ -4,6 +4,7 @@ import SpokesCluster
 import SpokesConcurrency
 import SpokesTestKit
 @testable import SpokesCLI
+import SpokesNode
 
 /// A `spokes node` child process for a test: started, waited for until its ready line,
 /// and always stopped by its PID.

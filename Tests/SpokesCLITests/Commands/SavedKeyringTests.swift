@@ -2,6 +2,7 @@ import Foundation
 import SpokesTestKit
 import Testing
 @testable import SpokesCLI
+import SpokesNode
 @testable import SpokesCluster
 
 /// A named node starts from the keyring `spokes keyring` saved in its folder, not from

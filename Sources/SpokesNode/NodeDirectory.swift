@@ -5,12 +5,14 @@ import Foundation
 /// default one): `nodes/NAME/`. A name is made a safe folder name by writing every
 /// character but letters, digits, `-` and `_` as `%XX`, so two names never share a
 /// folder and no name leaves `nodes/` (`..`, `/`).
-enum NodeDirectory {
-    static func path(of node: String, in dataDirectory: String) -> String {
+public enum NodeDirectory {
+    /// The folder of the node named `node` in `dataDirectory`.
+    public static func path(of node: String, in dataDirectory: String) -> String {
         ((dataDirectory as NSString).appendingPathComponent("nodes") as NSString).appendingPathComponent(folderName(of: node))
     }
 
-    static func folderName(of node: String) -> String {
+    /// `node` as a folder name (see above).
+    public static func folderName(of node: String) -> String {
         var folder = ""
         for byte in node.utf8 {
             switch byte {

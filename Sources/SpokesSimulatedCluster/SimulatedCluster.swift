@@ -3,7 +3,6 @@ import Foundation
 import Glibc
 import SpokesCluster
 import SpokesConcurrency
-import SpokesTestKit
 import Synchronization
 
 /// Nodes that ship, in the test's process, on one ``SimulatedNetwork`` and one
@@ -18,6 +17,10 @@ import Synchronization
 /// the same for several turns of the cooperative pool: the tasks the last step woke have
 /// run and gone back to sleep. (Tasks run on the real pool, so this is quiet as observed,
 /// not a proof: a node that computes for long between two awaits could be overtaken.)
+///
+/// Used by the tests (`SpokesClusterTestKit` re-exports it) and by the simulator's whole
+/// nodes (`simulate-cluster --model nodes`), which start each node as `spokes node` does
+/// (`startsNodes: false`) and crash and restart them (``restartNode(_:configure:)``).
 public final class SimulatedCluster: Sendable {
     public let clock = VirtualClock()
     public let network: SimulatedNetwork
@@ -28,6 +31,8 @@ public final class SimulatedCluster: Sendable {
     private let hosts: Atomic<Int>
     /// Nodes started later, systems and clients made here: stopped by ``stop()``.
     private let added = Mutex<(nodes: [ClusterNode], systems: [ClusterSystem])>(([], []))
+    /// Nodes made again at the host of one of ``nodes`` (``restartNode(_:configure:)``), so far.
+    private let restarts = Atomic<Int>(0)
     /// Systems hold their actors weakly, as a node does; tests keep theirs alive here.
     private let kept = Mutex<[any DistributedActor]>([])
 
@@ -35,8 +40,10 @@ public final class SimulatedCluster: Sendable {
     /// `index`'s settings after the simulation's own (``settings(named:host:)``),
     /// `registry` gives its kinds, `faults` its injected faults and `durability` where it
     /// keeps its running jobs. `seed` draws the network's losses and the nodes' seeds.
+    /// With `startsNodes` false the nodes are made and not started: their owner starts
+    /// them (``NodeAssembly`` in the simulator).
     public init(
-        _ count: Int, prefix: String = "n", seed: UInt64 = 1, configure: (Int, inout ClusterSettings) -> Void = { _, _ in },
+        _ count: Int, prefix: String = "n", seed: UInt64 = 1, startsNodes: Bool = true, configure: (Int, inout ClusterSettings) -> Void = { _, _ in },
         registry: (Int) -> TaskRegistry = { _ in TaskRegistry() }, faults: (Int) -> ScanSystem.Faults = { _ in .init() },
         durability: (Int) -> (any TaskJobDurability)? = { _ in nil }
     ) throws {
@@ -50,7 +57,7 @@ public final class SimulatedCluster: Sendable {
             configure(index, &settings)
             let runtime = Self.runtime(clock, network, host: index, seed: seed)
             let node = try ClusterNode(settings: settings, registry: registry(index), faults: faults(index), runtime: runtime)
-            node.start(durability: durability(index))
+            if startsNodes { node.start(durability: durability(index)) }
             return node
         }
     }
@@ -104,6 +111,19 @@ public final class SimulatedCluster: Sendable {
         return node
     }
 
+    /// A new node at the host of node `index` (its old one stopped: a restart), with that
+    /// node's settings (then `configure`d) and registry, not started; stopped by ``stop()``.
+    /// Its runtime's seeds differ from every earlier incarnation's.
+    public func restartNode(_ index: Int, configure: (inout ClusterSettings) -> Void = { _ in }) throws -> ClusterNode {
+        var settings = nodes[index].settings
+        configure(&settings)
+        let restart = restarts.add(1, ordering: .relaxed).newValue
+        let runtime = Runtime.virtual(clock, network: network.host(Self.host(index)), seed: seed &* 1000 &+ UInt64(index) &+ UInt64(restart) &* 1_000_003)
+        let node = try ClusterNode(settings: settings, registry: nodes[index].registry, runtime: runtime)
+        added.withLock { $0.nodes.append(node) }
+        return node
+    }
+
     /// An actor system (not a node: no discovery, heartbeats or membership) named `name`
     /// on a host of its own, with the simulation's settings (then `configure`d); a member
     /// unless `isMember` is false (a client). Shut down by ``stop()``.
@@ -154,7 +174,7 @@ public final class SimulatedCluster: Sendable {
     }
 
     /// Moves virtual time until `condition` holds, at most `seconds` of virtual time;
-    /// throws ``EventuallyTimeout`` naming `what` otherwise. Time moves to the next
+    /// throws ``VirtualTimeout`` naming `what` otherwise. Time moves to the next
     /// sleeper's deadline on the clock, in steps of at least `step` seconds, and the
     /// condition is checked after each.
     public func run(
@@ -165,7 +185,7 @@ public final class SimulatedCluster: Sendable {
             try await settle()
             if try await condition() { return }
             let now = clock.now
-            guard now < deadline else { throw EventuallyTimeout(what: what(), seconds: seconds) }
+            guard now < deadline else { throw VirtualTimeout(what: what(), seconds: seconds) }
             // Nothing happens between two deadlines of sleepers on a quiet network: go
             // straight to the next one (at least `step`, at most to the end of the wait).
             let next = clock.nextDeadline ?? deadline
@@ -180,7 +200,7 @@ public final class SimulatedCluster: Sendable {
     }
 
     /// Moves virtual time for `seconds`, checking `condition` at every step; throws
-    /// ``EventuallyTimeout`` (with `broke`) at the first step where it is false. For what
+    /// ``VirtualTimeout`` (with `broke`) at the first step where it is false. For what
     /// must not happen.
     public func holds(_ what: @autoclosure () -> String, for seconds: Double, step: Double = 0.005, _ condition: () async throws -> Bool) async throws {
         let end = clock.now + seconds
@@ -192,11 +212,11 @@ public final class SimulatedCluster: Sendable {
             }
             return clock.now >= end - step / 2
         }
-        if broke { throw EventuallyTimeout(what: what(), seconds: seconds, broke: true) }
+        if broke { throw VirtualTimeout(what: what(), seconds: seconds, broke: true) }
     }
 
     /// Runs `operation` on a task of its own and moves virtual time until it ends (at most
-    /// `seconds` of virtual time; then the task is cancelled and ``EventuallyTimeout``
+    /// `seconds` of virtual time; then the task is cancelled and ``VirtualTimeout``
     /// naming `what` is thrown); returns what it returned, throws what it threw. How a
     /// test awaits a call, a join or a map while the nodes' timers run.
     @discardableResult
@@ -257,7 +277,7 @@ public final class SimulatedCluster: Sendable {
                 quietTurns = 19
             }
         }
-        throw EventuallyTimeout(what: "the simulated cluster to go quiet (\(network.inFlight) on the network)", seconds: clock.now)
+        throw VirtualTimeout(what: "the simulated cluster to go quiet (\(network.inFlight) on the network)", seconds: clock.now)
     }
 
     /// How long one step waits at most for the other threads of the process to have no
@@ -279,45 +299,12 @@ public final class SimulatedCluster: Sendable {
         }
     }
 
-    /// Stops every node, and shuts down every system and client made here.
+    /// Stops every node, and shuts down every system and client made here (a node's
+    /// goodbyes are not awaited).
     public func stop() {
         let (later, systems) = added.withLock { $0 }
         for node in nodes + later { node.stop() }
         for system in systems { system.shutdown() }
         kept.withLock { $0.removeAll() }
-    }
-}
-
-/// The threads of this process, as Linux reports them in `/proc/self/task`.
-enum ProcessThreads {
-    /// The id of the calling thread (`/proc/thread-self` names it).
-    static func current() -> Int32 {
-        var buffer = [CChar](repeating: 0, count: 64)
-        let count = readlink("/proc/thread-self", &buffer, buffer.count - 1)
-        guard count > 0 else { return -1 }
-        let path = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return path.split(separator: "/").last.flatMap { Int32($0) } ?? -1
-    }
-
-    /// The ids of the threads that are running or ready to run (state `R`) or waiting on
-    /// a disk (`D`): those with work in hand.
-    static func busy() -> [Int32] {
-        guard let directory = opendir("/proc/self/task") else { return [] }
-        defer { closedir(directory) }
-        var busy: [Int32] = []
-        var buffer = [UInt8](repeating: 0, count: 512)
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let thread = Int32(name) else { continue }
-            let descriptor = open("/proc/self/task/\(thread)/stat", O_RDONLY)
-            guard descriptor >= 0 else { continue }
-            let count = read(descriptor, &buffer, buffer.count)
-            close(descriptor)
-            // "tid (name) S ...": the state follows the name's closing parenthesis.
-            guard count > 0, let end = buffer[..<count].lastIndex(of: UInt8(ascii: ")")), end + 2 < count else { continue }
-            let state = buffer[end + 2]
-            if state == UInt8(ascii: "R") || state == UInt8(ascii: "D") { busy.append(thread) }
-        }
-        return busy
     }
 }

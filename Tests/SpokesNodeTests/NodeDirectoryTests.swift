@@ -1,5 +1,5 @@
 import Testing
-@testable import SpokesCLI
+import SpokesNode
 
 @Suite struct NodeDirectoryTests {
     @Test func aPlainNameIsItsOwnFolderUnderNodes() {

@@ -1,0 +1,98 @@
+import Foundation
+import SpokesBikes
+import SpokesCluster
+import SpokesReplication
+
+/// A node's job machinery, wired once: what `spokes node` runs and what the simulator's
+/// `--model nodes` runs, so the code the simulator checks is the code that ships.
+///
+/// Given a built ``ClusterNode`` and the node's own folder, ``start(node:folder:)`` makes
+/// the job store (bike jobs and jobs of tasks in one file, in the node's data directory),
+/// the journal of running jobs of tasks (in `folder`), the Raft host (groups in
+/// `folder/raft`) with the state machines of task jobs and bike jobs, the replicated
+/// task jobs (the journal is their fallback without enough members) and bike jobs, starts
+/// the node with them, reopens its stored groups, and hosts the `jobs` desk
+/// (``JobService``); then the watchers that take a job over and replace a dead replica.
+/// Every file goes through the node's runtime's disk (``Runtime/disk``). ``stop(sayingGoodbye:)``
+/// stops them all in the order that loses nothing.
+///
+/// What stays with the caller: flags, the keyring, the claim on `folder` (one process per
+/// node's files), the dashboard and printing (`spokes node`); virtual time and faults (the
+/// simulator).
+public final class NodeAssembly: Sendable {
+    public let node: ClusterNode
+    /// Finished jobs of both kinds: `spokes jobs`, `spokes result`.
+    public let store: JobStore
+    /// Running jobs of tasks on this node's disk, when they are not replicated.
+    public let journal: TaskJobJournal
+    /// Every Raft group with a replica here.
+    public let raft: RaftHost
+    public let replicatedTaskJobs: ReplicatedTaskJobs
+    public let replicatedBikeJobs: ReplicatedBikeJobs
+    /// The node's `jobs` desk: bike jobs, the list of every job, cancel.
+    public let jobs: JobService
+    /// Take-overs and replica changes of task jobs and bike jobs.
+    private let watchers: [Task<Void, Never>]
+
+    private init(
+        node: ClusterNode, store: JobStore, journal: TaskJobJournal, raft: RaftHost, replicatedTaskJobs: ReplicatedTaskJobs,
+        replicatedBikeJobs: ReplicatedBikeJobs, jobs: JobService, watchers: [Task<Void, Never>]
+    ) {
+        self.node = node
+        self.store = store
+        self.journal = journal
+        self.raft = raft
+        self.replicatedTaskJobs = replicatedTaskJobs
+        self.replicatedBikeJobs = replicatedBikeJobs
+        self.jobs = jobs
+        self.watchers = watchers
+    }
+
+    /// Wires `node`'s job machinery over `folder` (the node's own files) and starts the
+    /// node (``ClusterNode/start(taskJobHistory:durability:journal:)``): jobs its journal
+    /// or its Raft groups hold from before run on from there. Problems reopening a stored
+    /// group are logged, not thrown: the node still serves the others.
+    public static func start(node: ClusterNode, folder: String) async -> NodeAssembly {
+        let log = node.system
+        let settings = node.settings
+        let disk = node.system.runtime.disk
+        let store = JobStore(directory: settings.dataDirectory, keep: settings.jobsKeep, disk: disk) { log.log($0) }
+        let journal = TaskJobJournal(dataDirectory: folder, disk: disk) { log.log($0) }
+        // A job's running state: replicated on `jobs.replicas` minus one other members, or,
+        // without enough members, on this node's disk (maps and sweeps in its journal,
+        // bike jobs in a group of this node alone).
+        let raft = RaftHost(
+            system: node.system,
+            settings: RaftHostSettings(dataDirectory: (folder as NSString).appendingPathComponent("raft")),
+            machines: ReplicatedTaskJobs.machines.merging(ReplicatedBikeJobs.machines) { first, _ in first },
+            commitLatency: node.raftCommitLatency)
+        node.setReplicaGroups { await raft.groupViews() }
+        let members: @Sendable () -> [Member] = { [weak node] in node?.members ?? [] }
+        let replicated = ReplicatedTaskJobs(host: raft, system: node.system, members: members, fallback: journal)
+        let replicatedBikeJobs = ReplicatedBikeJobs(host: raft, system: node.system, members: members)
+        node.start(taskJobHistory: store, durability: replicated, journal: journal)
+        for (group, problem) in await raft.reopenStoredGroups() { log.log("cannot reopen raft group \(group): \(problem)") }
+        var watchers = node.taskJobs.map { [replicated.watch($0)] } ?? []
+        let jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) {
+            JobService(actorSystem: node.system, node: node, store: store, replication: replicatedBikeJobs)
+        }
+        watchers.append(replicatedBikeJobs.watch(jobs))
+        return NodeAssembly(
+            node: node, store: store, journal: journal, raft: raft, replicatedTaskJobs: replicated, replicatedBikeJobs: replicatedBikeJobs,
+            jobs: jobs, watchers: watchers)
+    }
+
+    /// Stops the watchers, then the Raft groups, then the node: with `sayingGoodbye`, it
+    /// tells its peers it leaves and waits (at most a second) for that to go out; without,
+    /// it only closes its connections (what the simulator's crash does, behind a cut).
+    public func stop(sayingGoodbye: Bool = true) async {
+        for watcher in watchers { watcher.cancel() }
+        await raft.stop()
+        if sayingGoodbye {
+            await node.stop()
+        } else {
+            let closeConnections: () -> Void = node.stop  // the variant that does not wait
+            closeConnections()
+        }
+    }
+}

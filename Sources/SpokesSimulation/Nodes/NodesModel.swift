@@ -1,0 +1,155 @@
+import Foundation
+import SpokesBikes
+import SpokesCluster
+import SpokesConcurrency
+import SpokesNode
+import SpokesSimulatedCluster
+import Synchronization
+
+/// Whole nodes in the simulator (issue 28 §2), `simulate-cluster --model nodes`: per seed,
+/// N nodes as `spokes node` assembles them (``NodeAssembly``: membership, prober,
+/// handshake, placement, workers, the Raft host, both kinds of replicated jobs, the job
+/// store and journal) on one ``SimulatedCluster`` (a simulated network, a virtual clock),
+/// each on a temporary data directory of its own; real ``ClusterClient``s submit maps of
+/// `bench.sleep`, cancel one, and submit a small bike job; faults drawn from the seed
+/// crash and restart nodes, cut them off both ways or one way, and lose datagrams. Then
+/// ``NodesInvariants`` are checked. See Docs/simulator.md, "Whole nodes".
+///
+/// Not deterministic: the nodes run on the real cooperative pool, so two runs of one
+/// seed may interleave differently (the fault plan and the jobs are the same; the trace
+/// hash says whether the run was).
+public enum NodesModel {
+    /// How one seed is played.
+    public struct Options: Sendable {
+        public var nodes: Int
+        /// Maps of `bench.sleep` submitted, the last one cancelled by its client.
+        public var maps = 3
+        public var tasksPerMap = 8
+        /// Small bike jobs submitted (a few users on a network of a few stations).
+        public var bikeJobs = 1
+        public var faultCount: ClosedRange<Int> = 1...3
+        /// Faults begin within this many virtual seconds after the jobs are submitted.
+        public var faultWindow = 20.0
+        /// Virtual seconds after the last fault ends within which every client has had its
+        /// answer and every accepted job its stored report.
+        public var livenessBound = 120.0
+
+        public init(nodes: Int) { self.nodes = nodes }
+    }
+
+    /// One fault of a plan: what, to which node, from when, for how long (virtual seconds).
+    public struct Fault: Sendable, Hashable, CustomStringConvertible {
+        public enum Kind: String, Sendable, Hashable, CaseIterable {
+            /// The node stops without a goodbye; it restarts on its disk when the fault ends.
+            case crash
+            /// The node is cut off from every other host, both ways.
+            case partition
+            /// What the node sends to every other host is lost; what it is sent arrives.
+            case oneWay = "one-way"
+            /// A share of every datagram is lost (streams lose nothing).
+            case loss
+        }
+
+        public var kind: Kind
+        /// The node hit, unless ``atCoordinator`` finds a coordinator as the fault begins.
+        public var node: Int
+        /// A crash or a cut aimed at the coordinator of a job running when it begins (the
+        /// take-over path), if any job runs then.
+        public var atCoordinator: Bool
+        public var start: Double
+        public var duration: Double
+        /// The share of datagrams lost (``Kind/loss``).
+        public var rate: Double
+
+        public var end: Double { start + duration }
+
+        public var description: String {
+            let what = kind == .loss ? "loss \(Int(rate * 100))%" : "\(kind.rawValue) \(atCoordinator ? "a running job's coordinator, else " : "")n\(node)"
+            return "\(what) from \(String(format: "%.2f", start)) s for \(String(format: "%.2f", duration)) s"
+        }
+    }
+
+    /// Faults drawn from `seed`, one after another (none overlaps the next), starting
+    /// within `options.faultWindow` virtual seconds.
+    public static func plan(seed: UInt64, options: Options) -> [Fault] {
+        var random = SimulationRandom(seed: seed)
+        let count = random.integer(in: options.faultCount)
+        var time = random.uniform(in: 0.5...(options.faultWindow / Double(max(count, 1))))
+        var faults: [Fault] = []
+        for _ in 0..<count {
+            let kind = random.element(of: Fault.Kind.allCases)
+            let node = random.index(below: options.nodes)
+            let duration = random.uniform(in: 1...8)
+            let rate = kind == .loss ? random.uniform(in: 0.05...0.5) : 0
+            let atCoordinator = random.chance(0.5) && kind != .loss
+            faults.append(Fault(kind: kind, node: node, atCoordinator: atCoordinator, start: time, duration: duration, rate: rate))
+            time += duration + random.uniform(in: 0.5...4)
+        }
+        return faults
+    }
+
+    /// What one seed did.
+    public struct Verdict: Sendable {
+        public var seed: UInt64
+        public var faults: [Fault]
+        /// The first invariant broken (nil: none).
+        public var violation: String?
+        /// FNV-1a over the run's events as the driver saw them (faults, clients' answers,
+        /// the jobs' ends), at millisecond virtual times.
+        public var traceHash: UInt64
+        /// The same over the events alone, without their times (see Docs/simulator.md on
+        /// what stays the same between two runs of a seed).
+        public var orderHash: UInt64
+        /// The driver's events, one line each.
+        public var trace: [String]
+        public var virtualSeconds: Double
+        public var wallSeconds: Double
+
+        public var failed: Bool { violation != nil }
+    }
+
+    /// Plays `seed` (with `faults` instead of the seed's plan when given).
+    public static func play(seed: UInt64, options: Options, faults given: [Fault]? = nil) async -> Verdict {
+        let faults = given ?? plan(seed: seed, options: options)
+        let started = ContinuousClock.now
+        let run: NodesRun
+        do {
+            run = try NodesRun(seed: seed, options: options, faults: faults)
+        } catch {
+            return Verdict(seed: seed, faults: faults, violation: "the cluster could not be made: \(error)", traceHash: 0, orderHash: 0, trace: [], virtualSeconds: 0, wallSeconds: 0)
+        }
+        let violation: String?
+        do {
+            violation = try await run.play()
+        } catch {
+            violation = "the run could not go on: \(error)"
+        }
+        await run.tearDown()
+        let wall = started.duration(to: .now)
+        let trace = run.trace.lines
+        return Verdict(
+            seed: seed, faults: faults, violation: violation, traceHash: run.trace.hash, orderHash: run.trace.orderHash, trace: trace,
+            virtualSeconds: run.virtualSeconds, wallSeconds: Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18)
+    }
+}
+
+/// The driver's trace: lines with their virtual time, and their hash.
+final class NodesTrace: Sendable {
+    private let state = Mutex((lines: [String](), hasher: TraceHasher(), order: TraceHasher()))
+
+    /// Records `line` (hashed) and `detail` (printed only: error messages name random job ids).
+    func record(_ time: Double, _ line: String, detail: String = "") {
+        state.withLock { state in
+            state.hasher.combine((time * 1000).rounded())
+            state.hasher.combine(line)
+            state.order.combine(line)
+            state.lines.append("\(String(format: "%9.3f", time)) \(line)\(detail.isEmpty ? "" : ": \(detail)")")
+        }
+    }
+
+    var lines: [String] { state.withLock { $0.lines } }
+    var hash: UInt64 { state.withLock { $0.hasher.value } }
+    /// The hash of the lines alone, without their times: the same when a run saw the same
+    /// events in the same order, however the pool's timing moved them.
+    var orderHash: UInt64 { state.withLock { $0.order.value } }
+}

@@ -1,0 +1,291 @@
+import Foundation
+import SpokesBikes
+import SpokesCluster
+import SpokesConcurrency
+import SpokesNode
+import SpokesSimulatedCluster
+import Synchronization
+
+/// One seed of ``NodesModel``: the cluster, its nodes' incarnations, the clients and
+/// what each was told. The driver (``play()``) is the only one that moves virtual time.
+final class NodesRun: Sendable {
+    let seed: UInt64
+    let options: NodesModel.Options
+    let faults: [NodesModel.Fault]
+    let trace = NodesTrace()
+    let root: String
+    let cluster: SimulatedCluster
+    let registry: TaskRegistry
+    /// Each node's running assembly (nil while it is down) and its incarnation.
+    private let incarnations: Mutex<[(assembly: NodeAssembly?, number: Int)]>
+    /// Every assembly ever started, the dead ones too (stopped at the end).
+    private let everyAssembly = Mutex<[NodeAssembly]>([])
+    let answers = Mutex<[Int: ClientAnswer]>([:])
+    private let operations = Mutex<[Task<Void, Never>]>([])
+
+    var virtualSeconds: Double { cluster.clock.now - startTime }
+    private let startTime: Double
+
+    init(seed: UInt64, options: NodesModel.Options, faults: [NodesModel.Fault]) throws {
+        self.seed = seed
+        self.options = options
+        self.faults = faults
+        let root = (NSTemporaryDirectory() as NSString).appendingPathComponent("spokes-nodes-\(getpid())-seed\(seed)")
+        self.root = root
+        let registry = TaskRegistry(kinds: BikeKinds.all)
+        self.registry = registry
+        // The cluster is made, not started: each node starts as `spokes node` starts it.
+        cluster = try SimulatedCluster(options.nodes, seed: seed, startsNodes: false, configure: { index, settings in
+            settings.dataDirectory = NodesRun.dataDirectory(root: root, node: index, incarnation: 0)
+            // A node's own beacon pace, not the tests' 50 ms: as `spokes node` runs.
+            settings.discoveryInterval = ClusterSettings().discoveryInterval
+        }, registry: { _ in registry })
+        incarnations = Mutex(Array(repeating: (nil, 0), count: options.nodes))
+        startTime = cluster.clock.now
+    }
+
+    static func dataDirectory(root: String, node: Int, incarnation: Int) -> String {
+        (root as NSString).appendingPathComponent("n\(node).\(incarnation)")
+    }
+
+    func record(_ line: String, detail: String = "") { trace.record(virtualSeconds, line, detail: detail) }
+
+    /// Plays the seed; the first invariant broken, or nil.
+    func play() async throws -> String? {
+        try await runBlocking("nodes-model") { [root] in try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true) }
+        for index in 0..<options.nodes { try await startAssembly(index, node: cluster[index]) }
+        try await cluster.awaitMesh()
+        record("mesh of \(options.nodes)")
+        try await startClients()
+        for var fault in faults {
+            try await runUntil(fault.start, "fault \(fault) begins")
+            fault.node = target(of: fault)
+            try await begin(fault)
+            try await runUntil(fault.end, "fault \(fault) ends")
+            try await end(fault)
+            if let broken = await NodesInvariants(run: self).storedTwice() { return broken }
+        }
+        let healed = virtualSeconds
+        record("every fault has ended")
+        if let broken = try await NodesInvariants(run: self).check(healedAt: healed) { return broken }
+        return nil
+    }
+
+    /// Moves virtual time until `time` (seconds since the start).
+    func runUntil(_ time: Double, _ what: String) async throws {
+        let clock = cluster.clock
+        let end = startTime + time
+        guard clock.now < end else { return }
+        // Steps as short as a millisecond: a fault begins at its time, not at the next 5 ms.
+        try await cluster.run(until: what, within: end - clock.now, step: 0.001) { clock.now >= end - 1e-9 }
+    }
+
+    // MARK: Nodes
+
+    private func startAssembly(_ index: Int, node: ClusterNode) async throws {
+        // The node's own folder, as `spokes node` names it.
+        let folder = NodeDirectory.path(of: node.system.node.name, in: node.settings.dataDirectory)
+        let assembly = try await cluster.complete("n\(index) starts", within: 30) { await NodeAssembly.start(node: node, folder: folder) }
+        incarnations.withLock { $0[index].assembly = assembly }
+        everyAssembly.withLock { $0.append(assembly) }
+    }
+
+    /// The assemblies of the nodes that are up.
+    var liveAssemblies: [(index: Int, assembly: NodeAssembly)] {
+        incarnations.withLock { list in list.enumerated().compactMap { index, entry in entry.assembly.map { (index, $0) } } }
+    }
+
+    /// The node `fault` hits: the coordinator of the first job (by name) that runs now,
+    /// when it is aimed at one, else its own node.
+    private func target(of fault: NodesModel.Fault) -> Int {
+        guard fault.atCoordinator else { return fault.node }
+        let running = answers.withLock { $0.values.filter { $0.told == nil && $0.coordinator != nil }.sorted { $0.name < $1.name } }
+        guard let job = running.first, let coordinator = job.coordinator else { return fault.node }
+        record("  aimed at \(job.name)'s coordinator n\(coordinator)")
+        return coordinator
+    }
+
+    private func begin(_ fault: NodesModel.Fault) async throws {
+        record("FAULT \(fault.kind.rawValue) n\(fault.node)\(fault.kind == .loss ? " \(Int(fault.rate * 100))%" : "")")
+        let host = SimulatedCluster.host(fault.node)
+        switch fault.kind {
+        case .crash:
+            guard let assembly = incarnations.withLock({ $0[fault.node].assembly }) else { return }
+            // Behind a cut, so not even its goodbye gets out; its connections close.
+            cluster.isolate(host)
+            await assembly.stop(sayingGoodbye: false)
+            try await cluster.settle()
+            incarnations.withLock { $0[fault.node].assembly = nil }
+            cluster.network.heal()
+        case .partition:
+            cluster.isolate(host)
+        case .oneWay:
+            for other in cluster.allHosts where other != host { cluster.network.cut(from: host, to: other) }
+        case .loss:
+            cluster.network.loss = fault.rate
+        }
+    }
+
+    private func end(_ fault: NodesModel.Fault) async throws {
+        record("FAULT ENDS \(fault.kind.rawValue) n\(fault.node)")
+        switch fault.kind {
+        case .crash:
+            // The disk as the crash left it: a copy, so that what the dead incarnation's
+            // tasks still write (they cannot be killed in one process) lands elsewhere.
+            let number = incarnations.withLock { $0[fault.node].number } + 1
+            let old = Self.dataDirectory(root: root, node: fault.node, incarnation: number - 1)
+            let new = Self.dataDirectory(root: root, node: fault.node, incarnation: number)
+            try await runBlocking("nodes-model") {
+                if FileManager.default.fileExists(atPath: old) {
+                    try FileManager.default.copyItem(atPath: old, toPath: new)
+                } else {
+                    try FileManager.default.createDirectory(atPath: new, withIntermediateDirectories: true)
+                }
+            }
+            incarnations.withLock { $0[fault.node].number = number }
+            let node = try cluster.restartNode(fault.node) { $0.dataDirectory = new }
+            try await startAssembly(fault.node, node: node)
+        case .partition, .oneWay:
+            cluster.network.heal()
+        case .loss:
+            cluster.network.loss = 0
+        }
+    }
+
+    // MARK: Clients
+
+    /// Connects one client per job to a node the seed picks, then submits each job at a
+    /// time the seed picks (within the fault window); the last map is cancelled by its
+    /// client a moment after it starts.
+    private func startClients() async throws {
+        var random = SimulationRandom(seed: seed ^ 0x6A6F_6273)
+        let clock = cluster.clock
+        for job in 0..<(options.maps + options.bikeJobs) {
+            let entry = random.index(below: options.nodes)
+            let delay = random.uniform(in: 0...(options.faultWindow / 2))
+            let client = try await cluster.clusterClient(to: cluster[entry], registry: registry)
+            let isMap = job < options.maps
+            let name = isMap ? "map\(job)" : "bike\(job - options.maps)"
+            answers.withLock { $0[job] = ClientAnswer(name: name, entry: entry) }
+            record("\(name) client joined n\(entry)")
+            if isMap {
+                let inputs = (0..<options.tasksPerMap).map { _ in String(format: "%.2f", random.uniform(in: 0.5...5)) }
+                let cancelAfter = job == options.maps - 1 ? random.uniform(in: 0.5...3) : nil
+                launch { [self] in
+                    try? await clock.sleep(for: delay)
+                    await self.submitMap(job, inputs: inputs, client: client, cancelAfter: cancelAfter)
+                }
+            } else {
+                let users = random.integer(in: 3...8)
+                launch { [self] in
+                    try? await clock.sleep(for: delay)
+                    await self.submitBikeJob(job, users: users, client: client)
+                }
+            }
+        }
+    }
+
+    private func launch(_ body: @escaping @Sendable () async -> Void) {
+        operations.withLock { $0.append(Task { await body() }) }
+    }
+
+    private func submitMap(_ job: Int, inputs: [String], client: ClusterClient, cancelAfter: Double?) async {
+        let clock = cluster.clock
+        let submission = Task { [self] in
+            try await client.run(
+                kind: SleepTask.name, schema: nil, inputs: inputs, deadline: 30, retries: 3,
+                onStart: { plan in
+                    self.answers.withLock { $0[job]?.job = plan.job; $0[job]?.accepted = true; $0[job]?.coordinator = Self.index(of: plan.coordinator) }
+                    self.record("\(self.answerName(job)) accepted by \(plan.coordinator)")
+                },
+                onOutcome: { outcome in self.answers.withLock { $0[job]?.heard(outcome.task, output: outcome.output) } })
+        }
+        if let cancelAfter {
+            Task {
+                try? await clock.sleep(for: cancelAfter)
+                submission.cancel()
+            }
+        }
+        answers.withLock { $0[job]?.inputs = inputs }
+        do {
+            let report = try await submission.value
+            answers.withLock { $0[job]?.told = .map(report) }
+            record("\(answerName(job)) told: \(report.succeeded) succeeded, \(report.failed) failed, \(report.cancelledTasks) cancelled\(report.cancelled ? " (job cancelled)" : "")")
+        } catch {
+            answers.withLock { $0[job]?.told = .error("\(error)") }
+            record("\(answerName(job)) told an error: \(type(of: error))", detail: "\(error)")
+        }
+    }
+
+    private func submitBikeJob(_ job: Int, users: Int, client: ClusterClient) async {
+        guard var network = try? BundledNetworks.milano else {
+            answers.withLock { $0[job]?.told = .error("the bundled network does not load") }
+            return
+        }
+        network.stations = Array(network.stations.prefix(6))
+        let bikeJob = BikeJob(network: network, options: SpokesBikes.SimulationOptions(users: users, paths: 2, seed: seed, timing: MoveTiming(moveTime: 0.2, timeScale: 1)), deadline: 30, retries: 3)
+        answers.withLock { $0[job]?.job = bikeJob.id; $0[job]?.users = users }
+        let entry = answers.withLock { $0[job]!.entry }
+        do {
+            let desk = try JobService.resolve(id: ActorID(node: cluster[entry].system.node, name: JobService.wellKnownName), using: client.system)
+            let listener = JobListener(actorSystem: client.system, onAccepted: { [self] _, coordinator in
+                self.answers.withLock { $0[job]?.accepted = true; $0[job]?.coordinator = Self.index(of: coordinator) }
+                self.record("\(self.answerName(job)) accepted by \(coordinator)")
+            }, onProgress: { _ in })
+            let report = try await desk.submit(bikeJob, listener: listener)
+            withExtendedLifetime(listener) {}
+            answers.withLock { $0[job]?.told = .bikes(report) }
+            record("\(answerName(job)) told: \(report.completedUsers) of \(users) users")
+        } catch {
+            answers.withLock { $0[job]?.told = .error("\(error)") }
+            record("\(answerName(job)) told an error: \(type(of: error))", detail: "\(error)")
+        }
+    }
+
+    /// Node `nK`'s index K.
+    static func index(of node: String) -> Int? { Int(node.dropFirst()) }
+
+    func answerName(_ job: Int) -> String { answers.withLock { $0[job]?.name ?? "job\(job)" } }
+
+    /// Stops every node and client, and removes the data directories.
+    func tearDown() async {
+        for operation in operations.withLock({ $0 }) { operation.cancel() }
+        for assembly in everyAssembly.withLock({ $0 }) { await assembly.stop(sayingGoodbye: false) }
+        cluster.stop()
+        // Writes the stopped nodes had in hand land before the folder goes (a run that
+        // stopped early left a journal line behind once).
+        try? await cluster.settle()
+        let root = root
+        _ = try? await runBlocking("nodes-model") { try FileManager.default.removeItem(atPath: root) }
+    }
+}
+
+/// What one client submitted and what it was told.
+struct ClientAnswer: Sendable {
+    enum Told: Sendable {
+        case map(TaskJobReport)
+        case bikes(SimulationReport)
+        /// The client said why it has no report.
+        case error(String)
+    }
+
+    var name: String
+    var entry: Int
+    /// The job's id, once known (a bike job's is chosen by its client).
+    var job: String?
+    /// The coordinator said it accepted the job (a map's `onStart`, a bike job's listener).
+    var accepted = false
+    /// The index of the node that accepted it.
+    var coordinator: Int?
+    var inputs: [String] = []
+    var users = 0
+    /// Each task's output as the client heard it, and tasks heard more than once.
+    var outcomes: [Int: String?] = [:]
+    var heardTwice: [Int] = []
+    var told: Told?
+
+    mutating func heard(_ task: Int, output: String?) {
+        if outcomes[task] != nil { heardTwice.append(task) }
+        outcomes[task] = output
+    }
+}
