@@ -41,11 +41,12 @@ public final class SimulatedCluster: Sendable {
     /// `registry` gives its kinds, `faults` its injected faults and `durability` where it
     /// keeps its running jobs. `seed` draws the network's losses and the nodes' seeds.
     /// With `startsNodes` false the nodes are made and not started: their owner starts
-    /// them (``NodeAssembly`` in the simulator).
+    /// them (``NodeAssembly`` in the simulator). `disk` is node `index`'s disk (the
+    /// machine's by default; a ``SimulatedDisk`` for crashes that lose unflushed writes).
     public init(
         _ count: Int, prefix: String = "n", seed: UInt64 = 1, startsNodes: Bool = true, configure: (Int, inout ClusterSettings) -> Void = { _, _ in },
         registry: (Int) -> TaskRegistry = { _ in TaskRegistry() }, faults: (Int) -> ScanSystem.Faults = { _ in .init() },
-        durability: (Int) -> (any TaskJobDurability)? = { _ in nil }
+        durability: (Int) -> (any TaskJobDurability)? = { _ in nil }, disk: (Int) -> any Disk = { _ in RealDisk() }
     ) throws {
         let clock = clock
         let network = SimulatedNetwork(clock: clock, seed: seed)
@@ -55,7 +56,7 @@ public final class SimulatedCluster: Sendable {
         nodes = try (0..<count).map { index in
             var settings = Self.settings(named: "\(prefix)\(index)", host: Self.host(index))
             configure(index, &settings)
-            let runtime = Self.runtime(clock, network, host: index, seed: seed)
+            let runtime = Self.runtime(clock, network, host: index, seed: seed, disk: disk(index))
             let node = try ClusterNode(settings: settings, registry: registry(index), faults: faults(index), runtime: runtime)
             if startsNodes { node.start(durability: durability(index)) }
             return node
@@ -78,8 +79,8 @@ public final class SimulatedCluster: Sendable {
         return settings
     }
 
-    private static func runtime(_ clock: VirtualClock, _ network: SimulatedNetwork, host index: Int, seed: UInt64) -> Runtime {
-        Runtime.virtual(clock, network: network.host(host(index)), seed: seed &* 1000 &+ UInt64(index))
+    private static func runtime(_ clock: VirtualClock, _ network: SimulatedNetwork, host index: Int, seed: UInt64, disk: any Disk = RealDisk()) -> Runtime {
+        Runtime.virtual(clock, network: network.host(host(index)), disk: disk, seed: seed &* 1000 &+ UInt64(index))
     }
 
     /// A host of the network nobody has used yet, and the runtime of whoever lives there.
@@ -112,13 +113,16 @@ public final class SimulatedCluster: Sendable {
     }
 
     /// A new node at the host of node `index` (its old one stopped: a restart), with that
-    /// node's settings (then `configure`d) and registry, not started; stopped by ``stop()``.
-    /// Its runtime's seeds differ from every earlier incarnation's.
-    public func restartNode(_ index: Int, configure: (inout ClusterSettings) -> Void = { _ in }) throws -> ClusterNode {
+    /// node's settings (then `configure`d) and registry, on `disk` (by default the first
+    /// incarnation's), not started; stopped by ``stop()``. Its runtime's seeds differ from
+    /// every earlier incarnation's.
+    public func restartNode(_ index: Int, disk: (any Disk)? = nil, configure: (inout ClusterSettings) -> Void = { _ in }) throws -> ClusterNode {
         var settings = nodes[index].settings
         configure(&settings)
         let restart = restarts.add(1, ordering: .relaxed).newValue
-        let runtime = Runtime.virtual(clock, network: network.host(Self.host(index)), seed: seed &* 1000 &+ UInt64(index) &+ UInt64(restart) &* 1_000_003)
+        let runtime = Runtime.virtual(
+            clock, network: network.host(Self.host(index)), disk: disk ?? nodes[index].system.runtime.disk,
+            seed: seed &* 1000 &+ UInt64(index) &+ UInt64(restart) &* 1_000_003)
         let node = try ClusterNode(settings: settings, registry: nodes[index].registry, runtime: runtime)
         added.withLock { $0.nodes.append(node) }
         return node

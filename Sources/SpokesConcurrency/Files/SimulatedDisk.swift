@@ -94,6 +94,16 @@ public final class SimulatedDisk: Disk {
         }
     }
 
+    /// A new disk holding what a loss of power leaves of this one (``crash(keepingOfUnsynced:)``),
+    /// this one unchanged: a restarted node gets the new disk, while what its dead
+    /// incarnation's tasks still write (they cannot be killed in one process) lands on the old.
+    public func afterCrash(keepingOfUnsynced: (Int) -> Int = { _ in 0 }) -> SimulatedDisk {
+        let copy = SimulatedDisk()
+        copy.state.withLock { $0 = state.withLock { $0 } }
+        copy.crash(keepingOfUnsynced: keepingOfUnsynced)
+        return copy
+    }
+
     /// Bytes written that a crash would lose now (a test's way to see a missing flush).
     public var unsyncedBytes: Int {
         state.withLock { state in

@@ -74,11 +74,12 @@ struct NodesInvariants {
 
     /// For each job, the nodes whose store holds it and on how many lines.
     private func storedLines(of jobs: [String]) async -> [String: [(node: Int, lines: Int)]] {
-        let stores = run.liveAssemblies.map { ($0.index, $0.assembly.store.path) }
+        let stores = run.liveAssemblies.map { ($0.index, $0.assembly.store.path, $0.assembly.node.system.runtime.disk) }
         return await runBlocking("nodes-model") {
             var found: [String: [(node: Int, lines: Int)]] = [:]
-            for (node, path) in stores {
-                guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+            for (node, path, disk) in stores {
+                guard let bytes = (try? disk.read(path)) ?? nil else { continue }
+                let text = String(decoding: bytes, as: UTF8.self)
                 let lines = text.split(separator: "\n")
                 for job in jobs {
                     let count = lines.count { $0.contains("\"job\":\"\(job)\"") }

@@ -58,7 +58,8 @@ public enum NodesModel {
         public var atCoordinator: Bool
         public var start: Double
         public var duration: Double
-        /// The share of datagrams lost (``Kind/loss``).
+        /// The share of datagrams lost (``Kind/loss``); for a crash, the share of each
+        /// file's unflushed bytes the disk keeps (a torn write).
         public var rate: Double
 
         public var end: Double { start + duration }
@@ -80,7 +81,7 @@ public enum NodesModel {
             let kind = random.element(of: Fault.Kind.allCases)
             let node = random.index(below: options.nodes)
             let duration = random.uniform(in: 1...8)
-            let rate = kind == .loss ? random.uniform(in: 0.05...0.5) : 0
+            let rate = kind == .loss ? random.uniform(in: 0.05...0.5) : kind == .crash ? random.uniform(in: 0...1) : 0
             let atCoordinator = random.chance(0.5) && kind != .loss
             faults.append(Fault(kind: kind, node: node, atCoordinator: atCoordinator, start: time, duration: duration, rate: rate))
             time += duration + random.uniform(in: 0.5...4)

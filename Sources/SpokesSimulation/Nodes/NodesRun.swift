@@ -15,6 +15,9 @@ final class NodesRun: Sendable {
     let trace = NodesTrace()
     let root: String
     let cluster: SimulatedCluster
+    /// Each node's disk, in memory: a crash keeps only what was flushed (and a torn part of
+    /// what was not); the restarted node gets that, ``SimulatedDisk/afterCrash(keepingOfUnsynced:)``.
+    private let disks: Mutex<[SimulatedDisk]>
     let registry: TaskRegistry
     /// Each node's running assembly (nil while it is down) and its incarnation.
     private let incarnations: Mutex<[(assembly: NodeAssembly?, number: Int)]>
@@ -30,29 +33,31 @@ final class NodesRun: Sendable {
         self.seed = seed
         self.options = options
         self.faults = faults
-        let root = (NSTemporaryDirectory() as NSString).appendingPathComponent("spokes-nodes-\(getpid())-seed\(seed)")
+        // On the nodes' simulated disks, not the machine's: nothing to make or remove.
+        let root = "/spokes-nodes/seed\(seed)"
         self.root = root
         let registry = TaskRegistry(kinds: BikeKinds.all)
         self.registry = registry
+        let disks = (0..<options.nodes).map { _ in SimulatedDisk() }
+        self.disks = Mutex(disks)
         // The cluster is made, not started: each node starts as `spokes node` starts it.
         cluster = try SimulatedCluster(options.nodes, seed: seed, startsNodes: false, configure: { index, settings in
-            settings.dataDirectory = NodesRun.dataDirectory(root: root, node: index, incarnation: 0)
+            settings.dataDirectory = NodesRun.dataDirectory(root: root, node: index)
             // A node's own beacon pace, not the tests' 50 ms: as `spokes node` runs.
             settings.discoveryInterval = ClusterSettings().discoveryInterval
-        }, registry: { _ in registry })
+        }, registry: { _ in registry }, disk: { disks[$0] })
         incarnations = Mutex(Array(repeating: (nil, 0), count: options.nodes))
         startTime = cluster.clock.now
     }
 
-    static func dataDirectory(root: String, node: Int, incarnation: Int) -> String {
-        (root as NSString).appendingPathComponent("n\(node).\(incarnation)")
+    static func dataDirectory(root: String, node: Int) -> String {
+        DiskPath.join(root, "n\(node)")
     }
 
     func record(_ line: String, detail: String = "") { trace.record(virtualSeconds, line, detail: detail) }
 
     /// Plays the seed; the first invariant broken, or nil.
     func play() async throws -> String? {
-        try await runBlocking("nodes-model") { [root] in try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true) }
         for index in 0..<options.nodes { try await startAssembly(index, node: cluster[index]) }
         try await cluster.awaitMesh()
         record("mesh of \(options.nodes)")
@@ -130,20 +135,16 @@ final class NodesRun: Sendable {
         record("FAULT ENDS \(fault.kind.rawValue) n\(fault.node)")
         switch fault.kind {
         case .crash:
-            // The disk as the crash left it: a copy, so that what the dead incarnation's
-            // tasks still write (they cannot be killed in one process) lands elsewhere.
+            // The disk as the power cut left it (flushed bytes, and a torn `rate` of each
+            // file's unflushed ones), as a new disk: what the dead incarnation's tasks still
+            // write (they cannot be killed in one process) lands on the old one.
             let number = incarnations.withLock { $0[fault.node].number } + 1
-            let old = Self.dataDirectory(root: root, node: fault.node, incarnation: number - 1)
-            let new = Self.dataDirectory(root: root, node: fault.node, incarnation: number)
-            try await runBlocking("nodes-model") {
-                if FileManager.default.fileExists(atPath: old) {
-                    try FileManager.default.copyItem(atPath: old, toPath: new)
-                } else {
-                    try FileManager.default.createDirectory(atPath: new, withIntermediateDirectories: true)
-                }
+            let survivor = disks.withLock { disks in
+                disks[fault.node] = disks[fault.node].afterCrash { Int(Double($0) * fault.rate) }
+                return disks[fault.node]
             }
             incarnations.withLock { $0[fault.node].number = number }
-            let node = try cluster.restartNode(fault.node) { $0.dataDirectory = new }
+            let node = try cluster.restartNode(fault.node, disk: survivor)
             try await startAssembly(fault.node, node: node)
         case .partition, .oneWay:
             cluster.network.heal()
@@ -255,8 +256,6 @@ final class NodesRun: Sendable {
         // Writes the stopped nodes had in hand land before the folder goes (a run that
         // stopped early left a journal line behind once).
         try? await cluster.settle()
-        let root = root
-        _ = try? await runBlocking("nodes-model") { try FileManager.default.removeItem(atPath: root) }
     }
 }
 
