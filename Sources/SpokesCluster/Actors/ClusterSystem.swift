@@ -71,6 +71,24 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     public let runtime: Runtime
     /// Set by ``shutdown()``: a stopped node dials nobody.
     private let isShutDown = Atomic<Bool>(false)
+    /// Well-known actors whose calls are the node's own protocol (Raft's `raft`): run,
+    /// both ways, on the runtime's protocol thread (``Runtime/protocolExecutor``), never
+    /// behind user tasks on the cooperative pool.
+    private let protocolActorNames = Mutex<Set<String>>([])
+
+    /// Runs calls to the well-known actor `name` (received here, and sent from here to
+    /// any node's) on the runtime's protocol thread. For short protocol work only: it
+    /// shares that one thread with heartbeats and ticks.
+    public func runOnProtocolThread(callsTo name: String) {
+        protocolActorNames.withLock { _ = $0.insert(name) }
+    }
+
+    /// The executor calls to `recipient` prefer: the protocol thread for a protocol
+    /// actor's, none (the pool) for the others.
+    private func executor(forCallsTo recipient: ActorID) -> ProtocolExecutor? {
+        guard let executor = runtime.protocolExecutor, protocolActorNames.withLock({ $0.contains(recipient.name) }) else { return nil }
+        return executor
+    }
 
     /// Starts a node: binds its listener and begins accepting peers. Without a secret it
     /// refuses to listen beyond loopback unless `settings.allowInsecure`
@@ -265,7 +283,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             genericSubstitutions: invocation.genericSubstitutions, arguments: invocation.arguments)
         let seconds = settings.callTimeout
         do {
-            return try await TimeoutTask(seconds: seconds, clock: runtime.clock) {
+            return try await TimeoutTask(seconds: seconds, clock: runtime.clock, executor: executor(forCallsTo: recipient)) {
                 try await withTaskCancellationHandler {
                     try await withCheckedThrowingContinuation { continuation in
                         self.pendingCalls.withLock {
@@ -758,7 +776,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             // job's submission does not (a job outlives its client, which may cancel it
             // from anywhere with `spokes cancel`).
             guard call.recipient.name == ScanSystem.wellKnownName else {
-                Task {
+                Task(executorPreference: executor(forCallsTo: call.recipient)) {
                     await self.execute(call, from: connection)
                     connection.callsInFlight.wrappingSubtract(1, ordering: .relaxed)
                 }

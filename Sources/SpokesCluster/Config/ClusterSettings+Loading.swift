@@ -9,7 +9,7 @@ extension ClusterSettings {
 
     /// Environment variables starting with `SPOKES_` that are not setting paths:
     /// never reported as misspellings.
-    public static let reservedVariables: Set<String> = [secretVariable]
+    public static let reservedVariables: Set<String> = [secretVariable, Runtime.protocolOnPoolVariable]
 
     /// `SPOKES_` + the path upper-cased with `.` as `_`: `node.port` is `SPOKES_NODE_PORT`.
     public static func environmentVariable(for path: String) -> String {

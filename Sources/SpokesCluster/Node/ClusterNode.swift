@@ -15,6 +15,9 @@ public final class ClusterNode: Sendable {
     /// Seconds from a Raft proposal made on this node to its commit and apply, which the
     /// node's Raft host counts when it is given this (`spokes node` gives it): `GET /metrics`.
     public let raftCommitLatency = LatencyHistogram(bounds: LatencyHistogram.raftCommitBounds)
+    /// How late each heartbeat tick came, beyond its interval: the measure of whether
+    /// the node's own protocol waits behind user work (issue 33). Logged at stop.
+    public let timerLateness = LatencyHistogram(bounds: LatencyHistogram.timerLatenessBounds)
     /// The attempts this node's worker ran lately: the dashboard's task stream.
     public let timeline: TaskTimeline
     /// The jobs this node coordinates: what the dashboard shows of them.
@@ -205,10 +208,15 @@ public final class ClusterNode: Sendable {
         let interval = settings.heartbeatInterval
         let seeds = settings.peers
         let learnEvery = max(1, Int((Self.memberListInterval / max(interval, 0.001)).rounded()))
-        let ticking = Task { [weak self] in
+        // On the protocol's thread (a real runtime's): ticks never wait behind user tasks.
+        let ticking = system.runtime.protocolTask { [weak self] in
             var ticks = 0
+            var lastTick: Double?
             while !Task.isCancelled {
                 guard let self else { return }
+                let now = self.system.runtime.now
+                if let lastTick { self.timerLateness.observe(now - lastTick - interval) }
+                lastTick = now
                 ticks += 1
                 if ticks % learnEvery == 0, let peer = self.members.filter({ $0.state == .alive }).randomElement() {
                     Task { await self.learnMembers(from: peer.node) }
@@ -220,7 +228,7 @@ public final class ClusterNode: Sendable {
                 for seed in seeds { self.observe(.seed(address: seed)) }
                 self.observe(.tick)
                 self.probeSilentMembers()
-                try? await self.system.runtime.sleep(for: interval)
+                try? await self.system.runtime.protocolSleep(for: interval)
             }
         }
         tasks.withLock { $0 += [listening, ticking] }
@@ -267,7 +275,8 @@ public final class ClusterNode: Sendable {
     }
 
     private func stopTimersAndDiscovery() {
-        stopped.store(true, ordering: .releasing)
+        let wasStopped = stopped.exchange(true, ordering: .acquiringAndReleasing)
+        if !wasStopped { logTimerLateness() }
         tasks.withLock { tasks in
             for task in tasks { task.cancel() }
             tasks.removeAll()
@@ -449,6 +458,18 @@ public final class ClusterNode: Sendable {
                 system.log("this node's timers ran \(String(format: "%.1f", seconds)) s late (was it paused?): peers get fresh heartbeats before anyone is declared dead")
             }
         }
+    }
+
+    /// One line on how late the heartbeat ticks came while the node ran (nothing if it
+    /// never ticked twice): what `Scripts/bench-protocol` reads.
+    private func logTimerLateness() {
+        let lateness = timerLateness.snapshot
+        guard lateness.count > 0 else { return }
+        func later(than bound: Double) -> Int {
+            lateness.count - (lateness.buckets.first { $0.bound == bound }?.count ?? 0)
+        }
+        let worst = lateness.buckets.first { $0.count == lateness.count }.map { String(format: "at most %g s", $0.bound) } ?? "over 5 s at worst"
+        system.log("heartbeat timer: \(lateness.count) ticks, \(later(than: 0.05)) more than 50 ms late, \(later(than: 0.5)) more than 0.5 s late, \(worst), mean \(String(format: "%.4f", lateness.sum / Double(lateness.count))) s late")
     }
 
     /// Probes the members that have been silent (see ``Prober``).

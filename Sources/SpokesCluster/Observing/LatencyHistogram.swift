@@ -35,6 +35,10 @@ public final class LatencyHistogram: Sendable {
     /// timeout's order).
     public static let raftCommitBounds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
+    /// A timer's lateness beyond its interval: from 1 ms (an idle node) to 5 s (a node
+    /// paused or starved, far past `heartbeat.dead_after`).
+    public static let timerLatenessBounds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+
     /// Upper bounds in seconds, ascending.
     public let bounds: [Double]
     private let state: Mutex<(perBucket: [Int], sum: Double, count: Int)>

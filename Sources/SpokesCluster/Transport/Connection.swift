@@ -8,7 +8,10 @@ import Synchronization
 /// The stream's reader (a thread blocked in `recv`, for a socket) hands each decoded
 /// message to `onMessage`; writes go through a thread of their own (`SerialThread`), so
 /// a slow peer delays only its own connection and no cooperative-pool thread ever blocks
-/// on a socket. `onClose` runs exactly once, with the reason.
+/// on a socket. The write thread takes every frame queued since its last write and
+/// writes them as one batch (one `send`, and one wake-up of the peer's reader, for many
+/// calls and replies on a busy connection); a lone frame is written at once, so it
+/// waits for nothing. `onClose` runs exactly once, with the reason.
 ///
 /// Hostile input closes this connection and nothing else, and is counted in
 /// `rejections`: a frame over the size limit (64 KiB until the handshake is done), a
@@ -86,6 +89,20 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Every write, in order, on a thread of the connection's own (see `SerialThread`);
     /// nil where the stream's writes never wait (the simulator's): they run in the caller.
     private let writes: SerialThread?
+    /// What waits for the write thread, in order: frames and blocks to run after them;
+    /// `scheduled` while a flush is queued on it or running (it empties this).
+    private let outgoing = Mutex<(items: [Outgoing], scheduled: Bool)>(([], false))
+
+    /// One thing for the write thread: a frame to seal and write, or a block to run after
+    /// the frames before it.
+    private enum Outgoing {
+        case frame(payload: [UInt8], isRefusal: Bool)
+        case block(@Sendable () -> Void)
+    }
+
+    /// Most bytes written in one batch: a batch is one write, and a larger one would
+    /// hold the frames behind it until all of it is sent.
+    private static let maximumBatchBytes = 256 * 1024
     /// Held from sealing a frame to handing it to the stream, so frames go out in the
     /// order of their sequence numbers even when callers write in place.
     private let writeOrder = Mutex(())
@@ -196,10 +213,67 @@ public final class Connection: Sendable, CustomStringConvertible {
             return
         }
         let isRefusal = if case .refused = message { true } else { false }
-        onWriter { [self] in
-            defer { queuedBytes.wrappingSubtract(payload.count, ordering: .relaxed) }
-            guard !isClosed else { return }
-            let written = writeOrder.withLock { _ -> Bool? in
+        guard writes != nil else {
+            // Writes never wait here (the simulator's streams): written in the caller.
+            return write([(payload, isRefusal)])
+        }
+        enqueue(.frame(payload: payload, isRefusal: isRefusal))
+    }
+
+    /// Queues `item` for the write thread, and a flush unless one is already queued or
+    /// running (it takes this item too).
+    private func enqueue(_ item: Outgoing) {
+        let schedule = outgoing.withLock { state in
+            state.items.append(item)
+            defer { state.scheduled = true }
+            return !state.scheduled
+        }
+        if schedule { writes?.async { [self] in flushOutgoing() } }
+    }
+
+    /// On the write thread: writes what was queued, as batches of frames (a block queued
+    /// between frames runs after those before it are written), until nothing is left.
+    private func flushOutgoing() {
+        while true {
+            let items = outgoing.withLock { state -> [Outgoing] in
+                if state.items.isEmpty { state.scheduled = false }
+                defer { state.items.removeAll(keepingCapacity: true) }
+                return state.items
+            }
+            guard !items.isEmpty else { return }
+            var frames: [(payload: [UInt8], isRefusal: Bool)] = []
+            var bytes = 0
+            for item in items {
+                switch item {
+                case .frame(let payload, let isRefusal):
+                    if bytes > 0, bytes + payload.count > Self.maximumBatchBytes {
+                        write(frames)
+                        frames.removeAll(keepingCapacity: true)
+                        bytes = 0
+                    }
+                    frames.append((payload, isRefusal))
+                    bytes += payload.count
+                case .block(let block):
+                    write(frames)
+                    frames.removeAll(keepingCapacity: true)
+                    bytes = 0
+                    block()
+                }
+            }
+            write(frames)
+        }
+    }
+
+    /// Seals `frames` in order and writes them in one write; counts them off the send
+    /// queue whatever happens. Nothing once the connection is closed.
+    private func write(_ frames: [(payload: [UInt8], isRefusal: Bool)]) {
+        guard !frames.isEmpty else { return }
+        defer { queuedBytes.wrappingSubtract(frames.reduce(0) { $0 + $1.payload.count }, ordering: .relaxed) }
+        guard !isClosed else { return }
+        let written = writeOrder.withLock { _ -> Bool? in
+            var batch: [UInt8] = []
+            var sizes: [Int] = []
+            for (payload, isRefusal) in frames {
                 let sealed = state.withLock { state -> [UInt8]? in
                     if state.sender != nil { return try? state.sender!.seal(payload) }
                     if let keyring, !(isRefusal && state.peerSpeaksInClear) {
@@ -211,16 +285,18 @@ public final class Connection: Sendable, CustomStringConvertible {
                 // nil: 2^64 - 1 frames sealed; one more would repeat a nonce.
                 guard let sealed else { return nil }
                 let frame = FrameDecoder.frame(sealed)
-                let written = stream.write(frame)
-                if written { traffic.sent(frameOf: frame.count) }
-                return written
+                batch += frame
+                sizes.append(frame.count)
             }
-            guard let written else {
-                return close(reason: "this connection sealed all the frames its keys allow: it must be opened again")
-            }
-            if !written {
-                close(reason: "send failed: \(String(cString: strerror(errno)))")
-            }
+            let written = stream.write(batch)
+            if written { for size in sizes { traffic.sent(frameOf: size) } }
+            return written
+        }
+        guard let written else {
+            return close(reason: "this connection sealed all the frames its keys allow: it must be opened again")
+        }
+        if !written {
+            close(reason: "send failed: \(String(cString: strerror(errno)))")
         }
     }
 
@@ -252,7 +328,7 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Runs `block` after every write queued so far: on the write thread, or here where
     /// writes run in place.
     private func onWriter(_ block: @escaping @Sendable () -> Void) {
-        if let writes { writes.async(block) } else { block() }
+        if writes != nil { enqueue(.block(block)) } else { block() }
     }
 
     /// Blocks until every write queued so far has been attempted. Call off the cooperative pool.

@@ -26,12 +26,17 @@ public final class TimeoutTask<Success: Sendable>: Sendable {
     private let timerTask: Task<Void, Never>
 
     /// Runs `operation`, giving it `seconds` on `clock` (the machine's by default; a
-    /// node's runtime clock where a shell calls).
-    public init(seconds: Double, clock: any RuntimeClock = RealClock(), operation: @escaping @Sendable () async throws -> Success) {
+    /// node's runtime clock where a shell calls), in a task that prefers `executor` when
+    /// one is given (a ``ProtocolExecutor``: the operation's wake-ups then need no pool
+    /// thread).
+    public init(
+        seconds: Double, clock: any RuntimeClock = RealClock(), executor: (any TaskExecutor)? = nil,
+        operation: @escaping @Sendable () async throws -> Success
+    ) {
         self.seconds = seconds
         let outcome = Outcome()
         self.outcome = outcome
-        operationTask = Task {
+        operationTask = Task(executorPreference: executor) {
             do {
                 outcome.settle(.success(try await operation()))
             } catch {

@@ -49,14 +49,15 @@ actor RaftGroupRunner {
         self.log = log
     }
 
-    /// Starts the replica and its timer, which ticks when the driver says.
+    /// Starts the replica and its timer, which ticks when the driver says, on the
+    /// runtime's protocol thread (never behind user tasks on the pool).
     func start() {
         perform(driver.start(now: runtime.now))
         let runtime = runtime
-        ticking = Task { [weak self] in
+        ticking = runtime.protocolTask { [weak self] in
             while !Task.isCancelled {
                 guard let self, let wait = await self.tick() else { return }
-                try? await runtime.sleep(for: wait)
+                try? await runtime.protocolSleep(for: wait)
             }
         }
     }
@@ -201,7 +202,8 @@ actor RaftGroupRunner {
     /// Writes and syncs one batch on a thread of its own, then tells the driver.
     private func flush(batch: Int, _ writes: [RaftWrite]) {
         let storage = storage
-        Task {
+        // Told back on the protocol thread: a flush's end needs no pool thread either.
+        runtime.protocolTask { [self] in
             let result = await runBlocking("spokes.raft.flush") { () -> Result<RaftLogPosition, RaftStorageError> in
                 do throws(RaftStorageError) {
                     for write in writes { try storage.write(write) }
@@ -210,7 +212,7 @@ actor RaftGroupRunner {
                     return .failure(error)
                 }
             }
-            self.flushed(batch: batch, result)
+            await self.flushed(batch: batch, result)
         }
     }
 

@@ -51,6 +51,9 @@ public final class RaftHost: Sendable {
         self.settings = settings
         self.machines = machines
         outbox = RaftOutbox(system: system, settings: settings)
+        // Raft's messages, both ways, run on the runtime's protocol thread: a leader's
+        // heartbeats and its followers' answers never wait behind user tasks (issue 33).
+        system.runOnProtocolThread(callsTo: RaftEndpoint.wellKnownName)
         let hosted = ClusterSystem.withWellKnownName(RaftEndpoint.wellKnownName) {
             RaftEndpoint(
                 actorSystem: system,

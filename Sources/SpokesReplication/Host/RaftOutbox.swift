@@ -57,7 +57,8 @@ final class RaftOutbox: Sendable {
             return (start, overflow)
         }
         if overflow > 0 { dropped.add(overflow, ordering: .relaxed) }
-        if start { Task { await drain(peer) } }
+        // On the protocol thread, as are its calls (the `raft` endpoint's; see RaftHost).
+        if start { system.runtime.protocolTask { [self] in await drain(peer) } }
     }
 
     /// Sends `peer`'s queue, one call at a time, until it is empty.

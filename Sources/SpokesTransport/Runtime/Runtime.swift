@@ -1,3 +1,4 @@
+import Foundation
 import SpokesConcurrency
 import Synchronization
 
@@ -21,20 +22,55 @@ public struct Runtime: Sendable {
     /// Where the node's durable state is kept.
     public let disk: any Disk
     private let seeds: @Sendable () -> UInt64
+    /// Where a node's own protocol work runs (``protocolTask(_:)``) and its timers wake
+    /// (``protocolSleep(for:)``): a thread of its own on a machine, so heartbeats, ticks
+    /// and Raft never wait behind user tasks on the cooperative pool (issue 33); nil on
+    /// the pool like everything else (a virtual runtime, whose sleeps its clock wakes).
+    public let protocolExecutor: ProtocolExecutor?
 
     public init(
         clock: any RuntimeClock, network: any RuntimeNetwork = SocketNetwork(), disk: any Disk = RealDisk(),
+        protocolExecutor: ProtocolExecutor? = nil,
         seeds: @escaping @Sendable () -> UInt64
     ) {
         self.clock = clock
         self.network = network
         self.disk = disk
+        self.protocolExecutor = protocolExecutor
         self.seeds = seeds
     }
 
-    /// The machine's monotonic clock, `Task.sleep`, its sockets, its files, and seeds from
-    /// the system's generator.
-    public static let real = Runtime(clock: RealClock(), network: SocketNetwork(), disk: RealDisk(), seeds: { UInt64.random(in: .min ... .max) })
+    /// The machine's monotonic clock, `Task.sleep`, its sockets, its files, seeds from the
+    /// system's generator, and the protocol's thread (``protocolExecutor``; none when the
+    /// environment sets ``protocolOnPoolVariable`` to 1, to measure the difference).
+    public static let real = Runtime(
+        clock: RealClock(), network: SocketNetwork(), disk: RealDisk(),
+        protocolExecutor: ProcessInfo.processInfo.environment[protocolOnPoolVariable] == "1" ? nil : ProtocolExecutor(name: "spokes.protocol"),
+        seeds: { UInt64.random(in: .min ... .max) })
+
+    /// `SPOKES_PROTOCOL_ON_POOL=1` runs the real runtime's protocol work on the
+    /// cooperative pool, as before issue 33: for measuring what its thread changes
+    /// (BENCHMARKS.md), not for use.
+    public static let protocolOnPoolVariable = "SPOKES_PROTOCOL_ON_POOL"
+
+    /// Starts `operation` as a task that prefers the protocol's thread (its nonisolated
+    /// code and the default actors it calls run there; unstructured tasks it makes do
+    /// not), or an ordinary task where there is none.
+    @discardableResult
+    public func protocolTask(_ operation: sending @escaping () async -> Void) -> Task<Void, Never> {
+        Task(executorPreference: protocolExecutor, operation: operation)
+    }
+
+    /// Sleeps as ``sleep(for:)``, but a real runtime's wake-up comes from the protocol's
+    /// thread, not from the cooperative pool (where it would wait behind user tasks).
+    /// For the protocol's timers, in tasks made with ``protocolTask(_:)``.
+    public func protocolSleep(for seconds: Double) async throws {
+        if let protocolExecutor, clock is RealClock {
+            try await protocolExecutor.sleep(for: seconds)
+        } else {
+            try await clock.sleep(for: seconds)
+        }
+    }
 
     /// A runtime on `clock`, `network` and `disk` whose seeds are drawn from `seed`, the
     /// same every run.
