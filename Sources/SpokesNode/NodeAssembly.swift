@@ -56,7 +56,7 @@ public final class NodeAssembly: Sendable {
         let log = node.system
         let settings = node.settings
         let disk = node.system.runtime.disk
-        let store = JobStore(directory: settings.dataDirectory, keep: settings.jobsKeep, disk: disk) { log.log($0) }
+        let store = JobStore(directory: settings.dataDirectory, keep: settings.jobsKeep, disk: disk, clock: node.system.runtime.clock) { log.log($0) }
         let journal = TaskJobJournal(dataDirectory: folder, disk: disk) { log.log($0) }
         // A job's running state: replicated on `jobs.replicas` minus one other members, or,
         // without enough members, on this node's disk (maps and sweeps in its journal,

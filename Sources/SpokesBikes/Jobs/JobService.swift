@@ -102,7 +102,7 @@ public distributed actor JobService {
         self.node = node
         self.replication = replication
         let system = actorSystem
-        let jobStore = store ?? JobStore(directory: node.settings.dataDirectory, keep: node.settings.jobsKeep) { system.log($0) }
+        let jobStore = store ?? JobStore(directory: node.settings.dataDirectory, keep: node.settings.jobsKeep, disk: system.runtime.disk, clock: system.runtime.clock) { system.log($0) }
         self.store = jobStore
         taskJobs = node.taskJobs
         // Index the stored history now, in the background, so the first `spokes jobs` need not.

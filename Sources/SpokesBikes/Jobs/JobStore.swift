@@ -221,17 +221,26 @@ public final class JobStore: TaskJobHistory {
     /// The newest jobs listed and kept.
     public let keep: Int
     private let disk: any Disk
+    /// Dates the jobs stored without a time of their own.
+    private let clock: any RuntimeClock
     private let log: @Sendable (String) -> Void
     private let index = Mutex(Index())
 
     /// The store in `directory` (`~` expands to the home directory) on `disk`, keeping the
     /// newest `keep` jobs; problems with the file go to `log`.
-    public init(directory: String, keep: Int = 1000, disk: any Disk = RealDisk(), log: @escaping @Sendable (String) -> Void = { _ in }) {
+    public init(
+        directory: String, keep: Int = 1000, disk: any Disk = RealDisk(), clock: any RuntimeClock = RealClock(),
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         path = DiskPath.join(HomeDirectory.expand(directory), "jobs.jsonl")
         self.keep = max(1, keep)
         self.disk = disk
+        self.clock = clock
         self.log = log
     }
+
+    /// Now, on the clock that dates stored jobs (the node's runtime's).
+    private var now: Date { Date(timeIntervalSince1970: clock.unixNow) }
 
     private var directory: String { DiskPath.parent(of: path) }
 
@@ -242,13 +251,13 @@ public final class JobStore: TaskJobHistory {
 
     /// Stores a finished job's report (marked `stored`), flushed to the device before it
     /// returns; throws ``StoreError`` and leaves the file as it was when it cannot.
-    public func append(_ report: SimulationReport, coordinator: String, finished: Date = Date()) throws {
-        try append(line: try Self.line(for: report, coordinator: coordinator, finished: finished))
+    public func append(_ report: SimulationReport, coordinator: String, finished: Date? = nil) throws {
+        try append(line: try Self.line(for: report, coordinator: coordinator, finished: finished ?? now))
     }
 
     /// Stores a finished job of tasks' report (marked `stored`), as ``append(_:coordinator:finished:)`` does.
     public func append(_ report: TaskJobReport) throws {
-        try append(report, finished: Date())
+        try append(report, finished: now)
     }
 
     /// Stores a finished job of tasks' report, as finished at `finished`.

@@ -84,7 +84,7 @@ struct DashboardRouter: Sendable {
             guard let report = await observer.report(of: parts[1]) else {
                 return .html(Self.refusalPage(Self.noReport(parts[1])), status: .notFound)
             }
-            var response = HTTPResponse.html(JobReportPage.html(report, generatedAt: Date()))
+            var response = HTTPResponse.html(JobReportPage.html(report, generatedAt: Date(timeIntervalSince1970: observer.node.system.runtime.unixNow)))
             response.headers.add(name: "Content-Security-Policy", value: JobReportPage.contentSecurityPolicy)
             return response
         default:

@@ -2,6 +2,9 @@ import Testing
 @testable import SpokesCLI
 
 /// Which address and broadcast address a LAN node of a machine uses (pure: interfaces in).
+/// The interfaces are values made up here, with RFC 5737 documentation addresses
+/// (192.0.2/24, 198.51.100/24, 203.0.113/24): `LANAddress.choose` only reads them, and
+/// nothing in this suite opens a socket or sends anywhere.
 @Suite struct LANAddressTests {
     static let loopback = NetworkInterface(name: "lo", address: "127.0.0.1", netmask: "255.0.0.0", isLoopback: true, canBroadcast: false)
     static let wired = NetworkInterface(name: "eth0", address: "198.51.100.20", netmask: "255.255.255.0")

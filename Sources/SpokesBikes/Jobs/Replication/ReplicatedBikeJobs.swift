@@ -80,17 +80,12 @@ public final class ReplicatedBikeJobs: Sendable {
         }
     }
 
-    /// Whether this node leads `job`'s group (only its leader may start the job's next epoch).
-    public func leads(_ job: String) async -> Bool {
-        await host.status(of: Self.group(of: job))?.role == .leader
-    }
-
-    /// Whether `job` is kept by replicas (so a cancellation and its end are committed).
     /// Whether this node holds a replica of `job`'s group (``JobGroups/holds(_:)``).
     public func holdsReplica(of job: String) async -> Bool {
         await groups.holds(Self.group(of: job))
     }
 
+    /// Whether `job` is kept by replicas (so a cancellation and its end are committed).
     private func isReplicated(_ job: String) -> Bool {
         host.groupIDs.contains(Self.group(of: job))
     }
