@@ -278,8 +278,14 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     ) async throws -> WireMessage.Reply.Outcome {
         let connection = try await connection(to: recipient.node)
         let id = nextCallID.wrappingAdd(1, ordering: .relaxed).oldValue
+        // A peer of an older protocol knows the function (and its actor) by its release's name.
+        var (name, actor) = (target.identifier, recipient.name)
+        let version = agreedVersion(on: connection)
+        if version < CallTargetRenames.current.since {
+            (name, actor) = CallTargetRenames.current.sent(target: name, recipient: actor, version: version)
+        }
         let call = WireMessage.Call(
-            id: id, recipient: recipient, target: target.identifier,
+            id: id, recipient: ActorID(node: recipient.node, name: actor), target: name,
             genericSubstitutions: invocation.genericSubstitutions, arguments: invocation.arguments)
         let seconds = settings.callTimeout
         do {
@@ -325,20 +331,32 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         let reply: @Sendable (WireMessage.Reply.Outcome) -> Void = { outcome in
             connection.send(.reply(WireMessage.Reply(id: call.id, outcome: outcome)))
         }
-        guard call.recipient.node == node, let actor = registry.withLock({ $0[call.recipient.name]?.actor }) else {
+        // A peer of an older protocol may name the function (and its actor) as its release does.
+        var (target, recipient) = (call.target, call.recipient.name)
+        if agreedVersion(on: connection) < CallTargetRenames.current.since {
+            (target, recipient) = CallTargetRenames.current.received(target: target, recipient: recipient)
+        }
+        guard call.recipient.node == node, let entry = registry.withLock({ $0[recipient] }), let actor = entry.actor else {
             rejections.count(.unknownActor)
             reply(.error(type: "ActorNotFound", message: "no actor \(call.recipient) on \(node)"))
             return
         }
-        guard ClusterInvocationDecoder.isPlainMangledName(call.target) else {
+        guard ClusterInvocationDecoder.isPlainMangledName(target) else {
             reply(.error(type: "RemoteCallError", message: "the call's target is not a mangled function name"))
+            return
+        }
+        // The runtime finds the function by name alone and runs it on whatever actor it is
+        // handed: a function of another type would run on the wrong object.
+        guard target.hasPrefix(entry.functionPrefix) else {
+            rejections.count(.unknownActor)
+            reply(.error(type: "RemoteCallError", message: "\(call.recipient) (a \(entry.typeName)) has no function \(target.prefix(200))"))
             return
         }
         do {
             try await Self.$caller.withValue(connection.peer?.node) {
                 var decoder = ClusterInvocationDecoder(call: call, system: self)
                 try await executeDistributedTarget(
-                    on: actor, target: RemoteCallTarget(call.target), invocationDecoder: &decoder,
+                    on: actor, target: RemoteCallTarget(target), invocationDecoder: &decoder,
                     handler: ClusterResultHandler(reply: reply, rejections: rejections))
             }
         } catch {
@@ -436,6 +454,12 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// or nil when there is no connection to it: what behaviour between this node and
     /// that one alone may use. Behaviour every member must understand asks
     /// ``ClusterNode/mayUse(protocolVersion:)``.
+    /// The protocol version `connection` agreed in its handshake (this node's highest
+    /// before the handshake ends).
+    private func agreedVersion(on connection: Connection) -> Int {
+        connection.peer.flatMap { settings.protocolVersions.agreed(with: $0.protocolVersions) } ?? settings.protocolVersions.highest
+    }
+
     public func protocolVersion(with node: NodeID) -> Int? {
         guard let connection = connections.withLock({ $0[node.name] }), !connection.isClosed, let peer = connection.peer, peer.node == node
         else { return nil }
@@ -886,9 +910,17 @@ private struct PendingCall: Sendable {
 /// A registry entry that does not keep its actor alive.
 private final class WeakActor: Sendable {
     private let reference: Mutex<WeakReference>
+    /// How the names of the actor type's distributed functions begin: `$s` and the type's
+    /// mangled name (`$s13SpokesCluster10NodeStatusC`).
+    let functionPrefix: String
+    /// The actor's type, for messages.
+    let typeName: String
 
     init(_ actor: any DistributedActor) {
         reference = Mutex(WeakReference(actor: actor))
+        let type = type(of: actor)
+        functionPrefix = "$s" + (_mangledTypeName(type) ?? "")
+        typeName = String(describing: type)
     }
 
     var actor: (any DistributedActor)? { reference.withLock { $0.actor } }

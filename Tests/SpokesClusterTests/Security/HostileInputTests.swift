@@ -268,7 +268,21 @@ struct HostileInputTests {
             Issue.record("\(Self.membersTarget) is not NodeStatus.members() any more: update membersTarget")
             return
         }
-        let worker = try ScanSystem.resolve(id: ActorID(node: target.node.system.node, name: ScanSystem.wellKnownName), using: target.client)
+        // A real function of another actor type: refused, never run on this actor.
+        await session.send(.call(.init(id: 103, recipient: status, target: Self.workerCountTarget, genericSubstitutions: [], arguments: [])))
+        guard case .reply(let misdirected)? = await session.read(), case .error(_, let misdirectedMessage) = misdirected.outcome else {
+            Issue.record("no error reply for a function of another actor type")
+            return
+        }
+        #expect(misdirectedMessage.contains("has no function"))
+        // ... which is a function of the worker's.
+        let workerID = ActorID(node: target.node.system.node, name: ScanSystem.wellKnownName)
+        await session.send(.call(.init(id: 104, recipient: workerID, target: Self.workerCountTarget, genericSubstitutions: [], arguments: [])))
+        guard case .reply(let counted)? = await session.read(), case .value = counted.outcome else {
+            Issue.record("\(Self.workerCountTarget) is not ScanSystem.count() any more: update workerCountTarget")
+            return
+        }
+        let worker = try ScanSystem.resolve(id: workerID, using: target.client)
         await #expect(throws: RemoteCallError.self) {
             _ = try await worker.run(TaskRequest(job: "j", task: 0, attempt: 1, kind: "no.such.kind", input: "0"))
         }
@@ -286,7 +300,7 @@ struct HostileInputTests {
         }
         #expect(deepMessage.contains("nested deeper"))
         #expect(target.rejections[.unknownMessageType] == 1)
-        #expect(target.rejections[.unknownActor] == 1)
+        #expect(target.rejections[.unknownActor] == 2)  // the ghost, and the misdirected call
         #expect(target.rejections[.unknownTaskKind] == 1)
         // A long array in an authenticated frame (under the frame size) ends the session.
         await member.sendFrame(try session.sender.seal(Array(("[" + String(repeating: "0,", count: 200_000) + "0]").utf8)))
@@ -609,6 +623,8 @@ struct HostileInputTests {
 
     /// The mangled name of `NodeStatus.members()`, as a member sends it.
     static let membersTarget = "$s13SpokesCluster10NodeStatusC7membersSayAA06MemberD0VGyYaKFTE"
+    /// The mangled name of `ScanSystem.count()`.
+    static let workerCountTarget = "$s13SpokesCluster10ScanSystemC5countSiyYaKFTE"
     /// The mangled name of `NodeStatus.ping(delay:)`.
     static let pingTarget = "$s13SpokesCluster10NodeStatusC4ping5delaySSSd_tYaKFTE"
     /// The mangled name of `NodeStatus.observe(tasksAfter:)`.
