@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "SpokesConsensus", targets: ["SpokesConsensus"]),
         .library(name: "SpokesSimulation", targets: ["SpokesSimulation"]),
         .library(name: "SpokesReplication", targets: ["SpokesReplication"]),
+        .library(name: "SpokesJobs", targets: ["SpokesJobs"]),
         .library(name: "SpokesNode", targets: ["SpokesNode"]),
         .library(name: "SpokesSimulatedCluster", targets: ["SpokesSimulatedCluster"]),
         .executable(name: "spokes", targets: ["spokes"]),
@@ -36,22 +37,26 @@ let package = Package(
         // Pure cryptographic building blocks: hashes, MACs, the AEAD, key derivation, sealed frames.
         .target(name: "SpokesCrypto"),
         .target(name: "SpokesCluster", dependencies: ["SpokesCrypto", "SpokesTransport", "SpokesConcurrency"]),
-        .target(name: "SpokesBikes", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesReplication", "SpokesConsensus"]),
+        .target(name: "SpokesBikes", dependencies: ["SpokesJobs", "SpokesCluster", "SpokesConcurrency", "SpokesReplication", "SpokesConsensus"]),
         // Fetching networks over HTTP(S) needs FoundationNetworking, which links libcurl and
         // about 30 libraries more (6 MiB of an idle node's memory): kept out of the node.
         .target(name: "SpokesBikesWeb", dependencies: ["SpokesBikes"]),
-        .target(name: "SpokesDashboard", dependencies: ["SpokesBikes", "SpokesCluster", "SpokesHTTP", "SpokesConcurrency"],
+        .target(name: "SpokesDashboard", dependencies: ["SpokesBikes", "SpokesJobs", "SpokesCluster", "SpokesHTTP", "SpokesConcurrency"],
                 exclude: ["Page/Assets"]),  // embedded by Scripts/embed-resources
         // A node's job machinery wired once, for `spokes node` and the simulator's whole nodes.
-        .target(name: "SpokesNode", dependencies: ["SpokesBikes", "SpokesReplication", "SpokesCluster"]),
-        .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesConsensus", "SpokesNode"]),
+        .target(name: "SpokesNode", dependencies: ["SpokesBikes", "SpokesJobs", "SpokesReplication", "SpokesCluster"]),
+        .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesJobs", "SpokesCluster", "SpokesConcurrency", "SpokesConsensus", "SpokesNode"]),
         .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
         .target(name: "SpokesConsensus", dependencies: ["SpokesConcurrency"]),
         // Whole ClusterNodes on one simulated network in virtual time: the tests' and the simulator's.
         .target(name: "SpokesSimulatedCluster", dependencies: ["SpokesCluster", "SpokesConcurrency"]),
-        .target(name: "SpokesSimulation", dependencies: ["SpokesConsensus", "SpokesCluster", "SpokesBikes", "SpokesNode", "SpokesSimulatedCluster", "SpokesConcurrency"]),
+        .target(name: "SpokesSimulation", dependencies: ["SpokesConsensus", "SpokesCluster", "SpokesBikes", "SpokesJobs", "SpokesNode", "SpokesSimulatedCluster", "SpokesConcurrency"]),
         .executableTarget(name: "simulate-cluster", dependencies: ["SpokesSimulation"]),
+        // The Raft host: every replicated group of a node over one endpoint and one folder.
         .target(name: "SpokesReplication", dependencies: ["SpokesCluster", "SpokesConsensus", "SpokesConcurrency"]),
+        // The job layer, which knows no workload: the node's job desk (list, locate,
+        // cancel), its store of finished jobs, and the replicated jobs of tasks.
+        .target(name: "SpokesJobs", dependencies: ["SpokesReplication", "SpokesCluster", "SpokesConsensus", "SpokesConcurrency"]),
         // What every test target shares (temporary folders that are always removed).
         .target(name: "SpokesTestKit", path: "Tests/SpokesTestKit"),
         // The in-process cluster builder the cluster, bikes, dashboard and CLI tests share.
@@ -62,13 +67,14 @@ let package = Package(
         .testTarget(name: "SpokesCryptoTests", dependencies: ["SpokesCrypto", "SpokesTestKit"],
                     resources: [.copy("Vectors")]),  // Wycheproof's JSON files and their licence
         .testTarget(name: "SpokesClusterTests", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
-        .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes", "SpokesBikesWeb", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
-        .testTarget(name: "SpokesDashboardTests", dependencies: ["SpokesDashboard", "SpokesHTTP", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
-        .testTarget(name: "SpokesCLITests", dependencies: ["SpokesCLI", "SpokesNode", "SpokesCluster", "SpokesTestKit", "SpokesClusterTestKit"]),
+        .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes", "SpokesJobs", "SpokesBikesWeb", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
+        .testTarget(name: "SpokesJobsTests", dependencies: ["SpokesJobs", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
+        .testTarget(name: "SpokesDashboardTests", dependencies: ["SpokesDashboard", "SpokesJobs", "SpokesHTTP", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
+        .testTarget(name: "SpokesCLITests", dependencies: ["SpokesCLI", "SpokesJobs", "SpokesNode", "SpokesCluster", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesNodeTests", dependencies: ["SpokesNode"]),
         .testTarget(name: "SpokesConsensusTests", dependencies: ["SpokesConsensus", "SpokesConcurrency", "SpokesTestKit"]),
-        .testTarget(name: "SpokesSimulationTests", dependencies: ["SpokesSimulation", "SpokesConsensus", "SpokesConcurrency", "SpokesTestKit"]),
-        .testTarget(name: "SpokesReplicationTests", dependencies: ["SpokesReplication", "SpokesCluster", "SpokesConsensus", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
+        .testTarget(name: "SpokesSimulationTests", dependencies: ["SpokesSimulation", "SpokesJobs", "SpokesConsensus", "SpokesConcurrency", "SpokesTestKit"]),
+        .testTarget(name: "SpokesReplicationTests", dependencies: ["SpokesReplication", "SpokesJobs", "SpokesCluster", "SpokesConsensus", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

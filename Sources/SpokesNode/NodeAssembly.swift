@@ -1,6 +1,7 @@
 import Foundation
 import SpokesBikes
 import SpokesCluster
+import SpokesJobs
 import SpokesReplication
 
 /// A node's job machinery, wired once: what `spokes node` runs and what the simulator's
@@ -11,8 +12,9 @@ import SpokesReplication
 /// the journal of running jobs of tasks (in `folder`), the Raft host (groups in
 /// `folder/raft`) with the state machines of task jobs and bike jobs, the replicated
 /// task jobs (the journal is their fallback without enough members) and bike jobs, starts
-/// the node with them, reopens its stored groups, and hosts the `jobs` desk
-/// (``JobService``); then the watchers that take a job over and replace a dead replica.
+/// the node with them, reopens its stored groups, and hosts the `bikejobs` desk
+/// (``BikeJobService``) and the `jobs` desk (``JobService``), which lists and cancels
+/// every job; then the watchers that take a job over and replace a dead replica.
 /// Every file goes through the node's runtime's disk (``Runtime/disk``). ``stop(sayingGoodbye:)``
 /// stops them all in the order that loses nothing.
 ///
@@ -29,14 +31,16 @@ public final class NodeAssembly: Sendable {
     public let raft: RaftHost
     public let replicatedTaskJobs: ReplicatedTaskJobs
     public let replicatedBikeJobs: ReplicatedBikeJobs
-    /// The node's `jobs` desk: bike jobs, the list of every job, cancel.
+    /// The node's `jobs` desk: the list of every job, where a job is, cancel.
     public let jobs: JobService
+    /// The node's `bikejobs` desk: bike jobs submitted, their reports and stations.
+    public let bikeJobs: BikeJobService
     /// Take-overs and replica changes of task jobs and bike jobs.
     private let watchers: [Task<Void, Never>]
 
     private init(
         node: ClusterNode, store: JobStore, journal: TaskJobJournal, raft: RaftHost, replicatedTaskJobs: ReplicatedTaskJobs,
-        replicatedBikeJobs: ReplicatedBikeJobs, jobs: JobService, watchers: [Task<Void, Never>]
+        replicatedBikeJobs: ReplicatedBikeJobs, jobs: JobService, bikeJobs: BikeJobService, watchers: [Task<Void, Never>]
     ) {
         self.node = node
         self.store = store
@@ -45,6 +49,7 @@ public final class NodeAssembly: Sendable {
         self.replicatedTaskJobs = replicatedTaskJobs
         self.replicatedBikeJobs = replicatedBikeJobs
         self.jobs = jobs
+        self.bikeJobs = bikeJobs
         self.watchers = watchers
     }
 
@@ -73,13 +78,11 @@ public final class NodeAssembly: Sendable {
         node.start(taskJobHistory: store, durability: replicated, journal: journal)
         for (group, problem) in await raft.reopenStoredGroups() { log.log("cannot reopen raft group \(group): \(problem)") }
         var watchers = node.taskJobs.map { [replicated.watch($0)] } ?? []
-        let jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) {
-            JobService(actorSystem: node.system, node: node, store: store, replication: replicatedBikeJobs)
-        }
-        watchers.append(replicatedBikeJobs.watch(jobs))
+        let (jobs, bikeJobs) = BikeJobService.hostDesks(on: node, store: store, replication: replicatedBikeJobs)
+        watchers.append(replicatedBikeJobs.watch(bikeJobs))
         return NodeAssembly(
             node: node, store: store, journal: journal, raft: raft, replicatedTaskJobs: replicated, replicatedBikeJobs: replicatedBikeJobs,
-            jobs: jobs, watchers: watchers)
+            jobs: jobs, bikeJobs: bikeJobs, watchers: watchers)
     }
 
     /// Stops the watchers, then the Raft groups, then the node: with `sayingGoodbye`, it

@@ -1,6 +1,7 @@
 import Foundation
 import SpokesBikes
 import SpokesCluster
+import SpokesJobs
 
 /// `spokes cancel JOB`: stops a running job, from any client.
 enum CancelCommand {

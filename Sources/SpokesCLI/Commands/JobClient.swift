@@ -1,6 +1,7 @@
 import Foundation
 import SpokesBikes
 import SpokesCluster
+import SpokesJobs
 import SpokesConcurrency
 import Synchronization
 
@@ -26,14 +27,15 @@ enum JobClient {
         onProgress: @escaping @Sendable (JobProgress) -> Void
     ) async throws -> SimulationReport {
         try await NodeClient.withClient(of: address, settings: settings, callTimeout: jobCallTimeout) { client, node in
-            let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
+            let service = try BikeJobService.resolve(id: ActorID(node: node, name: BikeJobService.wellKnownName), using: client)
+            let desk = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
             let accepted = Mutex(false)
             let listener = JobListener(actorSystem: client, onAccepted: { _, coordinator in
                 accepted.withLock { $0 = true }
                 onAccepted(coordinator)
             }, onProgress: onProgress)
             let interrupt = InterruptHandler(signals: [SIGINT, SIGTERM]) {
-                Task { _ = try? await service.cancel(job: job.id, origin: .submitter) }
+                Task { _ = try? await desk.cancel(job: job.id, origin: .submitter) }
             }
             defer { interrupt.stop() }
             // Where else to look for the job if its coordinator is lost.
@@ -76,8 +78,9 @@ enum JobClient {
     /// job whose coordinator died until one of them takes it over).
     static func follow(_ job: String, at addresses: [String], with client: ClusterSystem) async -> LostJobFollower.Followed<SimulationReport> {
         await LostJobFollower(system: client, questionTimeout: questionTimeout, patience: 2).follow(at: addresses) { node in
+            let bikes = try BikeJobService.resolve(id: ActorID(node: node, name: BikeJobService.wellKnownName), using: client)
             let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
-            if let report = try await service.report(of: job) { return .ended(report) }
+            if let report = try await bikes.report(of: job) { return .ended(report) }
             guard let listed = try await service.jobs().first(where: { $0.job == job && $0.isUnfinished }) else {
                 // A node of a release before 0.2.0 has no such question: its answer stays unknown.
                 return (try? await service.holdsReplica(of: job)) == true ? .running : .unknown

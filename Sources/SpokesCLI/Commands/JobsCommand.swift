@@ -1,6 +1,7 @@
 import Foundation
 import SpokesBikes
 import SpokesCluster
+import SpokesJobs
 
 /// `spokes jobs` and `spokes result JOB`: the cluster's jobs, running and stored, asked of
 /// any node.
@@ -191,8 +192,9 @@ enum ResultCommand {
         } else {
             node = try await NodeClient.join(address, with: client).node
         }
+        let bikes = try BikeJobService.resolve(id: ActorID(node: node, name: BikeJobService.wellKnownName), using: client)
         let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
-        if let report = try await service.report(of: job) { return .bikes(report) }
+        if let report = try await bikes.report(of: job) { return .bikes(report) }
         let desk = try TaskJobs.resolve(id: ActorID(node: node, name: TaskJobs.wellKnownName), using: client)
         if let report = try await desk.report(of: job) { return .tasks(report) }
         return try await service.locate(job: job).map { .elsewhere($0) } ?? .unknown

@@ -1,6 +1,7 @@
 import Foundation
 import SpokesBikes
 import SpokesCluster
+import SpokesJobs
 
 /// `spokes result JOB --data-directory DIR`: a finished job's report read from a node's
 /// data directory on this machine, with no node running (e.g. after `spokes demo`).

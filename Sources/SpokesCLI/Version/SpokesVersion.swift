@@ -7,7 +7,7 @@ import SpokesDashboard
 /// names its tarball from `spokes version --json`, so the version is written here only.
 public enum SpokesVersion {
     /// The release version (semantic versioning): the one place it is written.
-    public static let release = "0.3.0"
+    public static let release = "0.4.0"
 
     /// The wire protocol versions this build speaks, lowest to highest
     /// (``ProtocolVersions/current``): its own and the one before, so it works with the

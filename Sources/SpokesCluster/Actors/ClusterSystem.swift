@@ -45,6 +45,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     private let openConnections = Mutex<[ObjectIdentifier: Connection]>([:])
     private let pendingCalls = Mutex<[UInt64: PendingCall]>([:])
     private let nextCallID = Atomic<UInt64>(1)
+    private let renamedCalls = Atomic<Int>(0)
     private let loggedLines = Mutex<Set<String>>([])
     private let nextActorNumber = Atomic<UInt64>(1)
     /// The secrets this node holds (they prove and check handshakes and seal everything
@@ -335,6 +336,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         var (target, recipient) = (call.target, call.recipient.name)
         if agreedVersion(on: connection) < CallTargetRenames.current.since {
             (target, recipient) = CallTargetRenames.current.received(target: target, recipient: recipient)
+            if target != call.target { renamedCalls.add(1, ordering: .relaxed) }
         }
         guard call.recipient.node == node, let entry = registry.withLock({ $0[recipient] }), let actor = entry.actor else {
             rejections.count(.unknownActor)
@@ -382,6 +384,10 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// Connections open now, handshaking or established: what hostile-input tests watch
     /// return to its baseline.
     public var openConnectionCount: Int { openConnections.withLock { $0.count } }
+
+    /// Calls received under a name an older release gives their function
+    /// (``CallTargetRenames``): how much of a rolling upgrade still calls the old way.
+    public var callsReceivedUnderOldNames: Int { renamedCalls.load(ordering: .relaxed) }
 
     /// Calls sent and still waiting for their reply.
     public var pendingCallCount: Int { pendingCalls.withLock { $0.count } }

@@ -27,11 +27,14 @@ public struct ProtocolVersions: Sendable, Hashable, Codable, CustomStringConvert
         ProtocolVersions(lowest: version, highest: version)
     }
 
-    /// What this build speaks: 3, the previous release's (frames, handshakes, beacons and
-    /// probes sealed where there is a secret), and 4, which adds the range exchange
-    /// itself (handshakes and beacons carry the sender's range; a connection of 4 binds
-    /// both ranges into its handshake's proofs). Nothing else differs between 3 and 4.
-    public static let current = ProtocolVersions(lowest: 3, highest: 4)
+    /// What this build speaks: 3 (frames, handshakes, beacons and probes sealed where
+    /// there is a secret); 4, which adds the range exchange itself (handshakes and beacons
+    /// carry the sender's range; a connection of 4 binds both ranges into its handshake's
+    /// proofs); and 5, under which the job desk's calls have their new names (the job
+    /// layer's module, the bike desk): ``CallTargetRenames/current``. Below 5 a call goes
+    /// and is taken under its older name, so releases 0.2 (3) and 0.3 (3 to 4) still talk
+    /// to this one.
+    public static let current = ProtocolVersions(lowest: 3, highest: 5)
 
     /// The version from which handshakes and beacons carry the sender's range.
     public static let rangeExchange = 4

@@ -1,5 +1,6 @@
 import SpokesBikes
 import SpokesCluster
+import SpokesJobs
 import SpokesConcurrency
 
 /// Gathers what the dashboard shows from every member of the cluster: each node's
@@ -178,12 +179,12 @@ public actor ClusterObserver {
         return bikes
     }
 
-    /// The job desks to ask about `job`: its coordinator's when known, else every member's.
-    private func jobServices(for job: String) async -> [JobService] {
+    /// The bike job desks to ask about `job`: its coordinator's when known, else every member's.
+    private func jobServices(for job: String) async -> [BikeJobService] {
         let system = node.system
         let coordinator = observations.values.first { $0.jobs.contains { $0.id == job } }?.node
         var ids = [system.node] + node.members.filter { $0.state == .alive }.map(\.node)
         if let coordinator { ids = ids.filter { $0.name == coordinator } }
-        return ids.compactMap { try? JobService.resolve(id: ActorID(node: $0, name: JobService.wellKnownName), using: system) }
+        return ids.compactMap { try? BikeJobService.resolve(id: ActorID(node: $0, name: BikeJobService.wellKnownName), using: system) }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import SpokesBikes
 import SpokesCluster
+import SpokesJobs
 import SpokesConcurrency
 import SpokesSimulatedCluster
 
@@ -139,7 +140,7 @@ struct NodesInvariants {
         guard let assembly = run.liveAssemblies.first(where: { $0.index == node })?.assembly else { return nil }
         let job = answer.job!, id = assembly.node.system.node, system = client.system
         if answer.users > 0 {
-            let desk = try JobService.resolve(id: ActorID(node: id, name: JobService.wellKnownName), using: system)
+            let desk = try BikeJobService.resolve(id: ActorID(node: id, name: BikeJobService.wellKnownName), using: system)
             let heard = try await run.cluster.complete("the result of \(job)", within: 10) { try await desk.report(of: job) }
             let stored = try await runBlocking("nodes-model") { try assembly.store.report(of: job) }
             guard let heard, let stored, Self.same(heard, stored) else { return "n\(node) answers its result with another report than it stored" }

@@ -1,6 +1,7 @@
 import Foundation
 import SpokesBikes
 import SpokesCluster
+import SpokesJobs
 import SpokesConcurrency
 import SpokesNode
 import SpokesSimulatedCluster
@@ -228,7 +229,7 @@ final class NodesRun: Sendable {
         answers.withLock { $0[job]?.job = bikeJob.id; $0[job]?.users = users }
         let entry = answers.withLock { $0[job]!.entry }
         do {
-            let desk = try JobService.resolve(id: ActorID(node: cluster[entry].system.node, name: JobService.wellKnownName), using: client.system)
+            let desk = try BikeJobService.resolve(id: ActorID(node: cluster[entry].system.node, name: BikeJobService.wellKnownName), using: client.system)
             let listener = JobListener(actorSystem: client.system, onAccepted: { [self] _, coordinator in
                 self.answers.withLock { $0[job]?.accepted = true; $0[job]?.coordinator = Self.index(of: coordinator) }
                 self.record("\(self.answerName(job)) accepted by \(coordinator)")

@@ -3,6 +3,7 @@ import Distributed
 import Foundation
 import Synchronization
 import SpokesCluster
+import SpokesJobs
 import SpokesConcurrency
 import Testing
 @testable import SpokesBikes
@@ -18,6 +19,7 @@ struct HostileJobInputTests {
     final class Target: Sendable {
         let node: ClusterNode
         let jobs: JobService
+        let bikes: BikeJobService
         let client: ClusterSystem
 
         init() async throws {
@@ -31,7 +33,7 @@ struct HostileJobInputTests {
             let node = try ClusterNode(settings: settings, registry: registry)
             node.start()
             self.node = node
-            jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) { JobService(actorSystem: node.system, node: node) }
+            (jobs, bikes) = BikeJobService.hostDesks(on: node)
             var clientSettings = settings
             clientSettings.nodeName = "client"
             client = try ClusterSystem(settings: clientSettings, isMember: false)
@@ -44,7 +46,7 @@ struct HostileJobInputTests {
 
         /// The node still runs a batch and a small bike job to the end.
         func expectServing(after what: String) async throws {
-            let desk = try remote(JobService.self, JobService.wellKnownName)
+            let desk = try remote(BikeJobService.self, BikeJobService.wellKnownName)
             let batch = try await remote(TaskJobs.self, TaskJobs.wellKnownName).runBatch(kind: NoopTask.name, input: "0", count: 2, deadline: 5, retries: 0)
             #expect(batch.succeeded == 2, "a batch after \(what)")
             let report = try await desk.submit(BikeJob(network: HostileJobInputTests.network, options: HostileJobInputTests.options), listener: nil)
@@ -79,7 +81,7 @@ struct HostileJobInputTests {
     @Test func aSubmittedJobWithNumbersOutOfRangeIsRefusedWithTheField() async throws {
         let target = try await Target()
         defer { target.stop() }
-        let desk = try target.remote(JobService.self, JobService.wellKnownName)
+        let desk = try target.remote(BikeJobService.self, BikeJobService.wellKnownName)
         var variants: [(String, String, BikeJob)] = []
         func job(_ change: (inout BikeJob) -> Void) -> BikeJob {
             var job = BikeJob(network: Self.network, options: Self.options)

@@ -2,21 +2,28 @@ import Foundation
 import Glibc
 import SpokesCluster
 import SpokesConcurrency
+import SpokesJobs
 import SpokesTestKit
 import Testing
 @testable import SpokesBikes
 
-/// The job desk of in-process nodes: storing reports, cancelling, and the counts a report gives.
+/// The job desks of in-process nodes (`jobs` and `bikejobs`): storing reports,
+/// cancelling, and the counts a report gives.
 @Suite(.processLane, .timeLimit(.minutes(2)))
 struct JobServiceTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-service-\(UUID().uuidString)").path
 
-    /// A job desk on each node, each storing under a folder of this test's own.
-    func services(on nodes: [ClusterNode], disk: any Disk = RealDisk()) -> [JobService] {
+    /// A node's two desks: every job's, and bike jobs'.
+    struct Desks {
+        let jobs: JobService
+        let bikes: BikeJobService
+    }
+
+    /// The desks on each node, each storing under a folder of this test's own.
+    func services(on nodes: [ClusterNode], disk: any Disk = RealDisk()) -> [Desks] {
         nodes.map { node in
-            ClusterSystem.withWellKnownName(JobService.wellKnownName) {
-                JobService(actorSystem: node.system, node: node, store: JobStore(directory: directory + "/" + node.settings.nodeName, disk: disk))
-            }
+            let (jobs, bikes) = BikeJobService.hostDesks(on: node, store: JobStore(directory: directory + "/" + node.settings.nodeName, disk: disk))
+            return Desks(jobs: jobs, bikes: bikes)
         }
     }
 
@@ -28,11 +35,11 @@ struct JobServiceTests {
         fullDisk.capacity = 0
         let service = services(on: nodes, disk: fullDisk)[0]
         let options = SimulationOptions(users: 5, paths: 2, seed: 1, timing: MoveTiming(timeScale: 0))
-        let report = try await service.submit(BikeJob(id: "job-full", network: BikeJobTests.contendedNetwork(), options: options), listener: nil)
+        let report = try await service.bikes.submit(BikeJob(id: "job-full", network: BikeJobTests.contendedNetwork(), options: options), listener: nil)
         #expect(report.completedUsers == 5)
         #expect(report.stored == false)
         #expect(report.storeError == "cannot write \(directory)/b0/jobs.jsonl: no space left on device")
-        #expect(try await service.finishedJobs().isEmpty)
+        #expect(try await service.jobs.finishedJobs().isEmpty)
     }
 
     @Test func aStoredReportSaysItWasStored() async throws {
@@ -41,10 +48,10 @@ struct JobServiceTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let service = services(on: nodes)[0]
         let options = SimulationOptions(users: 5, paths: 2, seed: 1, timing: MoveTiming(timeScale: 0))
-        let report = try await service.submit(BikeJob(id: "job-ok", network: BikeJobTests.contendedNetwork(), options: options), listener: nil)
+        let report = try await service.bikes.submit(BikeJob(id: "job-ok", network: BikeJobTests.contendedNetwork(), options: options), listener: nil)
         #expect(report.stored == true && report.storeError == nil)
-        #expect(try await service.finishedJobs().map(\.job) == ["job-ok"])
-        #expect(try await service.jobs().map(\.state) == [.completed])
+        #expect(try await service.jobs.finishedJobs().map(\.job) == ["job-ok"])
+        #expect(try await service.jobs.jobs().map(\.state) == [.completed])
     }
 
     @Test func withoutRetriesAFailingNodeCostsFailedUsersAndNoRetries() async throws {
@@ -53,7 +60,7 @@ struct JobServiceTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let service = services(on: nodes)[0]
         let options = SimulationOptions(users: 20, paths: 2, seed: 1, timing: MoveTiming(timeScale: 0))
-        let report = try await service.submit(BikeJob(network: BikeJobTests.contendedNetwork(), options: options, retries: 0), listener: nil)
+        let report = try await service.bikes.submit(BikeJob(network: BikeJobTests.contendedNetwork(), options: options, retries: 0), listener: nil)
         #expect(report.retries == 0, "no attempt was started again")
         #expect(report.failedUsers?.count == 4)
         #expect(report.cancelledUsers == [])
@@ -68,13 +75,13 @@ struct JobServiceTests {
         let services = services(on: nodes)
         let options = SimulationOptions(users: 30, paths: 1_000, seed: 5, timing: MoveTiming(moveTime: 0.1, timeScale: 0.5))
         let job = BikeJob(id: "job-stop", network: try BikeJobTests.contendedNetwork(), options: options)
-        let submitted = Task { try await services[0].submit(job, listener: nil) }
+        let submitted = Task { try await services[0].bikes.submit(job, listener: nil) }
         try await eventually("users run on both nodes") { nodes.allSatisfy { $0.counters.running > 0 } }
-        let listed = try await services[0].jobs()
+        let listed = try await services[0].jobs.jobs()
         #expect(listed.map(\.job) == ["job-stop"] && listed.first?.state == .running, "\(listed)")
 
         // Asked on the node that does not coordinate it: the request goes to the one that does.
-        let cancellation = try #require(await services[1].cancel(job: "job-stop", origin: .command))
+        let cancellation = try #require(await services[1].jobs.cancel(job: "job-stop", origin: .command))
         #expect(cancellation.coordinator == "b0")
         #expect(cancellation.summary?.state == .cancelled)
         #expect(cancellation.storeError == nil)
@@ -92,10 +99,10 @@ struct JobServiceTests {
                 && (user.reasons[0].hasSuffix(": cancelled with 'spokes cancel' while it ran")
                     || user.reasons[0].hasSuffix(": cancelled with 'spokes cancel' before it started"))
         }, "\(cancelled.prefix(3))")
-        let stored = try #require(try await services[0].report(of: "job-stop"))
+        let stored = try #require(try await services[0].bikes.report(of: "job-stop"))
         #expect(stored.cancelled && stored.cancelReason == report.cancelReason)
-        #expect(try await services[0].jobs().map(\.state) == [.cancelled])
+        #expect(try await services[0].jobs.jobs().map(\.state) == [.cancelled])
         try await eventually("no node runs the job's users") { nodes.allSatisfy { $0.counters.running == 0 } }
-        #expect(try await services[0].cancel(job: "job-stop", origin: .command) == nil, "an ended job is not running anywhere")
+        #expect(try await services[0].jobs.cancel(job: "job-stop", origin: .command) == nil, "an ended job is not running anywhere")
     }
 }

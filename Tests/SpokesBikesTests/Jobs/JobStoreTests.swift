@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SpokesCluster
 import SpokesConcurrency
+@testable import SpokesJobs
 import Synchronization
 import Testing
 @testable import SpokesBikes

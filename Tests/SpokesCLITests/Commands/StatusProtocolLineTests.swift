@@ -14,9 +14,9 @@ import Testing
         StatusCommand.Report(members: members, total: StatusCommand.Total(members), unanswered: [:], rejected: [:])
     }
 
-    @Test func aWholeClusterOfThisBuildUsesProtocolFourAndSaysNothingMore() {
+    @Test func aWholeClusterOfThisBuildUsesItsHighestProtocolAndSaysNothingMore() {
         let whole = report([member("n1", .current), member("n2", .current), member("n3", .current)])
-        #expect(whole.protocolVersion == 4)
+        #expect(whole.protocolVersion == ProtocolVersions.current.highest)
         #expect(whole.protocolLine == nil)
     }
 
@@ -24,9 +24,9 @@ import Testing
         // n3 answered through a node of the previous release, which reports no range: 3.
         let rolling = report([member("n1", .current), member("n2", .only(3)), member("n3", nil), member("n4", .only(3), state: .left)])
         #expect(rolling.protocolVersion == 3)
-        #expect(rolling.protocolLine == "protocol: 3 until n2, n3 speak 4 (a rolling upgrade under way?)")
+        #expect(rolling.protocolLine == "protocol: 3 until n2, n3 speak 5 (a rolling upgrade under way?)")
         let last = report([member("n1", .current), member("n2", nil)])
-        #expect(last.protocolLine == "protocol: 3 until n2 speaks 4 (a rolling upgrade under way?)")
+        #expect(last.protocolLine == "protocol: 3 until n2 speaks 5 (a rolling upgrade under way?)")
     }
 
     @Test func aClusterOfThePreviousReleaseAloneSaysNothing() {

@@ -21,7 +21,7 @@ struct ProtocolUpgradeInVirtualTimeTests {
         try await cluster.awaitMesh()
         let (old, new, newer) = (cluster[0], cluster[1], cluster[2])
         // Per connection: the highest version both speak.
-        #expect(new.system.protocolVersion(with: newer.system.node) == 4)
+        #expect(new.system.protocolVersion(with: newer.system.node) == ProtocolVersions.current.highest)
         #expect(new.system.protocolVersion(with: old.system.node) == 3)
         #expect(old.system.protocolVersion(with: new.system.node) == 3)
         // The membership record holds each member's range; the cluster waits for the old one.
@@ -35,12 +35,12 @@ struct ProtocolUpgradeInVirtualTimeTests {
         // The old node is replaced (it leaves; a node of this build takes its place).
         await old.stop()
         let replacement = try cluster.startNode(named: "n0-upgraded")
-        try await cluster.run(until: "the cluster uses protocol 4 on every node", within: 10) {
+        try await cluster.run(until: "the cluster uses this build's protocol on every node", within: 10) {
             [new, newer, replacement].allSatisfy { node in
-                node.members.count { $0.state == .alive } == 2 && node.mayUse(protocolVersion: 4)
+                node.members.count { $0.state == .alive } == 2 && node.mayUse(protocolVersion: ProtocolVersions.current.highest)
             }
         }
-        #expect(new.system.protocolVersion(with: replacement.system.node) == 4)
+        #expect(new.system.protocolVersion(with: replacement.system.node) == ProtocolVersions.current.highest)
         #expect(new.membersBehind.isEmpty)
     }
 
@@ -55,39 +55,39 @@ struct ProtocolUpgradeInVirtualTimeTests {
             Issue.record("a node of protocol 2 was admitted")
         } catch {
             let text = "\(error)"
-            #expect(text.contains("node ancient speaks protocol 2 and node n0 speaks 3 to 4"), "\(text)")
+            #expect(text.contains("node ancient speaks protocol 2 and node n0 speaks 3 to 5"), "\(text)")
             #expect(text.contains("upgrade node ancient to a release that speaks 3"), "\(text)")
         }
         // The other way round: a node of this build dials a node of a later release whose
         // range it does not meet; the newer one refuses, saying which to upgrade.
-        let future = try cluster.startNode(named: "future") { $0.protocolVersions = ProtocolVersions(lowest: 5, highest: 6) }
+        let future = try cluster.startNode(named: "future") { $0.protocolVersions = ProtocolVersions(lowest: 6, highest: 7) }
         do {
             try await cluster.complete("n0's dial of the future node ends", within: 10) { try await cluster[0].system.join(future.system.address) }
-            Issue.record("a node of protocol 5 to 6 admitted n0")
+            Issue.record("a node of protocol 6 to 7 admitted n0")
         } catch {
             let text = "\(error)"
-            #expect(text.contains("node n0 speaks protocol 3 to 4 and node future speaks 5 to 6"), "\(text)")
-            #expect(text.contains("upgrade node future") == false && text.contains("upgrade node n0 to a release that speaks 5"), "\(text)")
+            #expect(text.contains("node n0 speaks protocol 3 to 5 and node future speaks 6 to 7"), "\(text)")
+            #expect(text.contains("upgrade node future") == false && text.contains("upgrade node n0 to a release that speaks 6"), "\(text)")
         }
         // Beacons still lead to dials, and every dial is refused: it never becomes a member.
         try await cluster.holds("the future node stays out of the cluster", for: 2) {
             cluster.nodes.allSatisfy { node in !node.members.contains { $0.node.name == "future" && $0.state == .alive } }
                 && future.members.allSatisfy { $0.state != .alive }
         }
-        #expect(cluster.nodes.allSatisfy { $0.mayUse(protocolVersion: 4) }, "a refused node holds nobody back")
+        #expect(cluster.nodes.allSatisfy { $0.mayUse(protocolVersion: ProtocolVersions.current.highest) }, "a refused node holds nobody back")
     }
 
     @Test func aClientOutsideTheRangeIsToldWhatToUpgrade() async throws {
         let cluster = try SimulatedCluster(1)
         defer { cluster.stop() }
-        let client = try cluster.client(named: "cli") { $0.protocolVersions = ProtocolVersions(lowest: 5, highest: 6) }
+        let client = try cluster.client(named: "cli") { $0.protocolVersions = ProtocolVersions(lowest: 6, highest: 7) }
         do {
             try await cluster.complete("the client's dial ends", within: 10) { try await client.join(cluster[0].system.address) }
-            Issue.record("a client of protocol 5 to 6 was admitted")
+            Issue.record("a client of protocol 6 to 7 was admitted")
         } catch {
             let text = "\(error)"
             #expect(text.contains("this client (cli"), "\(text)")
-            #expect(text.contains("speaks protocol 5 to 6 and node n0 speaks 3 to 4: upgrade node n0 to a release that speaks 5"), "\(text)")
+            #expect(text.contains("speaks protocol 6 to 7 and node n0 speaks 3 to 5: upgrade node n0 to a release that speaks 6"), "\(text)")
         }
         // A client of the previous protocol is served, as 3.
         let older = try cluster.client(named: "older") { $0.protocolVersions = .only(3) }

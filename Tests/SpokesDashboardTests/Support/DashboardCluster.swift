@@ -3,13 +3,17 @@ import SpokesBikes
 import SpokesCluster
 import SpokesClusterTestKit
 import SpokesConcurrency
+import SpokesJobs
 import SpokesTestKit
 
 /// In-process nodes on loopback, as `spokes node` runs them (a worker that runs bike
 /// users, a job desk), with a discovery port and cluster name of the test's own.
 struct DashboardCluster {
     let nodes: [ClusterNode]
-    let services: [JobService]
+    /// Each node's bike job desk (`bikejobs`), and its `jobs` desk (kept: the actor
+    /// system does not keep actors alive).
+    let services: [BikeJobService]
+    let desks: [JobService]
     /// Where the nodes keep their job records; removed by ``stop()``.
     let dataDirectory: TemporaryDirectory
 
@@ -22,11 +26,9 @@ struct DashboardCluster {
                 settings.dataDirectory = dataDirectory.path
             },
             registry: { _ in TaskRegistry(kinds: BikeKinds.all) })
-        let services = cluster.nodes.map { node in
-            ClusterSystem.withWellKnownName(JobService.wellKnownName) { JobService(actorSystem: node.system, node: node) }
-        }
+        let hosted = cluster.nodes.map { BikeJobService.hostDesks(on: $0) }
         try await cluster.awaitMesh()
-        return DashboardCluster(nodes: cluster.nodes, services: services, dataDirectory: dataDirectory)
+        return DashboardCluster(nodes: cluster.nodes, services: hosted.map(\.bikes), desks: hosted.map(\.jobs), dataDirectory: dataDirectory)
     }
 
     func stop() {

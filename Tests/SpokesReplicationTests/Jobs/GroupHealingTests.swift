@@ -6,6 +6,7 @@ import SpokesConsensus
 import SpokesTestKit
 import Testing
 @testable import SpokesReplication
+@testable import SpokesJobs
 
 /// Groups that heal (issue 29 §2): a job's replica on a node dead for
 /// `jobs.replace_after` is replaced by an alive member, one change at a time, so one

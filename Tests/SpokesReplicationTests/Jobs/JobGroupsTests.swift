@@ -4,6 +4,7 @@ import SpokesConsensus
 import SpokesTestKit
 import Testing
 @testable import SpokesReplication
+@testable import SpokesJobs
 
 /// What the job layers share about job groups, on in-process nodes.
 @Suite(.processLane, .timeLimit(.minutes(1)))

@@ -1,5 +1,6 @@
 import Testing
 @testable import SpokesReplication
+@testable import SpokesJobs
 
 /// When a job's group cannot go on (review, issue 29 §1.8 and §2: a one-node cluster
 /// whose disk filled, and groups that lost their majority, were listed as running and

@@ -1,5 +1,6 @@
 import Testing
 @testable import SpokesReplication
+@testable import SpokesJobs
 
 /// What a submitter is told when a new job's first entry could not be committed in
 /// time (review, issue 29 §1.4: such a job was reported refused, and its other replicas

@@ -2,6 +2,7 @@ import SpokesTestKit
 import Foundation
 import SpokesConsensus
 import SpokesReplication
+import SpokesJobs
 import Testing
 
 /// The job registry as a state machine on its own, and driven by a Raft group on real

@@ -2,6 +2,7 @@ import Foundation
 import SpokesCluster
 import Testing
 @testable import SpokesReplication
+@testable import SpokesJobs
 
 /// A job of tasks as a Raft group's state: the spec once, each task's first committed
 /// end, bad commands refused alike on every replica.

@@ -1,5 +1,6 @@
 import Foundation
 import SpokesCluster
+import SpokesJobs
 import SpokesConcurrency
 import SpokesConsensus
 import SpokesReplication
@@ -126,7 +127,7 @@ public final class ReplicatedBikeJobs: Sendable {
     /// Watches the bike job groups this node holds (``JobGroups/watch(kind:job:isRunning:abandon:takeOver:)``):
     /// where this replica leads a job that has not finished and `service` does not run
     /// it, `service` takes it over from the committed book.
-    public func watch(_ service: JobService) -> Task<Void, Never> {
+    public func watch(_ service: BikeJobService) -> Task<Void, Never> {
         groups.watch(
             kind: Self.groupKind,
             // A cancellation committed with no job before it (a refused start): nothing to run.

@@ -1,4 +1,6 @@
 import Foundation
+import SpokesConsensus
+import SpokesReplication
 
 /// The cluster's jobs as a replicated state machine: job id -> its specification, its
 /// state (running, then finished) and, once finished, its result. Specifications and

@@ -105,17 +105,6 @@ public final class JobStore: TaskJobHistory {
                 cancelled: report.cancelledTasks, retries: report.retries, wallTime: report.wallTime, kind: report.kind)
         }
 
-        /// The summary of a finished job's report.
-        public init(report: SimulationReport, coordinator: String, finished: Date) {
-            let failed = report.failedUsers?.count ?? 0
-            self.init(
-                job: report.job ?? "?",
-                state: report.cancelled ? .cancelled : failed > 0 || !report.conservation.holds ? .failed : .completed,
-                finished: ISO8601DateFormatter().string(from: finished), coordinator: coordinator, title: report.network.id,
-                tasks: report.users, succeeded: report.completedUsers, failed: failed,
-                cancelled: report.cancelledUsers?.count ?? 0, retries: report.retries ?? 0, wallTime: report.wallTime)
-        }
-
         private enum CodingKeys: String, CodingKey {
             case job, state, finished, coordinator, retries, wallTime, kind, stalledReason, slots
             case title = "network", tasks = "users", succeeded = "completedUsers", failed = "failedUsers", cancelled = "cancelledUsers"
@@ -181,13 +170,12 @@ public final class JobStore: TaskJobHistory {
         }
     }
 
-    /// One stored line, as it is encoded: `{"summary":...,"reportBytes":N,"report":...}`
-    /// for a bike job, `"taskJob":...` in place of `"report"` for a job of tasks.
-    private struct Line: Codable {
+    /// One stored line, as it is encoded: `{"summary":S,"reportBytes":N,"KEY":R}`, where
+    /// KEY names the kind of report R (``taskJobKey`` for a job of tasks; a workload
+    /// stores its own jobs' reports under a key of its own, e.g. the bike workload's
+    /// `report`). Only the summary is decoded here: the report is the workload's.
+    private struct Line: Decodable {
         var summary: Summary
-        var reportBytes: Int?
-        var report: SimulationReport?
-        var taskJob: TaskJobReport?
     }
 
     /// Where a record's line is.
@@ -222,7 +210,7 @@ public final class JobStore: TaskJobHistory {
     public let keep: Int
     private let disk: any Disk
     /// Dates the jobs stored without a time of their own.
-    private let clock: any RuntimeClock
+    public let clock: any RuntimeClock
     private let log: @Sendable (String) -> Void
     private let index = Mutex(Index())
 
@@ -240,7 +228,7 @@ public final class JobStore: TaskJobHistory {
     }
 
     /// Now, on the clock that dates stored jobs (the node's runtime's).
-    private var now: Date { Date(timeIntervalSince1970: clock.unixNow) }
+    public var now: Date { Date(timeIntervalSince1970: clock.unixNow) }
 
     private var directory: String { DiskPath.parent(of: path) }
 
@@ -249,13 +237,23 @@ public final class JobStore: TaskJobHistory {
         do throws(DiskError) { return try body() } catch { throw StoreError(error) }
     }
 
-    /// Stores a finished job's report (marked `stored`), flushed to the device before it
-    /// returns; throws ``StoreError`` and leaves the file as it was when it cannot.
-    public func append(_ report: SimulationReport, coordinator: String, finished: Date? = nil) throws {
-        try append(line: try Self.line(for: report, coordinator: coordinator, finished: finished ?? now))
+    /// Stores a finished job: its summary, and its report encoded as JSON under `key`
+    /// (the kind of report: ``taskJobKey``, or a workload's own). Flushed to the device
+    /// before it returns; throws ``StoreError`` and leaves the file as it was when it cannot.
+    public func append(summary: Summary, key: String, report: Data) throws {
+        try append(line: Self.line(summary: summary, key: key, report: report))
     }
 
-    /// Stores a finished job of tasks' report (marked `stored`), as ``append(_:coordinator:finished:)`` does.
+    /// The stored line of a finished job (``append(summary:key:report:)``), newline included.
+    public static func line(summary: Summary, key: String, report: Data) throws -> [UInt8] {
+        guard isRecordKey(key) else { throw StoreError("store a report under", key, code: EINVAL) }
+        return line(summary: try JSONEncoder().encode(summary), key: Array(#","\#(key)":"#.utf8), record: report)
+    }
+
+    /// The key a job of tasks' report is stored under.
+    public static let taskJobKey = "taskJob"
+
+    /// Stores a finished job of tasks' report (marked `stored`), as ``append(summary:key:report:)`` does.
     public func append(_ report: TaskJobReport) throws {
         try append(report, finished: now)
     }
@@ -265,9 +263,7 @@ public final class JobStore: TaskJobHistory {
         var report = report
         report.stored = true
         report.storeError = nil
-        let encoder = JSONEncoder()
-        try append(line: try Self.line(
-            summary: encoder.encode(Summary(taskJob: report, finished: finished)), key: Self.taskJobKey, record: encoder.encode(report)))
+        try append(summary: Summary(taskJob: report, finished: finished), key: Self.taskJobKey, report: JSONEncoder().encode(report))
     }
 
     private func append(line: [UInt8]) throws {
@@ -296,18 +292,14 @@ public final class JobStore: TaskJobHistory {
         }
     }
 
-    /// The report of bike job `job`, or nil when it is not stored here (or no longer kept).
-    public func report(of job: String) throws -> SimulationReport? {
-        try line(of: job)?.report
-    }
-
     /// The report of the job of tasks `job`, or nil when it is not stored here (or no longer kept).
     public func taskJobReport(of job: String) throws -> TaskJobReport? {
-        try line(of: job)?.taskJob
+        try report(of: job, key: Self.taskJobKey).flatMap { try? JSONDecoder().decode(TaskJobReport.self, from: $0) }
     }
 
-    /// The stored line of `job`, decoded.
-    private func line(of job: String) throws -> Line? {
+    /// The report `job` was stored with under `key` (its JSON), or nil when it is not
+    /// stored here (or no longer kept), or is a job of another kind.
+    public func report(of job: String, key: String) throws -> Data? {
         try index.withLock { index in
             // One hold of the lock: a compaction cannot move the line between the two.
             let found: (entry: Entry, bytes: [UInt8])? = try disk.withLock(path + ".lock", exclusive: false) {
@@ -317,11 +309,11 @@ public final class JobStore: TaskJobHistory {
                 return (entry, try read(at: entry.offset, count: entry.length))
             }
             guard let (entry, bytes) = found else { return nil }
-            guard let line = try? JSONDecoder().decode(Line.self, from: Data(bytes)) else {
+            guard let (found, report) = Self.report(in: bytes[...]) else {
                 reportCorrupt(line: entry.line, "its report does not decode", in: &index)
                 return nil
             }
-            return line
+            return found == key ? report : nil
         }
     }
 
@@ -454,22 +446,16 @@ public final class JobStore: TaskJobHistory {
 
     private static let summaryPrefix = Array(#"{"summary":"#.utf8)
     private static let lengthKey = Array(#","reportBytes":"#.utf8)
-    private static let reportKey = Array(#","report":"#.utf8)
-    private static let taskJobKey = Array(#","taskJob":"#.utf8)
 
-    /// The stored line of a report (marked `stored`): `{"summary":S,"reportBytes":N,"report":R}`
-    /// and a newline. Valid JSON for any reader, and the summary can be read without
-    /// decoding the report.
-    static func line(for report: SimulationReport, coordinator: String, finished: Date) throws -> [UInt8] {
-        var report = report
-        report.stored = true
-        report.storeError = nil
-        let summary = Summary(report: report, coordinator: coordinator, finished: finished)
-        let encoder = JSONEncoder()
-        return line(summary: try encoder.encode(summary), key: reportKey, record: try encoder.encode(report))
+    /// Whether `key` may name a kind of report: 1 to 32 ASCII letters, other than the
+    /// line's own keys.
+    static func isRecordKey(_ key: String) -> Bool {
+        (1...32).contains(key.utf8.count) && key.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0 | 0x20) }
+            && key != "summary" && key != "reportBytes"
     }
 
-    /// `{"summary":S,"reportBytes":N` then `key` (`,"report":`) and the record, a newline.
+    /// `{"summary":S,"reportBytes":N` then `key` (`,"taskJob":`) and the record, a newline:
+    /// valid JSON for any reader, and the summary can be read without decoding the report.
     private static func line(summary: Data, key: [UInt8], record: Data) -> [UInt8] {
         var line = summaryPrefix + Array(summary)
         line += lengthKey + Array(String(record.count).utf8) + key
@@ -480,23 +466,41 @@ public final class JobStore: TaskJobHistory {
 
     /// The summary of a stored line, or nil when the line is not a whole record.
     private static func summary(of line: ArraySlice<UInt8>) -> Summary? {
-        let decoder = JSONDecoder()
         guard line.starts(with: summaryPrefix) else {
             // A line in the format before the summary came first: decode it all.
-            return try? decoder.decode(Line.self, from: Data(line)).summary
+            return try? JSONDecoder().decode(Line.self, from: Data(line)).summary
         }
         let start = line.startIndex + summaryPrefix.count
-        guard let end = endOfObject(in: line, from: start),
-              let summary = try? decoder.decode(Summary.self, from: Data(line[start..<end])) else { return nil }
+        guard let end = endOfObject(in: line, from: start), report(in: line) != nil else { return nil }
+        return try? JSONDecoder().decode(Summary.self, from: Data(line[start..<end]))
+    }
+
+    /// The kind (key) and JSON of a stored line's report, or nil when the line is not a
+    /// whole record. A line in the format before the summary came first is read whole.
+    private static func report(in line: ArraySlice<UInt8>) -> (key: String, report: Data)? {
+        guard line.starts(with: summaryPrefix) else {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                  let (key, value) = object.first(where: { $0.key != "summary" && $0.key != "reportBytes" }),
+                  let report = try? JSONSerialization.data(withJSONObject: value) else { return nil }
+            return (key, report)
+        }
+        guard let end = endOfObject(in: line, from: line.startIndex + summaryPrefix.count) else { return nil }
         var rest = line[end...]
         guard rest.starts(with: lengthKey) else { return nil }
         rest = rest.dropFirst(lengthKey.count)
         let digits = rest.prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
         guard (1...12).contains(digits.count), let reportBytes = Int(String(decoding: digits, as: UTF8.self)) else { return nil }
         rest = rest.dropFirst(digits.count)
-        guard let key = [reportKey, taskJobKey].first(where: { rest.starts(with: $0) }),
-              rest.count == key.count + reportBytes + 1, rest.last == UInt8(ascii: "}") else { return nil }
-        return summary
+        // `,"KEY":`, the report's bytes, and the closing brace.
+        guard rest.starts(with: Array(#",""#.utf8)) else { return nil }
+        rest = rest.dropFirst(2)
+        let key = rest.prefix { $0 != UInt8(ascii: "\"") }
+        rest = rest.dropFirst(key.count)
+        let name = String(decoding: key, as: UTF8.self)
+        guard isRecordKey(name), rest.starts(with: Array(#"":"#.utf8)) else { return nil }
+        rest = rest.dropFirst(2)
+        guard rest.count == reportBytes + 1, rest.last == UInt8(ascii: "}") else { return nil }
+        return (name, Data(rest.dropLast()))
     }
 
     /// The index just past the JSON object that starts at `start`, or nil when it does

@@ -2,16 +2,18 @@ import Distributed
 import Foundation
 import SpokesCluster
 import SpokesConcurrency
+import SpokesJobs
 import Synchronization
 
-/// Every node's well-known job desk (name `jobs`): clients submit bike jobs here, and
-/// the node that receives a job coordinates it.
-public distributed actor JobService {
+/// Every node's desk for bike jobs (name `bikejobs`): clients submit bike jobs here, and
+/// the node that receives a job coordinates it. The node's job desk (``JobService``,
+/// name `jobs`) lists and cancels them with every other job, through ``workload``.
+public distributed actor BikeJobService {
     /// The node's runtime clock: what this desk's calls to others are bounded on.
     private nonisolated var clock: any RuntimeClock { actorSystem.runtime.clock }
     public typealias ActorSystem = ClusterSystem
 
-    public static let wellKnownName = "jobs"
+    public static let wellKnownName = "bikejobs"
 
     /// Why a submission was refused.
     public enum Refusal: Error, Sendable, Codable, Equatable, CustomStringConvertible {
@@ -41,33 +43,6 @@ public distributed actor JobService {
         }
     }
 
-    /// Who asked a running job to stop.
-    public enum CancelOrigin: String, Sendable, Codable {
-        /// The client that submitted it (Ctrl-C, or its call cancelled).
-        case submitter
-        /// `spokes cancel`, from any client.
-        case command
-
-        /// How the report says it: `cancelled by the submitter`.
-        public var reason: String {
-            switch self {
-            case .submitter: "cancelled by the submitter"
-            case .command: "cancelled with 'spokes cancel'"
-            }
-        }
-    }
-
-    /// What ``cancel(job:origin:)`` did.
-    public struct Cancellation: Sendable, Hashable, Codable {
-        /// The node that coordinated the job, and where it listens (`host:port`).
-        public var coordinator: String
-        public var coordinatorAddress: String
-        /// The job as it ended; nil when it had not ended within the wait (it is stopping).
-        public var summary: JobStore.Summary?
-        /// Why its report could not be stored, when it could not.
-        public var storeError: String?
-    }
-
     /// A job coordinated here: what it runs, the task running it, and who cancelled it.
     private struct RunningJob {
         var job: BikeJob
@@ -79,10 +54,8 @@ public distributed actor JobService {
     }
 
     private let node: ClusterNode
+    /// The node's store of finished jobs, shared with its ``JobService``.
     private let store: JobStore
-    /// The node's desk for jobs of tasks (`spokes map`, `spokes sweep`), whose running
-    /// jobs this desk lists and cancels too.
-    private let taskJobs: TaskJobs?
     /// Where running bike jobs are replicated (nil: on this node alone).
     private let replication: ReplicatedBikeJobs?
     /// The jobs coordinated here now (until their report is stored).
@@ -95,19 +68,34 @@ public distributed actor JobService {
     private var recentReports: [SimulationReport] = []
     private static let recentReportCount = 10
 
-    /// `store` replaces the job store of the node's data directory (tests make it fail).
-    /// `replication` keeps running jobs on other nodes too (nil: on this node alone).
-    public init(actorSystem: ClusterSystem, node: ClusterNode, store: JobStore? = nil, replication: ReplicatedBikeJobs? = nil) {
+    /// Stores finished jobs in `store` (the node's ``JobService/store``); `replication`
+    /// keeps running jobs on other nodes too (nil: on this node alone).
+    public init(actorSystem: ClusterSystem, node: ClusterNode, store: JobStore, replication: ReplicatedBikeJobs? = nil) {
         self.actorSystem = actorSystem
         self.node = node
         self.replication = replication
-        let system = actorSystem
-        let jobStore = store ?? JobStore(directory: node.settings.dataDirectory, keep: node.settings.jobsKeep, disk: system.runtime.disk, clock: system.runtime.clock) { system.log($0) }
-        self.store = jobStore
-        taskJobs = node.taskJobs
-        // Index the stored history now, in the background, so the first `spokes jobs` need not.
-        startBlocking("spokes.job-store") { _ = try? jobStore.summaries() }
+        self.store = store
     }
+
+    /// Hosts a node's two job desks under their well-known names: `bikejobs` (this one)
+    /// and `jobs` (``JobService``, which lists and cancels bike jobs with every other),
+    /// both storing in `store` (nil: the job store of the node's data directory).
+    public static func hostDesks(
+        on node: ClusterNode, store: JobStore? = nil, replication: ReplicatedBikeJobs? = nil
+    ) -> (jobs: JobService, bikes: BikeJobService) {
+        let system = node.system
+        let store = store ?? JobStore(directory: node.settings.dataDirectory, keep: node.settings.jobsKeep, disk: system.runtime.disk, clock: system.runtime.clock) { system.log($0) }
+        let bikes = ClusterSystem.withWellKnownName(wellKnownName) {
+            BikeJobService(actorSystem: system, node: node, store: store, replication: replication)
+        }
+        let jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) {
+            JobService(actorSystem: system, node: node, store: store, workloads: [bikes.workload])
+        }
+        return (jobs, bikes)
+    }
+
+    /// This desk's jobs as the node's job desk lists and cancels them.
+    public nonisolated var workload: some JobWorkload { Workload(service: self) }
 
     /// Runs `job` with this node as coordinator and returns its report. The listener (an
     /// actor on the submitting client) hears the job is accepted before it starts, then
@@ -233,9 +221,9 @@ public distributed actor JobService {
         abandoned.remove(job)
     }
 
-    /// The jobs of this node: those it coordinates now (state `running`, with their
-    /// progress), then those stored under its data directory (at most `jobs.keep`), oldest first.
-    public distributed func jobs() async throws -> [JobStore.Summary] {
+    /// The bike jobs this node coordinates now (state `running`, with their progress),
+    /// then those it holds for a coordinator that is gone.
+    func runningSummaries() async -> [JobStore.Summary] {
         let coordinator = actorSystem.node.name
         let board = node.jobBoard
         let now = actorSystem.runtime.now
@@ -262,117 +250,7 @@ public distributed actor JobService {
                 tasks: held.job.options.users, succeeded: held.book.doneUsers.count, failed: 0, cancelled: 0, retries: 0,
                 wallTime: 0, stalledReason: held.stalled)
         }
-        let tasks = try await (taskJobs?.runningJobs() ?? []).map { job in
-            var summary = JobStore.Summary(
-                job: job.job, state: job.stalled == nil ? .running : .stalled, finished: nil, coordinator: coordinator, title: job.title, tasks: job.tasks,
-                succeeded: job.succeeded, failed: job.failed, cancelled: job.cancelled, retries: job.retries,
-                wallTime: job.wallTime, kind: job.kind, stalledReason: job.stalled)
-            summary.slots = job.slots
-            return summary
-        }
-        let store = store
-        return live + waiting + tasks + (try await runBlocking("spokes.job-store") { try store.summaries() })
-    }
-
-    /// Every job of the cluster: this node's (see ``jobs()``) and every alive member's,
-    /// asked at once and each within 2 s (a member that does not answer is left out and
-    /// named in `unanswered`). A job listed twice (nodes sharing a data directory) is
-    /// listed once, running before stored.
-    public distributed func clusterJobs() async throws -> ClusterJobs {
-        let own = try await jobs()
-        let members = node.members.filter { $0.state == .alive || $0.state == .suspect }
-        let system = actorSystem
-        let answers = await withTaskGroup(of: (String, [JobStore.Summary]?).self) { group in
-            for member in members {
-                group.addTask {
-                    guard let service = try? JobService.resolve(id: ActorID(node: member.node, name: Self.wellKnownName), using: system) else {
-                        return (member.node.name, nil)
-                    }
-                    return (member.node.name, try? await withTimeout(seconds: 2, clock: self.clock) { try await service.jobs() })
-                }
-            }
-            var answers: [(String, [JobStore.Summary]?)] = []
-            for await answer in group { answers.append(answer) }
-            return answers.sorted { $0.0 < $1.0 }
-        }
-        var seen = Set(own.map(\.job))
-        var all = own
-        for (_, jobs) in answers {
-            for job in jobs ?? [] where seen.insert(job.job).inserted { all.append(job) }
-        }
-        var running = all.filter(\.isUnfinished)
-        // Each running job's fair share of the cluster's slots: this node's and every
-        // alive member's budgets, shared among the running jobs' remaining tasks.
-        let budgets = members.filter { $0.state == .alive }.reduce(TaskBudgets(cpu: actorSystem.settings.slots, waiting: actorSystem.settings.waitingSlots)) {
-            TaskBudgets(cpu: $0.cpu + $1.slots, waiting: $0.waiting + $1.waitingSlots)
-        }
-        let shares = JobSlots.shares(of: Dictionary(running.compactMap { job in job.slots.map { (job.job, $0) } }) { first, _ in first }, budgets: budgets)
-        for index in running.indices {
-            let share = shares[running[index].job]
-            running[index].slots?.fairShare = share
-        }
-        let finished = all.filter { !$0.isUnfinished }.sorted { ($0.finished ?? "") < ($1.finished ?? "") }
-        return ClusterJobs(jobs: running + finished, unanswered: answers.filter { $0.1 == nil }.map(\.0))
-    }
-
-    /// The cluster's jobs, as ``clusterJobs()`` gathers them.
-    public struct ClusterJobs: Sendable, Hashable, Codable {
-        /// Running jobs first, then finished ones, oldest first.
-        public var jobs: [JobStore.Summary]
-        /// Members that did not answer in time.
-        public var unanswered: [String]
-    }
-
-    /// Where `job` is: the node that coordinates it now or stored it, and where that node
-    /// listens; this node first, then every alive member (each within 2 s). Nil when no
-    /// node answering knows it.
-    public distributed func locate(job: String) async throws -> JobLocation? {
-        if let here = try await jobs().first(where: { $0.job == job }) {
-            return JobLocation(job: job, node: actorSystem.node.name, address: actorSystem.address.description, summary: here)
-        }
-        let system = actorSystem
-        let members = node.members.filter { $0.state == .alive || $0.state == .suspect }
-        return await withTaskGroup(of: JobLocation?.self) { group in
-            for member in members {
-                group.addTask {
-                    guard let service = try? JobService.resolve(id: ActorID(node: member.node, name: Self.wellKnownName), using: system),
-                          let listed = try? await withTimeout(seconds: 2, clock: self.clock, operation: { try await service.jobs() }),
-                          let summary = listed.first(where: { $0.job == job })
-                    else { return nil }
-                    return JobLocation(job: job, node: member.node.name, address: member.address, summary: summary)
-                }
-            }
-            for await found in group {
-                if let found {
-                    group.cancelAll()
-                    return found
-                }
-            }
-            return nil
-        }
-    }
-
-    /// Where a job is (see ``locate(job:)``).
-    public struct JobLocation: Sendable, Hashable, Codable {
-        public var job: String
-        /// The node that coordinates it (running) or stored it (finished).
-        public var node: String
-        /// Where that node listens, `host:port`.
-        public var address: String
-        public var summary: JobStore.Summary
-    }
-
-    /// The finished jobs stored under this node's data directory, oldest first.
-    public distributed func finishedJobs() async throws -> [JobStore.Summary] {
-        let store = store
-        return try await runBlocking("spokes.job-store") { try store.summaries() }
-    }
-
-    /// Whether this node holds a replica of `job`'s group: the job goes on, even where no
-    /// member can list it yet (its replicas restarted and have not caught up). A client
-    /// following a lost job asks it before it concludes the job is gone.
-    public distributed func holdsReplica(of job: String) async -> Bool {
-        await replication?.holdsReplica(of: job) ?? false
+        return live + waiting
     }
 
     /// A finished job's report, from this node's data directory.
@@ -419,36 +297,9 @@ public distributed actor JobService {
         return try await report(of: job)?.stations.map(\.freeBikes)
     }
 
-    /// Cancels a running job wherever it runs: here if this node coordinates it, else on
-    /// the member that does. Its users stop at their next move, attempts on workers are
-    /// cancelled, and its report (which says it was cancelled, and by whom) is stored.
-    /// Waits up to 10 s for the job to end; nil when no node runs the job.
-    public distributed func cancel(job: String, origin: CancelOrigin) async -> Cancellation? {
-        if let cancellation = await cancelHere(job: job, origin: origin) { return cancellation }
-        // Every member at once: a silent one does not hold up the answer of the one that runs it.
-        let services = node.members.filter { $0.state == .alive || $0.state == .suspect }.compactMap { member in
-            try? JobService.resolve(id: ActorID(node: member.node, name: Self.wellKnownName), using: actorSystem)
-        }
-        return await withTaskGroup(of: Cancellation?.self) { group in
-            for service in services {
-                group.addTask { try? await service.cancelHere(job: job, origin: origin) }
-            }
-            for await cancellation in group where cancellation != nil {
-                group.cancelAll()
-                return cancellation
-            }
-            return nil
-        }
-    }
-
-    /// Cancels `job` if this node coordinates it (see ``cancel(job:origin:)``).
-    public distributed func cancelHere(job: String, origin: CancelOrigin) async -> Cancellation? {
-        guard let entry = running[job] else {
-            guard let report = try? await taskJobs?.cancelHere(job: job, reason: origin.reason) else { return nil }
-            return Cancellation(
-                coordinator: report.coordinator, coordinatorAddress: actorSystem.address.description,
-                summary: JobStore.Summary(taskJob: report, finished: Date(timeIntervalSince1970: actorSystem.runtime.unixNow)), storeError: report.storeError)
-        }
+    /// Cancels `job` if this node coordinates it (see ``JobService/cancel(job:origin:)``).
+    func cancelHere(job: String, origin: JobService.CancelOrigin) async -> JobService.Cancellation? {
+        guard let entry = running[job] else { return nil }
         entry.cancelReason.set(origin)
         // A deposed coordinator stores nothing (see TaskJobs.cancelHere): the cancellation
         // goes to whoever leads the job's group.
@@ -460,14 +311,40 @@ public distributed actor JobService {
         let coordinator = actorSystem.node.name
         let work = entry.work
         let report = try? await withTimeout(seconds: 10, clock: clock) { try await work.value }
-        return Cancellation(
+        return JobService.Cancellation(
             coordinator: coordinator, coordinatorAddress: actorSystem.address.description, summary: report.map { JobStore.Summary(report: $0, coordinator: coordinator, finished: Date(timeIntervalSince1970: actorSystem.runtime.unixNow)) },
             storeError: report?.storeError)
     }
 
     /// Ids of the jobs this node coordinates now.
-    public distributed func runningJobs() -> [String] {
+    func runningJobIDs() -> [String] {
         running.keys.sorted()
+    }
+
+    /// Whether this node holds a replica of `job`'s group.
+    func holdsReplica(of job: String) async -> Bool {
+        await replication?.holdsReplica(of: job) ?? false
+    }
+
+    /// The desk's jobs as a ``JobWorkload``: each question asked of the desk on its node.
+    private struct Workload: JobWorkload {
+        let service: BikeJobService
+
+        func runningSummaries() async throws -> [JobStore.Summary] {
+            await service.whenLocal { await $0.runningSummaries() } ?? []
+        }
+
+        func runningJobIDs() async -> [String] {
+            await service.whenLocal { $0.runningJobIDs() } ?? []
+        }
+
+        func cancelHere(job: String, origin: JobService.CancelOrigin) async -> JobService.Cancellation? {
+            await service.whenLocal { await $0.cancelHere(job: job, origin: origin) } ?? nil
+        }
+
+        func holdsReplica(of job: String) async -> Bool {
+            await service.whenLocal { await $0.holdsReplica(of: job) } ?? false
+        }
     }
 }
 

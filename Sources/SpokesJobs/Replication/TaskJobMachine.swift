@@ -1,5 +1,6 @@
 import Foundation
 import SpokesCluster
+import SpokesReplication
 
 /// A job of tasks as a Raft group's state (`taskjob-ID` groups): its spec, each task's
 /// end once (the first committed wins), and whether its report was stored. Every replica

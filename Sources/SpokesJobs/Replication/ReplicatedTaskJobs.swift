@@ -2,6 +2,7 @@ import Foundation
 import SpokesCluster
 import SpokesConcurrency
 import SpokesConsensus
+import SpokesReplication
 import Synchronization
 
 /// Keeps a node's running jobs of tasks on three nodes, so the job outlives its

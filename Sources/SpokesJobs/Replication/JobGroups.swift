@@ -1,6 +1,7 @@
 import SpokesCluster
 import SpokesConcurrency
 import SpokesConsensus
+import SpokesReplication
 
 /// What the job layers share about the Raft groups that keep running jobs, one group per
 /// job (`taskjob-ID` for jobs of tasks, `bikejob-ID` for bike jobs): choosing the

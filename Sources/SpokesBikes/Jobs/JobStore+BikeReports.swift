@@ -1,0 +1,48 @@
+import Foundation
+import SpokesJobs
+
+/// The bike workload's jobs in the node's job store: each report stored under the key
+/// `report` (the key release 0.1 wrote, so older files read unchanged).
+extension JobStore {
+    /// The key bike job reports are stored under.
+    public static let bikeReportKey = "report"
+
+    /// Stores a finished bike job's report (marked `stored`), flushed to the device before
+    /// it returns; throws ``StoreError`` and leaves the file as it was when it cannot.
+    public func append(_ report: SimulationReport, coordinator: String, finished: Date? = nil) throws {
+        let (summary, record) = try Self.record(of: report, coordinator: coordinator, finished: finished ?? now)
+        try append(summary: summary, key: Self.bikeReportKey, report: record)
+    }
+
+    /// The stored line of a bike job's report (what ``append(_:coordinator:finished:)`` writes).
+    static func line(for report: SimulationReport, coordinator: String, finished: Date) throws -> [UInt8] {
+        let (summary, record) = try record(of: report, coordinator: coordinator, finished: finished)
+        return try line(summary: summary, key: bikeReportKey, report: record)
+    }
+
+    /// A report's summary and its JSON, marked `stored`.
+    private static func record(of report: SimulationReport, coordinator: String, finished: Date) throws -> (Summary, Data) {
+        var report = report
+        report.stored = true
+        report.storeError = nil
+        return (Summary(report: report, coordinator: coordinator, finished: finished), try JSONEncoder().encode(report))
+    }
+
+    /// The report of bike job `job`, or nil when it is not stored here (or no longer kept).
+    public func report(of job: String) throws -> SimulationReport? {
+        try report(of: job, key: Self.bikeReportKey).flatMap { try? JSONDecoder().decode(SimulationReport.self, from: $0) }
+    }
+}
+
+extension JobStore.Summary {
+    /// The summary of a finished bike job's report: its title the network, its tasks the users.
+    public init(report: SimulationReport, coordinator: String, finished: Date) {
+        let failed = report.failedUsers?.count ?? 0
+        self.init(
+            job: report.job ?? "?",
+            state: report.cancelled ? .cancelled : failed > 0 || !report.conservation.holds ? .failed : .completed,
+            finished: ISO8601DateFormatter().string(from: finished), coordinator: coordinator, title: report.network.id,
+            tasks: report.users, succeeded: report.completedUsers, failed: failed,
+            cancelled: report.cancelledUsers?.count ?? 0, retries: report.retries ?? 0, wallTime: report.wallTime)
+    }
+}

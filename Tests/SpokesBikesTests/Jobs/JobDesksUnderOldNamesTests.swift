@@ -1,0 +1,62 @@
+import Foundation
+import SpokesCluster
+import SpokesClusterTestKit
+import SpokesConcurrency
+import SpokesJobs
+import SpokesTestKit
+import Testing
+@testable import SpokesBikes
+
+/// Protocol 5 renamed the job desk's calls (``CallTargetRenames/current``): the desk
+/// moved to the job layer's module, its bike calls to the `bikejobs` desk. A client that
+/// speaks at most 4 (release 0.3.0) calls every one of them under its old name and its
+/// old actor, and the node of this build answers each; a client of this build uses the
+/// new names. On the simulated network, in virtual time.
+@Suite(.hangGuard)
+struct JobDesksUnderOldNamesTests {
+    /// Calls every renamed function once through `client`, and checks the answers.
+    func callEveryRenamedFunction(on node: ClusterNode, with client: ClusterSystem, cluster: SimulatedCluster, job id: String) async throws {
+        let bikes = try BikeJobService.resolve(id: ActorID(node: node.system.node, name: BikeJobService.wellKnownName), using: client)
+        let jobs = try JobService.resolve(id: ActorID(node: node.system.node, name: JobService.wellKnownName), using: client)
+        var network = try BundledNetworks.milano
+        network.stations = Array(network.stations.prefix(4))
+        let job = BikeJob(id: id, network: network, options: SimulationOptions(users: 3, paths: 1, seed: 1, timing: MoveTiming(timeScale: 0)))
+        try await cluster.complete("every renamed call", within: 30) {
+            let report = try await bikes.submit(job, listener: nil)
+            #expect(report.completedUsers == 3 && report.stored == true)
+            #expect(try await bikes.report(of: id)?.job == id)
+            #expect(try await bikes.networkAtStart(of: id)?.stations.count == 4)
+            #expect(try await bikes.stationBikes(of: id)?.count == 4)
+            #expect(try await jobs.jobs().map(\.job).contains(id))
+            #expect(try await jobs.finishedJobs().map(\.job).contains(id))
+            #expect(try await jobs.clusterJobs().jobs.map(\.job).contains(id))
+            #expect(try await jobs.locate(job: id)?.node == node.system.node.name)
+            #expect(try await jobs.holdsReplica(of: id) == false)
+            #expect(try await jobs.runningJobs() == [])
+            #expect(try await jobs.cancel(job: id, origin: .command) == nil, "an ended job runs nowhere")
+            #expect(try await jobs.cancelHere(job: id, origin: .command) == nil)
+        }
+    }
+
+    @Test func aClientOfTheReleaseBeforeCallsEveryJobDeskFunctionByItsOldName() async throws {
+        let cluster = try SimulatedCluster(1, configure: { _, settings in settings.dataDirectory = "/data/n0" },
+                                           registry: { _ in TaskRegistry(kinds: BikeKinds.all) }, disk: { _ in SimulatedDisk() })
+        defer { cluster.stop() }
+        let node = cluster[0]
+        let desks = BikeJobService.hostDesks(on: node)
+        defer { withExtendedLifetime(desks) {} }
+        let renamed = CallTargetRenames.current.renames.count
+
+        let old = try cluster.client(named: "old") { $0.protocolVersions = ProtocolVersions(lowest: 3, highest: 4) }
+        try await cluster.complete("the old client joins", within: 10) { try await old.join(node.system.address) }
+        #expect(node.system.protocolVersion(with: old.node) == 4)
+        try await callEveryRenamedFunction(on: node, with: old, cluster: cluster, job: "bike-old")
+        #expect(node.system.callsReceivedUnderOldNames == renamed, "each renamed function called once under its old name")
+
+        let new = try cluster.client(named: "new")
+        try await cluster.complete("the new client joins", within: 10) { try await new.join(node.system.address) }
+        #expect(node.system.protocolVersion(with: new.node) == 5)
+        try await callEveryRenamedFunction(on: node, with: new, cluster: cluster, job: "bike-new")
+        #expect(node.system.callsReceivedUnderOldNames == renamed, "a client of this build uses the new names")
+    }
+}
