@@ -29,19 +29,20 @@ import SpokesConcurrency
 ///
 /// Every call blocks on file I/O: call it through `runBlocking`, never on the cooperative pool.
 public final class JobStore: TaskJobHistory {
-    /// One job, as `spokes jobs` lists it: a bike simulation (its title the network, its
-    /// tasks the users) or a job of tasks alike. The stored and wire keys are the ones
+    /// One job, as `spokes jobs` lists it, whatever runs it: a job of tasks, or a
+    /// workload's own job (its title and tasks as the workload counts them). The stored
+    /// and wire keys are the ones
     /// release 0.1 wrote (`network`, `users`, `completedUsers`, ...), so older files and
     /// nodes read it unchanged.
     public struct Summary: Sendable, Hashable, Codable {
         /// How a job stands.
         public enum State: String, Sendable, Hashable, Codable {
             case running
-            /// Every task succeeded (for a bike job: every user completed, bikes conserved).
+            /// Every task succeeded (and the workload's own checks held).
             case completed
-            /// Stopped on request before every user ran.
+            /// Stopped on request before every task ran.
             case cancelled
-            /// Ended with tasks whose every attempt failed (or bikes not conserved).
+            /// Ended with tasks whose every attempt failed (or a workload's check failed).
             case failed
             /// Held by replicas too few of which can take part: it goes on once a majority
             /// of them is back (`stalledReason` says which are missing).
@@ -53,9 +54,9 @@ public final class JobStore: TaskJobHistory {
         /// When it finished, ISO 8601; nil while it runs.
         public var finished: String?
         public var coordinator: String
-        /// What the job is, in a few words: a job of tasks' title, a bike job's network.
+        /// What the job is, in a few words: a job of tasks' title, or the workload's.
         public var title: String
-        /// How many tasks it has (a bike job: one per user).
+        /// How many tasks it has.
         public var tasks: Int
         /// Tasks that succeeded, failed on every attempt, and were cancelled.
         public var succeeded: Int
@@ -65,12 +66,12 @@ public final class JobStore: TaskJobHistory {
         public var retries: Int
         /// Real seconds it ran (so far, while it runs).
         public var wallTime: Double
-        /// The task kind of a job of tasks (`spokes map`, `spokes sweep`); nil for a bike job.
+        /// The task kind of a job of tasks (`spokes map`, `spokes sweep`); nil for a workload's own job.
         public var kind: String?
         /// Why a ``State/stalled`` job cannot go on now.
         public var stalledReason: String?
         /// A running job's owner, priority, places in use and fair share (issue 32); nil
-        /// for a stored job and a bike job.
+        /// for a stored job and a workload's own job.
         public var slots: JobSlots?
 
         /// Running, or stalled: not ended.
@@ -172,8 +173,8 @@ public final class JobStore: TaskJobHistory {
 
     /// One stored line, as it is encoded: `{"summary":S,"reportBytes":N,"KEY":R}`, where
     /// KEY names the kind of report R (``taskJobKey`` for a job of tasks; a workload
-    /// stores its own jobs' reports under a key of its own, e.g. the bike workload's
-    /// `report`). Only the summary is decoded here: the report is the workload's.
+    /// stores its own jobs' reports under a key of its own). Only the summary is decoded
+    /// here: the report is the workload's.
     private struct Line: Decodable {
         var summary: Summary
     }
