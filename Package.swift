@@ -48,8 +48,9 @@ let package = Package(
         .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesJobs", "SpokesCluster", "SpokesConcurrency", "SpokesConsensus", "SpokesNode"]),
         .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
         .target(name: "SpokesConsensus", dependencies: ["SpokesConcurrency"]),
-        // Whole ClusterNodes on one simulated network in virtual time: the tests' and the simulator's.
-        .target(name: "SpokesSimulatedCluster", dependencies: ["SpokesCluster", "SpokesConcurrency"]),
+        // Whole ClusterNodes (with their desk for jobs of tasks) on one simulated network in
+        // virtual time: the tests' and the simulator's.
+        .target(name: "SpokesSimulatedCluster", dependencies: ["SpokesJobs", "SpokesCluster", "SpokesConcurrency"]),
         .target(name: "SpokesSimulation", dependencies: ["SpokesConsensus", "SpokesCluster", "SpokesBikes", "SpokesJobs", "SpokesNode", "SpokesSimulatedCluster", "SpokesConcurrency"]),
         .executableTarget(name: "simulate-cluster", dependencies: ["SpokesSimulation"]),
         // The Raft host: every replicated group of a node over one endpoint and one folder.
@@ -60,13 +61,13 @@ let package = Package(
         // What every test target shares (temporary folders that are always removed).
         .target(name: "SpokesTestKit", path: "Tests/SpokesTestKit"),
         // The in-process cluster builder the cluster, bikes, dashboard and CLI tests share.
-        .target(name: "SpokesClusterTestKit", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesSimulatedCluster"], path: "Tests/SpokesClusterTestKit"),
+        .target(name: "SpokesClusterTestKit", dependencies: ["SpokesJobs", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesSimulatedCluster"], path: "Tests/SpokesClusterTestKit"),
         .testTarget(name: "SpokesConcurrencyTests", dependencies: ["SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesTransportTests", dependencies: ["SpokesTransport", "SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesHTTPTests", dependencies: ["SpokesHTTP", "SpokesTransport", "SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesCryptoTests", dependencies: ["SpokesCrypto", "SpokesTestKit"],
                     resources: [.copy("Vectors")]),  // Wycheproof's JSON files and their licence
-        .testTarget(name: "SpokesClusterTests", dependencies: ["SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
+        .testTarget(name: "SpokesClusterTests", dependencies: ["SpokesJobs", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes", "SpokesJobs", "SpokesBikesWeb", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesJobsTests", dependencies: ["SpokesJobs", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesDashboardTests", dependencies: ["SpokesDashboard", "SpokesJobs", "SpokesHTTP", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),

@@ -24,7 +24,9 @@ let package = Package(
         // The tool: `main.swift` is one line.
         .executableTarget(name: "pi-cluster", dependencies: ["MonteCarloPi", .product(name: "SpokesCLI", package: "Spokes")]),
         // Submitting from Swift code: maps pi.sample with ClusterClient and sums the outputs.
-        .executableTarget(name: "pi-estimate", dependencies: ["MonteCarloPi", .product(name: "SpokesCluster", package: "Spokes")]),
+        .executableTarget(name: "pi-estimate", dependencies: [
+            "MonteCarloPi", .product(name: "SpokesCluster", package: "Spokes"), .product(name: "SpokesJobs", package: "Spokes"),
+        ]),
         .testTarget(name: "MonteCarloPiTests", dependencies: ["MonteCarloPi", .product(name: "SpokesCluster", package: "Spokes")]),
     ],
     swiftLanguageModes: [.v6]

@@ -54,7 +54,7 @@ public final class NodeAssembly: Sendable {
     }
 
     /// Wires `node`'s job machinery over `folder` (the node's own files) and starts the
-    /// node (``ClusterNode/start(taskJobHistory:durability:journal:)``): jobs its journal
+    /// node (``ClusterNode/start()``, then ``TaskJobs/host(on:history:durability:journal:)``): jobs its journal
     /// or its Raft groups hold from before run on from there. Problems reopening a stored
     /// group are logged, not thrown: the node still serves the others.
     public static func start(node: ClusterNode, folder: String) async -> NodeAssembly {
@@ -75,9 +75,10 @@ public final class NodeAssembly: Sendable {
         let members: @Sendable () -> [Member] = { [weak node] in node?.members ?? [] }
         let replicated = ReplicatedTaskJobs(host: raft, system: node.system, members: members, fallback: journal)
         let replicatedBikeJobs = ReplicatedBikeJobs(host: raft, system: node.system, members: members)
-        node.start(taskJobHistory: store, durability: replicated, journal: journal)
+        node.start()
+        let taskJobs = TaskJobs.host(on: node, history: store, durability: replicated, journal: journal)
         for (group, problem) in await raft.reopenStoredGroups() { log.log("cannot reopen raft group \(group): \(problem)") }
-        var watchers = node.taskJobs.map { [replicated.watch($0)] } ?? []
+        var watchers = [replicated.watch(taskJobs)]
         let (jobs, bikeJobs) = BikeJobService.hostDesks(on: node, store: store, replication: replicatedBikeJobs)
         watchers.append(replicatedBikeJobs.watch(bikeJobs))
         return NodeAssembly(

@@ -2,6 +2,7 @@ import Distributed
 import Foundation
 import Glibc
 import SpokesCluster
+import SpokesJobs
 import SpokesConcurrency
 import Synchronization
 
@@ -58,7 +59,10 @@ public final class SimulatedCluster: Sendable {
             configure(index, &settings)
             let runtime = Self.runtime(clock, network, host: index, seed: seed, disk: disk(index))
             let node = try ClusterNode(settings: settings, registry: registry(index), faults: faults(index), runtime: runtime)
-            if startsNodes { node.start(durability: durability(index)) }
+            if startsNodes {
+                node.start()
+                TaskJobs.host(on: node, durability: durability(index))
+            }
             return node
         }
     }
@@ -108,7 +112,8 @@ public final class SimulatedCluster: Sendable {
         configure(&settings)
         let node = try ClusterNode(settings: settings, registry: registry, faults: faults, runtime: runtime)
         added.withLock { $0.nodes.append(node) }
-        node.start(durability: durability)
+        node.start()
+        TaskJobs.host(on: node, durability: durability)
         return node
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import SpokesCluster
+import SpokesJobs
 import SpokesTestKit
 
 /// Nodes in the test's own process on loopback, with a cluster name and a discovery port
@@ -29,6 +30,7 @@ public struct TestCluster: Sendable {
             configure(index, &settings)
             let node = try ClusterNode(settings: settings, registry: registry(index), faults: faults(index))
             node.start()
+            TaskJobs.host(on: node)
             return node
         }
     }
@@ -59,6 +61,7 @@ public struct TestCluster: Sendable {
         configure(&settings)
         let node = try ClusterNode(settings: settings, registry: registry)
         node.start()
+        TaskJobs.host(on: node)
         return node
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import SpokesBikes
 import SpokesCluster
+import SpokesJobs
 import SpokesConcurrency
 
 /// `spokes bench`: the benchmark figures of issue 7 for Spokes, on local clusters of

@@ -1,5 +1,6 @@
 import Foundation
 import SpokesCluster
+import SpokesJobs
 import SpokesConcurrency
 import Synchronization
 

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import SpokesBikes
 import SpokesCluster
+import SpokesJobs
 
 /// `spokes submit`: runs a bike simulation on a cluster.
 enum SubmitCommand {

@@ -1,6 +1,7 @@
 import Foundation
 import SpokesBikes
 import SpokesCluster
+import SpokesJobs
 import SpokesConcurrency
 import SpokesDashboard
 import Synchronization

@@ -1,3 +1,4 @@
+import Distributed
 import Foundation
 import SpokesConcurrency
 import Synchronization
@@ -31,7 +32,9 @@ public final class ClusterNode: Sendable {
     }
     private let faults: ScanSystem.Faults
     private let hostedWorker = Mutex<ScanSystem?>(nil)
-    private let hostedTaskJobs = Mutex<TaskJobs?>(nil)
+    /// Actors hosted on this node by the layers above (the job desks): kept alive while
+    /// the node is (the actor system holds actors weakly).
+    private let hostedActors = Mutex<[any DistributedActor]>([])
     /// What each member incarnation's worker runs, once asked (``kinds(of:)``).
     private let memberKinds = Mutex<[NodeID: [TaskSchema]]>([:])
 
@@ -124,18 +127,21 @@ public final class ClusterNode: Sendable {
         min(settings.heartbeatInterval * 1.5, settings.suspectTimeout * 0.75)
     }
 
-    /// This node's desk for jobs of tasks (nil before ``start(taskJobHistory:)``).
-    public var taskJobs: TaskJobs? { hostedTaskJobs.withLock { $0 } }
+    /// Keeps `actor` (hosted on this node by a layer above, e.g. a job desk) alive as long
+    /// as the node.
+    public func keep(_ actor: any DistributedActor) {
+        hostedActors.withLock { $0.append(actor) }
+    }
 
-    /// Starts discovery, heartbeats, the status actor, the worker and the desk for jobs of
-    /// tasks, which stores their reports in `taskJobHistory` (`spokes node`: the job store)
-    /// and keeps running jobs in `durability` (the `journal` when none is given). The jobs
-    /// the `journal` holds from before a crash run on from there at once (their tasks
-    /// spread as peers are found; tried again every 2 s for 20 s while no alive node runs
-    /// their kind).
-    public func start(
-        taskJobHistory: any TaskJobHistory = InMemoryTaskJobHistory(), durability: (any TaskJobDurability)? = nil, journal: TaskJobJournal? = nil
-    ) {
+    /// Runs `work` (a layer's background task on this node) until it ends or the node
+    /// stops, which cancels it.
+    public func adopt(_ work: Task<Void, Never>) {
+        tasks.withLock { $0.append(work) }
+    }
+
+    /// Starts discovery, heartbeats, probes, the status actor and the worker. The layers
+    /// above host their desks on it (the job layer's `TaskJobs.host(on:)`).
+    public func start() {
         let hosted = ClusterSystem.withWellKnownName(NodeStatus.wellKnownName) {
             NodeStatus(actorSystem: system, report: { [weak self] in self?.statusReport() ?? [] },
                        observe: { [weak self] after in
@@ -152,30 +158,6 @@ public final class ClusterNode: Sendable {
                        counters: counters, timeline: timeline, maximumPriority: settings.maximumPriority)
         }
         hostedWorker.withLock { $0 = worker }
-        let desk = ClusterSystem.withWellKnownName(TaskJobs.wellKnownName) {
-            TaskJobs(actorSystem: system, node: self, history: taskJobHistory, durability: durability ?? journal)
-        }
-        hostedTaskJobs.withLock { $0 = desk }
-        if let journal {
-            let log = system
-            let resuming = Task {
-                var waiting = await runBlocking("spokes.job-journal") { journal.unfinished() }
-                for _ in 0..<10 where !waiting.isEmpty && !Task.isCancelled {
-                    var still: [TaskJobJournal.Unfinished] = []
-                    for job in waiting {
-                        do {
-                            try await desk.whenLocal { try await $0.resume(job.spec, ended: job.ends) }
-                        } catch {
-                            log.log("cannot resume job \(job.spec.id) from this node's journal yet: \(error)")
-                            still.append(job)
-                        }
-                    }
-                    waiting = still
-                    if !waiting.isEmpty { try? await log.runtime.sleep(for: 2) }
-                }
-            }
-            tasks.withLock { $0.append(resuming) }
-        }
         probes?.start { [weak self] message, address in
             guard let self, !self.stopped.load(ordering: .acquiring) else { return }
             let actions = self.prober.withLock { $0.receive(message, from: address, at: system.runtime.now) }

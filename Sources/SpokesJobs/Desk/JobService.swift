@@ -6,7 +6,7 @@ import SpokesConcurrency
 /// Every node's well-known job desk (name `jobs`), whatever the jobs run: it lists the
 /// node's and the cluster's jobs (running, held and stored), finds where a job is, and
 /// cancels a job wherever it runs. Jobs of tasks are submitted to ``TaskJobs`` (name
-/// `taskjobs`); a workload with jobs of its own (the bike simulation) keeps a desk for
+/// `task-jobs`); a workload with jobs of its own (the bike simulation) keeps a desk for
 /// submitting them and adds itself here as a ``JobWorkload``.
 public distributed actor JobService {
     /// The node's runtime clock: what this desk's calls to others are bounded on.
@@ -58,14 +58,14 @@ public distributed actor JobService {
 
     /// `store` replaces the job store of the node's data directory (tests make it fail).
     /// `workloads` are listed and cancelled beside the node's jobs of tasks (its
-    /// ``ClusterNode/taskJobs``, when started).
+    /// ``TaskJobs/hosted(on:)``, when hosted before this desk).
     public init(actorSystem: ClusterSystem, node: ClusterNode, store: JobStore? = nil, workloads: [any JobWorkload] = []) {
         self.actorSystem = actorSystem
         self.node = node
         let system = actorSystem
         let jobStore = store ?? JobStore(directory: node.settings.dataDirectory, keep: node.settings.jobsKeep, disk: system.runtime.disk, clock: system.runtime.clock) { system.log($0) }
         self.store = jobStore
-        self.workloads = workloads + (node.taskJobs.map { [TaskJobsWorkload(desk: $0, system: system)] } ?? [])
+        self.workloads = workloads + (TaskJobs.hosted(on: node).map { [TaskJobsWorkload(desk: $0, system: system)] } ?? [])
         // Index the stored history now, in the background, so the first `spokes jobs` need not.
         startBlocking("spokes.job-store") { _ = try? jobStore.summaries() }
     }

@@ -32,6 +32,7 @@ struct HostileJobInputTests {
             registry.register(BikeUserTask())
             let node = try ClusterNode(settings: settings, registry: registry)
             node.start()
+            TaskJobs.host(on: node)
             self.node = node
             (jobs, bikes) = BikeJobService.hostDesks(on: node)
             var clientSettings = settings

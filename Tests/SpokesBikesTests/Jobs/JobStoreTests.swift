@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SpokesCluster
+import SpokesJobs
 import SpokesConcurrency
 @testable import SpokesJobs
 import Synchronization

@@ -51,11 +51,8 @@ struct AlwaysFails: TaskKind {
 struct SchedulingTests {
     let gauge = ConcurrencyGauge()
 
-    /// The deadline of jobs whose tests are not about deadlines. `JobRunner` bounds an
-    /// attempt by its deadline in real time (`withTimeout` without the runtime's clock),
-    /// so in virtual time a deadline of 10 s fires when a loaded machine runs the test
-    /// for 10 real seconds: this one no run reaches.
-    static let noDeadline = 3_600.0
+    /// The deadline of jobs whose tests are not about deadlines (``TaskDeadlines/unreached``).
+    static let noDeadline = TaskDeadlines.unreached
 
     /// Nodes `w0`, `w1`, ... on a simulated network; node i gets `faults[i]`; each runs
     /// the probe, the failing kind and `kinds`.

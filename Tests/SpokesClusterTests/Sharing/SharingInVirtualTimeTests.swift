@@ -1,3 +1,4 @@
+import SpokesJobs
 import SpokesClusterTestKit
 import SpokesTestKit
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import SpokesCluster
+import SpokesJobs
 import Testing
 @testable import SpokesReplication
 @testable import SpokesJobs

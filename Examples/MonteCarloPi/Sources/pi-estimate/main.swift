@@ -1,6 +1,7 @@
 import Foundation
 import MonteCarloPi
 import SpokesCluster
+import SpokesJobs
 
 // Estimates pi on a Spokes cluster from Swift code: maps pi.sample over seeded inputs
 // with ClusterClient and sums the outputs.

@@ -1,4 +1,5 @@
 import Foundation
+import SpokesCluster
 import SpokesConcurrency
 import Synchronization
 

@@ -1,3 +1,4 @@
+@testable import SpokesJobs
 import Foundation
 import SpokesTestKit
 import Testing

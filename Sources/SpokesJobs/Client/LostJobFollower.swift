@@ -1,3 +1,4 @@
+import SpokesCluster
 import SpokesConcurrency
 
 /// How a client follows a job whose coordinator it lost to the member that took the job

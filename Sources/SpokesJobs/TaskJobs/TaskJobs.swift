@@ -1,5 +1,6 @@
 import Distributed
 import Foundation
+import SpokesCluster
 import SpokesConcurrency
 import Synchronization
 

@@ -1,3 +1,4 @@
+import SpokesCluster
 /// The coordinator of a job this client submitted stopped answering after it accepted
 /// the job (issue 21 §1): the job may still finish there (its report is stored where it
 /// ran), so the error says which node, why, and how to find the job's end later.

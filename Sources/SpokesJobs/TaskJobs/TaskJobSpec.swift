@@ -1,3 +1,4 @@
+import SpokesCluster
 /// A job of many tasks of one kind (`spokes map`, `spokes sweep`, ``ClusterClient/map(_:over:deadline:retries:share:progress:)``):
 /// what a submitter sends to a node's ``TaskJobs``, which coordinates and stores it.
 ///

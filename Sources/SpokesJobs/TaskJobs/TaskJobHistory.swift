@@ -1,3 +1,4 @@
+import SpokesCluster
 import Synchronization
 
 /// Where a node keeps the reports of the jobs of tasks it coordinated. A node's job

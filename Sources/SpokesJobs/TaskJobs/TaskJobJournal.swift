@@ -1,4 +1,5 @@
 import Foundation
+import SpokesCluster
 import SpokesConcurrency
 
 /// The running jobs of tasks a node coordinates, on its disk, so a job outlives a crash

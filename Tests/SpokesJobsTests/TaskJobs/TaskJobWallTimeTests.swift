@@ -1,3 +1,4 @@
+@testable import SpokesJobs
 import Testing
 @testable import SpokesCluster
 

@@ -1,3 +1,4 @@
+import SpokesCluster
 /// The node a job was submitted to would not run it, and why, in its words (never its
 /// error's type): a kind no alive node runs, a parameter over its limits, a duplicate id.
 public struct JobRefused: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Foundation
+import SpokesCluster
 
 /// How a job of tasks (``TaskJobSpec``) ended: each task's output or failures, where it
 /// ran, and whether the job was cancelled. What `spokes result` prints again, from the

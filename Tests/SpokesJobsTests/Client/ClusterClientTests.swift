@@ -1,3 +1,4 @@
+@testable import SpokesJobs
 import Foundation
 import SpokesConcurrency
 import SpokesClusterTestKit
@@ -5,25 +6,6 @@ import SpokesTestKit
 import Synchronization
 import Testing
 @testable import SpokesCluster
-
-/// `test.cube`: the cube of a number; refuses negative numbers before they are sent,
-/// fails on 13 where it runs, and sleeps the number of milliseconds above 1000.
-struct CubeTask: TaskKind {
-    static let name = "test.cube"
-    struct Input: Codable, Sendable { var number: Int }
-    struct Output: Codable, Sendable, Equatable { var cube: Int; var node: String }
-    struct Unlucky: Error, CustomStringConvertible { var description: String { "13 is unlucky" } }
-    struct Negative: Error, CustomStringConvertible { var description: String { "number must be 0 or more" } }
-
-    func validate(_ input: Input) throws { if input.number < 0 { throw Negative() } }
-
-    func run(_ input: Input, context: TaskContext) async throws -> Output {
-        if input.number == 13 { throw Unlucky() }
-        // On the node's clock: virtual under a simulated runtime, real otherwise.
-        if input.number > 1000 { try await context.system.runtime.sleep(for: Double(input.number - 1000) / 1000) }
-        return Output(cube: input.number * input.number * input.number, node: context.system.node.name)
-    }
-}
 
 /// A durability whose node has been deposed: it keeps the start and the ends, but no
 /// cancellation (another node leads the job now).
@@ -84,9 +66,9 @@ struct ClusterClientTests {
     }
 
     /// A client of `node`, whose maps' attempts have a deadline no run reaches (see
-    /// ``SchedulingTests/noDeadline``: the deadline is a real-time bound).
+    /// ``TaskDeadlines/unreached``: the deadline is a real-time bound).
     func connect(to node: ClusterNode?, in cluster: SimulatedCluster, registry: TaskRegistry = TaskRegistry(kinds: [CubeTask()])) async throws -> ClusterClient {
-        try await cluster.clusterClient(to: node, registry: registry) { $0.taskDeadline = SchedulingTests.noDeadline }
+        try await cluster.clusterClient(to: node, registry: registry) { $0.taskDeadline = TaskDeadlines.unreached }
     }
 
     @Test func mapReturnsOutputsInInputOrderFromEveryNodeWithProgress() async throws {
@@ -174,7 +156,7 @@ struct ClusterClientTests {
     @Test func aMapIsAJobTheNodeStoresAndItRunsOnWhenItsClientGoesAway() async throws {
         let cluster = try await startNodes(2)
         defer { cluster.stop() }
-        let desk = try #require(cluster[0].taskJobs)
+        let desk = try #require(TaskJobs.hosted(on: cluster[0]))
         let client = try await connect(to: cluster[0], in: cluster)
         let started = Promise<ClusterClient.Plan, Never>()
         let ends = Mutex<[Int]>([])
@@ -211,7 +193,7 @@ struct ClusterClientTests {
     @Test func aDeposedCoordinatorStoresNoCancellationItCouldNotKeep() async throws {
         let cluster = try soloNode("d", durability: DeposedDurability())
         defer { cluster.stop() }
-        let desk = try #require(cluster[0].taskJobs)
+        let desk = try #require(TaskJobs.hosted(on: cluster[0]))
         let client = try await connect(to: cluster[0], in: cluster)
         let started = Promise<ClusterClient.Plan, Never>()
         let running = Task {
@@ -234,7 +216,7 @@ struct ClusterClientTests {
     @Test func aReplicaNotYetCaughtUpAnswersThatItsJobRunsOn() async throws {
         let cluster = try soloNode("r", durability: CatchingUpDurability())
         defer { cluster.stop() }
-        let desk = try #require(cluster[0].taskJobs)
+        let desk = try #require(TaskJobs.hosted(on: cluster[0]))
         #expect(try await desk.lookup("map-0badc0de") == .running)
         #expect(try await desk.lookup("map-00000000") == .unknown)
     }

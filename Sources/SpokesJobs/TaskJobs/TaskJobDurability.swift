@@ -1,3 +1,4 @@
+import SpokesCluster
 import SpokesConcurrency
 
 /// Where a coordinator keeps its running jobs of tasks so they outlive it: on its own
