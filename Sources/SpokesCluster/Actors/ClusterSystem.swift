@@ -463,7 +463,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// The protocol version `connection` agreed in its handshake (this node's highest
     /// before the handshake ends).
     private func agreedVersion(on connection: Connection) -> Int {
-        connection.peer.flatMap { settings.protocolVersions.agreed(with: $0.protocolVersions) } ?? settings.protocolVersions.highest
+        let agreed = connection.agreedVersion.load(ordering: .acquiring)
+        return agreed > 0 ? agreed : settings.protocolVersions.highest
     }
 
     public func protocolVersion(with node: NodeID) -> Int? {
@@ -530,6 +531,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                 connection.send(.refused(refusal), thenCloseWithReason: "refused: \(refusal.reason)")
             case .establish(let peer, let seal, let proof):
                 connection.peer = peer
+                connection.agreedVersion.store(settings.protocolVersions.agreed(with: peer.protocolVersions) ?? 0, ordering: .releasing)
                 connection.establish(opening: seal)
                 if let proof { connection.send(.proof(proof)) }
                 connection.sealSends(with: seal)

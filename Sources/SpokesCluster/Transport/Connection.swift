@@ -110,6 +110,9 @@ public final class Connection: Sendable, CustomStringConvertible {
     private let queuedBytes = Atomic<Int>(0)
     /// Calls received on this connection and still running here.
     let callsInFlight = Atomic<Int>(0)
+    /// The protocol version the handshake agreed (0 before it ends): read on every call,
+    /// so kept apart from the lock of ``peer``.
+    let agreedVersion = Atomic<Int>(0)
     /// Heartbeats sent on this connection and their acknowledgements.
     let roundTrip = Mutex(RoundTripEstimator())
     /// One encoder for every frame of every connection (JSONEncoder is Sendable and
