@@ -201,7 +201,9 @@ public struct BikeJob: Sendable, Codable {
         }
         let cancelled = Task.isCancelled
         if cancelled { system.log("job \(id): \(cancelReason())") }
-        var report = report(from: ledger.book, wallTime: runtime.now - start, cancelReason: cancelled ? cancelReason() : nil)
+        var report = report(
+            from: ledger.book, wallTime: runtime.now - start, cancelReason: cancelled ? cancelReason() : nil,
+            finished: Date(timeIntervalSince1970: runtime.unixNow))
         report.epoch = replica.map { _ in epoch }
         return report
     }
@@ -226,7 +228,7 @@ public struct BikeJob: Sendable, Codable {
     /// The job's report from its book: every user's progress and end, the stations' counts.
     /// A report built on the node that took the job over is the same as the first
     /// coordinator's would have been, but for the wall time.
-    public func report(from book: BikeJobBook, wallTime: Double, cancelReason: String?) -> SimulationReport {
+    public func report(from book: BikeJobBook, wallTime: Double, cancelReason: String?, finished: Date = Date()) -> SimulationReport {
         var results: [SimulationResult] = []
         var failedUsers: [SimulationReport.FailedUser] = []
         var cancelledUsers: [SimulationReport.FailedUser] = []
@@ -249,7 +251,7 @@ public struct BikeJob: Sendable, Codable {
         }
         var report = SimulationReport(
             network: network, finalStations: book.stations, options: options, results: results,
-            wallTime: wallTime, cancelled: cancelReason != nil)
+            wallTime: wallTime, cancelled: cancelReason != nil, finished: finished)
         report.job = id
         report.retries = retries
         report.failedUsers = failedUsers

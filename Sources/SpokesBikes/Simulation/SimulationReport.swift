@@ -107,10 +107,10 @@ public struct SimulationReport: Sendable, Hashable, Codable {
     public var storeError: String?
 
     /// Builds the report from the network as it was, the stations as they are, and the
-    /// users' results.
+    /// users' results; it finished at `finished` (a node's: its runtime's clock).
     public init(
         network: Network, finalStations: [Station], options: SimulationOptions,
-        results: [SimulationResult], wallTime: Double, cancelled: Bool
+        results: [SimulationResult], wallTime: Double, cancelled: Bool, finished: Date = Date()
     ) {
         self.network = NetworkSummary(
             id: network.id, name: network.name, stations: network.stations.count,
@@ -135,7 +135,7 @@ public struct SimulationReport: Sendable, Hashable, Codable {
         totalWaitingTime = Double(failedTakes + failedLeaves) * options.timing.moveTime
         nominalDuration = Double(sorted.map(\.moves).max() ?? 0) * options.timing.moveTime
         self.wallTime = wallTime
-        finishedAt = UTCTime.iso8601(Date())
+        finishedAt = UTCTime.iso8601(finished)
         conservation = ConservationCheck(
             before: network.stations, after: finalStations, bikesInUse: sorted.count { $0.holdsBike })
         bikesBefore = conservation.bikesBefore
