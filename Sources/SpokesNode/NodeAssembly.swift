@@ -30,6 +30,8 @@ public final class NodeAssembly: Sendable {
     /// Every Raft group with a replica here.
     public let raft: RaftHost
     public let replicatedTaskJobs: ReplicatedTaskJobs
+    /// The node's `task-jobs` desk: maps and sweeps.
+    public let taskJobs: TaskJobs
     public let replicatedBikeJobs: ReplicatedBikeJobs
     /// The node's `jobs` desk: the list of every job, where a job is, cancel.
     public let jobs: JobService
@@ -39,7 +41,7 @@ public final class NodeAssembly: Sendable {
     private let watchers: [Task<Void, Never>]
 
     private init(
-        node: ClusterNode, store: JobStore, journal: TaskJobJournal, raft: RaftHost, replicatedTaskJobs: ReplicatedTaskJobs,
+        node: ClusterNode, store: JobStore, journal: TaskJobJournal, raft: RaftHost, replicatedTaskJobs: ReplicatedTaskJobs, taskJobs: TaskJobs,
         replicatedBikeJobs: ReplicatedBikeJobs, jobs: JobService, bikeJobs: BikeJobService, watchers: [Task<Void, Never>]
     ) {
         self.node = node
@@ -47,6 +49,7 @@ public final class NodeAssembly: Sendable {
         self.journal = journal
         self.raft = raft
         self.replicatedTaskJobs = replicatedTaskJobs
+        self.taskJobs = taskJobs
         self.replicatedBikeJobs = replicatedBikeJobs
         self.jobs = jobs
         self.bikeJobs = bikeJobs
@@ -82,7 +85,7 @@ public final class NodeAssembly: Sendable {
         let (jobs, bikeJobs) = BikeJobService.hostDesks(on: node, store: store, replication: replicatedBikeJobs)
         watchers.append(replicatedBikeJobs.watch(bikeJobs))
         return NodeAssembly(
-            node: node, store: store, journal: journal, raft: raft, replicatedTaskJobs: replicated, replicatedBikeJobs: replicatedBikeJobs,
+            node: node, store: store, journal: journal, raft: raft, replicatedTaskJobs: replicated, taskJobs: taskJobs, replicatedBikeJobs: replicatedBikeJobs,
             jobs: jobs, bikeJobs: bikeJobs, watchers: watchers)
     }
 

@@ -36,6 +36,9 @@ public final class SimulatedCluster: Sendable {
     private let restarts = Atomic<Int>(0)
     /// Systems hold their actors weakly, as a node does; tests keep theirs alive here.
     private let kept = Mutex<[any DistributedActor]>([])
+    /// Each of ``nodes``' hosts' view of ``clock``, which ``pause(_:)`` stops (shared by
+    /// every incarnation at that host).
+    private let nodeClocks: [PausableClock]
 
     /// Starts `count` nodes named `prefix0`, `prefix1`, ...; `configure` adjusts node
     /// `index`'s settings after the simulation's own (``settings(named:host:)``),
@@ -54,10 +57,12 @@ public final class SimulatedCluster: Sendable {
         self.network = network
         self.seed = seed
         hosts = Atomic(count)
+        let nodeClocks = (0..<count).map { _ in PausableClock(base: clock) }
+        self.nodeClocks = nodeClocks
         nodes = try (0..<count).map { index in
             var settings = Self.settings(named: "\(prefix)\(index)", host: Self.host(index))
             configure(index, &settings)
-            let runtime = Self.runtime(clock, network, host: index, seed: seed, disk: disk(index))
+            let runtime = Self.runtime(nodeClocks[index], network, host: index, seed: seed, disk: disk(index))
             let node = try ClusterNode(settings: settings, registry: registry(index), faults: faults(index), runtime: runtime)
             if startsNodes {
                 node.start()
@@ -83,7 +88,7 @@ public final class SimulatedCluster: Sendable {
         return settings
     }
 
-    private static func runtime(_ clock: VirtualClock, _ network: SimulatedNetwork, host index: Int, seed: UInt64, disk: any Disk = RealDisk()) -> Runtime {
+    private static func runtime(_ clock: any RuntimeClock, _ network: SimulatedNetwork, host index: Int, seed: UInt64, disk: any Disk = RealDisk()) -> Runtime {
         Runtime.virtual(clock, network: network.host(host(index)), disk: disk, seed: seed &* 1000 &+ UInt64(index))
     }
 
@@ -126,7 +131,7 @@ public final class SimulatedCluster: Sendable {
         configure(&settings)
         let restart = restarts.add(1, ordering: .relaxed).newValue
         let runtime = Runtime.virtual(
-            clock, network: network.host(Self.host(index)), disk: disk ?? nodes[index].system.runtime.disk,
+            nodeClocks[index], network: network.host(Self.host(index)), disk: disk ?? nodes[index].system.runtime.disk,
             seed: seed &* 1000 &+ UInt64(index) &+ UInt64(restart) &* 1_000_003)
         let node = try ClusterNode(settings: settings, registry: nodes[index].registry, runtime: runtime)
         added.withLock { $0.nodes.append(node) }
@@ -180,6 +185,24 @@ public final class SimulatedCluster: Sendable {
     /// Cuts `host` off from every other host, both ways (``SimulatedNetwork/heal()`` ends it).
     public func isolate(_ host: String) {
         for other in allHosts where other != host { network.cut(between: host, and: other) }
+    }
+
+    /// Pauses node `index` (whichever incarnation runs at its host), as `SIGSTOP` does:
+    /// its timers stop waking (``PausableClock``) and its host is cut off both ways, so
+    /// what is sent to it waits (streams) or is lost (datagrams, and a connect fails at
+    /// once: simpler than a kernel's backlog) and it sends nothing. Time moves on for
+    /// the others. ``resume(_:)`` ends it.
+    public func pause(_ index: Int) {
+        nodeClocks[index].pause()
+        isolate(Self.host(index))
+    }
+
+    /// Resumes node `index` after ``pause(_:)``: its links heal (every cut of the network
+    /// heals: ``SimulatedNetwork/heal()``), what waited for it arrives, and every timer
+    /// that came due during the pause fires at once.
+    public func resume(_ index: Int) {
+        network.heal()
+        nodeClocks[index].resume()
     }
 
     /// Moves virtual time until `condition` holds, at most `seconds` of virtual time;

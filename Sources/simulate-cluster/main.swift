@@ -156,8 +156,8 @@ func play<Model: SimulationModel>(
 switch request.model {
 case "nodes":
     // Whole nodes: not the kernel's single-threaded models; faults of its own (crash,
-    // partition, one-way, loss), and no --json yet.
-    if request.faultsChosen || json { fail("--model nodes draws its own faults (crash, partition, one-way, loss) and prints text only: drop --faults and --json") }
+    // partition, one-way, pause, replica-cut, loss), and no --json yet.
+    if request.faultsChosen || json { fail("--model nodes draws its own faults (crash, partition, one-way, pause, replica-cut, loss) and prints text only: drop --faults and --json") }
     let traceLines = Int(ProcessInfo.processInfo.environment["SIMULATION_TRACE_LINES"] ?? "") ?? 80
     // SIMULATION_TRACE_ALL=1: every seed's trace on stderr, not only a failing one's.
     let showEveryTrace = ProcessInfo.processInfo.environment["SIMULATION_TRACE_ALL"] == "1"

@@ -58,12 +58,14 @@ enum JobClient {
                 case .notFound: throw lost
                 }
             } catch RemoteCallError.remoteError(let type, let message, let node) where accepted.withLock({ $0 }) && type == "\(BikeJob.LostLead.self)" {
-                // The coordinator lost the job to another replica: follow it there.
-                onReattaching(CoordinatorLost(job: job.id, node: node, address: "\(address)", reason: message))
+                // The coordinator lost the job to another replica: follow it there. Not found
+                // is no refusal: the job was accepted and may go on (issue 28).
+                let lost = CoordinatorLost(job: job.id, node: node, address: "\(address)", reason: message, stoppedThere: true)
+                onReattaching(lost)
                 switch await follow(job.id, at: others + ["\(address)"], with: client) {
                 case .ended(let found): report = found
                 case .stalled(let reason): throw JobStalled(job: job.id, reason: reason)
-                case .notFound: throw JobRefused(node: node, type: type, reason: message)
+                case .notFound: throw lost
                 }
             }
             withExtendedLifetime(listener) {}

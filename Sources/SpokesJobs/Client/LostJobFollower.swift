@@ -1,10 +1,12 @@
 import SpokesCluster
 import SpokesConcurrency
+import Synchronization
 
 /// How a client follows a job whose coordinator it lost to the member that took the job
-/// over (`map`, `sweep` and bike jobs alike): it asks the members it knew, every half
-/// second, what they know of the job, until one has its end. Each member is dialled once,
-/// and again only after its connection failed; every question is bounded.
+/// over (`map`, `sweep` and bike jobs alike): it asks the members it knew, each on its
+/// own and every half second, what they know of the job, until one has its end. Each
+/// member is dialled once, and again only after its connection failed; every question is
+/// bounded.
 public struct LostJobFollower: Sendable {
     /// What one member says of the job.
     public enum Answer<End: Sendable>: Sendable {
@@ -47,37 +49,51 @@ public struct LostJobFollower: Sendable {
     /// end; not found when none knows the job for ``patience`` seconds in a row, or the
     /// calling task is cancelled. `ask` throwing counts as a lost connection.
     ///
+    /// Each member is asked on its own, again half a second after each answer, so a member
+    /// that cannot be reached (the lost coordinator, cut off or paused: its question waits
+    /// out ``questionTimeout``) never holds back what the others say. Before, the members
+    /// were asked one after another, each question bounded by the patience left: a silent
+    /// coordinator asked while the others still said "unknown" used up the whole patience,
+    /// and the client gave up while the member that took the job over had been running it
+    /// for seconds (issue 28, `simulate-cluster --model nodes` seeds 203 and 214). The
+    /// verdict is judged every half second from the answers heard since the last one.
+    ///
     /// A member that says the job is stalled speaks for its own view: a node cut off from
     /// the rest sees its peers dead while they run the job on. So "stalled" is the answer
     /// only when, for ``patience`` seconds in a row, some member says so and none says it
     /// runs the job (a one-node cluster whose disk failed says so within that).
-    /// The least a question may take, however little patience is left.
-    static let shortestQuestion = 0.2
-
     public func follow<End: Sendable>(at addresses: [String], ask: @escaping @Sendable (NodeID) async throws -> Answer<End>) async -> Followed<End> {
         let system = system
-        var nodes: [String: NodeID] = [:]
         let runtime = system.runtime
+        let questionTimeout = questionTimeout
+        let heard = Heard<End>()
+        let askers = addresses.map { text in
+            Task {
+                var node: NodeID?
+                while !Task.isCancelled {
+                    if node == nil, let address = try? SocketAddress(parsing: text) {
+                        node = try? await withTimeout(seconds: questionTimeout, clock: runtime.clock) { try await system.join(address) }.node
+                    }
+                    if let asked = node {
+                        if let answer = try? await withTimeout(seconds: questionTimeout, clock: runtime.clock, operation: { try await ask(asked) }) {
+                            heard.append(answer)
+                        } else {
+                            // Dialled again before the next question.
+                            node = nil
+                        }
+                    }
+                    try? await runtime.sleep(for: Self.round)
+                }
+            }
+        }
+        defer { for asker in askers { asker.cancel() } }
         var unknownSince = runtime.now
         var stalledSince: Double?
-        while !Task.isCancelled, runtime.now - unknownSince < patience {
+        while !Task.isCancelled {
+            try? await runtime.sleep(for: Self.round)
             var running = false
             var stalled: String?
-            for text in addresses {
-                // A question never outlasts the patience left: a member that cannot be
-                // reached (the lost coordinator, cut off) must not hold the verdict back
-                // by a whole question timeout (test-partitions, scenario 5's bound).
-                let left = patience - (runtime.now - unknownSince)
-                let bound = max(Self.shortestQuestion, min(questionTimeout, left))
-                if nodes[text] == nil, let address = try? SocketAddress(parsing: text),
-                   let peer = try? await withTimeout(seconds: bound, clock: runtime.clock, operation: { try await system.join(address) }) {
-                    nodes[text] = peer.node
-                }
-                guard let node = nodes[text] else { continue }
-                guard let answer = try? await withTimeout(seconds: bound, clock: runtime.clock, operation: { try await ask(node) }) else {
-                    nodes[text] = nil
-                    continue
-                }
+            for answer in heard.take() {
                 switch answer {
                 case .ended(let end): return .ended(end)
                 case .stalled(let reason): stalled = reason
@@ -85,17 +101,36 @@ public struct LostJobFollower: Sendable {
                 case .unknown: break
                 }
             }
-            if running || stalled != nil { unknownSince = runtime.now }
+            let now = runtime.now
+            if running || stalled != nil { unknownSince = now }
             if running {
                 stalledSince = nil
             } else if let stalled {
-                let since = stalledSince ?? runtime.now
+                let since = stalledSince ?? now
                 stalledSince = since
-                if runtime.now - since >= patience { return .stalled(stalled) }
+                if now - since >= patience { return .stalled(stalled) }
             }
-            try? await runtime.sleep(for: 0.5)
+            if now - unknownSince >= patience { return .notFound }
         }
         return .notFound
+    }
+
+    /// Seconds between two questions to one member, and between two verdicts.
+    static let round = 0.5
+
+    /// The answers heard since the verdict was last judged, from every member's asker.
+    private final class Heard<End: Sendable>: Sendable {
+        private let answers = Mutex<[Answer<End>]>([])
+
+        func append(_ answer: Answer<End>) { answers.withLock { $0.append(answer) } }
+
+        /// The answers so far, in the order they came; none are kept.
+        func take() -> [Answer<End>] {
+            answers.withLock { answers in
+                defer { answers.removeAll() }
+                return answers
+            }
+        }
     }
 }
 

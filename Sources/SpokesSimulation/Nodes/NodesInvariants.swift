@@ -15,7 +15,13 @@ import SpokesSimulatedCluster
 ///   output its input (`bench.sleep`), and its client heard each task at most once, as
 ///   stored; a bike job's report has each user once and its bikes are conserved;
 /// - what a client was told equals the stored report, and so does what a node that stored
-///   it answers a client asking for its result (`spokes result`).
+///   it answers a client asking for its result (`spokes result`);
+/// - a job its submitter was told was refused (``JobRefused``) never runs: no node stores
+///   it or runs it, once every accepted job is stored;
+/// - a client that gives up on a job (``CoordinatorLost``) says the truth: no member it
+///   could reach had been running the job for a while when it gave up (checked as it
+///   gives up, ``NodesRun``'s `checkGivingUp`; a give-up whose job then completes is
+///   traced, and is no failure: the error says the job may go on and how to find it).
 struct NodesInvariants {
     let run: NodesRun
 
@@ -44,6 +50,7 @@ struct NodesInvariants {
             return "accepted jobs \(missing.joined(separator: ", ")) have no stored report \(Int(bound)) virtual s after every client had its answer, every node up"
         }
         run.record("every accepted job is stored")
+        if let broken = await refusedJobsRan() { return broken }
         // `spokes result`: a new client asks a node that stored the job for its report.
         var askers: [Int: ClusterClient] = [:]
         for answer in accepted {
@@ -59,6 +66,26 @@ struct NodesInvariants {
             }
             if let asking = askers[node], let broken = try await checkResult(of: answer, at: node, asking: asking) { return "\(answer.name) (\(job)): \(broken)" }
             run.record("\(answer.name) stored on \(places.count) node(s), as told")
+        }
+        return nil
+    }
+
+    /// A job whose client was told ``JobRefused`` is stored nowhere and runs nowhere; and,
+    /// traced: which jobs a client gave up on (``CoordinatorLost``) went on to be stored.
+    func refusedJobsRan() async -> String? {
+        let answers = run.answers.withLock { $0.values.filter { $0.job != nil }.sorted { $0.name < $1.name } }
+        let stored = await storedLines(of: answers.compactMap(\.job))
+        for answer in answers {
+            guard case .error(let kind, _)? = answer.told, kind != .other else { continue }
+            let job = answer.job!
+            var places = (stored[job] ?? []).map { "n\($0.node) stored it" }
+            for (index, assembly) in run.liveAssemblies {
+                if await assembly.taskJobs.whenLocal({ $0.isRunning(job) }) == true { places.append("n\(index) runs it") }
+            }
+            if kind == .refused, !places.isEmpty {
+                return "\(answer.name) (\(job)): its client was told the job was refused (JobRefused), and \(places.joined(separator: ", "))"
+            }
+            if kind == .lost { run.record("\(answer.name): its client gave up (CoordinatorLost); \(places.isEmpty ? "stored nowhere" : places.joined(separator: ", "))") }
         }
         return nil
     }

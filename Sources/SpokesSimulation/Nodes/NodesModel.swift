@@ -13,7 +13,8 @@ import Synchronization
 /// store and journal) on one ``SimulatedCluster`` (a simulated network, a virtual clock),
 /// each on a temporary data directory of its own; real ``ClusterClient``s submit maps of
 /// `bench.sleep`, cancel one, and submit a small bike job; faults drawn from the seed
-/// crash and restart nodes, cut them off both ways or one way, and lose datagrams. Then
+/// crash and restart nodes, pause them, cut them off both ways, one way or from their job's
+/// replicas only, and lose datagrams. Then
 /// ``NodesInvariants`` are checked. See Docs/simulator.md, "Whole nodes".
 ///
 /// Not deterministic: the nodes run on the real cooperative pool, so two runs of one
@@ -29,6 +30,12 @@ public enum NodesModel {
         /// Small bike jobs submitted (a few users on a network of a few stations).
         public var bikeJobs = 1
         public var faultCount: ClosedRange<Int> = 1...3
+        /// When each client submits its job, in virtual seconds after the mesh formed,
+        /// drawn from the seed (nil: within the first half of ``faultWindow``). A test
+        /// with planned faults fixes it.
+        public var submitWithin: ClosedRange<Double>?
+        /// Seconds after its submission at which the last map's client cancels it.
+        public var cancelAfter: ClosedRange<Double> = 0.5...3
         /// Faults begin within this many virtual seconds after the jobs are submitted.
         public var faultWindow = 20.0
         /// Virtual seconds after the last fault ends within which every client has had its
@@ -49,13 +56,23 @@ public enum NodesModel {
             case oneWay = "one-way"
             /// A share of every datagram is lost (streams lose nothing).
             case loss
+            /// The node's process stops (``SimulatedCluster/pause(_:)``): its timers do not
+            /// wake, nothing reaches it or leaves it; it resumes where it was when the
+            /// fault ends, its overdue timers firing at once. Its job groups elect another
+            /// leader meanwhile, while it stays alive.
+            case pause
+            /// The node is cut off both ways from the other replicas of the job it
+            /// coordinates (from every other node when it coordinates none); clients
+            /// still reach it, so its client hears it stop the job when another replica
+            /// takes the job over.
+            case replicaCut = "replica-cut"
         }
 
         public var kind: Kind
         /// The node hit, unless ``atCoordinator`` finds a coordinator as the fault begins.
         public var node: Int
-        /// A crash or a cut aimed at the coordinator of a job running when it begins (the
-        /// take-over path), if any job runs then.
+        /// A crash, pause or cut aimed at the coordinator of a job running when it begins
+        /// (the take-over path), if any job runs then.
         public var atCoordinator: Bool
         public var start: Double
         public var duration: Double

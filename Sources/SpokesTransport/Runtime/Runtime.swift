@@ -72,10 +72,10 @@ public struct Runtime: Sendable {
         }
     }
 
-    /// A runtime on `clock`, `network` and `disk` whose seeds are drawn from `seed`, the
-    /// same every run.
+    /// A runtime on `clock` (a ``VirtualClock``, or a node's view of one), `network` and
+    /// `disk` whose seeds are drawn from `seed`, the same every run.
     public static func virtual(
-        _ clock: VirtualClock, network: any RuntimeNetwork = SocketNetwork(), disk: any Disk = RealDisk(), seed: UInt64 = 1
+        _ clock: any RuntimeClock, network: any RuntimeNetwork = SocketNetwork(), disk: any Disk = RealDisk(), seed: UInt64 = 1
     ) -> Runtime {
         let generator = SeedSequence(seed)
         return Runtime(clock: clock, network: network, disk: disk, seeds: { generator.next() })

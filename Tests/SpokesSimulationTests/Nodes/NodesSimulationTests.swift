@@ -1,3 +1,6 @@
+import SpokesConcurrency
+import SpokesSimulatedCluster
+import Synchronization
 import Testing
 @testable import SpokesSimulation
 
@@ -17,6 +20,86 @@ import Testing
             let verdict = await NodesModel.play(seed: seed, options: options)
             #expect(verdict.violation == nil, "seed \(seed): \(verdict.violation ?? "") \n\(verdict.faults)\n\(verdict.trace.suffix(40).joined(separator: "\n"))")
         }
+    }
+
+    /// One map of eight tasks on three nodes, submitted at once and cancelled by its
+    /// client `cancelAt` virtual s later, while `fault` (aimed at its coordinator) holds.
+    static func cancelledMapScenario(seed: UInt64, cancelAt: Double, pausedFrom start: Double, for duration: Double) async -> NodesModel.Verdict {
+        var options = NodesModel.Options(nodes: 3)
+        options.maps = 1
+        options.bikeJobs = 0
+        options.submitWithin = 0...0
+        options.cancelAfter = cancelAt...cancelAt
+        let pause = NodesModel.Fault(kind: .pause, node: 0, atCoordinator: true, start: start, duration: duration, rate: 0)
+        return await NodesModel.play(seed: seed, options: options, faults: [pause])
+    }
+
+    /// Issue 28's first client bug, found as seeds 3, 13, 63 and 84 of
+    /// `simulate-cluster --model nodes --nodes 5`: the coordinator of a map is paused,
+    /// the map's client cancels it meanwhile, another replica takes the job over; the
+    /// paused one resumes, cannot commit the cancellation (it was deposed), stops the job
+    /// and says so (`TaskJobError.takenOver`). The client, its task cancelled, stopped
+    /// following at once and said `JobRefused` while the job ran to its end elsewhere.
+    /// Now it follows the job, carries its cancellation to the member that runs it, and
+    /// prints the report that member stored.
+    @Test(.timeLimit(.minutes(2)))
+    func aCancelledMapWhoseCoordinatorWasDeposedIsNeverToldRefused() async {
+        for seed: UInt64 in 1...2 {
+            // Paused for 2.5 s: the others elect within 1.2 s; the client's heartbeats
+            // give up only after 3.2 s, so its cancellation reaches the deposed node.
+            let verdict = await Self.cancelledMapScenario(seed: seed, cancelAt: 4, pausedFrom: 3, for: 2.5)
+            Self.expectToldTheStoredCancelledReport(verdict)
+        }
+    }
+
+    /// Issue 28's second client bug, found as seeds 37, 58, 66, 68, 80 and 85: the same,
+    /// the coordinator paused for longer than the client's heartbeats wait (3.2 s). The
+    /// client, its task cancelled, gave up at once with `CoordinatorLost` while the member
+    /// that took the job over had been running it for 2 s and answered. Now it follows.
+    @Test(.timeLimit(.minutes(2)))
+    func aCancelledMapWhoseCoordinatorWasPausedIsFollowedToItsNewCoordinator() async {
+        for seed: UInt64 in 1...2 {
+            let verdict = await Self.cancelledMapScenario(seed: seed, cancelAt: 4, pausedFrom: 3, for: 6)
+            Self.expectToldTheStoredCancelledReport(verdict)
+        }
+    }
+
+    /// The scenario set up as planned (the map accepted before the pause), every
+    /// invariant held, and the client printed the cancelled report that was stored.
+    static func expectToldTheStoredCancelledReport(_ verdict: NodesModel.Verdict) {
+        let trace = verdict.trace.joined(separator: "\n")
+        let accepted = verdict.trace.firstIndex { $0.contains("map0 accepted by") }
+        let paused = verdict.trace.firstIndex { $0.contains("FAULT pause") }
+        #expect(accepted != nil && paused != nil && accepted! < paused!, "seed \(verdict.seed): the map was accepted before its coordinator was paused\n\(trace)")
+        #expect(verdict.trace.contains { $0.contains("aimed at map0's coordinator") }, "seed \(verdict.seed)\n\(trace)")
+        #expect(verdict.violation == nil, "seed \(verdict.seed): \(verdict.violation ?? "")\n\(trace)")
+        #expect(verdict.trace.contains { $0.contains("map0 told:") && $0.contains("(job cancelled)") }, "seed \(verdict.seed): told the cancelled report\n\(trace)")
+    }
+
+    @Test func aPausedNodesTimersWakeOnlyWhenItResumes() async throws {
+        let clock = VirtualClock()
+        let node = PausableClock(base: clock)
+        let woke = Mutex<[String]>([])
+        node.pause()
+        let sleeper = Task {
+            try await node.sleep(for: 1)
+            woke.withLock { $0.append("node at \(clock.now)") }
+        }
+        // Wait until it sleeps on the shared clock, then move past its deadline.
+        while clock.sleepers == 0 { await Task.yield() }
+        clock.advance(by: 2)
+        for _ in 0..<1000 { await Task.yield() }
+        #expect(woke.withLock { $0 }.isEmpty, "a paused node's timer does not wake")
+        #expect(node.now == 2, "its time moves on")
+        node.resume()
+        try await sleeper.value
+        #expect(woke.withLock { $0 } == ["node at 2.0"], "it wakes, late, when the node resumes")
+        // A cancelled sleeper of a paused node ends at once with CancellationError.
+        node.pause()
+        let cancelled = Task { try await node.sleep(for: 0) }
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        node.resume()
     }
 
     @Test func aSeedDrawsItsFaultsOneAfterAnother() {
