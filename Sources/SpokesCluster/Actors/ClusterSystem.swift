@@ -289,31 +289,45 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             id: id, recipient: ActorID(node: recipient.node, name: actor), target: name,
             genericSubstitutions: invocation.genericSubstitutions, arguments: invocation.arguments)
         let seconds = settings.callTimeout
-        do {
-            return try await TimeoutTask(seconds: seconds, clock: runtime.clock, executor: executor(forCallsTo: recipient)) {
-                try await withTaskCancellationHandler {
-                    try await withCheckedThrowingContinuation { continuation in
-                        self.pendingCalls.withLock {
-                            $0[id] = PendingCall(continuation: continuation, connection: ObjectIdentifier(connection))
-                        }
-                        if connection.isClosed {
-                            self.fail(callsOn: connection, with: .peerDisconnected(node: recipient.node.name, reason: "connection closed"))
-                        } else {
-                            connection.send(.call(call))
-                        }
-                    }
-                } onCancel: {
-                    self.finish(call: id, with: .failure(CancellationError()))
+        let clock = runtime.clock
+        // The call waits in `pendingCalls` for its reply, its deadline (a timer of the
+        // runtime's clock, not a task of its own: BENCHMARKS.md, "A deadline without a
+        // task"), the connection's loss or the caller's cancellation, whichever comes
+        // first: each ends it through `finish(call:with:)`, which resumes it once.
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                self.pendingCalls.withLock {
+                    $0[id] = PendingCall(continuation: continuation, connection: ObjectIdentifier(connection))
                 }
-            }.value
-        } catch is TimeoutError {
-            throw RemoteCallError.timedOut(target: target.description, node: recipient.node.name, seconds: seconds)
+                // Cancelled before it was registered: the handler found nothing to end.
+                if Task.isCancelled { return self.finish(call: id, with: .failure(CancellationError())) }
+                let timer = clock.startTimer(after: seconds) { [identifier = target.identifier] in
+                    let target = RemoteCallTarget(identifier).description
+                    self.finish(call: id, with: .failure(RemoteCallError.timedOut(target: target, node: recipient.node.name, seconds: seconds)))
+                }
+                let pending = self.pendingCalls.withLock { calls -> Bool in
+                    guard calls[id] != nil else { return false }
+                    calls[id]?.timer = timer
+                    return true
+                }
+                // Ended already (its deadline passed at once, or it was cancelled): nothing to send.
+                guard pending else { return timer.cancel() }
+                if connection.isClosed {
+                    self.fail(callsOn: connection, with: .peerDisconnected(node: recipient.node.name, reason: "connection closed"))
+                } else {
+                    connection.send(.call(call))
+                }
+            }
+        } onCancel: {
+            self.finish(call: id, with: .failure(CancellationError()))
         }
     }
 
-    /// Ends one pending call, if it is still pending.
+    /// Ends one pending call, if it is still pending, and disarms its deadline.
     private func finish(call id: UInt64, with result: Result<WireMessage.Reply.Outcome, any Error>) {
-        pendingCalls.withLock { $0.removeValue(forKey: id) }?.continuation.resume(with: result)
+        guard let call = pendingCalls.withLock({ $0.removeValue(forKey: id) }) else { return }
+        call.timer?.cancel()
+        call.continuation.resume(with: result)
     }
 
     /// Ends every call waiting on `connection` with `error`.
@@ -323,7 +337,10 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             let ids = calls.filter { $0.value.connection == key }.map(\.key)
             return ids.compactMap { calls.removeValue(forKey: $0) }
         }
-        for call in failed { call.continuation.resume(throwing: error) }
+        for call in failed {
+            call.timer?.cancel()
+            call.continuation.resume(throwing: error)
+        }
     }
 
     // MARK: - Incoming calls
@@ -913,6 +930,8 @@ public enum PeerEvent: Sendable, Equatable {
 private struct PendingCall: Sendable {
     let continuation: CheckedContinuation<WireMessage.Reply.Outcome, any Error>
     let connection: ObjectIdentifier
+    /// Its deadline, armed just after it is registered (nil for that moment).
+    var timer: ClockTimer?
 }
 
 /// A registry entry that does not keep its actor alive.

@@ -11,6 +11,43 @@ public protocol RuntimeClock: Sendable {
     var unixNow: Double { get }
     /// Suspends for `seconds`; throws `CancellationError` if the task is cancelled first.
     func sleep(for seconds: Double) async throws
+    /// Runs `action` once `seconds` have passed on this clock, unless the timer is
+    /// cancelled first: a deadline (``TimeoutTask``'s). The default is a task asleep on
+    /// ``sleep(for:)``; ``RealClock`` keeps every deadline on one thread instead
+    /// (``DeadlineTimer``), which costs no task and no Dispatch timer per deadline.
+    func startTimer(after seconds: Double, _ action: @escaping @Sendable () -> Void) -> ClockTimer
+}
+
+extension RuntimeClock {
+    /// A task asleep on ``sleep(for:)`` that runs `action` unless cancelled first: what a
+    /// deadline was before ``DeadlineTimer``, and still is on a ``VirtualClock`` (so a
+    /// simulated run makes the same tasks in the same order as before).
+    public func startTimer(after seconds: Double, _ action: @escaping @Sendable () -> Void) -> ClockTimer {
+        ClockTimer(.task(Task {
+            guard (try? await sleep(for: seconds)) != nil else { return }
+            action()
+        }))
+    }
+}
+
+/// A deadline armed with ``RuntimeClock/startTimer(after:_:)``: ``cancel()`` disarms it.
+public struct ClockTimer: Sendable {
+    enum Kind: Sendable {
+        case task(Task<Void, Never>)
+        case deadline(DeadlineTimer, DeadlineTimer.Token)
+    }
+
+    let kind: Kind
+
+    init(_ kind: Kind) { self.kind = kind }
+
+    /// Disarms the deadline: its action does not run unless it has already begun to.
+    public func cancel() {
+        switch kind {
+        case .task(let task): task.cancel()
+        case .deadline(let timer, let token): timer.cancel(token)
+        }
+    }
 }
 
 /// `CLOCK_MONOTONIC` and `Task.sleep`: the clock of a node on a machine. Not affected by
@@ -33,5 +70,12 @@ public struct RealClock: RuntimeClock {
     public func sleep(for seconds: Double) async throws {
         guard seconds > 0 else { return try Task.checkCancellation() }
         try await Task.sleep(nanoseconds: UInt64(min(seconds, 1e9) * 1e9))
+    }
+
+    /// A deadline of the process's ``DeadlineTimer/shared`` thread: no task and no
+    /// Dispatch timer per deadline (BENCHMARKS.md, "A deadline without a task").
+    public func startTimer(after seconds: Double, _ action: @escaping @Sendable () -> Void) -> ClockTimer {
+        let timer = DeadlineTimer.shared
+        return ClockTimer(.deadline(timer, timer.schedule(after: seconds, action)))
     }
 }

@@ -23,7 +23,9 @@ public final class TimeoutTask<Success: Sendable>: Sendable {
     public let seconds: Double
     private let outcome: Outcome
     private let operationTask: Task<Void, Never>
-    private let timerTask: Task<Void, Never>
+    /// The deadline, on `clock` (``RuntimeClock/startTimer(after:_:)``: one thread keeps
+    /// every deadline of the machine's clock, so a deadline costs no task of its own).
+    private let timer: ClockTimer
 
     /// Runs `operation`, giving it `seconds` on `clock` (the machine's by default; a
     /// node's runtime clock where a shell calls), in a task that prefers `executor` when
@@ -43,13 +45,12 @@ public final class TimeoutTask<Success: Sendable>: Sendable {
                 outcome.settle(.failure(error))
             }
         }
-        timerTask = Task {
-            guard (try? await clock.sleep(for: seconds)) != nil else { return }
+        timer = clock.startTimer(after: seconds) {
             outcome.settle(.failure(TimeoutError(seconds: seconds)))
         }
-        outcome.onSettle { [operationTask, timerTask] in
+        outcome.onSettle { [operationTask, timer] in
             operationTask.cancel()
-            timerTask.cancel()
+            timer.cancel()
         }
     }
 
