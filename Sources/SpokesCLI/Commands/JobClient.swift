@@ -3,23 +3,15 @@ import SpokesBikes
 import SpokesCluster
 import SpokesJobs
 import SpokesConcurrency
-import Synchronization
 
-/// Submits a bike job to a node and waits for its report, as a client (not a member).
+/// Submits a bike job to a node and waits for its report, as a client (not a member):
+/// ``BikeJobClient`` over a connection of the command's own, with Ctrl-C cancelling the job.
 enum JobClient {
     /// A job may run for hours: a submitting call's deadline is the job's, not a call's.
-    static let jobCallTimeout: Double = 7 * 24 * 3_600
-    /// Seconds each question asked while following a job may take.
-    static let questionTimeout = 3.0
+    static let jobCallTimeout = BikeJobClient.jobCallTimeout
 
-    /// Sends `job` to the node at `address`. `onAccepted` hears the coordinator's name as
-    /// soon as it accepts the job (before it runs); progress goes to `onProgress`; Ctrl-C
-    /// cancels the job on every node and still returns the report so far.
-    ///
-    /// If the coordinator is lost after it accepted the job (it died, or another node took
-    /// the job over), `onReattaching` hears it and the client follows the job to the member
-    /// that took it over, asking the members it knew, and returns that node's report.
-    /// Throws ``CoordinatorLost`` when no member knows the job for 2 s in a row.
+    /// Sends `job` to the node at `address`; see ``BikeJobClient/submit(_:to:at:using:onAccepted:onReattaching:onProgress:)``.
+    /// Ctrl-C (or SIGTERM) cancels the job on every node and still returns the report so far.
     static func submit(
         _ job: BikeJob, to address: SocketAddress, settings: ClusterSettings,
         onAccepted: @escaping @Sendable (_ coordinator: String) -> Void = { _ in },
@@ -27,68 +19,13 @@ enum JobClient {
         onProgress: @escaping @Sendable (JobProgress) -> Void
     ) async throws -> SimulationReport {
         try await NodeClient.withClient(of: address, settings: settings, callTimeout: jobCallTimeout) { client, node in
-            let service = try BikeJobService.resolve(id: ActorID(node: node, name: BikeJobService.wellKnownName), using: client)
             let desk = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
-            let accepted = Mutex(false)
-            let listener = JobListener(actorSystem: client, onAccepted: { _, coordinator in
-                accepted.withLock { $0 = true }
-                onAccepted(coordinator)
-            }, onProgress: onProgress)
             let interrupt = InterruptHandler(signals: [SIGINT, SIGTERM]) {
                 Task { _ = try? await desk.cancel(job: job.id, origin: .submitter) }
             }
             defer { interrupt.stop() }
-            // Where else to look for the job if its coordinator is lost.
-            let status = try NodeStatus.resolve(id: ActorID(node: node, name: NodeStatus.wellKnownName), using: client)
-            let others = ((try? await withTimeout(seconds: questionTimeout) { try await status.members() }) ?? [])
-                .filter { $0.name != node.name && $0.state == Member.State.alive.rawValue }.map(\.address)
-            let report: SimulationReport
-            do {
-                report = try await service.submit(job, listener: listener)
-            } catch RemoteCallError.remoteError(let type, let message, let node) where accepted.withLock({ !$0 }) && FailureReason.readable(message) {
-                throw JobRefused(node: node, type: type, reason: message)
-            } catch RemoteCallError.peerDisconnected(let node, let reason) where accepted.withLock({ $0 }) {
-                let lost = CoordinatorLost(job: job.id, node: node, address: "\(address)", reason: reason)
-                onReattaching(lost)
-                // The coordinator's own address too: a node restarted there (a rolling
-                // upgrade) takes the job back from its replica when it wins the election.
-                switch await follow(job.id, at: others + ["\(address)"], with: client) {
-                case .ended(let found): report = found
-                case .stalled(let reason): throw JobStalled(job: job.id, reason: reason)
-                case .notFound: throw lost
-                }
-            } catch RemoteCallError.remoteError(let type, let message, let node) where accepted.withLock({ $0 }) && type == "\(BikeJob.LostLead.self)" {
-                // The coordinator lost the job to another replica: follow it there. Not found
-                // is no refusal: the job was accepted and may go on (issue 28).
-                let lost = CoordinatorLost(job: job.id, node: node, address: "\(address)", reason: message, stoppedThere: true)
-                onReattaching(lost)
-                switch await follow(job.id, at: others + ["\(address)"], with: client) {
-                case .ended(let found): report = found
-                case .stalled(let reason): throw JobStalled(job: job.id, reason: reason)
-                case .notFound: throw lost
-                }
-            }
-            withExtendedLifetime(listener) {}
-            return report
-        }
-    }
-
-    /// Follows a job whose coordinator was lost to the member that took it over: asks
-    /// `addresses` every half second for its report, while one of them lists it as
-    /// running, until one has it. Nil when none knows the job for 2 s in a row (it was not
-    /// replicated, or it runs on at a coordinator only the client lost: members list a
-    /// job whose coordinator died until one of them takes it over).
-    static func follow(_ job: String, at addresses: [String], with client: ClusterSystem) async -> LostJobFollower.Followed<SimulationReport> {
-        await LostJobFollower(system: client, questionTimeout: questionTimeout, patience: 2).follow(at: addresses) { node in
-            let bikes = try BikeJobService.resolve(id: ActorID(node: node, name: BikeJobService.wellKnownName), using: client)
-            let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
-            if let report = try await bikes.report(of: job) { return .ended(report) }
-            guard let listed = try await service.jobs().first(where: { $0.job == job && $0.isUnfinished }) else {
-                // A node of a release before 0.2.0 has no such question: its answer stays unknown.
-                return (try? await service.holdsReplica(of: job)) == true ? .running : .unknown
-            }
-            guard listed.state == .stalled else { return .running }
-            return .stalled(listed.stalledReason ?? "too few of its replicas can take part")
+            return try await BikeJobClient.submit(
+                job, to: node, at: "\(address)", using: client, onAccepted: onAccepted, onReattaching: onReattaching, onProgress: onProgress)
         }
     }
 }

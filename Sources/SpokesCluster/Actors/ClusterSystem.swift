@@ -45,7 +45,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     private let openConnections = Mutex<[ObjectIdentifier: Connection]>([:])
     private let pendingCalls = Mutex<[UInt64: PendingCall]>([:])
     private let nextCallID = Atomic<UInt64>(1)
-    private let renamedCalls = Atomic<Int>(0)
+    /// Calls received under an older release's name, by that name (only peers of an
+    /// older protocol touch it).
+    private let renamedCalls = Mutex<[String: Int]>([:])
     private let loggedLines = Mutex<Set<String>>([])
     private let nextActorNumber = Atomic<UInt64>(1)
     /// The secrets this node holds (they prove and check handshakes and seal everything
@@ -353,7 +355,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         var (target, recipient) = (call.target, call.recipient.name)
         if agreedVersion(on: connection) < CallTargetRenames.current.since {
             (target, recipient) = CallTargetRenames.current.received(target: target, recipient: recipient)
-            if target != call.target { renamedCalls.add(1, ordering: .relaxed) }
+            if target != call.target { renamedCalls.withLock { $0[call.target, default: 0] += 1 } }
         }
         guard call.recipient.node == node, let entry = registry.withLock({ $0[recipient] }), let actor = entry.actor else {
             rejections.count(.unknownActor)
@@ -404,7 +406,10 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
 
     /// Calls received under a name an older release gives their function
     /// (``CallTargetRenames``): how much of a rolling upgrade still calls the old way.
-    public var callsReceivedUnderOldNames: Int { renamedCalls.load(ordering: .relaxed) }
+    public var callsReceivedUnderOldNames: Int { renamedCalls.withLock { $0.values.reduce(0, +) } }
+
+    /// The older names calls were received under (each a function of ``CallTargetRenames``).
+    public var oldNamesReceived: Set<String> { renamedCalls.withLock { Set($0.keys) } }
 
     /// Calls sent and still waiting for their reply.
     public var pendingCallCount: Int { pendingCalls.withLock { $0.count } }

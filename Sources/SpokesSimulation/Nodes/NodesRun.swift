@@ -267,13 +267,16 @@ final class NodesRun: Sendable {
         answers.withLock { $0[job]?.job = bikeJob.id; $0[job]?.users = users }
         let entry = answers.withLock { $0[job]!.entry }
         do {
-            let desk = try BikeJobService.resolve(id: ActorID(node: cluster[entry].system.node, name: BikeJobService.wellKnownName), using: client.system)
-            let listener = JobListener(actorSystem: client.system, onAccepted: { [self] _, coordinator in
-                self.answers.withLock { $0[job]?.accepted = true; $0[job]?.coordinator = Self.index(of: coordinator) }
-                self.record("\(self.answerName(job)) accepted by \(coordinator)")
-            }, onProgress: { _ in })
-            let report = try await desk.submit(bikeJob, listener: listener)
-            withExtendedLifetime(listener) {}
+            // The client `spokes submit` runs: it follows the job if its coordinator is lost.
+            let report = try await BikeJobClient.submit(
+                bikeJob, to: cluster[entry].system.node, at: cluster[entry].system.address.description, using: client.system,
+                onAccepted: { [self] coordinator in
+                    self.answers.withLock { $0[job]?.accepted = true; $0[job]?.coordinator = Self.index(of: coordinator) }
+                    self.record("\(self.answerName(job)) accepted by \(coordinator)")
+                },
+                onReattaching: { [self] lost in
+                    self.record("\(self.answerName(job)) follows its job: \(lost.stoppedThere ? "its coordinator stopped running it" : "its coordinator is lost")", detail: lost.reason)
+                })
             answers.withLock { $0[job]?.told = .bikes(report) }
             record("\(answerName(job)) told: \(report.completedUsers) of \(users) users")
         } catch {
