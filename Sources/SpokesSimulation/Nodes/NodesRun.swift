@@ -282,6 +282,7 @@ final class NodesRun: Sendable {
         } catch {
             answers.withLock { $0[job]?.told = .error(ClientAnswer.ErrorKind(error), "\(error)") }
             record("\(answerName(job)) told an error: \(type(of: error))", detail: "\(error)")
+            if let lost = error as? CoordinatorLost { await checkGivingUp(job, lost: lost) }
         }
     }
 
@@ -290,7 +291,7 @@ final class NodesRun: Sendable {
     /// (half a second, plus its questions).
     static let followableAfter = 1.5
 
-    /// A client gave up on a map (``CoordinatorLost``): that is the truth only if no
+    /// A client gave up on a map or a bike job (``CoordinatorLost``): that is the truth only if no
     /// member it could reach (any node but the one a fault cuts off now) had been running
     /// the job for ``followableAfter`` seconds; otherwise it should have followed the job
     /// there (issue 28: "no client waits past its bound without saying why", and what it
@@ -299,10 +300,14 @@ final class NodesRun: Sendable {
         let cutOff = unreachable.withLock { $0 }
         var runners: [String] = []
         for (index, assembly) in liveAssemblies where index != cutOff {
-            let desk = assembly.taskJobs
-            let running = await desk.whenLocal { await $0.runningJobs() } ?? []
-            if let entry = running.first(where: { $0.job == lost.job && $0.slots != nil }), entry.wallTime >= Self.followableAfter {
-                runners.append("n\(index) (for \(String(format: "%.1f", entry.wallTime)) s)")
+            // A map this node coordinates (not one it holds for a dead coordinator), or a
+            // bike job it runs (one held without a coordinator has run for no time here).
+            let maps = await assembly.taskJobs.whenLocal { await $0.runningJobs() } ?? []
+            let listed = (try? await assembly.jobs.whenLocal { try await $0.jobs() }) ?? nil
+            let wallTime = maps.first(where: { $0.job == lost.job && $0.slots != nil })?.wallTime
+                ?? listed?.first(where: { $0.job == lost.job && $0.kind == nil && $0.state == .running })?.wallTime
+            if let wallTime, wallTime >= Self.followableAfter {
+                runners.append("n\(index) (for \(String(format: "%.1f", wallTime)) s)")
             }
         }
         let name = answerName(job)
