@@ -110,7 +110,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             settings.nodeName = "node-\(random)"
         }
         self.settings = settings
-        self.logger = logger.labeled(settings.nodeName)
+        self.logger = logger.labeled(settings.nodeName).timed(by: runtime.clock)
         keyring = settings.keyring.map(KeyringStore.init)
         node = NodeID(name: settings.nodeName, incarnation: NodeID.nextIncarnation())
         try Self.checkListenAddress(settings)

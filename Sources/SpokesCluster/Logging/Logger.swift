@@ -1,4 +1,5 @@
 import Foundation
+import SpokesConcurrency
 import Synchronization
 
 /// How much a log line matters.
@@ -62,6 +63,12 @@ public struct Logger: Sendable {
     /// to stderr.
     public static func lines(minimumLevel: LogLevel = .info, _ write: @escaping @Sendable (String) -> Void) -> Logger {
         Logger(minimumLevel: minimumLevel) { write($0.line + "\n") }
+    }
+
+    /// The same logger with its records' times from `clock` (a node's runtime's: virtual
+    /// in the simulator).
+    public func timed(by clock: any RuntimeClock) -> Logger {
+        Logger(label: label, minimumLevel: minimumLevel, clock: { Date(timeIntervalSince1970: clock.unixNow) }, sink: sink)
     }
 
     /// The same logger with another label.

@@ -1,4 +1,5 @@
 import Foundation
+import SpokesConcurrency
 import SpokesTestKit
 import Testing
 @testable import SpokesCluster
@@ -42,6 +43,18 @@ import Testing
         let logger = Logger(label: "x", clock: { clock }) { record in memory.logger.log(record.level, record.line) }
         logger.warning("careful")
         #expect(memory.messages == ["1970-01-02T00:00:00.000Z WARNING [x] careful"])
+    }
+
+    /// A node's records are dated on its runtime's clock: in the simulator, virtual time.
+    @Test func aLoggerTimedByAClockDatesItsRecordsOnIt() {
+        let memory = LogMemory()
+        let clock = VirtualClock(now: 0)
+        let logger = Logger(label: "v") { record in memory.logger.log(record.level, record.line) }.timed(by: clock)
+        _ = clock.advance(by: 60)
+        logger.info("a minute in")
+        let second = UTCTime.iso8601(Date(timeIntervalSince1970: clock.unixNow)).prefix(19)  // to the second
+        #expect(memory.messages.count == 1 && memory.messages[0].hasPrefix(second) && memory.messages[0].hasSuffix("[v] a minute in"),
+                "\(memory.messages) at \(second)")
     }
 
     /// A node writes nowhere by itself: what it logs reaches the sink it was given,
