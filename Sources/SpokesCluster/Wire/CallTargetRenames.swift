@@ -13,9 +13,10 @@
 ///   under the old name, to the old recipient.
 ///
 /// The names are facts of the two builds, written out (`Scripts/call-targets` prints them
-/// from a binary's symbols); `CallTargetRenamesTests` checks that every new name is a
-/// function of this build. A received call runs only on an actor whose type its name
-/// belongs to (``ClusterSystem``), so a wrong pair is refused, never run on the wrong actor.
+/// from a binary's symbols); `JobDesksUnderOldNamesTests` calls every renamed function
+/// through a client of protocol 4 and checks each arrives under its old name. A received
+/// call runs only on an actor whose type its name belongs to (``ClusterSystem``), so a
+/// wrong pair is refused, never run on the wrong actor.
 public struct CallTargetRenames: Sendable {
     /// One renamed function.
     public struct Rename: Sendable, Hashable {
