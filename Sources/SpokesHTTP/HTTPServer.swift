@@ -1,5 +1,6 @@
 import SpokesTransport
 import Foundation
+import SpokesConcurrency
 import Synchronization
 
 /// A small HTTP/1.1 server for the dashboard: a page, a JSON API and Server-Sent Events.
@@ -23,6 +24,8 @@ public final class HTTPServer: Sendable {
     /// The address bound, with the port chosen when `port` was 0.
     public let address: SocketAddress
     public let limits: HTTPLimits
+    /// Where its idle and request timeouts and its `Date` headers are read.
+    public let clock: any RuntimeClock
     let handler: @Sendable (HTTPRequest) async -> HTTPResponse
     private let listener: Listener
     private let started = Atomic<Bool>(false)
@@ -44,8 +47,9 @@ public final class HTTPServer: Sendable {
 
     /// Binds `host:port` (an IPv4 address; port 0 picks a free port). Call ``start()``
     /// to accept connections. Throws when the host is not an IPv4 address or the port
-    /// cannot be bound.
-    public init(host: String, port: UInt16, limits: HTTPLimits = HTTPLimits(),
+    /// cannot be bound. Timeouts and the `Date` header are read from `clock` (a node's
+    /// runtime's).
+    public init(host: String, port: UInt16, limits: HTTPLimits = HTTPLimits(), clock: any RuntimeClock = RealClock(),
                 handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) throws(TransportError) {
         guard SocketAddress.ipv4(host) != nil else {
             throw .invalidAddress("\(host):\(port)", reason: "'\(host)' is not an IPv4 address")
@@ -53,6 +57,7 @@ public final class HTTPServer: Sendable {
         listener = try Listener(address: SocketAddress(host: host, port: port))
         address = listener.address
         self.limits = limits
+        self.clock = clock
         self.handler = handler
     }
 
@@ -141,9 +146,9 @@ public final class HTTPServer: Sendable {
                 if let crowded = state.connections[oldest] { Glibc.shutdown(crowded.descriptor, Int32(SHUT_RDWR)) }
             }
             state.nextID += 1
-            let connection = HTTPServerConnection(id: state.nextID, descriptor: descriptor, remoteAddress: peer)
+            let connection = HTTPServerConnection(id: state.nextID, descriptor: descriptor, remoteAddress: peer, clock: clock)
             state.connections[connection.id] = connection
-            state.idleSince[connection.id] = MonotonicClock.now
+            state.idleSince[connection.id] = clock.now
             return connection
         }
         guard let connection else {
@@ -177,7 +182,7 @@ public final class HTTPServer: Sendable {
     func endRequest(on connection: HTTPServerConnection) {
         state.withLock { state in
             guard Self.leaveBusy(connection, &state) else { return }
-            state.idleSince[connection.id] = MonotonicClock.now
+            state.idleSince[connection.id] = clock.now
         }
     }
 

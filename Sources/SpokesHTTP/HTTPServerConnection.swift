@@ -32,11 +32,18 @@ final class HTTPServerConnection: Sendable {
 
     private let state = Mutex(State())
 
-    init(id: Int, descriptor: Int32, remoteAddress: SocketAddress) {
+    /// Where its timeouts and `Date` headers are read: its server's clock.
+    private let clock: any RuntimeClock
+
+    init(id: Int, descriptor: Int32, remoteAddress: SocketAddress, clock: any RuntimeClock) {
         self.id = id
         self.descriptor = descriptor
         self.remoteAddress = remoteAddress
+        self.clock = clock
     }
+
+    /// Now, for a response's `Date` header.
+    private var date: Date { Date(timeIntervalSince1970: clock.unixNow) }
 
     func start(server: HTTPServer) {
         let thread = Thread { [self] in
@@ -71,13 +78,13 @@ final class HTTPServerConnection: Sendable {
         var buffer = [UInt8](repeating: 0, count: Self.readSize)
         // When the request now arriving began: at the connection's opening for the first
         // one, then at its first byte. Nil while waiting, idle, between requests.
-        var requestStarted: Double? = MonotonicClock.now
-        var idleSince = MonotonicClock.now
+        var requestStarted: Double? = clock.now
+        var idleSince = clock.now
         while true {
             do {
                 while let request = try parser.nextRequest() {
                     guard serve(request, server: server) else { return }
-                    idleSince = MonotonicClock.now
+                    idleSince = clock.now
                     requestStarted = parser.hasPartialRequest ? idleSince : nil
                 }
             } catch {
@@ -91,7 +98,7 @@ final class HTTPServerConnection: Sendable {
             let deadline = requestStarted.map { $0 + limits.headerTimeout } ?? idleSince + limits.idleTimeout
             switch read(into: &buffer, until: deadline) {
             case .bytes(let count):
-                if requestStarted == nil { requestStarted = MonotonicClock.now }
+                if requestStarted == nil { requestStarted = clock.now }
                 parser.feed(buffer[..<count])
             case .closed:
                 return
@@ -125,7 +132,7 @@ final class HTTPServerConnection: Sendable {
             return false
         }
         let keepAlive = request.keepAlive && !response.asksToClose && !server.isStopped
-        guard write(response.serialized(for: request, keepAlive: keepAlive, date: Date()), server: server) else { return false }
+        guard write(response.serialized(for: request, keepAlive: keepAlive, date: date), server: server) else { return false }
         if keepAlive {
             server.endRequest(on: self)
         } else {
@@ -136,7 +143,7 @@ final class HTTPServerConnection: Sendable {
 
     /// Sends a final `response` (to bytes that were not a valid request), then closes.
     private func answerAndClose(_ response: HTTPResponse, server: HTTPServer) {
-        guard write(response.serialized(for: nil, keepAlive: false, date: Date()), server: server) else { return }
+        guard write(response.serialized(for: nil, keepAlive: false, date: date), server: server) else { return }
         lingeringClose()
     }
 
@@ -171,7 +178,7 @@ final class HTTPServerConnection: Sendable {
     /// `streamKeepAlive` of silence, until the stream or the connection ends.
     private func serveStream(_ stream: HTTPEventStream, response: HTTPResponse, request: HTTPRequest, server: HTTPServer) {
         guard request.method != .head else {
-            _ = write(response.serialized(for: request, keepAlive: false, date: Date()), server: server)
+            _ = write(response.serialized(for: request, keepAlive: false, date: date), server: server)
             stream.detach(.notServed)
             return
         }
@@ -196,7 +203,7 @@ final class HTTPServerConnection: Sendable {
         }
         if aborted { stream.end(.serverStopped) }
         stream.attach(wakeDescriptor: pair[1])
-        let reason = pump(stream, head: response.serialized(for: request, keepAlive: false, date: Date()),
+        let reason = pump(stream, head: response.serialized(for: request, keepAlive: false, date: date),
                           wake: pair[0], server: server)
         stream.detach(reason)
         state.withLock { $0.stream = nil }
@@ -209,7 +216,7 @@ final class HTTPServerConnection: Sendable {
     private func pump(_ stream: HTTPEventStream, head: [UInt8], wake: Int32, server: HTTPServer) -> HTTPEventStream.Termination {
         let keepAlive = server.limits.streamKeepAlive
         guard write(head, server: server) else { return .writeFailed }
-        var lastWrite = MonotonicClock.now
+        var lastWrite = clock.now
         var scratch = [UInt8](repeating: 0, count: 512)
         while true {
             while scratch.withUnsafeMutableBytes({ recv(wake, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
@@ -225,13 +232,13 @@ final class HTTPServerConnection: Sendable {
             }
             if !chunks.isEmpty {
                 guard write(Array(chunks.joined()), server: server) else { return .writeFailed }
-                lastWrite = MonotonicClock.now
+                lastWrite = clock.now
             }
             if let ending { return ending }
-            let wait = lastWrite + keepAlive - MonotonicClock.now
+            let wait = lastWrite + keepAlive - clock.now
             if wait <= 0 {
                 guard write(HTTPEventStream.encodeComment("keep-alive"), server: server) else { return .writeFailed }
-                lastWrite = MonotonicClock.now
+                lastWrite = clock.now
                 continue
             }
             var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
@@ -266,7 +273,7 @@ final class HTTPServerConnection: Sendable {
     /// Waits for bytes until `deadline` (monotonic seconds).
     private func read(into buffer: inout [UInt8], until deadline: Double) -> ReadResult {
         while true {
-            let remaining = deadline - MonotonicClock.now
+            let remaining = deadline - clock.now
             guard remaining > 0 else { return .timedOut }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, Self.milliseconds(remaining))
@@ -295,7 +302,7 @@ final class HTTPServerConnection: Sendable {
 
     /// Non-blocking sends, waiting in `poll` while the socket is full, all within `timeout`.
     private func write(_ bytes: [UInt8], timeout: Double) -> WriteResult {
-        let deadline = MonotonicClock.now + timeout
+        let deadline = clock.now + timeout
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { buffer in
@@ -306,7 +313,7 @@ final class HTTPServerConnection: Sendable {
                 continue
             }
             guard sent < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return .failed }
-            let remaining = deadline - MonotonicClock.now
+            let remaining = deadline - clock.now
             guard remaining > 0 else { return .timedOut }
             var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
             _ = poll(&poller, 1, Self.milliseconds(remaining))
@@ -318,7 +325,7 @@ final class HTTPServerConnection: Sendable {
     /// closes, for at most ``lingerSeconds`` and ``lingerBytes``.
     private func lingeringClose() {
         shutdown(descriptor, Int32(SHUT_WR))
-        let deadline = MonotonicClock.now + Self.lingerSeconds
+        let deadline = clock.now + Self.lingerSeconds
         var buffer = [UInt8](repeating: 0, count: 4096)
         var drained = 0
         while drained < Self.lingerBytes, case .bytes(let count) = read(into: &buffer, until: deadline) {

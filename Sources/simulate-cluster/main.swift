@@ -1,5 +1,6 @@
 import Foundation
 import SpokesCluster
+import SpokesConcurrency
 import SpokesSimulation
 
 // Runs the cluster's membership in the deterministic simulator (issue 18 §2): N nodes'
@@ -120,7 +121,7 @@ func play<Model: SimulationModel>(
     scenarios: ((Model, SimulationResult) -> [String])? = nil
 ) -> Int32 {
     func options(_ seed: UInt64) -> SimulationOptions { SimulationOptions(seed: seed, faultWindow: 10, faultCount: faultCount, faultKinds: kinds, settle: settle) }
-    let start = Date()
+    let start = RealClock().now
     var failures: [UInt64] = []
     var virtual = 0.0
     var runs: [[String: Any]] = []
@@ -138,7 +139,7 @@ func play<Model: SimulationModel>(
             FileHandle.standardError.write(Data((Simulation<Model>.report(shrunk, lines: Int(ProcessInfo.processInfo.environment["SIMULATION_TRACE_LINES"] ?? "") ?? 80) + "\n").utf8))
         }
     }
-    let wall = Date().timeIntervalSince(start)
+    let wall = RealClock().now - start
     if json {
         var summary: [String: Any] = ["model": name, "nodes": nodes, "seeds": seeds.count, "failures": failures, "virtualSeconds": virtual, "wallSeconds": wall, "runs": runs]
         if scenarios != nil { summary["scenarios"] = seen }

@@ -173,12 +173,12 @@ struct Bench {
         var best = Double.infinity
         var sizes: [(pid: Int32, bytes: Int?)] = []
         for run in 0..<runs {
-            let start = MonotonicClock.now
+            let start = RealClock().now
             try await withCluster(nodes: 2, slots: 1) { cluster, settings in
                 _ = try await runBatch(on: cluster, settings: settings, kind: NoopTask.name, input: "1", count: 1)
-                best = min(best, MonotonicClock.now - start)
+                best = min(best, RealClock().now - start)
                 if run == runs - 1 {
-                    try await Task.sleep(for: .seconds(2))
+                    try await RealClock().sleep(for: 2)
                     sizes = cluster.nodes.map { ($0.pid, Self.residentBytes(pid: $0.pid)) }
                 }
             }
@@ -253,9 +253,9 @@ struct Bench {
                 for run in 0..<runs {
                     var samples: [Double] = []
                     for index in 0..<count {
-                        let start = MonotonicClock.now
+                        let start = RealClock().now
                         _ = try await worker.run(TaskRequest(job: "rtt-\(run)", task: index, attempt: 1, kind: NoopTask.name, input: "1"))
-                        samples.append(MonotonicClock.now - start)
+                        samples.append(RealClock().now - start)
                     }
                     samples.sort()
                     let figures = (samples[samples.count / 2], samples[min(samples.count - 1, samples.count * 99 / 100)])
@@ -320,7 +320,7 @@ struct Bench {
             let measured: Result<Double, BenchError> = try await withCluster(nodes: 3, slots: 4) { cluster, settings in
                 _ = try await runBatch(on: cluster, settings: settings, kind: SleepTask.name, input: "0.3", count: 12)
                 let batch = Task { try await runBatch(on: cluster, settings: settings, kind: SleepTask.name, input: "3", count: 8, retries: 3) }
-                try await Task.sleep(for: .seconds(1))
+                try await RealClock().sleep(for: 1)
                 var victim: LocalCluster.Node?
                 for node in cluster.nodes.dropFirst() {
                     let running = try await StatusCommand.fetchMembers(from: node.address, settings: settings, timeout: 2).first?.running ?? 0
@@ -330,7 +330,7 @@ struct Bench {
                     _ = try await batch.value
                     return .failure(.notMeasured("no node but the coordinator was running tasks 1 s into the job"))
                 }
-                let killed = MonotonicClock.now
+                let killed = RealClock().now
                 kill(victim.pid, SIGKILL)
                 let result = try await batch.value
                 let survivors = cluster.nodes.filter { $0.pid != victim.pid }

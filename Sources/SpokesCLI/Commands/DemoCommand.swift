@@ -174,12 +174,12 @@ final class LocalCluster: Sendable {
     }
 
     private func waitUntilConverged(settings: ClusterSettings, timeout: Double) async throws {
-        let clock = ContinuousClock()
+        let clock = RealClock()
         let start = clock.now
-        while clock.now - start < .seconds(timeout) {
+        while clock.now - start < timeout {
             let members = (try? await StatusCommand.fetchMembers(from: nodes[0].address, settings: settings, timeout: 2)) ?? []
             if members.count == nodes.count, members.allSatisfy({ $0.state == "alive" }) { return }
-            try await Task.sleep(for: .milliseconds(50))
+            try await clock.sleep(for: 0.05)
         }
         throw DemoError.didNotConverge(nodes: nodes.count, seconds: timeout)
     }
@@ -188,11 +188,12 @@ final class LocalCluster: Sendable {
     /// after 5 s; returns once every node has exited.
     func stop() async {
         for node in nodes { kill(node.pid, SIGTERM) }
-        let deadline = ContinuousClock.now + .seconds(5)
+        let clock = RealClock()
+        let deadline = clock.now + 5
         for node in nodes {
             var status: Int32 = 0
             while waitpid(node.pid, &status, WNOHANG) == 0 {
-                if ContinuousClock.now > deadline {
+                if clock.now > deadline {
                     kill(node.pid, SIGKILL)
                     _ = await runBlocking("spokes.demo.reap") { () -> Int32 in
                         var status: Int32 = 0
@@ -200,7 +201,7 @@ final class LocalCluster: Sendable {
                     }
                     break
                 }
-                try? await Task.sleep(for: .milliseconds(10))
+                try? await clock.sleep(for: 0.01)
             }
         }
     }

@@ -168,7 +168,7 @@ enum RunCommand {
         let first = try await NodeClient.join(target, with: client)
         let cluster = ClusterClient(system: client, entry: first.node, registry: registry, callTimeout: settings.callTimeout)
         let workers = Mutex(0)
-        let clock = ContinuousClock()
+        let clock = RealClock()
         let start = clock.now
         // Outputs leave as soon as they may: as each task ends (unordered), or once every
         // task before it has ended (in order).
@@ -176,7 +176,7 @@ enum RunCommand {
         let progress = SweepProgressLine(total: inputs.count, unit: "tasks", enabled: context.standardErrorIsTerminal, write: context.standardError)
         let report = try await cluster.run(
             kind: kind, schema: registry.schema(of: kind), inputs: inputs.map(\.json), deadline: deadline, retries: retries, share: share,
-            progress: { progress.show($0, elapsed: (clock.now - start).seconds) },
+            progress: { progress.show($0, elapsed: (clock.now - start)) },
             onStart: { plan in
                 context.standardError("job \(plan.job) accepted by \(plan.coordinator) at \(target); stop it with: spokes cancel \(plan.job) --to \(target)\n")
                 workers.withLock { $0 = plan.nodes.count }
@@ -200,7 +200,7 @@ enum RunCommand {
             })
         progress.finish()
         let outcomes = report.outcomes
-        let seconds = (clock.now - start).seconds
+        let seconds = (clock.now - start)
         let nodeCount = workers.withLock { $0 }
         // Tasks cancelled before they started have no outcome event: their lines, in order.
         let rest = printer.withLock { printer -> String in

@@ -94,13 +94,13 @@ enum SweepCommand {
         let first = try await NodeClient.join(target, with: client)
         let cluster = ClusterClient(system: client, entry: first.node, registry: SpokesTool.registry(), callTimeout: settings.callTimeout)
         let progress = SweepProgressLine(total: plan.runCount, enabled: context.standardErrorIsTerminal && !asJSON, write: context.standardError)
-        let clock = ContinuousClock()
+        let clock = RealClock()
         let start = clock.now
         let running = Task {
             try await cluster.run(
                 kind: SweepRunTask.name, schema: SweepRunTask.schema, inputs: inputs, deadline: deadline, retries: retries,
                 title: "sweep \(plan.network.name): \(plan.runCount) runs", share: share, jobPrefix: "sweep",
-                progress: { progress.show($0, elapsed: (clock.now - start).seconds) },
+                progress: { progress.show($0, elapsed: (clock.now - start)) },
                 onStart: { plan in
                     context.standardError("job \(plan.job) accepted by \(plan.coordinator) at \(target); stop it with: spokes cancel \(plan.job) --to \(target)\n")
                 },

@@ -17,8 +17,8 @@ final class ProgressLine: Sendable {
 
     private let mode: Mode
     private let write: @Sendable (String) -> Void
-    private let lastDraw = Mutex<ContinuousClock.Instant?>(nil)
-    private let clock = ContinuousClock()
+    private let lastDraw = Mutex<Double?>(nil)
+    private let clock = RealClock()
 
     init(mode: Mode, write: @escaping @Sendable (String) -> Void) {
         self.mode = mode
@@ -49,7 +49,7 @@ final class ProgressLine: Sendable {
         guard mode != .off else { return }
         let now = clock.now
         let due = lastDraw.withLock { last in
-            guard force || last.map({ now - $0 >= .milliseconds(100) }) ?? true else { return false }
+            guard force || last.map({ now - $0 >= 0.1 }) ?? true else { return false }
             last = now
             return true
         }

@@ -130,7 +130,8 @@ public enum NodesModel {
     /// Plays `seed` (with `faults` instead of the seed's plan when given).
     public static func play(seed: UInt64, options: Options, faults given: [Fault]? = nil) async -> Verdict {
         let faults = given ?? plan(seed: seed, options: options)
-        let started = ContinuousClock.now
+        let wallClock = RealClock()
+        let started = wallClock.now
         let run: NodesRun
         do {
             run = try NodesRun(seed: seed, options: options, faults: faults)
@@ -144,11 +145,11 @@ public enum NodesModel {
             violation = "the run could not go on: \(error)"
         }
         await run.tearDown()
-        let wall = started.duration(to: .now)
+        let wall = wallClock.now - started
         let trace = run.trace.lines
         return Verdict(
             seed: seed, faults: faults, violation: violation, traceHash: run.trace.hash, orderHash: run.trace.orderHash, trace: trace,
-            virtualSeconds: run.virtualSeconds, wallSeconds: Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18)
+            virtualSeconds: run.virtualSeconds, wallSeconds: wall)
     }
 }
 
