@@ -62,9 +62,8 @@ public final class NodeAssembly: Sendable {
     /// group are logged, not thrown: the node still serves the others.
     public static func start(node: ClusterNode, folder: String) async -> NodeAssembly {
         let log = node.system
-        let settings = node.settings
         let disk = node.system.runtime.disk
-        let store = JobStore(directory: settings.dataDirectory, keep: settings.jobsKeep, disk: disk, clock: node.system.runtime.clock) { log.log($0) }
+        let store = JobStore(of: node)
         let journal = TaskJobJournal(dataDirectory: folder, disk: disk) { log.log($0) }
         // A job's running state: replicated on `jobs.replicas` minus one other members, or,
         // without enough members, on this node's disk (maps and sweeps in its journal,

@@ -84,7 +84,7 @@ public distributed actor BikeJobService {
         on node: ClusterNode, store: JobStore? = nil, replication: ReplicatedBikeJobs? = nil
     ) -> (jobs: JobService, bikes: BikeJobService) {
         let system = node.system
-        let store = store ?? JobStore(directory: node.settings.dataDirectory, keep: node.settings.jobsKeep, disk: system.runtime.disk, clock: system.runtime.clock) { system.log($0) }
+        let store = store ?? JobStore(of: node)
         let bikes = ClusterSystem.withWellKnownName(wellKnownName) {
             BikeJobService(actorSystem: system, node: node, store: store, replication: replication)
         }

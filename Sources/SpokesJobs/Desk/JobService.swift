@@ -63,7 +63,7 @@ public distributed actor JobService {
         self.actorSystem = actorSystem
         self.node = node
         let system = actorSystem
-        let jobStore = store ?? JobStore(directory: node.settings.dataDirectory, keep: node.settings.jobsKeep, disk: system.runtime.disk, clock: system.runtime.clock) { system.log($0) }
+        let jobStore = store ?? JobStore(of: node)
         self.store = jobStore
         self.workloads = workloads + (TaskJobs.hosted(on: node).map { [TaskJobsWorkload(desk: $0, system: system)] } ?? [])
         // Index the stored history now, in the background, so the first `spokes jobs` need not.

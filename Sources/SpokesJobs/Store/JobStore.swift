@@ -228,6 +228,15 @@ public final class JobStore: TaskJobHistory {
         self.log = log
     }
 
+    /// `node`'s store: in its data directory, keeping `jobs.keep` jobs, on its runtime's
+    /// disk and clock, problems logged to the node.
+    public convenience init(of node: ClusterNode) {
+        let system = node.system
+        self.init(directory: node.settings.dataDirectory, keep: node.settings.jobsKeep, disk: system.runtime.disk, clock: system.runtime.clock) {
+            system.log($0)
+        }
+    }
+
     /// Now, on the clock that dates stored jobs (the node's runtime's).
     public var now: Date { Date(timeIntervalSince1970: clock.unixNow) }
 
