@@ -17,9 +17,12 @@ import Synchronization
 /// replicas only, and lose datagrams. Then
 /// ``NodesInvariants`` are checked. See Docs/simulator.md, "Whole nodes".
 ///
-/// Not deterministic: the nodes run on the real cooperative pool, so two runs of one
-/// seed may interleave differently (the fault plan and the jobs are the same; the trace
-/// hash says whether the run was).
+/// Deterministic when played by `simulate-cluster` (``playAllBlocking(seeds:options:traceLines:showEveryTrace:print:report:)``):
+/// every task of the process then runs on one thread, one job at a time
+/// (``SimulationExecutor``), so a seed runs the same jobs in the same order every time,
+/// and its trace hash, which counts them, says so. Played from a test on the cooperative
+/// pool, two runs of one seed may interleave differently (the fault plan and the jobs are
+/// the same).
 public enum NodesModel {
     /// How one seed is played.
     public struct Options: Sendable {
@@ -114,8 +117,11 @@ public enum NodesModel {
         /// The first invariant broken (nil: none).
         public var violation: String?
         /// FNV-1a over the run's events as the driver saw them (faults, clients' answers,
-        /// the jobs' ends), at millisecond virtual times.
+        /// the jobs' ends), at millisecond virtual times, and over ``jobsRun``.
         public var traceHash: UInt64
+        /// Jobs the ``SimulationExecutor`` ran for the seed (0 on the pool): two runs that
+        /// interleaved differently almost never run the same number.
+        public var jobsRun: Int
         /// The same over the events alone, without their times (see Docs/simulator.md on
         /// what stays the same between two runs of a seed).
         public var orderHash: UInt64
@@ -132,11 +138,12 @@ public enum NodesModel {
         let faults = given ?? plan(seed: seed, options: options)
         let wallClock = RealClock()
         let started = wallClock.now
+        let jobsBefore = SimulationExecutor.jobsRun
         let run: NodesRun
         do {
             run = try NodesRun(seed: seed, options: options, faults: faults)
         } catch {
-            return Verdict(seed: seed, faults: faults, violation: "the cluster could not be made: \(error)", traceHash: 0, orderHash: 0, trace: [], virtualSeconds: 0, wallSeconds: 0)
+            return Verdict(seed: seed, faults: faults, violation: "the cluster could not be made: \(error)", traceHash: 0, jobsRun: 0, orderHash: 0, trace: [], virtualSeconds: 0, wallSeconds: 0)
         }
         let violation: String?
         do {
@@ -147,8 +154,12 @@ public enum NodesModel {
         await run.tearDown()
         let wall = wallClock.now - started
         let trace = run.trace.lines
+        let jobsRun = SimulationExecutor.isRunning ? SimulationExecutor.jobsRun - jobsBefore : 0
+        var hasher = TraceHasher()
+        hasher.combine(run.trace.hash)
+        hasher.combine(jobsRun)
         return Verdict(
-            seed: seed, faults: faults, violation: violation, traceHash: run.trace.hash, orderHash: run.trace.orderHash, trace: trace,
+            seed: seed, faults: faults, violation: violation, traceHash: hasher.value, jobsRun: jobsRun, orderHash: run.trace.orderHash, trace: trace,
             virtualSeconds: run.virtualSeconds, wallSeconds: wall)
     }
 }

@@ -263,7 +263,7 @@ final class NodesRun: Sendable {
             return
         }
         network.stations = Array(network.stations.prefix(6))
-        let bikeJob = BikeJob(network: network, options: SpokesBikes.SimulationOptions(users: users, paths: 2, seed: seed, timing: MoveTiming(moveTime: 0.2, timeScale: 1)), deadline: 30, retries: 3)
+        let bikeJob = BikeJob(id: JobIdentifier.make("job", runtime: client.system.runtime), network: network, options: SpokesBikes.SimulationOptions(users: users, paths: 2, seed: seed, timing: MoveTiming(moveTime: 0.2, timeScale: 1)), deadline: 30, retries: 3)
         answers.withLock { $0[job]?.job = bikeJob.id; $0[job]?.users = users }
         let entry = answers.withLock { $0[job]!.entry }
         do {

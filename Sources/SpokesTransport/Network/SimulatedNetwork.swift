@@ -22,7 +22,9 @@ public final class SimulatedNetwork: Sendable {
 
     private struct State {
         var listeners: [SocketAddress: SimulatedListener] = [:]
-        var datagramPorts: [ObjectIdentifier: SimulatedDatagramPort] = [:]
+        /// Bound ports in the order they were bound (a broadcast reaches them in that order,
+        /// the same every run).
+        var datagramPorts: [SimulatedDatagramPort] = []
         var nextPort: [String: UInt16] = [:]
         var cuts: Set<Link> = []
         /// Host and port numbers a firewall drops datagrams to (``dropDatagrams(to:port:)``).
@@ -110,7 +112,7 @@ public final class SimulatedNetwork: Sendable {
         state.withLock { state in
             var port = state.nextPort[host, default: 20_000]
             while state.listeners[SocketAddress(host: host, port: port)] != nil
-                || state.datagramPorts.values.contains(where: { $0.address.port == port && $0.owner == host }) {
+                || state.datagramPorts.contains(where: { $0.address.port == port && $0.owner == host }) {
                 port &+= 1
             }
             state.nextPort[host] = port &+ 1
@@ -151,17 +153,17 @@ public final class SimulatedNetwork: Sendable {
 
     func bind(_ port: SimulatedDatagramPort) throws(TransportError) {
         let taken = state.withLock { state in
-            let clash = state.datagramPorts.values.contains {
+            let clash = state.datagramPorts.contains {
                 $0.address == port.address && !($0.shared && port.shared)
             }
-            if !clash { state.datagramPorts[ObjectIdentifier(port)] = port }
+            if !clash { state.datagramPorts.append(port) }
             return clash
         }
         if taken { throw .socketFailed(operation: "bind udp port", address: port.address.description, errno: EADDRINUSE) }
     }
 
     func unbind(_ port: SimulatedDatagramPort) {
-        state.withLock { _ = $0.datagramPorts.removeValue(forKey: ObjectIdentifier(port)) }
+        state.withLock { $0.datagramPorts.removeAll { $0 === port } }
     }
 
     /// Sends a datagram from `source` (its owner host) to whoever `destination` reaches.
@@ -169,7 +171,7 @@ public final class SimulatedNetwork: Sendable {
         record(bytes)
         let broadcast = destination.host.hasSuffix(".255")
         let receivers = state.withLock { state -> [SimulatedDatagramPort] in
-            state.datagramPorts.values.filter { port in
+            state.datagramPorts.filter { port in
                 guard port.address.port == destination.port, !state.cuts.contains(Link(from: source.owner, to: port.owner)),
                       !state.droppedDatagramPorts.contains(SocketAddress(host: port.owner, port: port.address.port)) else { return false }
                 if broadcast { return port.shared && (port.address.host == destination.host || port.address.host == "0.0.0.0") }
