@@ -357,4 +357,17 @@ public final class SimulatedCluster: Sendable {
         for system in systems { system.shutdown() }
         kept.withLock { $0.removeAll() }
     }
+
+    /// Leaps node `index`'s own clock (whichever incarnation runs at its host) `seconds`
+    /// forward and its wall clock by `wallBy` (``PausableClock/jump(by:wallBy:)``): its
+    /// timers due by then fire at once; the others' clocks stay where they are.
+    @discardableResult
+    public func jumpClock(of index: Int, by seconds: Double, wallBy: Double? = nil) -> Int {
+        nodeClocks[index].jump(by: seconds, wallBy: wallBy)
+    }
+
+    /// Steps node `index`'s wall clock back in line (``PausableClock/resetWallClock()``).
+    public func resetWallClock(of index: Int) {
+        nodeClocks[index].resetWallClock()
+    }
 }

@@ -10,9 +10,11 @@ import Foundation
 /// tens of microseconds, so this is for calls that may block, not for hot paths.
 ///
 /// On the simulator's one thread (``SimulationExecutor``) the work runs inline: there it
-/// is a simulated node's, on its in-memory disk, and must not run beside the queue.
+/// is a simulated node's, on its in-memory disk, and must not run beside the queue; what
+/// a slow disk would have waited is then slept out on the virtual clock afterwards
+/// (``SimulationExecutor/charge(_:on:)``).
 public func runBlocking<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
-    if SimulationExecutor.isDrainingThread { return try body() }
+    if SimulationExecutor.isDrainingThread { return try await SimulationExecutor.runInline(body) }
     return try await withCheckedThrowingContinuation { continuation in
         let thread = Thread { continuation.resume(with: Result { try body() }) }
         thread.name = name
@@ -22,7 +24,7 @@ public func runBlocking<T: Sendable>(_ name: String, _ body: @escaping @Sendable
 
 /// ``runBlocking(_:_:)`` for work that cannot fail.
 public func runBlocking<T: Sendable>(_ name: String, _ body: @escaping @Sendable () -> T) async -> T {
-    if SimulationExecutor.isDrainingThread { return body() }
+    if SimulationExecutor.isDrainingThread { return await SimulationExecutor.runInline(body) }
     return await withCheckedContinuation { continuation in
         let thread = Thread { continuation.resume(returning: body()) }
         thread.name = name
@@ -34,7 +36,7 @@ public func runBlocking<T: Sendable>(_ name: String, _ body: @escaping @Sendable
 /// the caller awaits with a deadline of its own (through a ``Promise``, say).
 /// On the simulator's one thread it runs inline, before this returns.
 public func startBlocking(_ name: String, _ body: @escaping @Sendable () -> Void) {
-    if SimulationExecutor.isDrainingThread { return body() }
+    if SimulationExecutor.isDrainingThread { return SimulationExecutor.runInlineUnawaited(body) }
     let thread = Thread(block: body)
     thread.name = name
     thread.start()

@@ -183,6 +183,49 @@ public enum SimulationExecutor {
         return thread != 0 && thread == UInt(pthread_self())
     }
 
+    /// Latency charged to the blocking work running inline now (``charge(_:on:)``), which
+    /// ``runBlocking(_:_:)`` sleeps out once the work is done. Only the draining thread
+    /// touches it, one inline call at a time.
+    private static let charged = Mutex<(clock: any RuntimeClock, seconds: Double)?>(nil)
+
+    /// Charges `seconds` of `clock` to the blocking work running inline on the draining
+    /// thread now (a slow simulated disk's write), instead of blocking that thread, which
+    /// would stop every task and the clock with it: the work's caller sleeps them out on
+    /// `clock` when the work returns. False (nothing charged) on any other thread: the
+    /// caller waits as it would.
+    public static func charge(_ seconds: Double, on clock: any RuntimeClock) -> Bool {
+        guard isDrainingThread else { return false }
+        charged.withLock { charged in
+            charged = (clock, (charged?.seconds ?? 0) + seconds)
+        }
+        return true
+    }
+
+    /// Runs `body` inline on the draining thread, then sleeps out the latency it charged.
+    static func runInline<T>(_ body: () throws -> T) async rethrows -> T {
+        let value: T
+        do {
+            value = try body()
+        } catch {
+            await sleepOutCharge()
+            throw error
+        }
+        await sleepOutCharge()
+        return value
+    }
+
+    /// Runs `body` inline on the draining thread; what it charged is not waited for (no
+    /// caller waits for it: ``startBlocking(_:_:)``).
+    static func runInlineUnawaited(_ body: () -> Void) {
+        body()
+        charged.withLock { $0 = nil }
+    }
+
+    private static func sleepOutCharge() async {
+        guard let (clock, seconds) = charged.withLock({ charged in defer { charged = nil }; return charged }) else { return }
+        try? await clock.sleep(for: seconds)
+    }
+
     /// What the draining thread does next.
     private enum Next {
         case job(UnownedJob)
