@@ -36,6 +36,9 @@ public enum NodesModel {
         public var faultCount: ClosedRange<Int> = 1...3
         /// The kinds of fault a plan draws from (every kind by default).
         public var faultKinds = Fault.Kind.allCases
+        /// Faults of the seed's plan left out, by their place in it (from 0): how a
+        /// failing seed's shrunk run is replayed (`--drop`).
+        public var droppedFaults: Set<Int> = []
         /// When each client submits its job, in virtual seconds after the mesh formed,
         /// drawn from the seed (nil: within the first half of ``faultWindow``). A test
         /// with planned faults fixes it.
@@ -179,7 +182,7 @@ public enum NodesModel {
 
     /// Plays `seed` (with `faults` instead of the seed's plan when given).
     public static func play(seed: UInt64, options: Options, faults given: [Fault]? = nil) async -> Verdict {
-        let faults = given ?? plan(seed: seed, options: options)
+        let faults = given ?? plan(seed: seed, options: options).enumerated().filter { !options.droppedFaults.contains($0.offset) }.map(\.element)
         let wallClock = RealClock()
         let started = wallClock.now
         let jobsBefore = SimulationExecutor.jobsRun

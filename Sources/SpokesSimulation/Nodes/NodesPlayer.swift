@@ -40,16 +40,50 @@ extension NodesModel {
                 failures.append(seed)
                 var text = "seed \(seed): \(violation)\nfaults (\(verdict.faults.count)):\n"
                 for fault in verdict.faults { text += "  \(fault)\n" }
-                let shown = verdict.trace.suffix(traceLines)
-                text += "trace (\(verdict.trace.count) events\(shown.count < verdict.trace.count ? ", the last \(shown.count)" : "")):\n"
-                for line in shown { text += "  \(line)\n" }
-                text += "replay: Scripts/simulate-cluster --model nodes --nodes \(options.nodes) --seeds \(seed)"
+                // The smallest plan that still fails, when the run is the seed's own (a
+                // run that differed from itself is shown as it is).
+                var shown = verdict
+                var shrunkOptions = options
+                if !twice || !violation.hasPrefix("the seed's second run differs") {
+                    (shown, shrunkOptions) = await shrink(verdict, options: options)
+                    virtual += shown.virtualSeconds
+                    if shown.faults.count < verdict.faults.count {
+                        text += "shrunk to \(shown.faults.count) fault(s), still failing: \(shown.violation ?? "")\n"
+                        for fault in shown.faults { text += "  \(fault)\n" }
+                    }
+                }
+                let lines = shown.trace.suffix(traceLines)
+                text += "trace (\(shown.trace.count) events\(lines.count < shown.trace.count ? ", the last \(lines.count)" : "")):\n"
+                for line in lines { text += "  \(line)\n" }
+                let drop = shrunkOptions.droppedFaults.sorted().map(String.init).joined(separator: ",")
+                let kinds = options.faultKinds == Fault.Kind.allCases ? "" : " --faults \(options.faultKinds.map(\.rawValue).joined(separator: ","))"
+                text += "replay: Scripts/simulate-cluster --model nodes --nodes \(options.nodes) --seeds \(seed)\(kinds)\(drop.isEmpty ? "" : " --drop \(drop)")"
                 report(text)
             }
         }
         output(String(format: "nodes: %d nodes, %d seeds, %d failed; %.0f virtual s in %.1f s wall (%.0fx real time, %.1f seeds per minute)",
                       options.nodes, seeds.count, failures.count, virtual, wall, virtual / max(wall, 1e-9), Double(seeds.count) * 60 / max(wall, 1e-9)))
         return failures
+    }
+
+    /// A failing seed's run with as few of its faults as still fail (any invariant), and
+    /// the options that replay it: each fault in turn is left out (``Options/droppedFaults``)
+    /// and stays out if the seed still fails without it. Runs replay (one thread), so the
+    /// shrunk plan fails every time it is played.
+    static func shrink(_ failing: Verdict, options: Options) async -> (Verdict, Options) {
+        var best = failing
+        var bestOptions = options
+        let planned = plan(seed: failing.seed, options: options).count
+        for index in 0..<planned where !bestOptions.droppedFaults.contains(index) {
+            var trial = bestOptions
+            trial.droppedFaults.insert(index)
+            let verdict = await play(seed: failing.seed, options: trial)
+            if verdict.failed {
+                best = verdict
+                bestOptions = trial
+            }
+        }
+        return (best, bestOptions)
     }
 
     /// ``playAll(seeds:options:traceLines:showEveryTrace:twice:print:report:)`` from synchronous code (the
