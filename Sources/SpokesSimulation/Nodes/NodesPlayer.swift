@@ -9,9 +9,10 @@ extension NodesModel {
     /// minute and the ratio of virtual to real time (`showEveryTrace`: every seed's trace,
     /// to `report`). With `twice`, each seed is played a second time, and a seed whose
     /// second run's trace hash differs from its first fails: the run is not determined
-    /// by its seed. Returns the seeds that failed.
+    /// by its seed. `scenario` names the options in the replay line (`--scenario`). Returns
+    /// the seeds that failed.
     public static func playAll(
-        seeds: ClosedRange<UInt64>, options: Options, traceLines: Int = 80, showEveryTrace: Bool = false, twice: Bool = false,
+        seeds: ClosedRange<UInt64>, options: Options, scenario: String? = nil, traceLines: Int = 80, showEveryTrace: Bool = false, twice: Bool = false,
         print output: @escaping @Sendable (String) -> Void, report: @escaping @Sendable (String) -> Void
     ) async -> [UInt64] {
         var failures: [UInt64] = []
@@ -57,7 +58,7 @@ extension NodesModel {
                 for line in lines { text += "  \(line)\n" }
                 let drop = shrunkOptions.droppedFaults.sorted().map(String.init).joined(separator: ",")
                 let kinds = options.faultKinds == Fault.Kind.allCases ? "" : " --faults \(options.faultKinds.map(\.rawValue).joined(separator: ","))"
-                text += "replay: Scripts/simulate-cluster --model nodes --nodes \(options.nodes) --seeds \(seed)\(kinds)\(drop.isEmpty ? "" : " --drop \(drop)")"
+                text += "replay: Scripts/simulate-cluster --model nodes --nodes \(options.nodes) --seeds \(seed)\(scenario.map { " --scenario \($0)" } ?? "")\(kinds)\(drop.isEmpty ? "" : " --drop \(drop)")"
                 report(text)
             }
         }
@@ -86,16 +87,16 @@ extension NodesModel {
         return (best, bestOptions)
     }
 
-    /// ``playAll(seeds:options:traceLines:showEveryTrace:twice:print:report:)`` from synchronous code (the
+    /// ``playAll(seeds:options:scenario:traceLines:showEveryTrace:twice:print:report:)`` from synchronous code (the
     /// simulator's `main`), every task of the process on the caller's thread, one job at a
     /// time (``SimulationExecutor``): the driver knows when the nodes are quiet, and a
     /// seed plays the same way every time.
     public static func playAllBlocking(
-        seeds: ClosedRange<UInt64>, options: Options, traceLines: Int = 80, showEveryTrace: Bool = false, twice: Bool = false,
+        seeds: ClosedRange<UInt64>, options: Options, scenario: String? = nil, traceLines: Int = 80, showEveryTrace: Bool = false, twice: Bool = false,
         print output: @escaping @Sendable (String) -> Void, report: @escaping @Sendable (String) -> Void
     ) -> [UInt64] {
         SimulationExecutor.run {
-            await playAll(seeds: seeds, options: options, traceLines: traceLines, showEveryTrace: showEveryTrace, twice: twice, print: output, report: report)
+            await playAll(seeds: seeds, options: options, scenario: scenario, traceLines: traceLines, showEveryTrace: showEveryTrace, twice: twice, print: output, report: report)
         }
     }
 }

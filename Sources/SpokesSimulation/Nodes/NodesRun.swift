@@ -260,7 +260,7 @@ final class NodesRun: Sendable {
                     await self.submitMap(job, inputs: inputs, client: client, cancelAfter: cancelAfter)
                 }
             } else {
-                let users = random.integer(in: 3...8)
+                let users = random.integer(in: options.bikeUsers)
                 launch { [self] in
                     try? await clock.sleep(for: delay)
                     await self.submitBikeJob(job, users: users, client: client)
@@ -311,7 +311,7 @@ final class NodesRun: Sendable {
             return
         }
         network.stations = Array(network.stations.prefix(6))
-        let bikeJob = BikeJob(id: JobIdentifier.make("job", runtime: client.system.runtime), network: network, options: SpokesBikes.SimulationOptions(users: users, paths: 2, seed: seed, timing: MoveTiming(moveTime: 0.2, timeScale: 1)), deadline: 30, retries: 3)
+        let bikeJob = BikeJob(id: JobIdentifier.make("job", runtime: client.system.runtime), network: network, options: SpokesBikes.SimulationOptions(users: users, paths: options.bikePaths, seed: seed, timing: MoveTiming(moveTime: 0.2, timeScale: 1)), deadline: 30, retries: 3)
         answers.withLock { $0[job]?.job = bikeJob.id; $0[job]?.users = users }
         let entry = answers.withLock { $0[job]!.entry }
         do {
