@@ -60,7 +60,13 @@ struct ConnectionBatchingTests {
             for watcher in due { watcher.promise.resolve(()) }
         }
 
-        func startReading(onBytes: @escaping @Sendable (ArraySlice<UInt8>) -> Bool, onEnd: @escaping @Sendable (StreamEnd) -> Void) {}
+        private let end = Mutex<(@Sendable (StreamEnd) -> Void)?>(nil)
+
+        /// Reads nothing; its end comes with ``shutdown()``, so the connection's write
+        /// thread ends with the test.
+        func startReading(onBytes: @escaping @Sendable (ArraySlice<UInt8>) -> Bool, onEnd: @escaping @Sendable (StreamEnd) -> Void) {
+            end.withLock { $0 = onEnd }
+        }
 
         func write(_ bytes: [UInt8]) -> Bool {
             if state.withLock({ $0.held }) {
@@ -84,7 +90,13 @@ struct ConnectionBatchingTests {
             return taken ? bytes.count : 0
         }
 
-        func shutdown() {}
+        func shutdown() {
+            end.withLock { end in
+                defer { end = nil }
+                return end
+            }?(.closed)
+        }
+
         func close() {}
     }
 
@@ -92,6 +104,7 @@ struct ConnectionBatchingTests {
         let connection = Connection(stream: stream, isOutbound: true, limits: Connection.Limits(ClusterSettings()), rejections: RejectionCounters(),
                                     clock: VirtualClock())
         connection.agreedVersion.store(version, ordering: .releasing)
+        connection.start(Connection.Handlers(onMessage: { _, _ in }, onClose: { _, _ in }))
         return connection
     }
 
