@@ -14,9 +14,13 @@ import SpokesConcurrency
 public struct JobDeskClient: Sendable {
     /// The client's own actor system (not a member).
     public let system: ClusterSystem
+    /// Seconds between two questions while waiting (``defaultPollInterval`` for the
+    /// command line; the simulator's many clients ask less often).
+    public let pollInterval: Double
 
-    public init(system: ClusterSystem) {
+    public init(system: ClusterSystem, pollInterval: Double = JobDeskClient.defaultPollInterval) {
         self.system = system
+        self.pollInterval = pollInterval
     }
 
     /// The node listening at `address`: one the client is connected to already, else
@@ -83,8 +87,8 @@ public struct JobDeskClient: Sendable {
     /// restart a replicated job is known only once its replicas have elected a leader
     /// (about a second).
     public static let unknownPatience = 5.0
-    /// Seconds between two questions while waiting.
-    public static let pollInterval = 0.25
+    /// Seconds between two questions while waiting, as `spokes result --wait` asks.
+    public static let defaultPollInterval = 0.25
     /// Seconds in a row a waiting client may fail to reach the node its job is on (the
     /// node it asks first still locating the job there) before it says so and stops.
     public static let unreachablePatience = 10.0
@@ -118,7 +122,7 @@ public struct JobDeskClient: Sendable {
         var found = try await ask(target)
         let patience = runtime.now + Self.unknownPatience
         while case .unknown = found, waiting.waits, runtime.now < patience {
-            try await runtime.sleep(for: Self.pollInterval)
+            try await runtime.sleep(for: pollInterval)
             found = try await ask(target)
         }
         var waited = false
@@ -137,7 +141,7 @@ public struct JobDeskClient: Sendable {
                 if runtime.now - since >= Self.stalledPatience {
                     return .stalled(node: location.node, reason: location.summary.stalledReason ?? "too few of its replicas can take part")
                 }
-                try await runtime.sleep(for: Self.pollInterval)
+                try await runtime.sleep(for: pollInterval)
                 found = try await ask(target)
                 continue
             }
@@ -152,7 +156,7 @@ public struct JobDeskClient: Sendable {
                 let since = waitingSince ?? runtime.now
                 waitingSince = since
                 if let atMost, runtime.now - since >= atMost { return .stillRunning(location, waited: runtime.now - since) }
-                try await runtime.sleep(for: Self.pollInterval)
+                try await runtime.sleep(for: pollInterval)
             }
             let address = try SocketAddress(parsing: location.address)
             var next: Found<Report>
@@ -170,7 +174,7 @@ public struct JobDeskClient: Sendable {
                 if runtime.now - since >= Self.unreachablePatience {
                     throw JobNodeUnreachable(job: job, node: location.node, address: location.address, seconds: runtime.now - since, reason: "\(error)")
                 }
-                try await runtime.sleep(for: Self.pollInterval)
+                try await runtime.sleep(for: pollInterval)
                 found = try await ask(target)
                 continue
             }
@@ -180,7 +184,7 @@ public struct JobDeskClient: Sendable {
             while case .elsewhere(let moved) = next, moved.node == location.node, moved.summary.state != .running {
                 guard asked < 3 else { return .notStored(node: location.node) }
                 asked += 1
-                try await runtime.sleep(for: Self.pollInterval)
+                try await runtime.sleep(for: pollInterval)
                 next = try await ask(address)
             }
             found = next

@@ -79,6 +79,11 @@ final class NodesClients: Sendable {
     /// Invariants broken as a client stopped or listed (the first is the verdict).
     private let broken = Mutex<[String]>([])
 
+    /// Seconds between a waiting `result` client's questions: each asks the node it was
+    /// sent to, which asks every member; the command line's quarter of a second, times
+    /// five clients, made a seed several times slower.
+    static let pollInterval = 1.0
+
     /// The name of the sweep's answer, in the trace.
     static let sweepName = "sweep"
 
@@ -198,7 +203,7 @@ final class NodesClients: Sendable {
         run.record("result \(name) --wait asks n\(node)")
         let printed: Printed
         do {
-            let found = try await JobDeskClient(system: client.system).result(
+            let found = try await JobDeskClient(system: client.system, pollInterval: Self.pollInterval).result(
                 of: job, at: address(of: node, in: run), waiting: .untilEnd(atMost: 2 * run.options.livenessBound),
                 storedReport: StoredJobReport.find)
             switch found {
