@@ -11,6 +11,12 @@ import Synchronization
 /// What a paused node still does: work it had in hand when the pause began runs until
 /// its next sleep or its next wait for the network (the node's tasks run on the shared
 /// pool; only its timers and its network are stopped).
+///
+/// Its time can also jump (``jump(by:wallBy:)``), the others' staying where it is: the
+/// node's monotonic clock leaps forward, so every sleeper whose deadline it leaps past
+/// wakes at once, as timers do on a machine whose clock leapt (a VM resumed after a
+/// host's pause); its wall clock (``unixNow``) may leap either way, as one stepped by
+/// NTP does, and is stepped back by ``resetWallClock()``.
 public final class PausableClock: RuntimeClock {
     /// The simulation's clock, which the driver moves.
     public let base: VirtualClock
@@ -25,18 +31,46 @@ public final class PausableClock: RuntimeClock {
     }
 
     private let gate = Mutex(Gate())
+    /// How far this node's monotonic clock and its wall clock are ahead of the shared one.
+    private let offsets = Mutex((monotonic: 0.0, wall: 0.0))
+    /// This clock's sleepers on ``base`` (``VirtualClock/sleep(for:group:)``).
+    private let group: Int
+    private static let groups = Atomic<Int>(0)
 
-    public init(base: VirtualClock) { self.base = base }
+    public init(base: VirtualClock) {
+        self.base = base
+        group = Self.groups.add(1, ordering: .relaxed).newValue
+    }
 
-    public var now: Double { base.now }
-    public var unixNow: Double { base.unixNow }
+    public var now: Double { base.now + offsets.withLock { $0.monotonic } }
+    public var unixNow: Double { base.unixNow + offsets.withLock { $0.wall } }
+
+    /// Leaps this node's monotonic clock `seconds` forward (never back: it is monotonic),
+    /// waking at once each of its sleepers whose deadline that passes, and its wall clock
+    /// by `wallBy` (either way; forward by `seconds` too when nil). Returns how many
+    /// sleepers woke. The shared clock and the other nodes do not move.
+    @discardableResult
+    public func jump(by seconds: Double, wallBy: Double? = nil) -> Int {
+        let forward = max(0, seconds)
+        offsets.withLock { offsets in
+            offsets.monotonic += forward
+            offsets.wall += wallBy ?? forward
+        }
+        return base.bringForward(group: group, by: forward)
+    }
+
+    /// Steps the wall clock back in line with the shared one's (NTP correcting it); the
+    /// monotonic clock keeps its leap.
+    public func resetWallClock() {
+        offsets.withLock { $0.wall = 0 }
+    }
 
     /// Whether the node is paused now.
     public var isPaused: Bool { gate.withLock { $0.paused } }
 
     /// Sleeps on the shared clock, then, if the node is paused, until it resumes.
     public func sleep(for seconds: Double) async throws {
-        try await base.sleep(for: seconds)
+        try await base.sleep(for: seconds, group: group)
         try await waitWhilePaused()
     }
 

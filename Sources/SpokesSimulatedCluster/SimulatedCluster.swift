@@ -39,6 +39,9 @@ public final class SimulatedCluster: Sendable {
     /// Each of ``nodes``' hosts' view of ``clock``, which ``pause(_:)`` stops (shared by
     /// every incarnation at that host).
     private let nodeClocks: [PausableClock]
+    /// Every node's and client's incarnation numbers: one sequence, so of two started at
+    /// one virtual instant under one name, the later is the newer.
+    private let incarnations: IncarnationSequence
 
     /// Starts `count` nodes named `prefix0`, `prefix1`, ...; `configure` adjusts node
     /// `index`'s settings after the simulation's own (``settings(named:host:)``),
@@ -59,10 +62,12 @@ public final class SimulatedCluster: Sendable {
         hosts = Atomic(count)
         let nodeClocks = (0..<count).map { _ in PausableClock(base: clock) }
         self.nodeClocks = nodeClocks
+        let incarnations = IncarnationSequence(clock: clock)
+        self.incarnations = incarnations
         nodes = try (0..<count).map { index in
             var settings = Self.settings(named: "\(prefix)\(index)", host: Self.host(index))
             configure(index, &settings)
-            let runtime = Self.runtime(nodeClocks[index], network, host: index, seed: seed, disk: disk(index))
+            let runtime = Self.runtime(nodeClocks[index], network, host: index, seed: seed, disk: disk(index), incarnations: incarnations)
             let node = try ClusterNode(settings: settings, registry: registry(index), faults: faults(index), runtime: runtime)
             if startsNodes {
                 node.start()
@@ -88,14 +93,16 @@ public final class SimulatedCluster: Sendable {
         return settings
     }
 
-    private static func runtime(_ clock: any RuntimeClock, _ network: SimulatedNetwork, host index: Int, seed: UInt64, disk: any Disk = RealDisk()) -> Runtime {
-        Runtime.virtual(clock, network: network.host(host(index)), disk: disk, seed: seed &* 1000 &+ UInt64(index))
+    private static func runtime(
+        _ clock: any RuntimeClock, _ network: SimulatedNetwork, host index: Int, seed: UInt64, disk: any Disk = RealDisk(), incarnations: IncarnationSequence
+    ) -> Runtime {
+        Runtime.virtual(clock, network: network.host(host(index)), disk: disk, seed: seed &* 1000 &+ UInt64(index), incarnations: incarnations)
     }
 
     /// A host of the network nobody has used yet, and the runtime of whoever lives there.
     public func newHost() -> (host: String, runtime: Runtime) {
         let index = hosts.add(1, ordering: .relaxed).oldValue
-        return (Self.host(index), Self.runtime(clock, network, host: index, seed: seed))
+        return (Self.host(index), Self.runtime(clock, network, host: index, seed: seed, incarnations: incarnations))
     }
 
     /// Every host handed out so far.
@@ -132,7 +139,7 @@ public final class SimulatedCluster: Sendable {
         let restart = restarts.add(1, ordering: .relaxed).newValue
         let runtime = Runtime.virtual(
             nodeClocks[index], network: network.host(Self.host(index)), disk: disk ?? nodes[index].system.runtime.disk,
-            seed: seed &* 1000 &+ UInt64(index) &+ UInt64(restart) &* 1_000_003)
+            seed: seed &* 1000 &+ UInt64(index) &+ UInt64(restart) &* 1_000_003, incarnations: incarnations)
         let node = try ClusterNode(settings: settings, registry: nodes[index].registry, runtime: runtime)
         added.withLock { $0.nodes.append(node) }
         return node
@@ -281,6 +288,7 @@ public final class SimulatedCluster: Sendable {
     /// million turns (minutes of real time) mean a node never goes quiet, which is a
     /// failure of its own.
     public func settle() async throws {
+        if SimulationExecutor.isRunning { return try await settleOnOneThread() }
         let driver = Self.nextDriver.add(1, ordering: .relaxed).oldValue
         defer { Self.drivingThreads.withLock { $0[driver] = nil } }
         var quietTurns = 0
@@ -312,6 +320,16 @@ public final class SimulatedCluster: Sendable {
         throw VirtualTimeout(what: "the simulated cluster to go quiet (\(network.inFlight) on the network)", seconds: clock.now)
     }
 
+    /// ``settle()`` when every job of the process runs on the simulator's one thread
+    /// (``SimulationExecutor``): no guess. The driver waits until no other job is ready;
+    /// then every task of every node waits on the clock or for a message, and time may
+    /// move.
+    private func settleOnOneThread() async throws {
+        guard await SimulationExecutor.untilIdle() else {
+            throw VirtualTimeout(what: "the simulated cluster to go quiet (\(SimulationExecutor.patience) jobs ran without a pause)", seconds: clock.now)
+        }
+    }
+
     /// How long one step waits at most for the other threads of the process to have no
     /// work in hand: longer than a preempted thread waits for a processor on a loaded
     /// 2-core machine, short enough that a test beside busy ones still runs in seconds.
@@ -338,5 +356,18 @@ public final class SimulatedCluster: Sendable {
         for node in nodes + later { node.stop() }
         for system in systems { system.shutdown() }
         kept.withLock { $0.removeAll() }
+    }
+
+    /// Leaps node `index`'s own clock (whichever incarnation runs at its host) `seconds`
+    /// forward and its wall clock by `wallBy` (``PausableClock/jump(by:wallBy:)``): its
+    /// timers due by then fire at once; the others' clocks stay where they are.
+    @discardableResult
+    public func jumpClock(of index: Int, by seconds: Double, wallBy: Double? = nil) -> Int {
+        nodeClocks[index].jump(by: seconds, wallBy: wallBy)
+    }
+
+    /// Steps node `index`'s wall clock back in line (``PausableClock/resetWallClock()``).
+    public func resetWallClock(of index: Int) {
+        nodeClocks[index].resetWallClock()
     }
 }

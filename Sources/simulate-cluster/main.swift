@@ -20,7 +20,8 @@ import SpokesSimulation
 //   simulate-cluster --model nodes --nodes N --seeds A-B   N whole nodes as `spokes node`
 //                                              assembles them, real clients, crashes and
 //                                              restarts, partitions and loss, in virtual
-//                                              time (issue 28 §2; not deterministic)
+//                                              time, every task on one thread (issue 28 §2;
+//                                              --twice plays each seed again and compares)
 //   simulate-cluster --scale 10,25,50,100     the scale model (issue 18 §3): a table
 //
 // Prints each seed's verdict and trace hash (the same seed gives the same hash), then a
@@ -47,6 +48,8 @@ struct Request {
     var model = "membership"
     /// Whether `--faults` was given.
     var faultsChosen = false
+    /// `--twice` (`--model nodes`): play each seed twice and fail one whose runs differ.
+    var twice = false
 }
 
 func parse(_ given: [String]) -> Request {
@@ -59,6 +62,8 @@ func parse(_ given: [String]) -> Request {
             return arguments.removeFirst()
         }
         switch flag {
+        case "--twice":
+            request.twice = true
         case "--nodes":
             let text = value()
             guard let count = Int(text), (1...200).contains(count) else { fail("--nodes expects 1 to 200, got '\(text)'") }
@@ -96,7 +101,7 @@ func parse(_ given: [String]) -> Request {
             request.scale = text.split(separator: ",").compactMap { Int($0) }.filter { (2...500).contains($0) }
             if request.scale.isEmpty { fail("--scale expects sizes from 2 to 500, e.g. 10,25,50,100; got '\(text)'") }
         case "-h", "--help":
-            print("usage: simulate-cluster [--model membership|scheduling|bikes|bike-failover|raft|raft-changes|nodes] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json]")
+            print("usage: simulate-cluster [--model membership|scheduling|bikes|bike-failover|raft|raft-changes|nodes] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json] [--twice (nodes)]")
             exit(0)
         default:
             fail("unknown flag \(flag)")
@@ -106,6 +111,7 @@ func parse(_ given: [String]) -> Request {
     }
 
     let request = parse(Array(CommandLine.arguments.dropFirst()))
+    if request.twice, request.model != "nodes" { fail("--twice is for --model nodes (the other models' kernel is deterministic by construction)") }
     let nodes = request.nodes, seeds = request.seeds, kinds = request.kinds, json = request.json
 
     if !request.scale.isEmpty {
@@ -162,7 +168,7 @@ case "nodes":
     let traceLines = Int(ProcessInfo.processInfo.environment["SIMULATION_TRACE_LINES"] ?? "") ?? 80
     // SIMULATION_TRACE_ALL=1: every seed's trace on stderr, not only a failing one's.
     let showEveryTrace = ProcessInfo.processInfo.environment["SIMULATION_TRACE_ALL"] == "1"
-    let failures = NodesModel.playAllBlocking(seeds: seeds, options: NodesModel.Options(nodes: nodes), traceLines: traceLines, showEveryTrace: showEveryTrace, print: { print($0) }) {
+    let failures = NodesModel.playAllBlocking(seeds: seeds, options: NodesModel.Options(nodes: nodes), traceLines: traceLines, showEveryTrace: showEveryTrace, twice: request.twice, print: { print($0) }) {
         FileHandle.standardError.write(Data(($0 + "\n").utf8))
     }
     exit(failures.isEmpty ? 0 : 1)

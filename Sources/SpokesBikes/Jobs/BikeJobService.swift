@@ -171,8 +171,9 @@ public distributed actor BikeJobService {
     func resume(_ job: BikeJob, book: BikeJobBook, replica: BikeJob.Replica, cancelReason reason: String?) async {
         guard !isRunning(job.id) else { return }
         // Its report is stored here already (it ended just before this node lost the lead
-        // and won it back): finish it rather than run it again.
-        if (try? await report(of: job.id)) != nil {
+        // and won it back): finish it rather than run it again. (One told to its client
+        // but not stored, on a full disk, is run again from its book and stored.)
+        if await isStored(job.id) {
             await replication?.jobFinished(job.id)
             return
         }
@@ -211,7 +212,12 @@ public distributed actor BikeJobService {
         recentReports = Array(recentReports.prefix(Self.recentReportCount))
         if let job = report.job {
             running[job] = nil
-            await replication?.jobFinished(job)
+            // Only a stored report finishes the job in its replicas: one that could not be
+            // stored (a full disk) leaves the job unfinished there, so the watcher takes it
+            // over (here, or on the replica that leads it next) and stores it once there is
+            // room. Finishing it anyway lost the job: its group was removed, and no node
+            // stored or listed it (found as seed 23 of the simulator's full-disk fault).
+            if report.stored == true { await replication?.jobFinished(job) }
         }
         return report
     }
@@ -251,6 +257,13 @@ public distributed actor BikeJobService {
                 wallTime: 0, stalledReason: held.stalled)
         }
         return live + waiting
+    }
+
+    /// Whether `job`'s report is in this node's job store.
+    private func isStored(_ job: String) async -> Bool {
+        if recentReports.contains(where: { $0.job == job && $0.stored == true }) { return true }
+        let store = store
+        return ((try? await runBlocking("spokes.job-store") { try store.report(of: job) }) ?? nil) != nil
     }
 
     /// A finished job's report, from this node's data directory.

@@ -13,14 +13,6 @@ public struct NodeID: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     public var description: String { "\(name)#\(String(incarnation, radix: 16))" }
-
-    /// The wall-clock time in microseconds: larger than any earlier start's, as long as
-    /// the clock does not go back by more than the time between two starts.
-    static func nextIncarnation() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return UInt64(time.tv_sec) * 1_000_000 + UInt64(time.tv_nsec / 1_000)
-    }
 }
 
 import Glibc

@@ -42,7 +42,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     private let connections = Mutex<[String: Connection]>([:])
     /// Every open connection, registered or not (handshaking, or the loser of a dial
     /// race): shutdown closes them all.
-    private let openConnections = Mutex<[ObjectIdentifier: Connection]>([:])
+    private let openConnections = Mutex<[Connection]>([])
     private let pendingCalls = Mutex<[UInt64: PendingCall]>([:])
     private let nextCallID = Atomic<UInt64>(1)
     /// Calls received under an older release's name, by that name (only peers of an
@@ -57,7 +57,10 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     public let rejections = RejectionCounters()
     /// Frames and bytes its connections sent and received: `GET /metrics`.
     public let traffic = TrafficCounters()
-    private let peerEvents = Mutex<[UUID: AsyncStream<PeerEvent>.Continuation]>([:])
+    private let peerEvents = Mutex<[Int: AsyncStream<PeerEvent>.Continuation]>([:])
+    /// The key of the next stream of ``peerEventStream()``: streams hear events in the
+    /// order they were made, the same every run.
+    private let nextPeerEventStream = Atomic<Int>(0)
 
     /// False for a client (`spokes status`, `spokes submit`): it listens only for its own
     /// replies and its handshake says so (empty address, no slots), so nodes do not
@@ -101,7 +104,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         self.isMember = isMember
         self.runtime = runtime
         var settings = settings
-        let random = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        let random = String(UInt32(truncatingIfNeeded: runtime.seed()), radix: 36)
         if !isMember {
             // A client's name must never be a member's, or its connection would take the
             // member's place in a node's connections (even the node.name of a shared config).
@@ -112,7 +115,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         self.settings = settings
         self.logger = logger.labeled(settings.nodeName).timed(by: runtime.clock)
         keyring = settings.keyring.map(KeyringStore.init)
-        node = NodeID(name: settings.nodeName, incarnation: NodeID.nextIncarnation())
+        node = NodeID(name: settings.nodeName, incarnation: runtime.incarnations.next())
         try Self.checkListenAddress(settings)
         listener = try runtime.network.listen(on: SocketAddress(host: settings.host, port: settings.port))
         address = listener.address
@@ -189,14 +192,14 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         isShutDown.store(true, ordering: .releasing)
         listener.stop()
         connections.withLock { $0.removeAll() }
-        let open = openConnections.withLock { Array($0.values) }
+        let open = openConnections.withLock { $0 }
         for connection in open {
             connection.send(.leave, thenCloseWithReason: "\(node.name) is shutting down")
         }
         // Finish outside the lock: finishing runs onTermination, which takes it.
         let finishing = peerEvents.withLock { streams in
             defer { streams.removeAll() }
-            return Array(streams.values)
+            return streams.sorted { $0.key < $1.key }.map(\.value)
         }
         for stream in finishing { stream.finish() }
         return open
@@ -460,7 +463,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// Connection changes, as they happen, for membership and tests.
     public func peerEventStream() -> AsyncStream<PeerEvent> {
         let (stream, continuation) = AsyncStream<PeerEvent>.makeStream()
-        let key = UUID()
+        let key = nextPeerEventStream.add(1, ordering: .relaxed).oldValue
         peerEvents.withLock { $0[key] = continuation }
         continuation.onTermination = { [weak self] _ in self?.peerEvents.withLock { $0[key] = nil } }
         return stream
@@ -600,7 +603,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     private func accept(_ stream: any ByteStream) {
         let remote = stream.remoteAddress
         let (established, fromAddress, crowdedOut) = openConnections.withLock { connections in
-            let inbound = connections.values.filter { !$0.isOutbound }
+            let inbound = connections.filter { !$0.isOutbound }
             let proven = inbound.filter { $0.peer != nil }
             let handshaking = inbound.filter { $0.peer == nil }
             var crowdedOut: Connection?
@@ -767,7 +770,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// are retired at once. So a removed secret opens nothing from then on, and no member
     /// is judged on the way.
     private func replaceConnections(sealedWithout keyring: Keyring) {
-        let stale = openConnections.withLock { $0.values.filter { connection in
+        let stale = openConnections.withLock { $0.filter { connection in
             !connection.isClosed && connection.handshakeKey.map { !keyring.secrets.contains($0.secret) } == true
         } }
         for connection in stale {
@@ -883,11 +886,11 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
 
     /// Remembers an open connection until it closes.
     private func track(_ connection: Connection) {
-        openConnections.withLock { $0[ObjectIdentifier(connection)] = connection }
+        openConnections.withLock { $0.append(connection) }
     }
 
     private func closed(_ connection: Connection, reason: String) {
-        openConnections.withLock { $0[ObjectIdentifier(connection)] = nil }
+        openConnections.withLock { $0.removeAll { $0 === connection } }
         if let rejection = connection.rejection {
             let host = connection.remoteAddress.host
             logOnce("closed the connection from \(host) (\(rejection.rawValue)): \(reason)", key: "\(host) \(rejection.rawValue)")
@@ -912,7 +915,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     }
 
     private func emit(_ event: PeerEvent) {
-        let streams = peerEvents.withLock { Array($0.values) }
+        let streams = peerEvents.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
         for stream in streams { stream.yield(event) }
     }
 

@@ -43,7 +43,10 @@ public final class ClusterNode: Sendable {
     /// Probes silent members over UDP (issue 21 §3); nil when the port was taken for UDP.
     private let prober: Mutex<Prober>
     private let probes: ProbeChannel?
-    private let subscribers = Mutex<[UUID: AsyncStream<MembershipEvent>.Continuation]>([:])
+    private let subscribers = Mutex<[Int: AsyncStream<MembershipEvent>.Continuation]>([:])
+    /// The key of the next subscriber: subscribers hear events in the order they
+    /// subscribed, the same every run.
+    private let nextSubscriber = Atomic<Int>(0)
     private let tasks = Mutex<[Task<Void, Never>]>([])
     /// Set by ``stop()`` (and when the node yields its name): observations that still
     /// arrive (a beacon the discovery thread read just before it stopped) are dropped.
@@ -268,7 +271,7 @@ public final class ClusterNode: Sendable {
         // Finish outside the lock: finishing runs onTermination, which takes it.
         let finishing = subscribers.withLock { subscribers in
             defer { subscribers.removeAll() }
-            return Array(subscribers.values)
+            return subscribers.sorted { $0.key < $1.key }.map(\.value)
         }
         for subscriber in finishing { subscriber.finish() }
     }
@@ -401,7 +404,7 @@ public final class ClusterNode: Sendable {
     /// Membership changes from now on.
     public func membershipEvents() -> AsyncStream<MembershipEvent> {
         let (stream, continuation) = AsyncStream<MembershipEvent>.makeStream()
-        let key = UUID()
+        let key = nextSubscriber.add(1, ordering: .relaxed).oldValue
         subscribers.withLock { $0[key] = continuation }
         continuation.onTermination = { [weak self] _ in self?.subscribers.withLock { $0[key] = nil } }
         return stream
@@ -434,7 +437,7 @@ public final class ClusterNode: Sendable {
             case .disconnect(let node):
                 system.disconnect(node, reason: "silent for more than \(settings.deadTimeout) s")
             case .publish(let event):
-                let streams = subscribers.withLock { Array($0.values) }
+                let streams = subscribers.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
                 for stream in streams { stream.yield(event) }
             case .timersRanLate(let seconds):
                 system.log("this node's timers ran \(String(format: "%.1f", seconds)) s late (was it paused?): peers get fresh heartbeats before anyone is declared dead")

@@ -6,6 +6,12 @@ public enum JobIdentifier {
         make(prefix, number: UInt32.random(in: 0...UInt32.max))
     }
 
+    /// A fresh id with `prefix` drawn from `runtime`'s seeds (random on a machine, the
+    /// same every run of a simulated seed).
+    public static func make(_ prefix: String, runtime: Runtime) -> String {
+        make(prefix, number: UInt32(truncatingIfNeeded: runtime.seed()))
+    }
+
     /// The id for `number`: `prefix-` and its eight hex digits.
     public static func make(_ prefix: String, number: UInt32) -> String {
         let digits = String(number, radix: 16)

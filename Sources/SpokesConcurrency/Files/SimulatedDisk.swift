@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -15,10 +16,11 @@ import Darwin
 /// goes back to the durable names and bytes; of an append not yet flushed it may keep a
 /// prefix (a torn write), as a disk that wrote some sectors of it would. So code that
 /// forgets a flush loses data here, where a test sees it, and not only on a machine
-/// that lost power. ``capacity`` makes writes fail with `ENOSPC` (a full disk).
+/// that lost power. ``capacity`` makes writes fail with `ENOSPC` (a full disk);
+/// ``slow(on:by:seed:)`` makes every write and flush take virtual time (a slow disk).
 ///
-/// Not modelled: slow writes (every call returns at once), reordering between files (a
-/// flush of one file makes nothing else durable), and failures other than a full disk.
+/// Not modelled: reordering between files (a flush of one file makes nothing else
+/// durable), and failures other than a full disk.
 public final class SimulatedDisk: Disk {
     private struct File {
         var bytes: [UInt8]
@@ -64,8 +66,66 @@ public final class SimulatedDisk: Disk {
     /// simulation shares this process (a holder never waits for another).
     private let locks = Mutex(())
 
+    /// How long each write and flush takes while the disk is slow (nil: no time at all):
+    /// the clock it takes it on, the range of latencies and the draws (splitmix64).
+    private struct Slowness {
+        var clock: any RuntimeClock
+        var latency: ClosedRange<Double>
+        var random: UInt64
+
+        mutating func draw() -> Double {
+            random &+= 0x9E37_79B9_7F4A_7C15
+            var z = random
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            let unit = Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
+            return latency.lowerBound + (latency.upperBound - latency.lowerBound) * unit
+        }
+    }
+
+    private let slowness = Mutex<Slowness?>(nil)
+
     /// An empty disk of unbounded size.
     public init() {}
+
+    /// From now on every call that writes or flushes (``append(_:to:)``, ``sync(_:)``,
+    /// ``truncate(_:to:)``, ``replace(_:with:mode:)``, ``rename(_:to:)``,
+    /// ``syncDirectory(_:)``) takes a latency drawn from `seconds` (from `seed`) on
+    /// `clock` before it takes effect: it blocks its thread until a task asleep on
+    /// `clock` for that long wakes (on a ``VirtualClock``, until the driver moves time
+    /// that far). Callers call the disk off the cooperative pool (``runBlocking(_:_:)``,
+    /// as ``Disk`` asks), so only their own thread waits. Reads stay instant (a page cache).
+    public func slow(on clock: any RuntimeClock, by seconds: ClosedRange<Double>, seed: UInt64 = 1) {
+        slowness.withLock { $0 = Slowness(clock: clock, latency: max(0, seconds.lowerBound)...max(0, seconds.upperBound), random: seed) }
+    }
+
+    /// Ends ``slow(on:by:seed:)``: calls made from now on take no time (those waiting finish theirs).
+    public func stopSlowing() {
+        slowness.withLock { $0 = nil }
+    }
+
+    /// Waits out a drawn latency when the disk is slow; at once otherwise.
+    private func takeTime() {
+        let drawn = slowness.withLock { slowness -> (clock: any RuntimeClock, seconds: Double)? in
+            guard var current = slowness else { return nil }
+            let seconds = current.draw()
+            slowness = current
+            return (current.clock, seconds)
+        }
+        guard let drawn, drawn.seconds > 0 else { return }
+        // On the simulator's one thread, the caller sleeps it out after the call instead.
+        if SimulationExecutor.charge(drawn.seconds, on: drawn.clock) { return }
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            try? await drawn.clock.sleep(for: drawn.seconds)
+            done.signal()
+        }
+        done.wait()
+    }
+
+    /// Bytes the files hold now (as ``capacity`` counts them: a file's unflushed bytes
+    /// and the durable ones a crash would bring back).
+    public var usedBytes: Int { state.withLock { $0.used } }
 
     /// Bytes the files may hold in all (nil: no limit); a write past it fails with
     /// `ENOSPC` and changes nothing.
@@ -133,6 +193,7 @@ public final class SimulatedDisk: Disk {
     }
 
     public func rename(_ path: String, to newPath: String) throws(DiskError) {
+        takeTime()
         try state.withLock { (state: inout State) throws(DiskError) in
             guard let id = state.names[path] else { throw DiskError("rename \(path) to", newPath, code: ENOENT) }
             try state.checkFolder(of: newPath, "rename \(path) to")
@@ -147,6 +208,7 @@ public final class SimulatedDisk: Disk {
     }
 
     public func append(_ bytes: [UInt8], to path: String) throws(DiskError) {
+        takeTime()
         try state.withLock { (state: inout State) throws(DiskError) in
             try state.checkRoom(for: bytes.count, "write", path)
             if let id = state.names[path] {
@@ -159,6 +221,7 @@ public final class SimulatedDisk: Disk {
     }
 
     public func sync(_ path: String) throws(DiskError) {
+        takeTime()
         try state.withLock { (state: inout State) throws(DiskError) in
             guard let id = state.names[path], let file = state.files[id] else { throw DiskError("open", path, code: ENOENT) }
             state.files[id]?.durable = file.bytes
@@ -166,6 +229,7 @@ public final class SimulatedDisk: Disk {
     }
 
     public func truncate(_ path: String, to length: Int) throws(DiskError) {
+        takeTime()
         try state.withLock { (state: inout State) throws(DiskError) in
             guard let id = state.names[path], let file = state.files[id] else { throw DiskError("truncate", path, code: ENOENT) }
             state.files[id]?.bytes = Array(file.bytes.prefix(max(0, length)))
@@ -173,6 +237,7 @@ public final class SimulatedDisk: Disk {
     }
 
     public func replace(_ path: String, with bytes: [UInt8], mode: UInt32) throws(DiskError) {
+        takeTime()
         try state.withLock { (state: inout State) throws(DiskError) in
             try state.checkFolder(of: path + ".tmp", "create")
             try state.checkRoom(for: bytes.count, "write", path + ".tmp")
@@ -214,6 +279,7 @@ public final class SimulatedDisk: Disk {
     }
 
     public func syncDirectory(_ path: String) throws(DiskError) {
+        takeTime()
         try state.withLock { (state: inout State) throws(DiskError) in
             guard state.directories.contains(path) else { throw DiskError("open the folder", path, code: ENOENT) }
             let inside = { (child: String) in DiskPath.parent(of: child) == path }

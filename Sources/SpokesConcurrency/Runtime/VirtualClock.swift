@@ -8,6 +8,8 @@ public final class VirtualClock: RuntimeClock {
     private struct Sleeper {
         var deadline: Double
         var order: Int
+        /// Whose sleeper this is (``sleep(for:group:)``), for ``bringForward(group:by:)``.
+        var group: Int?
         var continuation: CheckedContinuation<Void, any Error>
     }
 
@@ -41,6 +43,12 @@ public final class VirtualClock: RuntimeClock {
     public var nextDeadline: Double? { state.withLock { $0.sleepers.values.map(\.deadline).min() } }
 
     public func sleep(for seconds: Double) async throws {
+        try await sleep(for: seconds, group: nil)
+    }
+
+    /// ``sleep(for:)`` as one of `group`'s sleepers: ``bringForward(group:by:)`` may wake
+    /// it early (a node whose own clock jumped, ``PausableClock`` in the simulator).
+    public func sleep(for seconds: Double, group: Int?) async throws {
         try Task.checkCancellation()
         let order = state.withLock { state in
             defer { state.nextOrder += 1 }
@@ -52,7 +60,7 @@ public final class VirtualClock: RuntimeClock {
                 let start = state.withLock { state -> Start in
                     if state.cancelledEarly.remove(order) != nil { return .cancelled }
                     if seconds <= 0 { return .now }
-                    state.sleepers[order] = Sleeper(deadline: state.now + seconds, order: order, continuation: continuation)
+                    state.sleepers[order] = Sleeper(deadline: state.now + seconds, order: order, group: group, continuation: continuation)
                     return .sleep
                 }
                 switch start {
@@ -71,6 +79,24 @@ public final class VirtualClock: RuntimeClock {
             }
             sleeper?.continuation.resume(throwing: CancellationError())
         }
+    }
+
+    /// Brings the deadlines of `group`'s sleepers `seconds` closer, resuming those due
+    /// now, earliest first, while the clock and every other sleeper stay where they are:
+    /// one node's clock jumping forward. Returns how many were resumed.
+    @discardableResult
+    public func bringForward(group: Int, by seconds: Double) -> Int {
+        let due = state.withLock { state -> [Sleeper] in
+            let now = state.now
+            for (order, sleeper) in state.sleepers where sleeper.group == group {
+                state.sleepers[order]?.deadline = sleeper.deadline - max(0, seconds)
+            }
+            let due = state.sleepers.values.filter { $0.group == group && $0.deadline <= now }.sorted { ($0.deadline, $0.order) < ($1.deadline, $1.order) }
+            for sleeper in due { state.sleepers[sleeper.order] = nil }
+            return due
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+        return due.count
     }
 
     /// Moves the clock `seconds` forward, resuming every sleeper due by then, earliest

@@ -8,8 +8,14 @@ import Foundation
 /// blocked item there stalls every task of the process: measured on 2 cores, a 0.1 s
 /// `Task.sleep` took 2.1 s while four global items slept for 2 s. A thread per call costs
 /// tens of microseconds, so this is for calls that may block, not for hot paths.
+///
+/// On the simulator's one thread (``SimulationExecutor``) the work runs inline: there it
+/// is a simulated node's, on its in-memory disk, and must not run beside the queue; what
+/// a slow disk would have waited is then slept out on the virtual clock afterwards
+/// (``SimulationExecutor/charge(_:on:)``).
 public func runBlocking<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
+    if SimulationExecutor.isDrainingThread { return try await SimulationExecutor.runInline(body) }
+    return try await withCheckedThrowingContinuation { continuation in
         let thread = Thread { continuation.resume(with: Result { try body() }) }
         thread.name = name
         thread.start()
@@ -18,7 +24,8 @@ public func runBlocking<T: Sendable>(_ name: String, _ body: @escaping @Sendable
 
 /// ``runBlocking(_:_:)`` for work that cannot fail.
 public func runBlocking<T: Sendable>(_ name: String, _ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
+    if SimulationExecutor.isDrainingThread { return await SimulationExecutor.runInline(body) }
+    return await withCheckedContinuation { continuation in
         let thread = Thread { continuation.resume(returning: body()) }
         thread.name = name
         thread.start()
@@ -27,7 +34,9 @@ public func runBlocking<T: Sendable>(_ name: String, _ body: @escaping @Sendable
 
 /// Starts blocking work on a thread of its own and returns at once; for work whose end
 /// the caller awaits with a deadline of its own (through a ``Promise``, say).
+/// On the simulator's one thread it runs inline, before this returns.
 public func startBlocking(_ name: String, _ body: @escaping @Sendable () -> Void) {
+    if SimulationExecutor.isDrainingThread { return SimulationExecutor.runInlineUnawaited(body) }
     let thread = Thread(block: body)
     thread.name = name
     thread.start()

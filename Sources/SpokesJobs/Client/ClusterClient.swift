@@ -214,7 +214,7 @@ public final class ClusterClient: Sendable {
                 }
             }
         }
-        let id = JobIdentifier.make(jobPrefix)
+        let id = JobIdentifier.make(jobPrefix, runtime: system.runtime)
         var spec = TaskJobSpec(
             id: id, kind: kind, schema: schema ?? registry.schema(of: kind), title: title ?? "\(inputs.count) x \(kind)", inputs: inputs,
             deadline: deadline ?? settings.taskDeadline, retries: retries ?? settings.taskRetries)

@@ -324,7 +324,7 @@ public distributed actor TaskJobs {
         guard let node else { throw RemoteCallError.actorNotFound("\(Self.wellKnownName): the node stopped") }
         let (systems, following, _) = try await placedSystems(on: node, kind: kind, schema: nil, waiting: 5)
         defer { following.cancel() }
-        let job = JobIdentifier.make("batch")
+        let job = JobIdentifier.make("batch", runtime: node.system.runtime)
         let cost = node.registry.cost(kind: kind, input: input) ?? .cpu
         let runner = JobRunner(systems: systems, job: job, kind: kind, deadline: deadline, retries: retries, cost: cost)
         let board = node.jobBoard.track(job: job, kind: kind, title: "\(count) x \(kind)", total: count)

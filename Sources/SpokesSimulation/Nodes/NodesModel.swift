@@ -15,12 +15,16 @@ import Synchronization
 /// `bench.sleep`, cancel one, and submit a small bike job (and ``NodesClients`` a sweep,
 /// `result --wait`, `cancel` and `jobs` clients, the commands' code); faults drawn from the seed
 /// crash and restart nodes, pause them, cut them off both ways, one way or from their job's
-/// replicas only, and lose datagrams. Then
+/// replicas only, lose datagrams, delay and reorder what is sent, slow a node's disk or
+/// fill it, and leap a node's clock. Then
 /// ``NodesInvariants`` are checked. See Docs/simulator.md, "Whole nodes".
 ///
-/// Not deterministic: the nodes run on the real cooperative pool, so two runs of one
-/// seed may interleave differently (the fault plan and the jobs are the same; the trace
-/// hash says whether the run was).
+/// Deterministic when played by `simulate-cluster` (``playAllBlocking(seeds:options:traceLines:showEveryTrace:print:report:)``):
+/// every task of the process then runs on one thread, one job at a time
+/// (``SimulationExecutor``), so a seed runs the same jobs in the same order every time,
+/// and its trace hash, which counts them, says so. Played from a test on the cooperative
+/// pool, two runs of one seed may interleave differently (the fault plan and the jobs are
+/// the same).
 public enum NodesModel {
     /// How one seed is played.
     public struct Options: Sendable {
@@ -31,6 +35,8 @@ public enum NodesModel {
         /// Small bike jobs submitted (a few users on a network of a few stations).
         public var bikeJobs = 1
         public var faultCount: ClosedRange<Int> = 1...3
+        /// The kinds of fault a plan draws from (every kind by default).
+        public var faultKinds = Fault.Kind.allCases
         /// When each client submits its job, in virtual seconds after the mesh formed,
         /// drawn from the seed (nil: within the first half of ``faultWindow``). A test
         /// with planned faults fixes it.
@@ -67,6 +73,24 @@ public enum NodesModel {
             /// still reach it, so its client hears it stop the job when another replica
             /// takes the job over.
             case replicaCut = "replica-cut"
+            /// What the node sends (everything on the network when ``Fault/everyHost``)
+            /// arrives late, by a delay drawn for each datagram and each chunk of a stream
+            /// between 1 ms and ``Fault/amount`` seconds
+            /// (``SimulatedNetwork/delay(from:by:)``): datagrams overtake one another, a
+            /// stream stays in order within itself.
+            case delay
+            /// Each write and flush of the node's disk takes between 1 ms and
+            /// ``Fault/amount`` virtual seconds (``SimulatedDisk/slow(on:by:seed:)``):
+            /// its Raft log's flushes, its journal's and its store's lines come late.
+            case slowDisk = "slow-disk"
+            /// The node's disk has room for ``Fault/amount`` more bytes (``SimulatedDisk/capacity``),
+            /// then refuses writes with `ENOSPC`; room comes back when the fault ends.
+            case fullDisk = "full-disk"
+            /// The node's own clock leaps ``Fault/amount`` seconds forward (its timers due by
+            /// then fire at once; the others' clocks stay) and its wall clock as far back
+            /// (``PausableClock/jump(by:wallBy:)``); when the fault ends the wall clock is
+            /// stepped back in line (NTP), the monotonic one keeps its leap.
+            case clockJump = "clock-jump"
         }
 
         public var kind: Kind
@@ -80,11 +104,25 @@ public enum NodesModel {
         /// The share of datagrams lost (``Kind/loss``); for a crash, the share of each
         /// file's unflushed bytes the disk keeps (a torn write).
         public var rate: Double
+        /// How much: the longest delay in seconds (``Kind/delay``), the longest latency of
+        /// a write in seconds (``Kind/slowDisk``), the bytes of room left
+        /// (``Kind/fullDisk``), the seconds the clock leaps (``Kind/clockJump``).
+        public var amount: Double = 0
+        /// A ``Kind/delay`` of everything on the network, not only what the node sends.
+        public var everyHost = false
 
         public var end: Double { start + duration }
 
         public var description: String {
-            let what = kind == .loss ? "loss \(Int(rate * 100))%" : "\(kind.rawValue) \(atCoordinator ? "a running job's coordinator, else " : "")n\(node)"
+            let target = everyHost ? "every host" : "\(atCoordinator ? "a running job's coordinator, else " : "")n\(node)"
+            let what = switch kind {
+            case .loss: "loss \(Int(rate * 100))%"
+            case .delay: "delay up to \(Int(amount * 1000)) ms of \(target)"
+            case .slowDisk: "slow-disk up to \(Int(amount * 1000)) ms \(target)"
+            case .fullDisk: "full-disk \(Int(amount)) bytes left \(target)"
+            case .clockJump: "clock-jump \(String(format: "%.1f", amount)) s \(target)"
+            default: "\(kind.rawValue) \(target)"
+            }
             return "\(what) from \(String(format: "%.2f", start)) s for \(String(format: "%.2f", duration)) s"
         }
     }
@@ -93,16 +131,25 @@ public enum NodesModel {
     /// within `options.faultWindow` virtual seconds.
     public static func plan(seed: UInt64, options: Options) -> [Fault] {
         var random = SimulationRandom(seed: seed)
-        let count = random.integer(in: options.faultCount)
+        let count = options.faultKinds.isEmpty ? 0 : random.integer(in: options.faultCount)
         var time = random.uniform(in: 0.5...(options.faultWindow / Double(max(count, 1))))
         var faults: [Fault] = []
         for _ in 0..<count {
-            let kind = random.element(of: Fault.Kind.allCases)
+            let kind = random.element(of: options.faultKinds)
             let node = random.index(below: options.nodes)
             let duration = random.uniform(in: 1...8)
             let rate = kind == .loss ? random.uniform(in: 0.05...0.5) : kind == .crash ? random.uniform(in: 0...1) : 0
-            let atCoordinator = random.chance(0.5) && kind != .loss
-            faults.append(Fault(kind: kind, node: node, atCoordinator: atCoordinator, start: time, duration: duration, rate: rate))
+            let everyHost = kind == .delay && random.chance(0.5)
+            let atCoordinator = random.chance(0.5) && kind != .loss && !everyHost
+            let amount = switch kind {
+            case .delay: random.uniform(in: 0.01...0.2)
+            case .slowDisk: random.uniform(in: 0.01...0.5)
+            case .fullDisk: Double(random.integer(in: 0...4096))
+            case .clockJump: random.uniform(in: 1...20)
+            default: 0.0
+            }
+            faults.append(Fault(
+                kind: kind, node: node, atCoordinator: atCoordinator, start: time, duration: duration, rate: rate, amount: amount, everyHost: everyHost))
             time += duration + random.uniform(in: 0.5...4)
         }
         return faults
@@ -115,8 +162,11 @@ public enum NodesModel {
         /// The first invariant broken (nil: none).
         public var violation: String?
         /// FNV-1a over the run's events as the driver saw them (faults, clients' answers,
-        /// the jobs' ends), at millisecond virtual times.
+        /// the jobs' ends), at millisecond virtual times, and over ``jobsRun``.
         public var traceHash: UInt64
+        /// Jobs the ``SimulationExecutor`` ran for the seed (0 on the pool): two runs that
+        /// interleaved differently almost never run the same number.
+        public var jobsRun: Int
         /// The same over the events alone, without their times (see Docs/simulator.md on
         /// what stays the same between two runs of a seed).
         public var orderHash: UInt64
@@ -133,11 +183,12 @@ public enum NodesModel {
         let faults = given ?? plan(seed: seed, options: options)
         let wallClock = RealClock()
         let started = wallClock.now
+        let jobsBefore = SimulationExecutor.jobsRun
         let run: NodesRun
         do {
             run = try NodesRun(seed: seed, options: options, faults: faults)
         } catch {
-            return Verdict(seed: seed, faults: faults, violation: "the cluster could not be made: \(error)", traceHash: 0, orderHash: 0, trace: [], virtualSeconds: 0, wallSeconds: 0)
+            return Verdict(seed: seed, faults: faults, violation: "the cluster could not be made: \(error)", traceHash: 0, jobsRun: 0, orderHash: 0, trace: [], virtualSeconds: 0, wallSeconds: 0)
         }
         let violation: String?
         do {
@@ -148,8 +199,12 @@ public enum NodesModel {
         await run.tearDown()
         let wall = wallClock.now - started
         let trace = run.trace.lines
+        let jobsRun = SimulationExecutor.isRunning ? SimulationExecutor.jobsRun - jobsBefore : 0
+        var hasher = TraceHasher()
+        hasher.combine(run.trace.hash)
+        hasher.combine(jobsRun)
         return Verdict(
-            seed: seed, faults: faults, violation: violation, traceHash: run.trace.hash, orderHash: run.trace.orderHash, trace: trace,
+            seed: seed, faults: faults, violation: violation, traceHash: hasher.value, jobsRun: jobsRun, orderHash: run.trace.orderHash, trace: trace,
             virtualSeconds: run.virtualSeconds, wallSeconds: wall)
     }
 }

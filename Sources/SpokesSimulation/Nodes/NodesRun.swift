@@ -122,7 +122,15 @@ final class NodesRun: Sendable {
     }
 
     private func begin(_ fault: NodesModel.Fault) async throws {
-        record("FAULT \(fault.kind.rawValue) n\(fault.node)\(fault.kind == .loss ? " \(Int(fault.rate * 100))%" : "")")
+        let measure = switch fault.kind {
+        case .loss: " \(Int(fault.rate * 100))%"
+        case .delay: " up to \(Int(fault.amount * 1000)) ms\(fault.everyHost ? " (every host)" : "")"
+        case .slowDisk: " up to \(Int(fault.amount * 1000)) ms a write"
+        case .fullDisk: " \(Int(fault.amount)) bytes left"
+        case .clockJump: " \(String(format: "%.2f", fault.amount)) s forward, its wall clock as far back"
+        default: ""
+        }
+        record("FAULT \(fault.kind.rawValue) n\(fault.node)\(measure)")
         let host = SimulatedCluster.host(fault.node)
         if [.crash, .partition, .oneWay, .pause].contains(fault.kind) { unreachable.withLock { $0 = fault.node } }
         switch fault.kind {
@@ -142,6 +150,17 @@ final class NodesRun: Sendable {
             cluster.network.loss = fault.rate
         case .pause:
             cluster.pause(fault.node)
+        case .delay:
+            cluster.network.delay(from: fault.everyHost ? nil : host, by: 0.001...max(0.001, fault.amount))
+        case .slowDisk:
+            let disk = disks.withLock { $0[fault.node] }
+            disk.slow(on: cluster.clock, by: 0.001...max(0.001, fault.amount), seed: seed &+ UInt64(fault.start * 1000))
+        case .fullDisk:
+            let disk = disks.withLock { $0[fault.node] }
+            disk.capacity = disk.usedBytes + Int(fault.amount)
+        case .clockJump:
+            let woke = cluster.jumpClock(of: fault.node, by: fault.amount, wallBy: -fault.amount)
+            record("  \(woke) timer(s) of n\(fault.node) due at once")
         case .replicaCut:
             let replicas = await replicaNodes(of: fault.node)
             let cut = replicas.isEmpty ? Array(0..<options.nodes).filter { $0 != fault.node } : replicas
@@ -187,6 +206,14 @@ final class NodesRun: Sendable {
             cluster.network.loss = 0
         case .pause:
             cluster.resume(fault.node)
+        case .delay:
+            cluster.network.stopDelaying()
+        case .slowDisk:
+            disks.withLock { $0[fault.node] }.stopSlowing()
+        case .fullDisk:
+            disks.withLock { $0[fault.node] }.capacity = nil
+        case .clockJump:
+            cluster.resetWallClock(of: fault.node)
         }
     }
 
@@ -267,7 +294,7 @@ final class NodesRun: Sendable {
             return
         }
         network.stations = Array(network.stations.prefix(6))
-        let bikeJob = BikeJob(network: network, options: SpokesBikes.SimulationOptions(users: users, paths: 2, seed: seed, timing: MoveTiming(moveTime: 0.2, timeScale: 1)), deadline: 30, retries: 3)
+        let bikeJob = BikeJob(id: JobIdentifier.make("job", runtime: client.system.runtime), network: network, options: SpokesBikes.SimulationOptions(users: users, paths: 2, seed: seed, timing: MoveTiming(moveTime: 0.2, timeScale: 1)), deadline: 30, retries: 3)
         answers.withLock { $0[job]?.job = bikeJob.id; $0[job]?.users = users }
         let entry = answers.withLock { $0[job]!.entry }
         do {

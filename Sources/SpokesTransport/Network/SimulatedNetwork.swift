@@ -14,6 +14,12 @@ import Synchronization
 /// a port a firewall drops (``dropDatagrams(to:port:)``) are dropped; a datagram to a broadcast address (`x.y.z.255`) reaches every shared
 /// port of that number. Delivery runs on tasks, one per stream and port, so a reader
 /// sees one chunk at a time, in order, as a socket's reader thread does.
+///
+/// Latency (``delay(from:by:)``): what a delayed host sends arrives a drawn number of
+/// virtual seconds late. Each datagram draws its own delay, so datagrams overtake one
+/// another; a stream's chunks arrive in the order they were written (each no earlier
+/// than the one before, as TCP keeps its bytes in order), while two streams, or a
+/// stream and a datagram, interleave as their draws fall.
 public final class SimulatedNetwork: Sendable {
     private struct Link: Hashable {
         var from: String
@@ -22,13 +28,32 @@ public final class SimulatedNetwork: Sendable {
 
     private struct State {
         var listeners: [SocketAddress: SimulatedListener] = [:]
-        var datagramPorts: [ObjectIdentifier: SimulatedDatagramPort] = [:]
+        /// Bound ports in the order they were bound (a broadcast reaches them in that order,
+        /// the same every run).
+        var datagramPorts: [SimulatedDatagramPort] = []
         var nextPort: [String: UInt16] = [:]
         var cuts: Set<Link> = []
         /// Host and port numbers a firewall drops datagrams to (``dropDatagrams(to:port:)``).
         var droppedDatagramPorts: Set<SocketAddress> = []
         var random: UInt64
         var lossRate = 0.0
+        /// The delays drawn for what a host sends (key: the host; nil: every host).
+        var delays: [String?: ClosedRange<Double>] = [:]
+
+        /// The next draw of splitmix64 in [0, 1): the same draws for the same seed and sends.
+        mutating func draw() -> Double {
+            random &+= 0x9E37_79B9_7F4A_7C15
+            var z = random
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
+        }
+
+        /// A delay for what `host` sends now: drawn from its range (or every host's), 0 when none.
+        mutating func delay(from host: String) -> Double {
+            guard let range = delays[host] ?? delays[nil] else { return 0 }
+            return range.lowerBound + (range.upperBound - range.lowerBound) * draw()
+        }
     }
 
     /// The clock a held chunk waits on for its link to heal.
@@ -93,6 +118,27 @@ public final class SimulatedNetwork: Sendable {
         state.withLock { _ = $0.droppedDatagramPorts.insert(SocketAddress(host: host, port: port)) }
     }
 
+    /// From now on, what `host` sends (every host's traffic when nil) arrives late by a
+    /// delay drawn from `seconds` for each datagram and each chunk of a stream (a
+    /// stream's chunks stay in order: a chunk is never due before the one written before
+    /// it). Replaces the host's earlier delay; ``stopDelaying()`` ends every delay (what is
+    /// on its way keeps the delay it drew).
+    public func delay(from host: String?, by seconds: ClosedRange<Double>) {
+        let range = max(0, seconds.lowerBound)...max(0, seconds.upperBound)
+        state.withLock { $0.delays[host] = range }
+    }
+
+    /// Ends every delay of ``delay(from:by:)``: what is sent from now on arrives at once
+    /// (a stream's chunk, still no earlier than the one before it).
+    public func stopDelaying() {
+        state.withLock { $0.delays.removeAll() }
+    }
+
+    /// A delay drawn for what `host` sends now (0 when it is not delayed).
+    func drawDelay(from host: String) -> Double {
+        state.withLock { $0.delay(from: host) }
+    }
+
     /// The share of datagrams dropped (0 to 1); streams lose nothing.
     public var loss: Double {
         get { state.withLock { $0.lossRate } }
@@ -110,7 +156,7 @@ public final class SimulatedNetwork: Sendable {
         state.withLock { state in
             var port = state.nextPort[host, default: 20_000]
             while state.listeners[SocketAddress(host: host, port: port)] != nil
-                || state.datagramPorts.values.contains(where: { $0.address.port == port && $0.owner == host }) {
+                || state.datagramPorts.contains(where: { $0.address.port == port && $0.owner == host }) {
                 port &+= 1
             }
             state.nextPort[host] = port &+ 1
@@ -151,41 +197,47 @@ public final class SimulatedNetwork: Sendable {
 
     func bind(_ port: SimulatedDatagramPort) throws(TransportError) {
         let taken = state.withLock { state in
-            let clash = state.datagramPorts.values.contains {
+            let clash = state.datagramPorts.contains {
                 $0.address == port.address && !($0.shared && port.shared)
             }
-            if !clash { state.datagramPorts[ObjectIdentifier(port)] = port }
+            if !clash { state.datagramPorts.append(port) }
             return clash
         }
         if taken { throw .socketFailed(operation: "bind udp port", address: port.address.description, errno: EADDRINUSE) }
     }
 
     func unbind(_ port: SimulatedDatagramPort) {
-        state.withLock { _ = $0.datagramPorts.removeValue(forKey: ObjectIdentifier(port)) }
+        state.withLock { $0.datagramPorts.removeAll { $0 === port } }
     }
 
     /// Sends a datagram from `source` (its owner host) to whoever `destination` reaches.
     func deliver(_ bytes: [UInt8], from source: SimulatedDatagramPort, to destination: SocketAddress) {
         record(bytes)
         let broadcast = destination.host.hasSuffix(".255")
-        let receivers = state.withLock { state -> [SimulatedDatagramPort] in
-            state.datagramPorts.values.filter { port in
+        let receivers = state.withLock { state -> [(SimulatedDatagramPort, Double)] in
+            state.datagramPorts.filter { port in
                 guard port.address.port == destination.port, !state.cuts.contains(Link(from: source.owner, to: port.owner)),
                       !state.droppedDatagramPorts.contains(SocketAddress(host: port.owner, port: port.address.port)) else { return false }
                 if broadcast { return port.shared && (port.address.host == destination.host || port.address.host == "0.0.0.0") }
                 return port.address.host == destination.host || (port.address.host == "0.0.0.0" && port.owner == destination.host)
             }.filter { _ in
-                // splitmix64: the same losses for the same seed and the same sends.
-                guard state.lossRate > 0 else { return true }
-                state.random &+= 0x9E37_79B9_7F4A_7C15
-                var z = state.random
-                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-                return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53) >= state.lossRate
-            }
+                // The same losses for the same seed and the same sends.
+                state.lossRate == 0 || state.draw() >= state.lossRate
+            }.map { ($0, state.delay(from: source.owner)) }
         }
         let from = SocketAddress(host: source.owner, port: source.address.port)
-        for receiver in receivers { receiver.receive(bytes, from: from) }
+        for (receiver, delay) in receivers {
+            guard delay > 0 else {
+                receiver.receive(bytes, from: from)
+                continue
+            }
+            // Asleep on the clock, not counted as on its way: the driver moves time to it.
+            let clock = clock
+            Task {
+                guard (try? await clock.sleep(for: delay)) != nil else { return }
+                receiver.receive(bytes, from: from)
+            }
+        }
     }
 }
 
@@ -282,33 +334,39 @@ final class SimulatedStream: ByteStream {
         let network: SimulatedNetwork
         let from: String
         let to: String
-        let chunks: AsyncStream<[UInt8]>
-        private let continuation: AsyncStream<[UInt8]>.Continuation
-        /// Whether the direction has ended, how many chunks wait for its reader, and
-        /// whether the reader holds them for a cut link (then they wait on the clock, and
-        /// the network does not count them as in flight).
-        private let state = Mutex((ended: false, queued: 0, holding: false))
+        /// Each chunk with the time on the network's clock before which it does not
+        /// arrive (``SimulatedNetwork/delay(from:by:)``; never earlier than the chunk before).
+        let chunks: AsyncStream<(bytes: [UInt8], due: Double)>
+        private let continuation: AsyncStream<(bytes: [UInt8], due: Double)>.Continuation
+        /// Whether the direction has ended, how many chunks wait for its reader, whether
+        /// the reader holds them for a cut link or a delay (then they wait on the clock,
+        /// and the network does not count them as in flight), and the last chunk's due time.
+        private let state = Mutex((ended: false, queued: 0, holding: false, lastDue: -Double.infinity))
 
         init(network: SimulatedNetwork, from: String, to: String) {
             self.network = network
             self.from = from
             self.to = to
-            (chunks, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+            (chunks, continuation) = AsyncStream.makeStream(of: (bytes: [UInt8], due: Double).self)
         }
 
         var isEnded: Bool { state.withLock { $0.ended } }
         var isCut: Bool { network.isCut(from: from, to: to) }
 
         func write(_ bytes: [UInt8]) -> Bool {
-            let counted = state.withLock { state -> Bool? in
+            let delay = network.drawDelay(from: from)
+            let now = network.clock.now
+            let written = state.withLock { state -> (counted: Bool, due: Double)? in
                 guard !state.ended else { return nil }
                 state.queued += 1
-                return !state.holding
+                // In order within the stream: never due before the chunk written before it.
+                state.lastDue = max(state.lastDue, delay > 0 ? now + delay : now)
+                return (!state.holding, state.lastDue)
             }
-            guard let counted else { return false }
+            guard let written else { return false }
             network.record(bytes)
-            if counted { network.sent() }
-            continuation.yield(bytes)
+            if written.counted { network.sent() }
+            continuation.yield((bytes, written.due))
             return true
         }
 
@@ -318,15 +376,17 @@ final class SimulatedStream: ByteStream {
             network.delivered()
         }
 
-        /// Holds every chunk until the link heals (or the direction ends).
-        func holdWhileCut() async {
+        /// Holds every chunk until the link heals (or the direction ends) and the clock
+        /// reaches `due` (an end does not overtake the bytes before it, as a FIN does not).
+        func hold(until due: Double) async {
             let queued = state.withLock { state in
                 state.holding = true
                 return state.queued
             }
             network.delivered(queued)
-            while isCut, !isEnded {
-                try? await network.clock.sleep(for: 0.01)
+            let clock = network.clock
+            while (isCut && !isEnded) || clock.now < due {
+                try? await clock.sleep(for: isCut && !isEnded ? 0.01 : due - clock.now)
             }
             let released = state.withLock { state in
                 state.holding = false
@@ -368,9 +428,10 @@ final class SimulatedStream: ByteStream {
         let receiving = receiving
         Task {
             defer { receiving.readerGone() }
-            for await chunk in receiving.chunks {
-                // Held while the link is cut, as TCP holds what it cannot deliver.
-                if receiving.isCut { await receiving.holdWhileCut() }
+            for await (chunk, due) in receiving.chunks {
+                // Held while the link is cut, as TCP holds what it cannot deliver, and
+                // until its delay is over.
+                if receiving.isCut || receiving.network.clock.now < due { await receiving.hold(until: due) }
                 if receiving.isEnded && receiving.isCut { break }
                 let more = onBytes(chunk[...])
                 receiving.took()

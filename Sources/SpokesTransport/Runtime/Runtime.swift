@@ -27,13 +27,18 @@ public struct Runtime: Sendable {
     /// and Raft never wait behind user tasks on the cooperative pool (issue 33); nil on
     /// the pool like everything else (a virtual runtime, whose sleeps its clock wakes).
     public let protocolExecutor: ProtocolExecutor?
+    /// Where a node starting on this runtime takes its incarnation number.
+    public let incarnations: IncarnationSequence
 
+    /// A runtime; `incarnations` is a sequence of its own on `clock` unless given (runtimes
+    /// whose nodes share names share one).
     public init(
         clock: any RuntimeClock, network: any RuntimeNetwork = SocketNetwork(), disk: any Disk = RealDisk(),
-        protocolExecutor: ProtocolExecutor? = nil,
+        protocolExecutor: ProtocolExecutor? = nil, incarnations: IncarnationSequence? = nil,
         seeds: @escaping @Sendable () -> UInt64
     ) {
         self.clock = clock
+        self.incarnations = incarnations ?? IncarnationSequence(clock: clock)
         self.network = network
         self.disk = disk
         self.protocolExecutor = protocolExecutor
@@ -73,12 +78,14 @@ public struct Runtime: Sendable {
     }
 
     /// A runtime on `clock` (a ``VirtualClock``, or a node's view of one), `network` and
-    /// `disk` whose seeds are drawn from `seed`, the same every run.
+    /// `disk` whose seeds are drawn from `seed`, the same every run; its nodes' incarnations
+    /// from `incarnations` (a sequence of its own by default).
     public static func virtual(
-        _ clock: any RuntimeClock, network: any RuntimeNetwork = SocketNetwork(), disk: any Disk = RealDisk(), seed: UInt64 = 1
+        _ clock: any RuntimeClock, network: any RuntimeNetwork = SocketNetwork(), disk: any Disk = RealDisk(), seed: UInt64 = 1,
+        incarnations: IncarnationSequence? = nil
     ) -> Runtime {
         let generator = SeedSequence(seed)
-        return Runtime(clock: clock, network: network, disk: disk, seeds: { generator.next() })
+        return Runtime(clock: clock, network: network, disk: disk, incarnations: incarnations, seeds: { generator.next() })
     }
 
     /// Seconds on this runtime's monotonic clock.

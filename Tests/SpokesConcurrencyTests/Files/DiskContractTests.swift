@@ -155,4 +155,42 @@ import Testing
         #expect { try disk.append(Array("6789".utf8), to: "/d/log") } throws: { ($0 as? DiskError)?.code == ENOSPC }
         #expect(try disk.read("/d/log") == Array("12345".utf8))
     }
+
+    @Test func aFullDiskLeftWithABudgetTakesThatMuchMoreAndNoMore() throws {
+        let disk = SimulatedDisk()
+        try disk.makeDirectory("/d")
+        try disk.append(Array("abc".utf8), to: "/d/log")
+        try disk.sync("/d/log")
+        #expect(disk.usedBytes == 3)
+        // What the simulator's full-disk fault does: room for `budget` more bytes.
+        disk.capacity = disk.usedBytes + 4
+        try disk.append(Array("defg".utf8), to: "/d/log")
+        #expect { try disk.append(Array("h".utf8), to: "/d/log") } throws: { ($0 as? DiskError)?.code == ENOSPC }
+        #expect { try disk.replace("/d/other", with: [1]) } throws: { ($0 as? DiskError)?.code == ENOSPC }
+        disk.capacity = nil
+        try disk.append(Array("h".utf8), to: "/d/log")
+        #expect(try disk.read("/d/log") == Array("abcdefgh".utf8))
+    }
+
+    @Test func aSlowDisksWritesTakeEffectOnlyOnceTheVirtualClockMovedByTheirLatency() async throws {
+        let disk = SimulatedDisk()
+        let clock = VirtualClock()
+        try disk.makeDirectory("/d")
+        disk.slow(on: clock, by: 0.5...0.5)
+        // Off the cooperative pool, as every caller of a disk calls it.
+        let writing = Task { try await runBlocking("test.slow-disk") { try disk.append([1, 2], to: "/d/log") } }
+        for _ in 0..<1_000_000 where clock.sleepers == 0 { await Task.yield() }
+        #expect(clock.sleepers == 1, "the write waits on the clock")
+        #expect(try disk.read("/d/log") == nil, "and has not happened yet")
+        clock.advance(by: 0.4)
+        for _ in 0..<1000 { await Task.yield() }
+        #expect(try disk.read("/d/log") == nil, "not before its latency")
+        clock.advance(by: 0.1)
+        try await writing.value
+        #expect(try disk.read("/d/log") == [1, 2])
+        #expect(try disk.read("/d/log", at: 0, count: 1) == [1], "reads take no time")
+        disk.stopSlowing()
+        try disk.append([3], to: "/d/log")
+        #expect(try disk.read("/d/log") == [1, 2, 3], "a disk no longer slow writes at once")
+    }
 }

@@ -19,6 +19,23 @@ private actor Woken {
         for _ in 0..<100_000 where clock.sleepers < count { await Task.yield() }
     }
 
+    @Test func aGroupBroughtForwardWakesItsDueSleepersAloneAndTheClockStays() async throws {
+        let clock = VirtualClock()
+        let woken = Woken()
+        let mine = [1.0, 5.0].map { seconds in Task { try await clock.sleep(for: seconds, group: 7); await woken.add("mine \(seconds)", at: clock.now) } }
+        let other = Task { try await clock.sleep(for: 1); await woken.add("other", at: clock.now) }
+        await Self.sleepers(3, on: clock)
+        #expect(clock.bringForward(group: 7, by: 2) == 1, "the group's sleeper due within 2 s wakes")
+        try await mine[0].value
+        #expect(clock.now == 0 && clock.sleepers == 2, "the clock and the others stay")
+        #expect(clock.advance(by: 1) == 1)
+        try await other.value
+        #expect(clock.advance(by: 2) == 1, "the group's later sleeper is due 2 s early: at 3, not 5")
+        try await mine[1].value
+        #expect(await woken.names == ["mine 1.0", "other", "mine 5.0"])
+        #expect(await woken.times["mine 5.0"] == 3)
+    }
+
     @Test func aSleeperWakesOnlyOnceTheClockReachesItsDeadline() async throws {
         let clock = VirtualClock(now: 10)
         let woke = Mutex<Double?>(nil)

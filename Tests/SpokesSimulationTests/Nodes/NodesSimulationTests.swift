@@ -76,6 +76,56 @@ import Testing
         #expect(verdict.trace.contains { $0.contains("map0 told:") && $0.contains("(job cancelled)") }, "seed \(verdict.seed): told the cancelled report\n\(trace)")
     }
 
+    /// The four faults added last, one after another on three nodes while a map and a
+    /// bike job run (each aimed at the map's coordinator): every invariant holds.
+    @Test(.timeLimit(.minutes(2)))
+    func delaySlowAndFullDisksAndAClockJumpKeepEveryJobsInvariants() async {
+        var options = NodesModel.Options(nodes: 3)
+        options.maps = 1
+        options.tasksPerMap = 6
+        options.cancelAfter = 1000...1000
+        options.submitWithin = 0...0
+        let faults = [
+            NodesModel.Fault(kind: .delay, node: 1, atCoordinator: false, start: 0.5, duration: 2, rate: 0, amount: 0.2, everyHost: true),
+            NodesModel.Fault(kind: .slowDisk, node: 0, atCoordinator: true, start: 3, duration: 2, rate: 0, amount: 0.3),
+            NodesModel.Fault(kind: .fullDisk, node: 0, atCoordinator: true, start: 5.5, duration: 2, rate: 0, amount: 0),
+            NodesModel.Fault(kind: .clockJump, node: 0, atCoordinator: true, start: 8, duration: 1, rate: 0, amount: 5),
+        ]
+        let verdict = await NodesModel.play(seed: 1, options: options, faults: faults)
+        let trace = verdict.trace.joined(separator: "\n")
+        for kind in ["delay", "slow-disk", "full-disk", "clock-jump"] {
+            #expect(verdict.trace.contains { $0.contains("FAULT \(kind)") }, "\(kind) began\n\(trace)")
+        }
+        #expect(verdict.violation == nil, "\(verdict.violation ?? "")\n\(trace)")
+    }
+
+    @Test func aNodesClockJumpWakesItsTimersDueByThenAndNoOneElses() async throws {
+        let clock = VirtualClock()
+        let node = PausableClock(base: clock), other = PausableClock(base: clock)
+        let woke = Woken()
+        @Sendable func sleeper(_ name: String, _ clock: PausableClock, _ seconds: Double) -> Task<Void, any Error> {
+            Task {
+                try await clock.sleep(for: seconds)
+                woke.add(name)
+            }
+        }
+        let sleepers = [sleeper("node 2", node, 2), sleeper("node 9", node, 9), sleeper("other 2", other, 2)]
+        while clock.sleepers < 3 { await Task.yield() }
+        let wall = node.unixNow
+        #expect(node.jump(by: 5, wallBy: -30) == 1, "its timer due within 5 s fires at once")
+        try await sleepers[0].value
+        #expect(woke.names == ["node 2"])
+        #expect(clock.now == 0 && other.now == 0 && node.now == 5, "only its own clock leapt")
+        #expect(node.unixNow == wall - 30, "its wall clock went back")
+        clock.advance(by: 2)
+        try await sleepers[2].value
+        clock.advance(by: 2)
+        try await sleepers[1].value
+        #expect(woke.names == ["node 2", "other 2", "node 9"], "its later timer is due 5 s early, at 4 on the shared clock")
+        node.resetWallClock()
+        #expect(node.unixNow == clock.unixNow && node.now == clock.now + 5, "NTP steps its wall clock in line; its monotonic clock keeps its leap")
+    }
+
     @Test func aPausedNodesTimersWakeOnlyWhenItResumes() async throws {
         let clock = VirtualClock()
         let node = PausableClock(base: clock)
@@ -113,4 +163,11 @@ import Testing
             #expect(plan.allSatisfy { !($0.kind == .loss && $0.atCoordinator) }, "loss hits no node")
         }
     }
+}
+
+/// The names of the sleepers that woke, in the order they woke.
+private final class Woken: Sendable {
+    private let state = Mutex<[String]>([])
+    func add(_ name: String) { state.withLock { $0.append(name) } }
+    var names: [String] { state.withLock { $0 } }
 }

@@ -197,4 +197,57 @@ private final class Received: Sendable {
         #expect(try await delivered(seed: 4) != first)
         #expect((30...70).contains(first.count - 1), "about half of 100 are lost: \(first.count - 1) arrived")
     }
+
+    @Test func aDelayedHostsDatagramsArriveLateAndOvertakeOneAnother() async throws {
+        let network = SimulatedNetwork(clock: clock, seed: 5)
+        let a = try network.host("127.0.0.1").bindDatagrams(on: SocketAddress(host: "127.0.0.1", port: 0), shared: false)
+        let b = try network.host("127.0.0.2").bindDatagrams(on: SocketAddress(host: "127.0.0.2", port: 0), shared: false)
+        let atA = Received(), atB = Received()
+        atA.receive(a)
+        atB.receive(b)
+        network.delay(from: "127.0.0.1", by: 0.05...0.2)
+        for byte in 0..<30 { a.send([UInt8(byte)], to: b.address) }
+        b.send([99], to: a.address)
+        await atA.wait { $0.datagrams.count == 1 }
+        #expect(atA.datagrams[0].bytes == [99], "the other host's datagrams are not delayed")
+        // Each waits on the clock, not on the network: the driver may move time.
+        for _ in 0..<100_000 where clock.sleepers < 30 { await Task.yield() }
+        #expect(clock.sleepers == 30 && network.inFlight == 0)
+        #expect(atB.datagrams.isEmpty, "nothing arrives before its delay")
+        clock.advance(by: 0.2)
+        await atB.wait { $0.datagrams.count == 30 }
+        let order = atB.datagrams.map { $0.bytes[0] }
+        #expect(order.sorted() == Array(0..<30), "every datagram arrives once")
+        #expect(order != Array(0..<30), "drawn delays reorder them: \(order)")
+        network.stopDelaying()
+        a.send([100], to: b.address)
+        await atB.wait { $0.datagrams.count == 31 }
+    }
+
+    @Test func aDelayedStreamKeepsItsOrderAndItsEndComesAfterItsBytes() async throws {
+        let network = SimulatedNetwork(clock: clock, seed: 9)
+        let (first, firstServer) = try await connectedPair(network)
+        let (second, secondServer) = try await connectedPair(network)
+        let atFirst = Received(), atSecond = Received()
+        atFirst.read(firstServer)
+        atSecond.read(secondServer)
+        network.delay(from: nil, by: 0.05...0.3)
+        for chunk in 0..<20 {
+            #expect(first.write([UInt8(chunk)]))
+            #expect(second.write([UInt8(100 + chunk)]))
+        }
+        first.shutdown()
+        for _ in 0..<100_000 where clock.sleepers < 2 { await Task.yield() }
+        #expect(atFirst.bytes.isEmpty && atSecond.bytes.isEmpty && atFirst.end == nil, "nothing arrives before its delay, not even the end")
+        #expect(network.inFlight == 0, "held chunks wait on the clock")
+        for _ in 0..<40 {
+            clock.advance(by: 0.01)
+            for _ in 0..<200 { await Task.yield() }
+        }
+        await atFirst.wait { $0.end != nil }
+        await atSecond.wait { $0.bytes.count == 20 }
+        #expect(atFirst.bytes == (0..<20).map { UInt8($0) }, "in order within the stream")
+        #expect(atSecond.bytes == (0..<20).map { UInt8(100 + $0) })
+        #expect(atFirst.end == .closed)
+    }
 }

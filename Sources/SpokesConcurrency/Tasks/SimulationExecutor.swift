@@ -1,0 +1,246 @@
+import Dispatch
+import Glibc
+import Synchronization
+
+/// Runs every task of the process on one thread, one job at a time, in the order the jobs
+/// became ready: the simulator's kernel for whole nodes (issue 28 §2), as FoundationDB runs
+/// a simulated cluster's every process on one thread.
+///
+/// Why: on the cooperative pool, tasks run on several threads at once, so a driver can
+/// only guess when the nodes have done what a step of virtual time woke (it turned the
+/// pool and watched the threads: "quiet as observed, not a proof"), and two runs of one
+/// seed interleave differently. Here the driver knows: when it runs and no other job is
+/// ready (``isIdle``), every task of every node is asleep on the virtual clock or waits
+/// for a message, so time may move. And with the same inputs the jobs run in the same
+/// order, so a seed's run is the same every time (given deterministic hashing:
+/// `SWIFT_DETERMINISTIC_HASHING=1`, which `Scripts/simulate-cluster` sets).
+///
+/// How: the Swift runtime's `swift_task_enqueueGlobal_hook`, a documented hook of the
+/// concurrency runtime (the one test libraries use to run tasks serially), sends every job
+/// bound for the global concurrent executor (a task that runs no actor, a default actor's
+/// turn) to this queue while ``run(_:)`` drains it on the caller's thread. Jobs of custom
+/// executors (the main actor, a ``ProtocolExecutor``) and delayed jobs (a real
+/// `Task.sleep`) do not pass through it: a simulated node has neither. Blocking work
+/// (``runBlocking(_:_:)``) runs inline while the executor drains: a simulated node's
+/// blocking calls are on its in-memory disk, and a thread of their own would run beside
+/// the queue, unseen by ``untilIdle()``.
+///
+/// Not for tests: the hook is the process's, so every test running in parallel would
+/// share the one thread (and keep it from ever being idle).
+public enum SimulationExecutor {
+    /// What the runtime passes the hook: the default enqueue, which the hook may call.
+    private typealias Original = @convention(thin) (UnownedJob) -> Void
+    private typealias Hook = @convention(thin) (UnownedJob, Original) -> Void
+
+    private struct State {
+        var jobs: [UnownedJob] = []
+        /// Where the next job to run is in ``jobs`` (jobs before it have run).
+        var next = 0
+        /// The draining thread waits for a job: whoever adds one signals ``wake``.
+        var waiting = false
+        var jobsRun = 0
+        /// Tasks in ``untilIdle()``, resumed one at a time, first come first, whenever no
+        /// job is ready.
+        var idleWaiters: [(continuation: CheckedContinuation<Bool, Never>, since: Int)] = []
+    }
+
+    private static let state = Mutex(State())
+    private static let wake = DispatchSemaphore(value: 0)
+    private static let draining = Atomic<Bool>(false)
+    /// The draining thread's `pthread_t` (0 while none drains).
+    private static let drainer = Atomic<UInt>(0)
+    /// The runtime's own enqueue, as the hook last received it: where jobs left ready at
+    /// the end go.
+    private static let original = Mutex<Original?>(nil)
+
+    /// The address of the runtime's hook variable, found by name in the process (nil
+    /// where the runtime does not export it: then ``run(_:)`` runs on the pool as before,
+    /// see ``isAvailable``). Kept as a number, a value; ``hook`` makes the pointer.
+    private static let hookAddress: UInt? = dlsym(dlopen(nil, RTLD_NOW), "swift_task_enqueueGlobal_hook").map { UInt(bitPattern: $0) }
+
+    /// The runtime's hook variable. The runtime reads it, unsynchronised, on every
+    /// enqueue of every thread, as its hooks are meant to be used: set while no other
+    /// thread enqueues through it differently. ``run(_:)`` sets it before its operation
+    /// starts and clears it after the operation has ended (jobs of tasks still alive then
+    /// may take either path, and both run them).
+    private static var hook: UnsafeMutablePointer<Hook?>? {
+        hookAddress.flatMap { UnsafeMutablePointer<Hook?>(bitPattern: $0) }
+    }
+
+    /// Whether this process's Swift runtime lets jobs be sent here.
+    public static var isAvailable: Bool { hook != nil }
+
+    /// Whether ``run(_:)`` is draining now: every job of the global executor runs on its
+    /// thread, one at a time.
+    public static var isRunning: Bool { draining.load(ordering: .acquiring) }
+
+    /// Returns when no job but the caller's is ready to run: every other task of the
+    /// process waits (on a clock, a message, a continuation), so nothing happens until
+    /// the caller moves time or sends something. For a driver inside ``run(_:)``; elsewhere
+    /// it returns at once. (Not `Task.yield()` in a loop: the runtime sends a yield's job
+    /// to its own pool, past the hook, so the driver would come back at a time that
+    /// depends on the threads.) False when other jobs ran ``patience`` times without a
+    /// pause: a task that never waits, which is a failure of its own.
+    public static func untilIdle() async -> Bool {
+        guard isDrainingThread else { return true }
+        return await withCheckedContinuation { continuation in
+            state.withLock { $0.idleWaiters.append((continuation, $0.jobsRun)) }
+        }
+    }
+
+    /// How many jobs may run while a task waits in ``untilIdle()`` (minutes of work).
+    public static let patience = 50_000_000
+
+    /// Jobs run by ``run(_:)`` so far in this process.
+    public static var jobsRun: Int { state.withLock { $0.jobsRun } }
+
+    /// Runs `operation` with every job of the global executor run on the calling thread
+    /// (which waits, so it must not be a thread of the cooperative pool: the simulator's
+    /// `main`), until `operation` ends; returns what it returned. Jobs still ready when it
+    /// ends go back to the pool. Where the hook is unavailable, `operation` runs on the
+    /// pool and the caller waits for it.
+    public static func run<Value: Sendable>(_ operation: @escaping @Sendable () async -> Value) -> Value {
+        let result = Mutex<Value?>(nil)
+        let ended = Atomic<Bool>(false)
+        guard let hook else {
+            let done = DispatchSemaphore(value: 0)
+            Task.detached {
+                let value = await operation()
+                result.withLock { $0 = value }
+                done.signal()
+            }
+            done.wait()
+            return result.withLock { $0! }
+        }
+        precondition(!draining.exchange(true, ordering: .acquiringAndReleasing), "SimulationExecutor.run is already draining")
+        drainer.store(UInt(pthread_self()), ordering: .releasing)
+        hook.pointee = { job, original in SimulationExecutor.enqueue(job, original: original) }
+        Task.detached {
+            let value = await operation()
+            result.withLock { $0 = value }
+            ended.store(true, ordering: .releasing)
+            // Wakes the drainer if it waits: nothing may be ready after the last job.
+            SimulationExecutor.state.withLock { $0.waiting = false }
+            SimulationExecutor.wake.signal()
+        }
+        // The generic executor (no actor, no executor of its own), as the runtime's own
+        // global executor passes it: `SerialExecutorRef::generic()`, two null words.
+        let generic = unsafeBitCast((Int(0), Int(0)), to: UnownedSerialExecutor.self)
+        while !ended.load(ordering: .acquiring) {
+            let next = state.withLock { state -> Next in
+                guard state.next < state.jobs.count else {
+                    state.jobs.removeAll(keepingCapacity: true)
+                    state.next = 0
+                    if !state.idleWaiters.isEmpty { return .idle(state.idleWaiters.removeFirst().continuation, true) }
+                    state.waiting = true
+                    return .wait
+                }
+                if state.jobsRun & 0xFFFF == 0, let first = state.idleWaiters.first, state.jobsRun - first.since > patience {
+                    state.idleWaiters.removeFirst()
+                    return .idle(first.continuation, false)
+                }
+                defer {
+                    state.next += 1
+                    state.jobsRun += 1
+                }
+                return .job(state.jobs[state.next])
+            }
+            switch next {
+            case .job(let job):
+                job.runSynchronously(on: generic)
+            case .idle(let waiter, let idle):
+                // Its task becomes ready (through the hook, on this thread) and runs next.
+                waiter.resume(returning: idle)
+            case .wait:
+                if !ended.load(ordering: .acquiring) { wake.wait() }
+            }
+        }
+        hook.pointee = nil
+        drainer.store(0, ordering: .releasing)
+        draining.store(false, ordering: .releasing)
+        // What became ready after the end goes to the pool, whose hook is gone now.
+        let left = state.withLock { state -> [UnownedJob] in
+            defer {
+                state.jobs.removeAll()
+                state.next = 0
+                state.waiting = false
+            }
+            return Array(state.jobs[state.next...])
+        }
+        for waiter in state.withLock({ state in defer { state.idleWaiters.removeAll() }; return state.idleWaiters }) { waiter.continuation.resume(returning: false) }
+        if let original = original.withLock({ $0 }) {
+            for job in left { original(job) }
+        }
+        // A signal given after the drainer stopped waiting would wake a later run early.
+        while wake.wait(timeout: .now()) == .success {}
+        return result.withLock { $0! }
+    }
+
+    /// Whether the caller runs on the thread that drains (``runBlocking(_:_:)`` runs its
+    /// work inline there).
+    public static var isDrainingThread: Bool {
+        let thread = drainer.load(ordering: .acquiring)
+        return thread != 0 && thread == UInt(pthread_self())
+    }
+
+    /// Latency charged to the blocking work running inline now (``charge(_:on:)``), which
+    /// ``runBlocking(_:_:)`` sleeps out once the work is done. Only the draining thread
+    /// touches it, one inline call at a time.
+    private static let charged = Mutex<(clock: any RuntimeClock, seconds: Double)?>(nil)
+
+    /// Charges `seconds` of `clock` to the blocking work running inline on the draining
+    /// thread now (a slow simulated disk's write), instead of blocking that thread, which
+    /// would stop every task and the clock with it: the work's caller sleeps them out on
+    /// `clock` when the work returns. False (nothing charged) on any other thread: the
+    /// caller waits as it would.
+    public static func charge(_ seconds: Double, on clock: any RuntimeClock) -> Bool {
+        guard isDrainingThread else { return false }
+        charged.withLock { charged in
+            charged = (clock, (charged?.seconds ?? 0) + seconds)
+        }
+        return true
+    }
+
+    /// Runs `body` inline on the draining thread, then sleeps out the latency it charged.
+    static func runInline<T>(_ body: () throws -> T) async rethrows -> T {
+        let value: T
+        do {
+            value = try body()
+        } catch {
+            await sleepOutCharge()
+            throw error
+        }
+        await sleepOutCharge()
+        return value
+    }
+
+    /// Runs `body` inline on the draining thread; what it charged is not waited for (no
+    /// caller waits for it: ``startBlocking(_:_:)``).
+    static func runInlineUnawaited(_ body: () -> Void) {
+        body()
+        charged.withLock { $0 = nil }
+    }
+
+    private static func sleepOutCharge() async {
+        guard let (clock, seconds) = charged.withLock({ charged in defer { charged = nil }; return charged }) else { return }
+        try? await clock.sleep(for: seconds)
+    }
+
+    /// What the draining thread does next.
+    private enum Next {
+        case job(UnownedJob)
+        /// Resume a task in ``untilIdle()``: with true when nothing else was ready.
+        case idle(CheckedContinuation<Bool, Never>, Bool)
+        case wait
+    }
+
+    private static func enqueue(_ job: UnownedJob, original given: Original) {
+        original.withLock { if $0 == nil { $0 = given } }
+        let signal = state.withLock { state in
+            state.jobs.append(job)
+            defer { state.waiting = false }
+            return state.waiting
+        }
+        if signal { wake.signal() }
+    }
+}

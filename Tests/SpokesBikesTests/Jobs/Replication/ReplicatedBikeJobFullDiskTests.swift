@@ -1,0 +1,82 @@
+import Foundation
+import Glibc
+import SpokesCluster
+import SpokesClusterTestKit
+import SpokesConcurrency
+import SpokesJobs
+import SpokesReplication
+import Synchronization
+import Testing
+@testable import SpokesBikes
+
+/// A ``SimulatedDisk`` whose job store is full while ``refusing``: appends to the store's
+/// file fail with `ENOSPC` (the Raft log and the rest still write), so the job runs to its
+/// end and only its report cannot be stored.
+private final class FullStoreDisk: Disk {
+    let disk = SimulatedDisk()
+    private let refusal = Atomic<Bool>(true)
+
+    var refusing: Bool {
+        get { refusal.load(ordering: .acquiring) }
+        set { refusal.store(newValue, ordering: .releasing) }
+    }
+
+    func read(_ path: String) throws(DiskError) -> [UInt8]? { try disk.read(path) }
+    func read(_ path: String, at offset: Int, count: Int) throws(DiskError) -> [UInt8] { try disk.read(path, at: offset, count: count) }
+    func status(of path: String) throws(DiskError) -> DiskFileStatus? { try disk.status(of: path) }
+    func append(_ bytes: [UInt8], to path: String) throws(DiskError) {
+        if refusing, path.hasSuffix("jobs.jsonl") { throw DiskError("write", path, code: ENOSPC) }
+        try disk.append(bytes, to: path)
+    }
+    func sync(_ path: String) throws(DiskError) { try disk.sync(path) }
+    func truncate(_ path: String, to length: Int) throws(DiskError) { try disk.truncate(path, to: length) }
+    func replace(_ path: String, with bytes: [UInt8], mode: UInt32) throws(DiskError) { try disk.replace(path, with: bytes, mode: mode) }
+    func rename(_ path: String, to newPath: String) throws(DiskError) { try disk.rename(path, to: newPath) }
+    func withLock<T>(_ path: String, exclusive: Bool, _ body: () throws -> T) throws -> T { try disk.withLock(path, exclusive: exclusive, body) }
+    func remove(_ path: String) throws(DiskError) { try disk.remove(path) }
+    func removeTree(_ path: String) throws(DiskError) { try disk.removeTree(path) }
+    func makeDirectory(_ path: String) throws(DiskError) { try disk.makeDirectory(path) }
+    func syncDirectory(_ path: String) throws(DiskError) { try disk.syncDirectory(path) }
+    func contents(ofDirectory path: String) throws(DiskError) -> [String]? { try disk.contents(ofDirectory: path) }
+}
+
+/// A replicated bike job whose report cannot be stored (a full disk) on one node wired as
+/// `spokes node` wires it (Raft host, replicated bike jobs, their watcher), in virtual time.
+@Suite(.hangGuard)
+struct ReplicatedBikeJobFullDiskTests {
+    /// Found as seed 23 of `simulate-cluster --model nodes` with only full-disk faults: the
+    /// coordinator told its client the report (saying it was not stored) and committed the
+    /// job finished anyway, so its group was removed and no node ever stored or listed the
+    /// job. Now the job stays unfinished in its replicas until its report is stored.
+    @Test func aReportThatCouldNotBeStoredIsStoredOnceTheDiskHasRoom() async throws {
+        let disk = FullStoreDisk()
+        let cluster = try SimulatedCluster(
+            1, startsNodes: false, configure: { _, settings in settings.dataDirectory = "/data/n0" },
+            registry: { _ in TaskRegistry(kinds: BikeKinds.all) }, disk: { _ in disk })
+        defer { cluster.stop() }
+        let node = cluster[0]
+        let raft = RaftHost(system: node.system, settings: RaftHostSettings(dataDirectory: "/data/n0/raft"), machines: ReplicatedBikeJobs.machines)
+        let replication = ReplicatedBikeJobs(host: raft, system: node.system, members: { [weak node] in node?.members ?? [] })
+        node.start()
+        let (jobs, bikes) = BikeJobService.hostDesks(on: node, store: JobStore(of: node), replication: replication)
+        let watcher = replication.watch(bikes)
+        defer { watcher.cancel() }
+
+        let options = SimulationOptions(users: 4, paths: 2, seed: 1, timing: MoveTiming(moveTime: 0.1, timeScale: 1))
+        let job = BikeJob(id: "job-full-store", network: try BikeJobTests.contendedNetwork(), options: options)
+        let told = try await cluster.complete("the job runs", within: 60) { try await bikes.submit(job, listener: nil) }
+        #expect(told.completedUsers == 4)
+        #expect(told.stored == false && told.storeError?.contains("no space left on device") == true, "its client hears the report was not stored, and why")
+        // While the disk is full, the job stays held (not finished) in its group.
+        try await cluster.run(for: 2)
+        #expect(try await jobs.finishedJobs().isEmpty)
+        #expect(await replication.heldUnfinished().map(\.job.id) == [job.id], "the job is not finished while its report is not stored")
+
+        disk.refusing = false
+        try await cluster.run(until: "the report is stored", within: 30) { try await jobs.finishedJobs().map(\.job) == [job.id] }
+        let stored = try #require(try await bikes.report(of: job.id))
+        #expect(stored.completedUsers == 4 && stored.results.map(\.user) == Array(0..<4), "each user once")
+        #expect(stored.conservation.holds)
+        await raft.stop()
+    }
+}
