@@ -234,8 +234,17 @@ final class NodesClients: Sendable {
     /// reach had been running the job for a while, or the node it was told to ask (`asked`)
     /// is down or cut off (then it says it cannot reach it).
     private func judgeStopping(_ what: String, job: String, asked: Int?, in run: NodesRun, name: String = sweepName) async {
-        let (runners, cutOff) = await run.reachableRunners(of: job)
+        var (runners, cutOff) = await run.reachableRunners(of: job)
         let askedIsAway = asked.map { asked in asked == cutOff || !run.liveAssemblies.contains { $0.index == asked } } ?? false
+        // The node a `result` client asks finds the job only on members it sees alive (a
+        // replica-cut leaves the job's node reachable from clients, not from the others).
+        if let asked, let seen = run.liveAssemblies.first(where: { $0.index == asked })?.assembly.node.members {
+            let alive = Set(seen.filter { $0.state == .alive }.map(\.node.name))
+            runners = runners.filter { runner in
+                let name = String(runner.prefix { $0 != " " })
+                return name == "n\(asked)" || alive.contains(name)
+            }
+        }
         if runners.isEmpty || askedIsAway {
             run.record("  \(name): \(runners.isEmpty ? "no reachable member runs it" : "the node it asks is away"): truthful")
             return
@@ -307,17 +316,6 @@ final class NodesClients: Sendable {
             return "\(Self.sweepName) (\(job)): its client was told the job was refused (JobRefused), and n\(places[0].node) stored it"
         }
         let jobs = accepted.map { ($0.name, $0.job!) } + (sweepJob.map { [(Self.sweepName, $0)] } ?? [])
-        // Every `result --wait` client has printed its report or said why not.
-        let expected = Set(jobs.map(\.0))
-        do {
-            try await run.cluster.run(until: "every result client has its answer", within: bound, step: 0.25) { [self] in
-                watches.withLock { watches in expected.allSatisfy { watches[$0]?.printed != nil } }
-            }
-        } catch is VirtualTimeout {
-            let waiting = watches.withLock { watches in expected.filter { watches[$0]?.printed == nil } }.sorted()
-            return "result --wait clients of \(waiting.joined(separator: ", ")) still wait \(Int(bound)) virtual s after every job was stored, having said nothing"
-        }
-        if let first = broken.withLock({ $0.first }) { return first }
         // A node just healed or resumed still sees others dead (and a paused coordinator
         // still believes it leads its job) until the membership heals: `result` and
         // `jobs` are asked once every node sees every other alive, as a user would.
@@ -341,6 +339,17 @@ final class NodesClients: Sendable {
         } catch is VirtualTimeout {
             return "\(stale.joined(separator: "; ")), stored, \(Int(Self.stalePatience)) virtual s after every node saw every other alive"
         }
+        // Every `result --wait` client has printed its report or said why not.
+        let expected = Set(jobs.map(\.0))
+        do {
+            try await run.cluster.run(until: "every result client has its answer", within: bound, step: 0.25) { [self] in
+                watches.withLock { watches in expected.allSatisfy { watches[$0]?.printed != nil } }
+            }
+        } catch is VirtualTimeout {
+            let waiting = watches.withLock { watches in expected.filter { watches[$0]?.printed == nil } }.sorted()
+            return "result --wait clients of \(waiting.joined(separator: ", ")) still wait \(Int(bound)) virtual s after every job was stored, having said nothing"
+        }
+        if let first = broken.withLock({ $0.first }) { return first }
         let stored = await invariants.storedLines(of: jobs.map(\.1))
         // One new client asks every `result` and the `jobs` at the end (joining each node).
         guard let first = run.liveAssemblies.first?.index else { return nil }
