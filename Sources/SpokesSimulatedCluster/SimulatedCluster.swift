@@ -13,11 +13,12 @@ import Synchronization
 /// ``holds(_:for:step:_:)``), so a test of heartbeats, deaths and deadlines waits for no
 /// real time and asserts no wall-clock bound.
 ///
-/// How time moves: a step of virtual time is taken only once the network is quiet
-/// (nothing sent and not yet read) and the number of sleepers on the clock has stayed
-/// the same for several turns of the cooperative pool: the tasks the last step woke have
-/// run and gone back to sleep. (Tasks run on the real pool, so this is quiet as observed,
-/// not a proof: a node that computes for long between two awaits could be overtaken.)
+/// How time moves: a step of virtual time is taken only once every task the last step
+/// woke has run and gone back to sleep (``settle()``). Inside ``SimulationExecutor/run(_:)``
+/// (the simulator) that is exact: no job is ready. On the cooperative pool (the tests) it
+/// is quiet as observed: the network quiet and the clock's sleepers the same for several
+/// turns of the pool, not a proof: a node that computes for long between two awaits
+/// could be overtaken.
 ///
 /// Used by the tests (`SpokesClusterTestKit` re-exports it) and by the simulator's whole
 /// nodes (`simulate-cluster --model nodes`), which start each node as `spokes node` does

@@ -80,6 +80,24 @@ public enum Socket {
         return true
     }
 
+    /// Writes what the socket's buffer takes of `bytes` now (`MSG_DONTWAIT`): the count
+    /// written, or nil when the connection is gone. Never blocks.
+    public static func sendWithoutWaiting(_ fd: Int32, _ bytes: [UInt8]) -> Int? {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { buffer in
+                send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            if sent < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { return offset }
+                return nil
+            }
+            offset += sent
+        }
+        return offset
+    }
+
     public static func localAddress(of fd: Int32) -> SocketAddress? {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)

@@ -50,6 +50,14 @@ struct Request {
     var faultsChosen = false
     /// `--twice` (`--model nodes`): play each seed twice and fail one whose runs differ.
     var twice = false
+    /// `--faults` as given, checked against the model's kinds once the model is known.
+    var faultNames: [String] = []
+    /// `--drop` (`--model nodes`): faults of each seed's plan left out (by number), as a
+    /// failing seed's shrunk replay names them.
+    var dropped: Set<Int> = []
+    /// `--scenario` (`--model nodes`): `mixed` (maps, a cancel, a bike job, every kind of
+    /// fault) or `bike-failover` (bike jobs whose coordinators the faults hit).
+    var scenario = "mixed"
 }
 
 func parse(_ given: [String]) -> Request {
@@ -79,15 +87,21 @@ func parse(_ given: [String]) -> Request {
                 fail("--seeds expects A or A-B (A <= B, at most 1,000,000 seeds), got '\(text)'")
             }
         case "--faults":
-            let text = value()
-            request.kinds = text.split(separator: ",").map { name in
-                guard let kind = SimulationFault.Kind(rawValue: String(name)) else {
-                    fail("--faults: '\(name)' is not one of \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                return kind
-            }
-            if request.kinds.isEmpty { fail("--faults needs at least one kind") }
+            // Checked once the model is known: `--model nodes` has kinds of its own.
+            request.faultNames = value().split(separator: ",").map(String.init)
+            if request.faultNames.isEmpty { fail("--faults needs at least one kind") }
             request.faultsChosen = true
+        case "--scenario":
+            let text = value()
+            guard ["mixed", "bike-failover"].contains(text) else { fail("--scenario expects mixed or bike-failover, got '\(text)'") }
+            request.scenario = text
+        case "--drop":
+            let text = value()
+            let indices = text.split(separator: ",").map { Int($0) }
+            guard !indices.isEmpty, indices.allSatisfy({ $0 != nil && $0! >= 0 && $0! < 100 }) else {
+                fail("--drop expects fault numbers of the seed's plan, 0 to 99, separated by commas, got '\(text)'")
+            }
+            request.dropped = Set(indices.map { $0! })
         case "--json":
             request.json = true
         case "--model":
@@ -101,7 +115,7 @@ func parse(_ given: [String]) -> Request {
             request.scale = text.split(separator: ",").compactMap { Int($0) }.filter { (2...500).contains($0) }
             if request.scale.isEmpty { fail("--scale expects sizes from 2 to 500, e.g. 10,25,50,100; got '\(text)'") }
         case "-h", "--help":
-            print("usage: simulate-cluster [--model membership|scheduling|bikes|bike-failover|raft|raft-changes|nodes] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json] [--twice (nodes)]")
+            print("usage: simulate-cluster [--model membership|scheduling|bikes|bike-failover|raft|raft-changes|nodes] --nodes N --seeds A-B [--faults \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ","))] [--json] [--scenario mixed|bike-failover, --twice, --drop I,J (nodes)]")
             exit(0)
         default:
             fail("unknown flag \(flag)")
@@ -110,8 +124,18 @@ func parse(_ given: [String]) -> Request {
     return request
     }
 
-    let request = parse(Array(CommandLine.arguments.dropFirst()))
+    var request = parse(Array(CommandLine.arguments.dropFirst()))
     if request.twice, request.model != "nodes" { fail("--twice is for --model nodes (the other models' kernel is deterministic by construction)") }
+    if request.scenario != "mixed", request.model != "nodes" { fail("--scenario is for --model nodes") }
+    if !request.dropped.isEmpty, request.model != "nodes" { fail("--drop is for --model nodes (the other models shrink a failing seed themselves)") }
+    if request.model != "nodes", request.faultsChosen {
+        request.kinds = request.faultNames.map { name in
+            guard let kind = SimulationFault.Kind(rawValue: name) else {
+                fail("--faults: '\(name)' is not one of \(SimulationFault.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return kind
+        }
+    }
     let nodes = request.nodes, seeds = request.seeds, kinds = request.kinds, json = request.json
 
     if !request.scale.isEmpty {
@@ -164,11 +188,21 @@ switch request.model {
 case "nodes":
     // Whole nodes: not the kernel's single-threaded models; faults of its own (crash,
     // partition, one-way, pause, replica-cut, loss), and no --json yet.
-    if request.faultsChosen || json { fail("--model nodes draws its own faults (crash, partition, one-way, pause, replica-cut, loss) and prints text only: drop --faults and --json") }
+    if json { fail("--model nodes prints text only: drop --json") }
+    var options = request.scenario == "bike-failover" ? NodesModel.Options.bikeFailover(nodes: nodes) : NodesModel.Options(nodes: nodes)
+    if request.faultsChosen {
+        options.faultKinds = request.faultNames.map { name in
+            guard let kind = NodesModel.Fault.Kind(rawValue: name) else {
+                fail("--faults: '\(name)' is not one of --model nodes' kinds: \(NodesModel.Fault.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return kind
+        }
+    }
+    options.droppedFaults = request.dropped
     let traceLines = Int(ProcessInfo.processInfo.environment["SIMULATION_TRACE_LINES"] ?? "") ?? 80
     // SIMULATION_TRACE_ALL=1: every seed's trace on stderr, not only a failing one's.
     let showEveryTrace = ProcessInfo.processInfo.environment["SIMULATION_TRACE_ALL"] == "1"
-    let failures = NodesModel.playAllBlocking(seeds: seeds, options: NodesModel.Options(nodes: nodes), traceLines: traceLines, showEveryTrace: showEveryTrace, twice: request.twice, print: { print($0) }) {
+    let failures = NodesModel.playAllBlocking(seeds: seeds, options: options, scenario: request.scenario == "mixed" ? nil : request.scenario, traceLines: traceLines, showEveryTrace: showEveryTrace, twice: request.twice, print: { print($0) }) {
         FileHandle.standardError.write(Data(($0 + "\n").utf8))
     }
     exit(failures.isEmpty ? 0 : 1)

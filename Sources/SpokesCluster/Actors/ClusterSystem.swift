@@ -853,6 +853,14 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             if connection.isClosed { cancelCalls(receivedOn: connection) }
         case .reply(let reply):
             finish(call: reply.id, with: .success(reply.outcome))
+        case .batch(let messages):
+            // Only where the handshake agreed it; its members (calls and replies, checked
+            // when it was decoded) each as if it had come alone.
+            let version = connection.agreedVersion.load(ordering: .acquiring)
+            guard version >= ProtocolVersions.batching else {
+                return violation(.malformedFrame, on: connection, "\(connection) sent a batch on a connection of protocol \(version), which has none")
+            }
+            for message in messages where !connection.isClosed { handle(message, on: connection) }
         case .heartbeat(let beat):
             connection.send(.heartbeatAck(beat))
         case .heartbeatAck(let beat):
@@ -893,7 +901,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         openConnections.withLock { $0.removeAll { $0 === connection } }
         if let rejection = connection.rejection {
             let host = connection.remoteAddress.host
-            logOnce("closed the connection from \(host) (\(rejection.rawValue)): \(reason)", key: "\(host) \(rejection.rawValue)")
+            // Named by its node once its handshake said it (`NAME at HOST:PORT`).
+            logOnce("closed the connection from \(connection.peer == nil ? host : connection.description) (\(rejection.rawValue)): \(reason)",
+                    key: "\(host) \(rejection.rawValue)")
         }
         let node = connection.peer?.node
         let wasRegistered = connections.withLock { connections in
@@ -977,6 +987,7 @@ extension WireMessage {
         case .refused: "refused"
         case .call: "call"
         case .reply: "reply"
+        case .batch: "batch"
         case .heartbeat: "heartbeat"
         case .heartbeatAck: "heartbeatAck"
         case .leave: "leave"

@@ -6,12 +6,17 @@ import Synchronization
 /// the node's runtime (a socket on a machine, memory in the simulator).
 ///
 /// The stream's reader (a thread blocked in `recv`, for a socket) hands each decoded
-/// message to `onMessage`; writes go through a thread of their own (`SerialThread`), so
-/// a slow peer delays only its own connection and no cooperative-pool thread ever blocks
-/// on a socket. The write thread takes every frame queued since its last write and
-/// writes them as one batch (one `send`, and one wake-up of the peer's reader, for many
-/// calls and replies on a busy connection); a lone frame is written at once, so it
-/// waits for nothing. `onClose` runs exactly once, with the reason.
+/// message to `onMessage` (a ``WireMessage/batch(_:)`` as one message). Writes never
+/// block a caller: when nothing is queued or being written, the sender writes its frame
+/// in place, as much as the socket takes without waiting (so a lone call or reply costs
+/// no hop to another thread and waits for nothing); whatever the socket does not take,
+/// and whatever is sent meanwhile, goes to a write thread of the connection's own
+/// (`SerialThread`), which may block, so a slow peer delays only its own connection and
+/// no cooperative-pool thread ever blocks on a socket. Whoever writes takes every
+/// message queued by then: on a connection that agreed protocol 6 the calls and replies
+/// among them go as batches (``WireBatch``: one frame, one seal and one decode for many),
+/// and every frame of the round in one `send` (one wake-up of the peer's reader).
+/// `onClose` runs exactly once, with the reason.
 ///
 /// Hostile input closes this connection and nothing else, and is counted in
 /// `rejections`: a frame over the size limit (64 KiB until the handshake is done), a
@@ -89,20 +94,39 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Every write, in order, on a thread of the connection's own (see `SerialThread`);
     /// nil where the stream's writes never wait (the simulator's): they run in the caller.
     private let writes: SerialThread?
-    /// What waits for the write thread, in order: frames and blocks to run after them;
-    /// `scheduled` while a flush is queued on it or running (it empties this).
+    /// What waits to be written, in order: messages, and blocks to run after them;
+    /// `scheduled` while someone writes (a sender in place, or a flush queued on the write
+    /// thread or running there): that writer empties it, and nobody else writes.
     private let outgoing = Mutex<(items: [Outgoing], scheduled: Bool)>(([], false))
 
-    /// One thing for the write thread: a frame to seal and write, or a block to run after
-    /// the frames before it.
+    /// One thing to write: a message to seal (alone or in a batch) and write, sealed
+    /// bytes a sender could not write without waiting, or a block to run after what
+    /// comes before it (on the write thread).
     private enum Outgoing {
-        case frame(payload: [UInt8], isRefusal: Bool)
+        case message(Unsealed)
+        case sealed([UInt8])
         case block(@Sendable () -> Void)
     }
 
-    /// Most bytes written in one batch: a batch is one write, and a larger one would
-    /// hold the frames behind it until all of it is sent.
+    /// A message's JSON, not sealed yet.
+    private struct Unsealed {
+        var payload: [UInt8]
+        /// A refusal to a peer that spoke in clear goes in clear.
+        var isRefusal: Bool
+        /// A call or reply: it may share a frame (``WireBatch/mayCarry(_:)``).
+        var batchable: Bool
+    }
+
+    /// Rounds a sender writing in place takes from the queue before handing what is left
+    /// to the write thread: it writes for others only while that is quick.
+    private static let inPlaceRounds = 4
+
+    /// Most bytes of messages written in one write: a larger one would hold the frames
+    /// behind it until all of it is sent.
     private static let maximumBatchBytes = 256 * 1024
+    /// Most bytes of messages in one batch frame: ``WireBatch/maximumBytes``, and never
+    /// more than a quarter of this node's frame limit (a cluster's nodes share it).
+    private var batchBytes: Int { min(WireBatch.maximumBytes, limits.maximumFrameSize / 4) }
     /// Held from sealing a frame to handing it to the stream, so frames go out in the
     /// order of their sequence numbers even when callers write in place.
     private let writeOrder = Mutex(())
@@ -195,8 +219,12 @@ public final class Connection: Sendable, CustomStringConvertible {
             case .failed(let error): close(reason: "receive failed: \(error)")
             case .stopped: break
             }
-            onWriter { [stream] in stream.close() }
-            writes?.finish()
+            // The write thread ends after this, the last thing queued on it: a sender
+            // writing in place may still hand it what it could not write.
+            onWriter { [stream, writes] in
+                stream.close()
+                writes?.finish()
+            }
         })
     }
 
@@ -205,7 +233,8 @@ public final class Connection: Sendable, CustomStringConvertible {
         guard !isClosed else { return }
         let payload: [UInt8]
         do {
-            payload = Array(try Self.encoder.encode(message))
+            // Calls and replies by hand (the hot path), the rest through `Codable`.
+            payload = try WireCallCodec.encode(message) ?? Array(Self.encoder.encode(message))
         } catch {
             close(reason: "cannot encode \(message): \(error)")
             return
@@ -216,12 +245,76 @@ public final class Connection: Sendable, CustomStringConvertible {
             return
         }
         let isRefusal = if case .refused = message { true } else { false }
+        let unsealed = Unsealed(payload: payload, isRefusal: isRefusal, batchable: WireBatch.mayCarry(message))
         guard writes != nil else {
             // Writes never wait here (the simulator's streams): written in the caller.
-            return write([(payload, isRefusal)])
+            return write([unsealed])
         }
-        enqueue(.frame(payload: payload, isRefusal: isRefusal))
+        let inPlace = outgoing.withLock { state in
+            if state.scheduled {
+                state.items.append(.message(unsealed))
+                return false
+            }
+            state.scheduled = true
+            return true
+        }
+        if inPlace { writeInPlace(unsealed) }
     }
+
+    /// Writes `first`, then what was queued meanwhile, in the sender's thread without
+    /// waiting (see the type's comment), for at most ``inPlaceRounds`` rounds; hands
+    /// whatever is left (bytes the socket did not take, a block, more messages) to the
+    /// write thread. Called by the sender that set `scheduled`.
+    private func writeInPlace(_ first: Unsealed) {
+        var messages = [first]
+        for round in 1...Self.inPlaceRounds {
+            let left = writeWithoutWaiting(messages)
+            let next = outgoing.withLock { state -> [Unsealed]? in
+                if let left {
+                    state.items.insert(left, at: 0)
+                    return nil
+                }
+                if state.items.isEmpty {
+                    state.scheduled = false
+                    return []
+                }
+                guard round < Self.inPlaceRounds else { return nil }
+                var taken: [Unsealed] = []
+                var bytes = 0
+                for item in state.items {
+                    guard case .message(let message) = item, bytes < Self.maximumBatchBytes else { break }
+                    taken.append(message)
+                    bytes += message.payload.count
+                }
+                state.items.removeFirst(taken.count)
+                return taken.isEmpty ? nil : taken
+            }
+            guard let next else { break }
+            if next.isEmpty { return }
+            messages = next
+        }
+        // Still `scheduled`: the write thread takes it from here.
+        writes?.async { [self] in flushOutgoing() }
+    }
+
+    /// Seals `messages` and writes what the stream takes now; returns nil when all of it
+    /// went, else what must be written next: the bytes left, or the close (on the write
+    /// thread) of a connection that failed. Counts them off the send queue.
+    private func writeWithoutWaiting(_ messages: [Unsealed]) -> Outgoing? {
+        defer { queuedBytes.wrappingSubtract(messages.reduce(0) { $0 + $1.payload.count }, ordering: .relaxed) }
+        guard !isClosed else { return nil }
+        return writeOrder.withLock { _ -> Outgoing? in
+            guard let (bytes, sizes) = sealed(messages) else {
+                return .block { [self] in close(reason: Self.sealsExhausted) }
+            }
+            // nil: broken; the write thread's blocking write fails too, and closes.
+            guard let written = stream.writeWithoutWaiting(bytes) else { return .sealed(bytes) }
+            for size in sizes { traffic.sent(frameOf: size) }
+            return written == bytes.count ? nil : .sealed(Array(bytes[written...]))
+        }
+    }
+
+    private static let sealsExhausted = "this connection sealed all the frames its keys allow: it must be opened again"
 
     /// Queues `item` for the write thread, and a flush unless one is already queued or
     /// running (it takes this item too).
@@ -234,8 +327,8 @@ public final class Connection: Sendable, CustomStringConvertible {
         if schedule { writes?.async { [self] in flushOutgoing() } }
     }
 
-    /// On the write thread: writes what was queued, as batches of frames (a block queued
-    /// between frames runs after those before it are written), until nothing is left.
+    /// On the write thread: writes what was queued, many messages per write (a block
+    /// queued between them runs after those before it are written), until nothing is left.
     private func flushOutgoing() {
         while true {
             let items = outgoing.withLock { state -> [Outgoing] in
@@ -244,63 +337,82 @@ public final class Connection: Sendable, CustomStringConvertible {
                 return state.items
             }
             guard !items.isEmpty else { return }
-            var frames: [(payload: [UInt8], isRefusal: Bool)] = []
+            var messages: [Unsealed] = []
             var bytes = 0
             for item in items {
                 switch item {
-                case .frame(let payload, let isRefusal):
-                    if bytes > 0, bytes + payload.count > Self.maximumBatchBytes {
-                        write(frames)
-                        frames.removeAll(keepingCapacity: true)
+                case .message(let message):
+                    if bytes > 0, bytes + message.payload.count > Self.maximumBatchBytes {
+                        write(messages)
+                        messages.removeAll(keepingCapacity: true)
                         bytes = 0
                     }
-                    frames.append((payload, isRefusal))
-                    bytes += payload.count
+                    messages.append(message)
+                    bytes += message.payload.count
+                case .sealed(let sealed):
+                    write(messages)
+                    messages.removeAll(keepingCapacity: true)
+                    bytes = 0
+                    let written = writeOrder.withLock { _ in isClosed || stream.write(sealed) }
+                    if !written { close(reason: "send failed: \(String(cString: strerror(errno)))") }
                 case .block(let block):
-                    write(frames)
-                    frames.removeAll(keepingCapacity: true)
+                    write(messages)
+                    messages.removeAll(keepingCapacity: true)
                     bytes = 0
                     block()
                 }
             }
-            write(frames)
+            write(messages)
         }
     }
 
-    /// Seals `frames` in order and writes them in one write; counts them off the send
+    /// Seals `messages` in order (calls and replies together in batches where the
+    /// connection agreed them) and writes them in one write; counts them off the send
     /// queue whatever happens. Nothing once the connection is closed.
-    private func write(_ frames: [(payload: [UInt8], isRefusal: Bool)]) {
-        guard !frames.isEmpty else { return }
-        defer { queuedBytes.wrappingSubtract(frames.reduce(0) { $0 + $1.payload.count }, ordering: .relaxed) }
+    private func write(_ messages: [Unsealed]) {
+        guard !messages.isEmpty else { return }
+        defer { queuedBytes.wrappingSubtract(messages.reduce(0) { $0 + $1.payload.count }, ordering: .relaxed) }
         guard !isClosed else { return }
         let written = writeOrder.withLock { _ -> Bool? in
-            var batch: [UInt8] = []
-            var sizes: [Int] = []
-            for (payload, isRefusal) in frames {
-                let sealed = state.withLock { state -> [UInt8]? in
-                    if state.sender != nil { return try? state.sender!.seal(payload) }
-                    if let keyring, !(isRefusal && state.peerSpeaksInClear) {
-                        let key = chosenKey.withLock { $0 } ?? keyring.primary
-                        return [Self.sealedHandshakeMark] + key.handshakeFrames.seal(payload)
-                    }
-                    return payload
-                }
-                // nil: 2^64 - 1 frames sealed; one more would repeat a nonce.
-                guard let sealed else { return nil }
-                let frame = FrameDecoder.frame(sealed)
-                batch += frame
-                sizes.append(frame.count)
-            }
-            let written = stream.write(batch)
+            guard let (bytes, sizes) = sealed(messages) else { return nil }
+            let written = stream.write(bytes)
             if written { for size in sizes { traffic.sent(frameOf: size) } }
             return written
         }
-        guard let written else {
-            return close(reason: "this connection sealed all the frames its keys allow: it must be opened again")
-        }
+        guard let written else { return close(reason: Self.sealsExhausted) }
         if !written {
             close(reason: "send failed: \(String(cString: strerror(errno)))")
         }
+    }
+
+    /// `messages` as frames, sealed in order, end to end, and each frame's size; nil once
+    /// the session's seal is spent (2^64 - 1 frames; one more would repeat a nonce).
+    /// Calls and replies share frames (``WireBatch``) once the handshake agreed protocol
+    /// 6. Call with `writeOrder` held, so frames go out in the order of their sealing.
+    private func sealed(_ messages: [Unsealed]) -> (bytes: [UInt8], sizes: [Int])? {
+        let batching = messages.count > 1 && agreedVersion.load(ordering: .acquiring) >= ProtocolVersions.batching
+            && limits.json.maximumDepth >= WireBatch.minimumJSONDepth
+        let frames = batching
+            ? WireBatch.frames(carrying: messages.map { WireBatch.Item(payload: $0.payload, batchable: $0.batchable) }, maximumBytes: batchBytes)
+            : messages.indices.map { WireBatch.Frame(payload: messages[$0].payload, items: $0..<$0 + 1) }
+        var bytes: [UInt8] = []
+        var sizes: [Int] = []
+        for frame in frames {
+            let isRefusal = frame.items.count == 1 && messages[frame.items.lowerBound].isRefusal
+            let sealed = state.withLock { state -> [UInt8]? in
+                if state.sender != nil { return try? state.sender!.seal(frame.payload) }
+                if let keyring, !(isRefusal && state.peerSpeaksInClear) {
+                    let key = chosenKey.withLock { $0 } ?? keyring.primary
+                    return [Self.sealedHandshakeMark] + key.handshakeFrames.seal(frame.payload)
+                }
+                return frame.payload
+            }
+            guard let sealed else { return nil }
+            let framed = FrameDecoder.frame(sealed)
+            bytes += framed
+            sizes.append(framed.count)
+        }
+        return (bytes, sizes)
     }
 
     /// Sends `message`, then closes: for a last word such as `refused` or `leave`.
@@ -334,9 +446,15 @@ public final class Connection: Sendable, CustomStringConvertible {
         if writes != nil { enqueue(.block(block)) } else { block() }
     }
 
-    /// Blocks until every write queued so far has been attempted. Call off the cooperative pool.
+    /// Blocks until every write queued so far has been attempted (a sender writing in
+    /// place may hand its rest to the write thread after a first wait: waits again, a
+    /// bounded number of times). Call off the cooperative pool.
     func drainWrites() {
-        writes?.sync()
+        guard let writes else { return }
+        for _ in 0..<100 {
+            writes.sync()
+            if isClosed || !outgoing.withLock({ $0.scheduled }) { return }
+        }
     }
 
     /// Why this connection was closed, when it was closed for hostile or broken input.
@@ -451,6 +569,7 @@ public final class Connection: Sendable, CustomStringConvertible {
         } catch {
             return .failure(ReadFailure(rejection: error.rejection, reason: "protocol violation: \(error)"))
         }
+        if let message = WireCallCodec.decode(payload) { return .success(message) }
         do {
             return .success(try decoder.decode(WireMessage.self, from: Data(payload)))
         } catch {

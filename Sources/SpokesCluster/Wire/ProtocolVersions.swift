@@ -33,8 +33,12 @@ public struct ProtocolVersions: Sendable, Hashable, Codable, CustomStringConvert
     /// proofs); and 5, under which the job desk's calls have their new names (the job
     /// layer's module, the bike desk): ``CallTargetRenames/current``. Below 5 a call goes
     /// and is taken under its older name, so releases 0.2 (3) and 0.3 (3 to 4) still talk
-    /// to this one.
-    public static let current = ProtocolVersions(lowest: 3, highest: 5)
+    /// to this one. 6 adds ``WireMessage/batch(_:)``: many calls and replies in one frame
+    /// (``WireBatch``), sent only on a connection that agreed 6.
+    public static let current = ProtocolVersions(lowest: 3, highest: 6)
+
+    /// The version from which a connection may carry ``WireMessage/batch(_:)`` frames.
+    public static let batching = 6
 
     /// The version from which handshakes and beacons carry the sender's range.
     public static let rangeExchange = 4

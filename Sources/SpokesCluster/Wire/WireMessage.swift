@@ -1,5 +1,6 @@
 /// Everything nodes (and clients) say to each other over a connection, one per frame,
-/// as JSON: `{"type": "call", "body": {...}}`.
+/// as JSON: `{"type": "call", "body": {...}}`; from protocol 6 a frame may hold many
+/// calls and replies as one ``batch(_:)`` (``WireBatch``).
 public enum WireMessage: Sendable, Equatable {
     /// First message of the dialling side.
     case hello(Handshake)
@@ -16,6 +17,9 @@ public enum WireMessage: Sendable, Equatable {
     case call(Call)
     /// The outcome of a call.
     case reply(Reply)
+    /// Calls and replies in one frame, in order (protocol 6: ``WireBatch``); each is
+    /// handled as if it had come alone.
+    case batch([WireMessage])
     /// Liveness probe; answered with `heartbeatAck` carrying the same sequence.
     case heartbeat(Heartbeat)
     case heartbeatAck(Heartbeat)
@@ -134,7 +138,7 @@ public enum WireMessage: Sendable, Equatable {
 
 extension WireMessage: Codable {
     private enum Kind: String, Codable {
-        case hello, welcome, proof, refused, call, reply, heartbeat, heartbeatAck, leave, unsupported
+        case hello, welcome, proof, refused, call, reply, batch, heartbeat, heartbeatAck, leave, unsupported
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -156,6 +160,14 @@ extension WireMessage: Codable {
         case .refused: self = .refused(try container.decode(Refusal.self, forKey: .body))
         case .call: self = .call(try container.decode(Call.self, forKey: .body))
         case .reply: self = .reply(try container.decode(Reply.self, forKey: .body))
+        case .batch:
+            let messages = try container.decode([WireMessage].self, forKey: .body)
+            do {
+                try WireBatch.check(messages)
+            } catch {
+                throw DecodingError.dataCorruptedError(forKey: .body, in: container, debugDescription: error.description)
+            }
+            self = .batch(messages)
         case .heartbeat: self = .heartbeat(try container.decode(Heartbeat.self, forKey: .body))
         case .heartbeatAck: self = .heartbeatAck(try container.decode(Heartbeat.self, forKey: .body))
         case .leave: self = .leave
@@ -170,6 +182,7 @@ extension WireMessage: Codable {
         case .refused(let body): try container.encode(Kind.refused, forKey: .type); try container.encode(body, forKey: .body)
         case .call(let body): try container.encode(Kind.call, forKey: .type); try container.encode(body, forKey: .body)
         case .reply(let body): try container.encode(Kind.reply, forKey: .type); try container.encode(body, forKey: .body)
+        case .batch(let body): try container.encode(Kind.batch, forKey: .type); try container.encode(body, forKey: .body)
         case .heartbeat(let body): try container.encode(Kind.heartbeat, forKey: .type); try container.encode(body, forKey: .body)
         case .heartbeatAck(let body): try container.encode(Kind.heartbeatAck, forKey: .type); try container.encode(body, forKey: .body)
         case .proof(let body): try container.encode(Kind.proof, forKey: .type); try container.encode(body, forKey: .body)

@@ -3,6 +3,7 @@ import SpokesBikes
 import SpokesCluster
 import SpokesJobs
 import SpokesConcurrency
+import SpokesReplication
 import SpokesSimulatedCluster
 
 /// What must hold at the end of a seed of ``NodesModel``, once every fault has ended and
@@ -24,6 +25,26 @@ import SpokesSimulatedCluster
 ///   traced, and is no failure: the error says the job may go on and how to find it).
 struct NodesInvariants {
     let run: NodesRun
+
+    /// What must hold at every moment, checked every ``NodesRun/checkEvery`` virtual
+    /// seconds while faults come and go (the driver's cheap view of "after every event"):
+    /// every replica of every bike job's group on a live node (the coordinator's among
+    /// them) has a committed book that conserves the job's bikes, whatever was committed,
+    /// lost or torn so far (what `BikeFailoverModel` checked of a copy of the coordinator,
+    /// here of the replicas that ship). The first broken, or nil.
+    func whileRunning() async -> String? {
+        for (index, assembly) in run.liveAssemblies {
+            for group in assembly.raft.groupIDs where group.hasPrefix(ReplicatedBikeJobs.groupKind + "-") {
+                guard let machine = await assembly.raft.stateMachine(of: group) as? BikeJobMachine,
+                      let job = machine.job, let book = machine.book else { continue }
+                let total = job.network.stations.reduce(0) { $0 + $1.freeBikes }
+                if book.bikesInPlay != total {
+                    return "bikes not conserved: n\(index)'s replica of \(job.id) has \(book.bikesInPlay) bikes in play, of \(total)"
+                }
+            }
+        }
+        return nil
+    }
 
     /// The first broken invariant, or nil.
     func check(healedAt: Double) async throws -> String? {

@@ -34,9 +34,17 @@ public enum NodesModel {
         public var tasksPerMap = 8
         /// Small bike jobs submitted (a few users on a network of a few stations).
         public var bikeJobs = 1
+        /// Users of each bike job (drawn from the seed), and the paths each rides.
+        public var bikeUsers: ClosedRange<Int> = 3...8
+        public var bikePaths = 2
+        /// The share of crashes, pauses and cuts aimed at a running job's coordinator.
+        public var aimAtCoordinators = 0.5
         public var faultCount: ClosedRange<Int> = 1...3
         /// The kinds of fault a plan draws from (every kind by default).
         public var faultKinds = Fault.Kind.allCases
+        /// Faults of the seed's plan left out, by their place in it (from 0): how a
+        /// failing seed's shrunk run is replayed (`--drop`).
+        public var droppedFaults: Set<Int> = []
         /// When each client submits its job, in virtual seconds after the mesh formed,
         /// drawn from the seed (nil: within the first half of ``faultWindow``). A test
         /// with planned faults fixes it.
@@ -50,6 +58,24 @@ public enum NodesModel {
         public var livenessBound = 120.0
 
         public init(nodes: Int) { self.nodes = nodes }
+
+        /// Bike jobs failing over (`--scenario bike-failover`), the real replicated bike
+        /// jobs in place of a model of them: two longer bike jobs and no maps, submitted
+        /// at once, every crash, pause and cut aimed at a running job's coordinator, so
+        /// take-overs from the committed book (after torn writes, during elections) are
+        /// the common case, with every replica's book checked as it runs.
+        public static func bikeFailover(nodes: Int) -> Options {
+            var options = Options(nodes: nodes)
+            options.maps = 0
+            options.bikeJobs = 2
+            options.bikeUsers = 10...20
+            options.bikePaths = 8
+            options.submitWithin = 0...1
+            options.faultWindow = 6
+            options.aimAtCoordinators = 1
+            options.faultKinds = [.crash, .pause, .partition, .oneWay, .replicaCut, .slowDisk]
+            return options
+        }
     }
 
     /// One fault of a plan: what, to which node, from when, for how long (virtual seconds).
@@ -140,7 +166,7 @@ public enum NodesModel {
             let duration = random.uniform(in: 1...8)
             let rate = kind == .loss ? random.uniform(in: 0.05...0.5) : kind == .crash ? random.uniform(in: 0...1) : 0
             let everyHost = kind == .delay && random.chance(0.5)
-            let atCoordinator = random.chance(0.5) && kind != .loss && !everyHost
+            let atCoordinator = random.chance(options.aimAtCoordinators) && kind != .loss && !everyHost
             let amount = switch kind {
             case .delay: random.uniform(in: 0.01...0.2)
             case .slowDisk: random.uniform(in: 0.01...0.5)
@@ -180,7 +206,7 @@ public enum NodesModel {
 
     /// Plays `seed` (with `faults` instead of the seed's plan when given).
     public static func play(seed: UInt64, options: Options, faults given: [Fault]? = nil) async -> Verdict {
-        let faults = given ?? plan(seed: seed, options: options)
+        let faults = given ?? plan(seed: seed, options: options).enumerated().filter { !options.droppedFaults.contains($0.offset) }.map(\.element)
         let wallClock = RealClock()
         let started = wallClock.now
         let jobsBefore = SimulationExecutor.jobsRun

@@ -9,9 +9,10 @@ extension NodesModel {
     /// minute and the ratio of virtual to real time (`showEveryTrace`: every seed's trace,
     /// to `report`). With `twice`, each seed is played a second time, and a seed whose
     /// second run's trace hash differs from its first fails: the run is not determined
-    /// by its seed. Returns the seeds that failed.
+    /// by its seed. `scenario` names the options in the replay line (`--scenario`). Returns
+    /// the seeds that failed.
     public static func playAll(
-        seeds: ClosedRange<UInt64>, options: Options, traceLines: Int = 80, showEveryTrace: Bool = false, twice: Bool = false,
+        seeds: ClosedRange<UInt64>, options: Options, scenario: String? = nil, traceLines: Int = 80, showEveryTrace: Bool = false, twice: Bool = false,
         print output: @escaping @Sendable (String) -> Void, report: @escaping @Sendable (String) -> Void
     ) async -> [UInt64] {
         var failures: [UInt64] = []
@@ -40,10 +41,24 @@ extension NodesModel {
                 failures.append(seed)
                 var text = "seed \(seed): \(violation)\nfaults (\(verdict.faults.count)):\n"
                 for fault in verdict.faults { text += "  \(fault)\n" }
-                let shown = verdict.trace.suffix(traceLines)
-                text += "trace (\(verdict.trace.count) events\(shown.count < verdict.trace.count ? ", the last \(shown.count)" : "")):\n"
-                for line in shown { text += "  \(line)\n" }
-                text += "replay: Scripts/simulate-cluster --model nodes --nodes \(options.nodes) --seeds \(seed)"
+                // The smallest plan that still fails, when the run is the seed's own (a
+                // run that differed from itself is shown as it is).
+                var shown = verdict
+                var shrunkOptions = options
+                if !twice || !violation.hasPrefix("the seed's second run differs") {
+                    (shown, shrunkOptions) = await shrink(verdict, options: options)
+                    virtual += shown.virtualSeconds
+                    if shown.faults.count < verdict.faults.count {
+                        text += "shrunk to \(shown.faults.count) fault(s), still failing: \(shown.violation ?? "")\n"
+                        for fault in shown.faults { text += "  \(fault)\n" }
+                    }
+                }
+                let lines = shown.trace.suffix(traceLines)
+                text += "trace (\(shown.trace.count) events\(lines.count < shown.trace.count ? ", the last \(lines.count)" : "")):\n"
+                for line in lines { text += "  \(line)\n" }
+                let drop = shrunkOptions.droppedFaults.sorted().map(String.init).joined(separator: ",")
+                let kinds = options.faultKinds == Fault.Kind.allCases ? "" : " --faults \(options.faultKinds.map(\.rawValue).joined(separator: ","))"
+                text += "replay: Scripts/simulate-cluster --model nodes --nodes \(options.nodes) --seeds \(seed)\(scenario.map { " --scenario \($0)" } ?? "")\(kinds)\(drop.isEmpty ? "" : " --drop \(drop)")"
                 report(text)
             }
         }
@@ -52,16 +67,36 @@ extension NodesModel {
         return failures
     }
 
-    /// ``playAll(seeds:options:traceLines:showEveryTrace:twice:print:report:)`` from synchronous code (the
+    /// A failing seed's run with as few of its faults as still fail (any invariant), and
+    /// the options that replay it: each fault in turn is left out (``Options/droppedFaults``)
+    /// and stays out if the seed still fails without it. Runs replay (one thread), so the
+    /// shrunk plan fails every time it is played.
+    static func shrink(_ failing: Verdict, options: Options) async -> (Verdict, Options) {
+        var best = failing
+        var bestOptions = options
+        let planned = plan(seed: failing.seed, options: options).count
+        for index in 0..<planned where !bestOptions.droppedFaults.contains(index) {
+            var trial = bestOptions
+            trial.droppedFaults.insert(index)
+            let verdict = await play(seed: failing.seed, options: trial)
+            if verdict.failed {
+                best = verdict
+                bestOptions = trial
+            }
+        }
+        return (best, bestOptions)
+    }
+
+    /// ``playAll(seeds:options:scenario:traceLines:showEveryTrace:twice:print:report:)`` from synchronous code (the
     /// simulator's `main`), every task of the process on the caller's thread, one job at a
     /// time (``SimulationExecutor``): the driver knows when the nodes are quiet, and a
     /// seed plays the same way every time.
     public static func playAllBlocking(
-        seeds: ClosedRange<UInt64>, options: Options, traceLines: Int = 80, showEveryTrace: Bool = false, twice: Bool = false,
+        seeds: ClosedRange<UInt64>, options: Options, scenario: String? = nil, traceLines: Int = 80, showEveryTrace: Bool = false, twice: Bool = false,
         print output: @escaping @Sendable (String) -> Void, report: @escaping @Sendable (String) -> Void
     ) -> [UInt64] {
         SimulationExecutor.run {
-            await playAll(seeds: seeds, options: options, traceLines: traceLines, showEveryTrace: showEveryTrace, twice: twice, print: output, report: report)
+            await playAll(seeds: seeds, options: options, scenario: scenario, traceLines: traceLines, showEveryTrace: showEveryTrace, twice: twice, print: output, report: report)
         }
     }
 }

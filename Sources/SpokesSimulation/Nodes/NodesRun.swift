@@ -73,9 +73,11 @@ final class NodesRun: Sendable {
         try await startClients()
         for var fault in faults {
             try await runUntil(fault.start, "fault \(fault) begins")
+            if let broken = broken.withLock({ $0 }) { return broken }
             fault.node = target(of: fault)
             try await begin(fault)
             try await runUntil(fault.end, "fault \(fault) ends")
+            if let broken = broken.withLock({ $0 }) { return broken }
             try await end(fault)
             if let broken = await NodesInvariants(run: self).storedTwice() { return broken }
             if let broken = lies.withLock({ $0.first }) { return broken }
@@ -87,14 +89,33 @@ final class NodesRun: Sendable {
         return nil
     }
 
-    /// Moves virtual time until `time` (seconds since the start).
+    /// Moves virtual time until `time` (seconds since the start), checking
+    /// ``NodesInvariants/whileRunning()`` every ``checkEvery`` virtual seconds on the way;
+    /// the first broken invariant is kept in ``broken`` and ends the wait.
     func runUntil(_ time: Double, _ what: String) async throws {
         let clock = cluster.clock
         let end = startTime + time
         guard clock.now < end else { return }
+        var nextCheck = clock.now
         // Steps as short as a millisecond: a fault begins at its time, not at the next 5 ms.
-        try await cluster.run(until: what, within: end - clock.now, step: 0.001) { clock.now >= end - 1e-9 }
+        try await cluster.run(until: what, within: end - clock.now, step: 0.001) { [self] in
+            if clock.now >= nextCheck {
+                nextCheck = clock.now + Self.checkEvery
+                if let broken = await NodesInvariants(run: self).whileRunning() {
+                    self.broken.withLock { $0 = $0 ?? "at \(String(format: "%.3f", virtualSeconds)) s: " + broken }
+                    return true
+                }
+            }
+            return clock.now >= end - 1e-9
+        }
     }
+
+    /// How often (virtual seconds) the invariants that must hold at every moment are checked
+    /// while faults come and go.
+    static let checkEvery = 0.1
+
+    /// The first invariant ``NodesInvariants/whileRunning()`` found broken, if any.
+    let broken = Mutex<String?>(nil)
 
     // MARK: Nodes
 
@@ -241,7 +262,7 @@ final class NodesRun: Sendable {
                     await self.submitMap(job, inputs: inputs, client: client, cancelAfter: cancelAfter)
                 }
             } else {
-                let users = random.integer(in: 3...8)
+                let users = random.integer(in: options.bikeUsers)
                 launch { [self] in
                     try? await clock.sleep(for: delay)
                     await self.submitBikeJob(job, users: users, client: client)
@@ -294,7 +315,7 @@ final class NodesRun: Sendable {
             return
         }
         network.stations = Array(network.stations.prefix(6))
-        let bikeJob = BikeJob(id: JobIdentifier.make("job", runtime: client.system.runtime), network: network, options: SpokesBikes.SimulationOptions(users: users, paths: 2, seed: seed, timing: MoveTiming(moveTime: 0.2, timeScale: 1)), deadline: 30, retries: 3)
+        let bikeJob = BikeJob(id: JobIdentifier.make("job", runtime: client.system.runtime), network: network, options: SpokesBikes.SimulationOptions(users: users, paths: options.bikePaths, seed: seed, timing: MoveTiming(moveTime: 0.2, timeScale: 1)), deadline: 30, retries: 3)
         answers.withLock { $0[job]?.job = bikeJob.id; $0[job]?.users = users }
         let entry = answers.withLock { $0[job]!.entry }
         do {

@@ -47,10 +47,20 @@ public protocol ByteStream: AnyObject, Sendable {
     /// Writes all of `bytes`, blocking the calling thread until the network took them;
     /// false once the stream is broken. One writer at a time.
     func write(_ bytes: [UInt8]) -> Bool
+    /// Writes what the network takes of `bytes` now, without waiting: the count of bytes
+    /// written (0 when it takes none now), or nil once the stream is broken. Safe on any
+    /// thread, the cooperative pool's too; one writer at a time, as ``write(_:)``. A
+    /// stream whose writes never wait need not implement it (it writes nothing here).
+    func writeWithoutWaiting(_ bytes: [UInt8]) -> Int?
     /// Ends both directions now.
     func shutdown()
     /// Frees the stream (its descriptor). Call once, after reading ended.
     func close()
+}
+
+extension ByteStream {
+    /// Writes nothing: a stream whose writes never wait is written with ``write(_:)``.
+    public func writeWithoutWaiting(_ bytes: [UInt8]) -> Int? { 0 }
 }
 
 /// How reading a ``ByteStream`` ended.

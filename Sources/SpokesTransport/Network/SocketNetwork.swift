@@ -69,6 +69,10 @@ public final class SocketStream: ByteStream {
         Socket.sendAll(fd, bytes)
     }
 
+    public func writeWithoutWaiting(_ bytes: [UInt8]) -> Int? {
+        Socket.sendWithoutWaiting(fd, bytes)
+    }
+
     public func shutdown() {
         Glibc.shutdown(fd, Int32(SHUT_RDWR))
     }

@@ -307,6 +307,44 @@ struct HostileInputTests {
         #expect(await member.closedByNode())
         #expect(target.rejections[.arrayTooLong] == 1)
         member.close()
+
+        // Batches (protocol 6): an honest one is answered call by call; a malformed one
+        // (empty, holding a handshake message or a batch) is refused with the reason and
+        // ends the session; so does any batch on a connection that agreed protocol 5.
+        let batcher = try await RawPeer.connect(to: target.address)
+        let batching = try #require(await batcher.handshake(cluster: target.cluster, secret: Self.secret, name: "batcher"), "the honest handshake failed")
+        let ping = WireMessage.call(.init(id: 200, recipient: status, target: Self.pingTarget, genericSubstitutions: [], arguments: ["0"]))
+        let members = WireMessage.call(.init(id: 201, recipient: status, target: Self.membersTarget, genericSubstitutions: [], arguments: []))
+        await batching.send(.batch([ping, members]))
+        let answers = await batching.read(2) ?? []
+        #expect(Set(answers.compactMap { if case .reply(let reply) = $0, case .value = reply.outcome { reply.id } else { nil } }) == Set<UInt64>([200, 201]),
+                "both calls of the batch answered: \(answers)")
+        let hello = WireMessage.hello(.init(cluster: target.cluster, node: NodeID(name: "batcher", incarnation: 1), address: "", slots: 0))
+        await batching.send(.batch([ping, hello]))
+        guard case .refused(let refusal)? = await batching.read() else {
+            Issue.record("no refusal of a batch holding a hello")
+            return
+        }
+        #expect(refusal.reason.contains("a batch carries calls and replies only, and message 1 is hello"), "\(refusal.reason)")
+        #expect(await batcher.closedByNode())
+        batcher.close()
+        #expect(target.rejections[.malformedFrame] == 1)
+        let malformed: [[UInt8]] = [Array(#"{"type":"batch","body":[]}"#.utf8), WireBatch.payload(joining: [Array(try JSONEncoder().encode(WireMessage.batch([ping])))])]
+        for (index, payload) in malformed.enumerated() {
+            let peer = try await RawPeer.connect(to: target.address)
+            let session = try #require(await peer.handshake(cluster: target.cluster, secret: Self.secret, name: "batcher-\(index)"), "the honest handshake failed")
+            await peer.sendFrame(try session.sender.seal(payload))
+            #expect(await peer.closedByNode())
+            peer.close()
+            #expect(target.rejections[.malformedFrame] == 2 + index)
+        }
+        let older = try await RawPeer.connect(to: target.address)
+        let five = ProtocolVersions(lowest: 3, highest: ProtocolVersions.batching - 1)
+        let olderSession = try #require(await older.handshake(cluster: target.cluster, secret: Self.secret, name: "older", protocolVersions: five), "the honest handshake failed")
+        await olderSession.send(.batch([ping, members]))
+        #expect(await older.closedByNode())
+        older.close()
+        #expect(target.rejections[.malformedFrame] == 4)
         try await target.expectHealthy(after: "session attacks")
     }
 
@@ -582,7 +620,9 @@ struct HostileInputTests {
         var outcomes: [UInt64: WireMessage.Reply.Outcome] = [:]
         let deadline = MonotonicClock.now + 10
         while outcomes.count < calls.count, let message = await session.read(timeout: deadline - MonotonicClock.now) {
-            if case .reply(let reply) = message { outcomes[reply.id] = reply.outcome }
+            // Replies come alone or, several at once, in batches (protocol 6).
+            let replies = if case .batch(let members) = message { members } else { [message] }
+            for case .reply(let reply) in replies { outcomes[reply.id] = reply.outcome }
         }
         var refused = 0
         for (index, call) in calls.enumerated() {

@@ -108,8 +108,8 @@ final class RawPeer: Sendable {
     /// with `secret` (``Connection/sealedHandshakeMark``, then a ``SealedBox``). With
     /// `secret` nil it sends an empty proof; with a wrong secret the node must refuse it.
     /// Returns the session's seal, or nil if the node did not welcome us.
-    func handshake(cluster: String, secret: ClusterSecret?, name: String = "raw") async -> AuthenticatedSession? {
-        let hello = WireMessage.Handshake(cluster: cluster, node: NodeID(name: name, incarnation: 1), address: "", slots: 0,
+    func handshake(cluster: String, secret: ClusterSecret?, name: String = "raw", protocolVersions: ProtocolVersions = .current) async -> AuthenticatedSession? {
+        let hello = WireMessage.Handshake(protocolVersions: protocolVersions, cluster: cluster, node: NodeID(name: name, incarnation: 1), address: "", slots: 0,
                                           authenticated: secret != nil, nonce: HandshakeAuthentication.makeNonce())
         await sendHandshakeFrame(.hello(hello), secret: secret)
         guard case .welcome(let welcome)? = await readHandshakeMessage(secret: secret) else { return nil }
@@ -167,6 +167,17 @@ final class AuthenticatedSession {
     @discardableResult
     func send(_ message: WireMessage) async -> Bool {
         await peer.sendFrame(seal(message))
+    }
+
+    /// The next `count` messages from the node, the members of a batch one by one; nil
+    /// as ``read(timeout:)``.
+    func read(_ count: Int, timeout: Double = 2) async -> [WireMessage]? {
+        var messages: [WireMessage] = []
+        while messages.count < count {
+            guard let message = await read(timeout: timeout) else { return nil }
+            if case .batch(let members) = message { messages += members } else { messages.append(message) }
+        }
+        return messages
     }
 
     /// The next message from the node, its tag checked; nil on close, a bad tag, or when

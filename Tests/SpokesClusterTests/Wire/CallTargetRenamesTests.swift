@@ -30,6 +30,6 @@ import Testing
         #expect(renames.count == 20)
         #expect(Set(renames.map(\.oldTarget)).count == renames.count && Set(renames.map(\.newTarget)).count == renames.count)
         #expect(renames.allSatisfy { $0.oldTarget != $0.newTarget && $0.oldTarget.hasPrefix("$s") && $0.newTarget.hasPrefix("$s") })
-        #expect(CallTargetRenames.current.since == ProtocolVersions.current.highest)
+        #expect(CallTargetRenames.current.since == 5 && ProtocolVersions.current.contains(5), "the renames came with protocol 5")
     }
 }

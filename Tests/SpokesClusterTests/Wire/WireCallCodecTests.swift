@@ -1,0 +1,106 @@
+import Foundation
+import SpokesTestKit
+import Testing
+@testable import SpokesCluster
+
+/// Calls and replies by hand against `Codable`, pure: what ``WireCallCodec`` writes,
+/// `JSONDecoder` reads as the same message; what it reads is what `JSONDecoder` reads;
+/// and whatever is not its own form (a peer's `JSONEncoder` output, anything malformed)
+/// it leaves to `JSONDecoder`.
+@Suite struct WireCallCodecTests {
+    /// Strings a peer may send: quotes, backslashes, every control character, escapes of
+    /// their own, text beyond ASCII and beyond the basic plane.
+    static let hostileStrings: [String] = [
+        "", "plain", "\"quoted\"", "back\\slash", "\\\"", "{\"json\":[1,2,\"x\"]}", "line\nbreak\r\ttab",
+        String((0..<32).map { Character(Unicode.Scalar(UInt8($0))) }), "\u{7F}del", "é漢字", "🚲 emoji \u{1F6B2}", "\u{2028}\u{2029}",
+        "/slash/", "\\u0041 not an escape", String(repeating: "x", count: 3000),
+    ]
+
+    static var messages: [WireMessage] {
+        let node = NodeID(name: "node-\"1\"", incarnation: .max)
+        var messages: [WireMessage] = []
+        for (index, text) in hostileStrings.enumerated() {
+            messages.append(.call(.init(id: UInt64(index), recipient: ActorID(node: node, name: text), target: text,
+                                        genericSubstitutions: index.isMultiple(of: 2) ? [] : [text, "Si"], arguments: [text, "1", text])))
+            messages.append(.reply(.init(id: UInt64(index) << 40, outcome: .value(text))))
+            messages.append(.reply(.init(id: 0, outcome: .error(type: text, message: text + "!"))))
+        }
+        messages.append(.call(.init(id: 0, recipient: ActorID(node: NodeID(name: "", incarnation: 0), name: ""), target: "",
+                                    genericSubstitutions: [], arguments: [])))
+        messages.append(.reply(.init(id: .max, outcome: .void)))
+        return messages
+    }
+
+    func decodedByJSONDecoder(_ bytes: [UInt8]) throws -> WireMessage {
+        try JSONDecoder().decode(WireMessage.self, from: Data(bytes))
+    }
+
+    @Test func whatItWritesJSONDecoderReadsAsTheSameMessageAndSoDoesIt() throws {
+        for message in Self.messages {
+            let bytes = try #require(WireCallCodec.encode(message))
+            #expect(try decodedByJSONDecoder(bytes) == message, "\(String(decoding: bytes, as: UTF8.self).prefix(200))")
+            #expect(WireCallCodec.decode(bytes[...]) == message)
+        }
+        // Batches as WireBatch joins them.
+        let members = Array(Self.messages.prefix(10))
+        let joined = WireBatch.payload(joining: try members.map { try #require(WireCallCodec.encode($0)) })
+        #expect(WireCallCodec.decode(joined[...]) == .batch(members))
+        #expect(try decodedByJSONDecoder(joined) == .batch(members))
+    }
+
+    @Test func onlyCallsAndRepliesAreWrittenByHand() {
+        let others: [WireMessage] = [.heartbeat(.init(sequence: 1)), .leave, .refused(.init(reason: "no")), .batch([]), .unknown(type: "x")]
+        #expect(others.allSatisfy { WireCallCodec.encode($0) == nil })
+    }
+
+    @Test func whatJSONEncoderWritesIsReadTheSameOrLeftToJSONDecoder() throws {
+        for message in Self.messages {
+            let bytes = Array(try JSONEncoder().encode(message))
+            // Its keys come in any order: read the same, or not read here at all.
+            if let read = WireCallCodec.decode(bytes[...]) { #expect(read == message) }
+        }
+    }
+
+    @Test func anythingOffItsFormIsLeftToJSONDecoder() throws {
+        let call = try #require(WireCallCodec.encode(Self.messages[3]))  // the call of "plain", id 1
+        let text = String(decoding: call, as: UTF8.self)
+        var offForm: [[UInt8]] = [
+            Array(text.utf8.dropLast()), Array((text + " ").utf8), Array(text.replacingOccurrences(of: "\"id\":1", with: "\"id\":01").utf8),
+            Array(text.replacingOccurrences(of: "\"id\":1", with: "\"id\":-1").utf8),
+            Array(text.replacingOccurrences(of: "\"id\":1", with: "\"id\":18446744073709551616").utf8),
+            Array(text.replacingOccurrences(of: "\"plain\"", with: "\"pl\\x\"").utf8),
+            Array(text.replacingOccurrences(of: "\"plain\"", with: "\"\\ud800\"").utf8),
+            Array(text.replacingOccurrences(of: "\"plain\"", with: "\"\\udc00\\ud800\"").utf8),
+            Array(text.replacingOccurrences(of: "\"plain\"", with: "\"\\u12\"").utf8),
+            Array(text.replacingOccurrences(of: "\"plain\"", with: "\"a\u{01}b\"").utf8),
+            Array(#"{"type":"batch","body":[]}"#.utf8), Array(#"{"type":"batch","body":[\#(text),]}"#.utf8),
+            Array(#"{"type":"batch","body":[{"type":"batch","body":[\#(text)]}]}"#.utf8), Array(#"{"type":"heartbeat","body":{"sequence":1}}"#.utf8),
+            [], Array("{".utf8),
+        ]
+        // Invalid UTF-8 inside a string.
+        offForm.append(Array(text.replacingOccurrences(of: "plain", with: "pl\u{1}in").utf8).map { $0 == 0x01 ? 0xFF : $0 })
+        offForm.append(WireBatch.payload(joining: Array(repeating: call, count: WireBatch.maximumCount + 1)))
+        for bytes in offForm {
+            #expect(WireCallCodec.decode(bytes[...]) == nil, "\(String(decoding: bytes, as: UTF8.self).prefix(120))")
+        }
+    }
+
+    @Test func seededMutationsOfItsFormNeverCrashAndReadOnlyWhatJSONDecoderReads() throws {
+        var generator = TestGenerator(seed: 33)
+        let forms = try Self.messages.prefix(12).map { try #require(WireCallCodec.encode($0)) }
+        for round in 0..<2_000 {
+            var bytes = forms[round % forms.count]
+            for _ in 0..<Int.random(in: 1...3, using: &generator) where !bytes.isEmpty {
+                let at = Int.random(in: 0..<bytes.count, using: &generator)
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: bytes[at] = UInt8.random(in: 0...255, using: &generator)
+                case 1: bytes.remove(at: at)
+                default: bytes.insert(UInt8.random(in: 0...255, using: &generator), at: at)
+                }
+            }
+            if let read = WireCallCodec.decode(bytes[...]) {
+                #expect((try? decodedByJSONDecoder(bytes)) == read, "\(String(decoding: bytes, as: UTF8.self).prefix(200))")
+            }
+        }
+    }
+}
