@@ -29,8 +29,7 @@ enum CancelCommand {
         let settings = try ClusterOptions.settings(arguments, environment: context.environment)
         let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
         let cancellation = try await NodeClient.withClient(of: target, settings: settings, callTimeout: 30) { client, node in
-            try await JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
-                .cancel(job: job, origin: .command)
+            try await JobDeskClient(system: client).cancel(job, at: node, origin: .command)
         }
         guard let cancellation else {
             context.standardError("error: no node of the cluster runs job \(job) (asked the node at \(target) and its members); 'spokes jobs' lists the jobs a node runs and stored\n")

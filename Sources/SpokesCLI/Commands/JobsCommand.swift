@@ -24,7 +24,7 @@ enum JobsCommand {
         let settings = try ClusterOptions.settings(arguments, environment: context.environment)
         let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
         let listed = try await NodeClient.withClient(of: target, settings: settings, callTimeout: 10) { client, node in
-            try await JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client).clusterJobs()
+            try await JobDeskClient(system: client).list(at: node)
         }
         let jobs = listed.jobs
         if !listed.unanswered.isEmpty {
@@ -73,9 +73,6 @@ enum JobsCommand {
 }
 
 enum ResultCommand {
-    /// Seconds a job must stay listed as stalled before `result` says so and stops.
-    static let stalledPatience = 3.0
-
     static let spec = CommandSpec(
         name: "result",
         abstract: "Print a finished job's report again, from whichever node stored it.",
@@ -104,100 +101,33 @@ enum ResultCommand {
         // One client for every question, however long --wait waits.
         let client = try NodeClient.makeClient(settings: settings, callTimeout: 10)
         defer { client.shutdown() }
-        let runtime = client.runtime
-        var found = try await stored(job, at: target, with: client)
-        // Just after a restart a replicated job is known only once its replicas have
-        // elected a leader (about a second): --wait gives it that long.
-        let patience = runtime.now + 5
-        while case .unknown = found, arguments.flag("wait"), runtime.now < patience {
-            try await runtime.sleep(for: 0.25)
-            found = try await stored(job, at: target, with: client)
-        }
-        var waited = false
-        var hops = 0
-        var stalledSince: Double?
-        while case .elsewhere(let location) = found {
-            // A stalled job waits for a majority of its replicas, which no client can bring
-            // back: once it stays stalled for a while (a node cut off from the rest sees
-            // its peers dead while they run the job on), say so, naming them, and stop
-            // (issue 29 §2).
-            if location.summary.state == .stalled {
-                let since = stalledSince ?? runtime.now
-                stalledSince = since
-                if runtime.now - since >= Self.stalledPatience {
-                    context.standardError("job \(job) is stalled on \(location.node): \(location.summary.stalledReason ?? "too few of its replicas can take part")\n")
-                    return 1
-                }
-                try await runtime.sleep(for: 0.25)
-                found = try await stored(job, at: target, with: client)
-                continue
-            }
-            stalledSince = nil
-            // A finished job is a hop or two away; only waiting on a running one loops on.
-            if location.summary.state != .running { hops += 1 }
-            guard hops <= 3 else { break }
-            if location.summary.state == .running {
-                guard arguments.flag("wait") else {
-                    let summary = location.summary
-                    context.standardError("job \(job) is running on \(location.node) at \(location.address) (\(summary.succeeded) of \(summary.tasks) done); "
-                        + "'spokes result \(job) --wait' waits for its report\n")
-                    return 1
-                }
-                if !waited, context.standardErrorIsTerminal { context.standardError("waiting for job \(job) on \(location.node)...\n") }
-                waited = true
-                try await runtime.sleep(for: 0.25)
-            }
-            let address = try SocketAddress(parsing: location.address)
-            var next = try await stored(job, at: address, with: client)
-            // Listed as finished but no report on its node: it may have ended between the
-            // two questions (ask again), or the store could not keep it.
-            var asked = 1
-            while case .elsewhere(let moved) = next, moved.node == location.node, moved.summary.state != .running {
-                guard asked < 3 else {
-                    context.standardError("error: job \(job) ended on \(location.node) but its report is not in that node's job store\n")
-                    return 1
-                }
-                asked += 1
-                try await runtime.sleep(for: 0.25)
-                next = try await stored(job, at: address, with: client)
-            }
-            found = next
-        }
+        // --wait's bound is the job's own end (its tasks have deadlines and bounded retries).
+        let found = try await JobDeskClient(system: client).result(
+            of: job, at: target, waiting: arguments.flag("wait") ? .untilEnd(atMost: nil) : .no,
+            join: { try await NodeClient.join($0, with: client).node }, storedReport: StoredJobReport.find,
+            onWaiting: { location in
+                if context.standardErrorIsTerminal { context.standardError("waiting for job \(job) on \(location.node)...\n") }
+            })
         switch found {
-        case .bikes(let report):
+        case .report(.bikes(let report)):
             return try ReportOutput.emit(report, arguments: arguments, context: context) ? 0 : 1
-        case .tasks(let report):
+        case .report(.tasks(let report)):
             return try emit(report, arguments: arguments, context: context)
-        case .unknown, .elsewhere:
+        case .running(let location), .stillRunning(let location, _):
+            let summary = location.summary
+            context.standardError("job \(job) is running on \(location.node) at \(location.address) (\(summary.succeeded) of \(summary.tasks) done); "
+                + "'spokes result \(job) --wait' waits for its report\n")
+            return 1
+        case .stalled(let node, let reason):
+            context.standardError("job \(job) is stalled on \(node): \(reason)\n")
+            return 1
+        case .notStored(let node):
+            context.standardError("error: job \(job) ended on \(node) but its report is not in that node's job store\n")
+            return 1
+        case .unknown:
             context.standardError("error: no node of the cluster knows job \(job) (asked the node at \(target) and its members); 'spokes jobs' lists the cluster's jobs\n")
             return 1
         }
-    }
-
-    /// What a node knows of a job: its stored report (a bike job's or a job of tasks'),
-    /// where in the cluster it is, or nothing.
-    enum Found: Sendable {
-        case bikes(SimulationReport)
-        case tasks(TaskJobReport)
-        case elsewhere(JobService.JobLocation)
-        case unknown
-    }
-
-    /// Asks the node at `address` for `job`'s stored report, else where the job is. The
-    /// client dials a node once and asks it again over the same connection.
-    static func stored(_ job: String, at address: SocketAddress, with client: ClusterSystem) async throws -> Found {
-        let node: NodeID
-        if let connected = client.connectedPeers.first(where: { $0.address == address.description }) {
-            node = connected.node
-        } else {
-            node = try await NodeClient.join(address, with: client).node
-        }
-        let bikes = try BikeJobService.resolve(id: ActorID(node: node, name: BikeJobService.wellKnownName), using: client)
-        let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
-        if let report = try await bikes.report(of: job) { return .bikes(report) }
-        let desk = try TaskJobs.resolve(id: ActorID(node: node, name: TaskJobs.wellKnownName), using: client)
-        if let report = try await desk.report(of: job) { return .tasks(report) }
-        return try await service.locate(job: job).map { .elsewhere($0) } ?? .unknown
     }
 
     /// Prints a stored job of tasks: a sweep's report, or a map's outputs; the exit status.

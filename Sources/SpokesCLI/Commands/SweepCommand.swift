@@ -84,8 +84,6 @@ enum SweepCommand {
         let deadline = try arguments.value(JobOptions.deadline) ?? settings.taskDeadline
         let retries = try arguments.value(JobOptions.retries) ?? settings.taskRetries
         let share = try JobOptions.share(arguments, environment: context.environment)
-        let encoder = JSONEncoder()
-        let inputs = try (0..<plan.runCount).map { String(decoding: try encoder.encode(plan.taskInput(forRun: $0)), as: UTF8.self) }
         let target = try await NodeClient.target(arguments, settings: settings, timeout: 3)
         let asJSON = try arguments.value(json)
 
@@ -97,9 +95,8 @@ enum SweepCommand {
         let clock = RealClock()
         let start = clock.now
         let running = Task {
-            try await cluster.run(
-                kind: SweepRunTask.name, schema: SweepRunTask.schema, inputs: inputs, deadline: deadline, retries: retries,
-                title: "sweep \(plan.network.name): \(plan.runCount) runs", share: share, jobPrefix: "sweep",
+            try await SweepClient.run(
+                plan, with: cluster, deadline: deadline, retries: retries, share: share,
                 progress: { progress.show($0, elapsed: (clock.now - start)) },
                 onStart: { plan in
                     context.standardError("job \(plan.job) accepted by \(plan.coordinator) at \(target); stop it with: spokes cancel \(plan.job) --to \(target)\n")
@@ -115,21 +112,14 @@ enum SweepCommand {
         return try emit(job, arguments: arguments, context: context)
     }
 
-    /// The sweep report of a stored job of `bikes.sweep-run` tasks (its inputs say each
-    /// run's network and parameters).
+    /// The sweep report of a stored job of `bikes.sweep-run` tasks (``SweepClient/report(of:)``);
+    /// a job without runs is a usage error.
     static func report(of job: TaskJobReport) throws -> SweepReport {
-        let decoder = JSONDecoder()
-        let inputs = try job.inputs.map { try decoder.decode(SweepRunTask.Input.self, from: Data($0.utf8)) }
-        guard let source = inputs.first?.network else { throw UsageError("job \(job.job) has no runs") }
-        let network = try source.resolve()
-        let runs = zip(inputs, job.outcomes).map { input, outcome -> SweepReport.Run in
-            if let output = outcome.output, let figures = try? decoder.decode(SweepRunFigures.self, from: Data(output.utf8)) {
-                return SweepReport.Run(run: input.run, node: outcome.node, figures: figures)
-            }
-            let reasons = outcome.failures.map { "attempt \($0.attempt)\($0.node.isEmpty ? "" : " on \($0.node)"): \($0.reason)" }
-            return SweepReport.Run(run: input.run, failures: reasons.isEmpty ? ["no output"] : reasons)
+        do {
+            return try SweepClient.report(of: job)
+        } catch let noRuns as SweepClient.NoRuns {
+            throw UsageError("\(noRuns)")
         }
-        return SweepReport(network: network, runs: runs, job: job.job, wallTime: job.wallTime)
     }
 
     /// Prints a sweep job's report (the summary, or `--json`; `--html FILE` too); the exit

@@ -101,11 +101,12 @@ public distributed actor JobService {
             for await answer in group { answers.append(answer) }
             return answers.sorted { $0.0 < $1.0 }
         }
-        var seen = Set(own.map(\.job))
-        var all = own
-        for (_, jobs) in answers {
-            for job in jobs ?? [] where seen.insert(job.job).inserted { all.append(job) }
-        }
+        // This node's own list too: a job that ends between the node's two looks (its
+        // running jobs, then its store) is in both (`simulate-cluster --model nodes`, seed
+        // 174: `spokes jobs` listed a map twice as it ended).
+        var seen = Set<String>()
+        var all: [JobStore.Summary] = []
+        for job in own + answers.flatMap({ $0.1 ?? [] }) where seen.insert(job.job).inserted { all.append(job) }
         var running = all.filter(\.isUnfinished)
         // Each running job's fair share of the cluster's slots: this node's and every
         // alive member's budgets, shared among the running jobs' remaining tasks.

@@ -150,11 +150,28 @@ public struct JobGroups: Sendable {
         let me = system.node.name
         var held: [(machine: any ReplicatedStateMachine, stalled: String?)] = []
         for id in host.groupIDs where id.hasPrefix(kind + "-") {
-            guard let (status, machine) = await host.statusAndMachine(of: id), status.leader.map({ $0 == me || !alive.contains($0) }) ?? true
+            guard let (status, machine) = await host.statusAndMachine(of: id),
+                  let stalled = Self.held(leader: status.leader, replicas: status.replicas, me: me, failure: status.failure, alive: alive)
             else { continue }
-            held.append((machine, Self.stall(replicas: status.replicas, me: me, failure: status.failure, alive: alive)))
+            held.append((machine, stalled))
         }
         return held
+    }
+
+    /// Whether this node lists a group's job as held here, and if so why it cannot go on
+    /// (the inner optional, ``stall(replicas:me:failure:alive:)``): its leader is not an
+    /// alive member or is this node, and, where this replica stopped (`failure`: its disk
+    /// filled, say), too few of the others can take part to run the job without it. A
+    /// stopped replica whose group goes on elsewhere never learns the job ended there:
+    /// listed as running, its job stayed "running" on this node for good after it was
+    /// stored, and `spokes result --wait` asked of this node waited on
+    /// (`simulate-cluster --model nodes --nodes 5`, seed 6: a full disk, then a clock jump,
+    /// at a map's coordinator).
+    static func held(leader: String?, replicas: [String], me: String, failure: String?, alive: Set<String>) -> String?? {
+        guard leader.map({ $0 == me || !alive.contains($0) }) ?? true else { return nil }
+        let stalled = stall(replicas: replicas, me: me, failure: failure, alive: alive)
+        if failure != nil, stalled == nil { return nil }
+        return .some(stalled)
     }
 
     /// Whether this node holds a replica of group `id` that has not stopped and knows no

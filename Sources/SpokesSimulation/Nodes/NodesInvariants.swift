@@ -88,7 +88,8 @@ struct NodesInvariants {
             if let asking = askers[node], let broken = try await checkResult(of: answer, at: node, asking: asking) { return "\(answer.name) (\(job)): \(broken)" }
             run.record("\(answer.name) stored on \(places.count) node(s), as told")
         }
-        return nil
+        // The other clients: `result --wait`, `jobs`, `cancel`, the sweep (NodesClients).
+        return try await run.clients.check(in: run, accepted: accepted)
     }
 
     /// A job whose client was told ``JobRefused`` is stored nowhere and runs nowhere; and,
@@ -122,7 +123,7 @@ struct NodesInvariants {
     }
 
     /// For each job, the nodes whose store holds it and on how many lines.
-    private func storedLines(of jobs: [String]) async -> [String: [(node: Int, lines: Int)]] {
+    func storedLines(of jobs: [String]) async -> [String: [(node: Int, lines: Int)]] {
         let stores = run.liveAssemblies.map { ($0.index, $0.assembly.store.path, $0.assembly.node.system.runtime.disk) }
         return await runBlocking("nodes-model") {
             var found: [String: [(node: Int, lines: Int)]] = [:]

@@ -12,7 +12,8 @@ import Synchronization
 /// handshake, placement, workers, the Raft host, both kinds of replicated jobs, the job
 /// store and journal) on one ``SimulatedCluster`` (a simulated network, a virtual clock),
 /// each on a temporary data directory of its own; real ``ClusterClient``s submit maps of
-/// `bench.sleep`, cancel one, and submit a small bike job; faults drawn from the seed
+/// `bench.sleep`, cancel one, and submit a small bike job (and ``NodesClients`` a sweep,
+/// `result --wait`, `cancel` and `jobs` clients, the commands' code); faults drawn from the seed
 /// crash and restart nodes, pause them, cut them off both ways, one way or from their job's
 /// replicas only, lose datagrams, delay and reorder what is sent, slow a node's disk or
 /// fill it, and leap a node's clock. Then

@@ -32,6 +32,8 @@ final class NodesRun: Sendable {
     /// Clients that gave up on a job (``CoordinatorLost``) while a member they could
     /// reach had been running it for a while: what broke, as found when they gave up.
     let lies = Mutex<[String]>([])
+    /// The clients besides the submitters: `result --wait`, `jobs`, `cancel` and a sweep.
+    let clients = NodesClients()
 
     var virtualSeconds: Double { cluster.clock.now - startTime }
     private let startTime: Double
@@ -267,9 +269,11 @@ final class NodesRun: Sendable {
                 }
             }
         }
+        try await clients.start(in: self)
     }
 
-    private func launch(_ body: @escaping @Sendable () async -> Void) {
+    /// Runs `body` until it ends or the seed's run is torn down.
+    func launch(_ body: @escaping @Sendable () async -> Void) {
         operations.withLock { $0.append(Task { await body() }) }
     }
 
@@ -345,19 +349,7 @@ final class NodesRun: Sendable {
     /// there (issue 28: "no client waits past its bound without saying why", and what it
     /// says is true). Recorded in ``lies``; a truthful give-up is only traced.
     private func checkGivingUp(_ job: Int, lost: CoordinatorLost) async {
-        let cutOff = unreachable.withLock { $0 }
-        var runners: [String] = []
-        for (index, assembly) in liveAssemblies where index != cutOff {
-            // A map this node coordinates (not one it holds for a dead coordinator), or a
-            // bike job it runs (one held without a coordinator has run for no time here).
-            let maps = await assembly.taskJobs.whenLocal { await $0.runningJobs() } ?? []
-            let listed = (try? await assembly.jobs.whenLocal { try await $0.jobs() }) ?? nil
-            let wallTime = maps.first(where: { $0.job == lost.job && $0.slots != nil })?.wallTime
-                ?? listed?.first(where: { $0.job == lost.job && $0.kind == nil && $0.state == .running })?.wallTime
-            if let wallTime, wallTime >= Self.followableAfter {
-                runners.append("n\(index) (for \(String(format: "%.1f", wallTime)) s)")
-            }
-        }
+        let (runners, cutOff) = await reachableRunners(of: lost.job)
         let name = answerName(job)
         if runners.isEmpty {
             record("  \(name): no reachable member runs it (\(cutOff.map { "n\($0) is cut off" } ?? "no node is cut off")): a truthful give-up")
@@ -366,6 +358,26 @@ final class NodesRun: Sendable {
             record("  " + broken)
             lies.withLock { $0.append(broken) }
         }
+    }
+
+    /// The members a client could reach now (any node up but the one a fault cuts off)
+    /// that have been running `job` for ``followableAfter`` seconds or more, as
+    /// `nK (for S s)`; and the node cut off, if any.
+    func reachableRunners(of job: String) async -> (runners: [String], cutOff: Int?) {
+        let cutOff = unreachable.withLock { $0 }
+        var runners: [String] = []
+        for (index, assembly) in liveAssemblies where index != cutOff {
+            // A map this node coordinates (not one it holds for a dead coordinator), or a
+            // bike job it runs (one held without a coordinator has run for no time here).
+            let maps = await assembly.taskJobs.whenLocal { await $0.runningJobs() } ?? []
+            let listed = (try? await assembly.jobs.whenLocal { try await $0.jobs() }) ?? nil
+            let wallTime = maps.first(where: { $0.job == job && $0.slots != nil })?.wallTime
+                ?? listed?.first(where: { $0.job == job && $0.kind == nil && $0.state == .running })?.wallTime
+            if let wallTime, wallTime >= Self.followableAfter {
+                runners.append("n\(index) (for \(String(format: "%.1f", wallTime)) s)")
+            }
+        }
+        return (runners, cutOff)
     }
 
     /// Node `nK`'s index K.

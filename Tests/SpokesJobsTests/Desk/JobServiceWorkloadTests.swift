@@ -84,4 +84,26 @@ struct JobServiceWorkloadTests {
             #expect(holds && running.isEmpty, "n1 holds its replica and runs nothing now")
         }
     }
+
+    /// Found by the nodes model's `jobs` client (`simulate-cluster --model nodes --nodes
+    /// 5`, seed 174): a job that ended between the node's look at its running jobs and at
+    /// its store was listed twice.
+    @Test func aJobRunningAndStoredOnOneNodeIsListedOnce() async throws {
+        let cluster = try SimulatedCluster(1, configure: { _, settings in settings.dataDirectory = "/data/n0" }, disk: { _ in SimulatedDisk() })
+        defer { cluster.stop() }
+        try await cluster.awaitMesh()
+        let store = JobStore(of: cluster[0])
+        let stored = JobStore.Summary(job: "w-1", state: .completed, finished: "2026-11-27T00:00:00Z", coordinator: "n0", title: "made up", tasks: 3,
+                                      succeeded: 3, failed: 0, cancelled: 0, retries: 0, wallTime: 1)
+        try store.append(summary: stored, key: "madeUp", report: Data("{}".utf8))
+        let desk = ClusterSystem.withWellKnownName(JobService.wellKnownName) {
+            JobService(actorSystem: cluster[0].system, node: cluster[0], store: store, workloads: [MadeUpWorkload(node: "n0", running: ["w-1"])])
+        }
+        defer { withExtendedLifetime(desk) {} }
+        let client = try cluster.client()
+        try await cluster.complete("the client joins", within: 10) { try await client.join(cluster[0].system.address) }
+        let asked = try JobService.resolve(id: ActorID(node: cluster[0].system.node, name: JobService.wellKnownName), using: client)
+        let listed = try await cluster.complete("jobs", within: 10) { try await asked.clusterJobs() }
+        #expect(listed.jobs.map(\.job) == ["w-1"] && listed.jobs.first?.state == .running, "once, running first")
+    }
 }

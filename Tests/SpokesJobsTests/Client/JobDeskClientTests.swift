@@ -1,0 +1,140 @@
+@testable import SpokesJobs
+import Foundation
+import SpokesConcurrency
+import SpokesClusterTestKit
+import SpokesTestKit
+import Synchronization
+import Testing
+@testable import SpokesCluster
+
+/// The job layer's client for submitted jobs (`spokes jobs`, `spokes result [--wait]`,
+/// `spokes cancel`), asking a node that does not coordinate the job, on a simulated
+/// network under a virtual clock.
+@Suite(.hangGuard)
+struct JobDeskClientTests {
+    /// Two nodes `c0`, `c1` running `test.cube`, each with its `jobs` desk (kept until the
+    /// test ends: `withExtendedLifetime`); a client of each: the submitter's of c0, and a
+    /// job desk client of c1.
+    func twoNodes() async throws -> (SimulatedCluster, submitter: ClusterClient, desk: JobDeskClient, desks: [JobService]) {
+        let cluster = try SimulatedCluster(2, prefix: "c", configure: { index, settings in
+            settings.slots = 2
+            settings.dataDirectory = "/data/c\(index)"
+        }, registry: { _ in TaskRegistry(kinds: [CubeTask()]) }, disk: { _ in SimulatedDisk() })
+        try await cluster.awaitMesh()
+        let desks = (0..<2).map { index in
+            ClusterSystem.withWellKnownName(JobService.wellKnownName) { JobService(actorSystem: cluster[index].system, node: cluster[index]) }
+        }
+        let submitter = try await cluster.clusterClient(to: cluster[0], registry: TaskRegistry(kinds: [CubeTask()])) { $0.taskDeadline = TaskDeadlines.unreached }
+        let asker = try await cluster.clusterClient(to: cluster[1])
+        return (cluster, submitter, JobDeskClient(system: asker.system), desks)
+    }
+
+    /// Starts a map of `inputs` on c0; its id once it runs, and its call.
+    func startMap(_ inputs: [Int], from client: ClusterClient, in cluster: SimulatedCluster) async throws -> (String, Task<TaskJobReport, any Error>) {
+        let started = Promise<ClusterClient.Plan, Never>()
+        let running = Task {
+            try await client.run(kind: CubeTask.name, schema: nil, inputs: inputs.map { "{\"number\": \($0)}" }, onStart: { started.resolve($0) })
+        }
+        try await cluster.run(until: "the map starts", within: 5) { started.future.isComplete }
+        return (try #require(started.future.currentResult).get().job, running)
+    }
+
+    @Test func aRunningJobIsNamedListedOnceWaitedForAndItsStoredReportPrinted() async throws {
+        let (cluster, submitter, desk, desks) = try await twoNodes()
+        defer { cluster.stop() }
+        defer { withExtendedLifetime(desks) {} }
+        let (job, running) = try await startMap([1400, 1400, 2, 3], from: submitter, in: cluster)
+        let target = cluster[1].system.address
+        let now = try await cluster.complete("result without --wait", within: 10) {
+            try await desk.result(of: job, at: target, waiting: .no, storedReport: JobDeskClient.taskJobReport)
+        }
+        guard case .running(let location) = now else { Issue.record("want running, got \(now)"); return }
+        #expect(location.node == "c0" && location.summary.tasks == 4)
+        let listed = try await cluster.complete("jobs", within: 10) { try await desk.list(at: cluster[1].system.node) }
+        #expect(listed.jobs.filter { $0.job == job }.count == 1 && listed.unanswered.isEmpty)
+        let heardWhere = Mutex<[String]>([])
+        let waited = try await cluster.complete("result --wait", within: 30) {
+            try await desk.result(of: job, at: target, waiting: .untilEnd(atMost: nil), storedReport: JobDeskClient.taskJobReport) { location in
+                heardWhere.withLock { $0.append(location.node) }
+            }
+        }
+        let told = try await cluster.complete("the submitter's report", within: 10) { try await running.value }
+        guard case .report(let printed) = waited else { Issue.record("want the report, got \(waited)"); return }
+        #expect(printed.tasks.map(\.output) == told.tasks.map(\.output) && printed.succeeded == 4 && printed.stored == true)
+        #expect(heardWhere.withLock { $0 } == ["c0"], "told once where it waits")
+        let unknown = try await cluster.complete("result of a job nobody knows", within: 10) {
+            try await desk.result(of: "map-00000000", at: target, waiting: .no, storedReport: JobDeskClient.taskJobReport)
+        }
+        guard case .unknown = unknown else { Issue.record("want unknown, got \(unknown)"); return }
+    }
+
+    @Test func aWaitWithABoundSaysTheJobStillRunsAndCancelStopsIt() async throws {
+        let (cluster, submitter, desk, desks) = try await twoNodes()
+        defer { cluster.stop() }
+        defer { withExtendedLifetime(desks) {} }
+        let (job, running) = try await startMap([9000, 9000], from: submitter, in: cluster)
+        let target = cluster[1].system.address
+        let started = cluster.clock.now
+        let bounded = try await cluster.complete("result --wait, bounded", within: 10) {
+            try await desk.result(of: job, at: target, waiting: .untilEnd(atMost: 1), storedReport: JobDeskClient.taskJobReport)
+        }
+        guard case .stillRunning(let location, let waited) = bounded else { Issue.record("want still running, got \(bounded)"); return }
+        #expect(location.node == "c0" && waited >= 1 && cluster.clock.now - started < 3)
+        let cancellation = try await cluster.complete("cancel", within: 20) { try await desk.cancel(job, at: cluster[1].system.node) }
+        #expect(cancellation?.coordinator == "c0" && cancellation?.summary != nil && cancellation?.storeError == nil)
+        let report = try await cluster.complete("the cancelled map's report", within: 10) { try await running.value }
+        #expect(report.cancelled)
+        // Asked of c0, which stored it (this test's nodes keep their reports of tasks in
+        // memory, where no other node's desk lists them).
+        let storedOn = cluster[0].system.address
+        let printed = try await cluster.complete("result", within: 10) {
+            try await desk.result(of: job, at: storedOn, waiting: .no, storedReport: JobDeskClient.taskJobReport)
+        }
+        guard case .report(let stored) = printed else { Issue.record("want the report, got \(printed)"); return }
+        #expect(stored.cancelled && stored.cancelReason == JobService.CancelOrigin.command.reason)
+        let again = try await cluster.complete("cancel again", within: 20) { try await desk.cancel(job, at: cluster[1].system.node) }
+        #expect(again == nil, "no node runs it now")
+    }
+
+    /// Found by the simulator's `result --wait` clients (`simulate-cluster --model nodes
+    /// --nodes 5`, seed 15): a `result --wait` client waited for a map on its coordinator,
+    /// which a partition cut off; the client failed with "peer disconnected" while the
+    /// member that took the map over had run it for 2.2 s, and went on to store its report.
+    /// Now it asks the node it was sent to again, which finds the job on the member that
+    /// runs it now, and prints that member's report.
+    @Test func aWaitingClientWhoseJobsNodeIsLostFindsTheMemberThatTookTheJobOver() async throws {
+        let cluster = try SimulatedCluster(3, configure: { index, settings in settings.dataDirectory = "/data/n\(index)" },
+                                           disk: { _ in SimulatedDisk() })
+        defer { cluster.stop() }
+        try await cluster.awaitMesh()
+        typealias Workload = JobServiceWorkloadTests.MadeUpWorkload
+        let workloads = [Workload(node: "n0"), Workload(node: "n1", running: ["w-1"]), Workload(node: "n2")]
+        let desks = (0..<3).map { index in
+            ClusterSystem.withWellKnownName(JobService.wellKnownName) {
+                JobService(actorSystem: cluster[index].system, node: cluster[index], workloads: [workloads[index]])
+            }
+        }
+        defer { withExtendedLifetime(desks) {} }
+        let client = try await cluster.clusterClient(to: cluster[0])
+        let desk = JobDeskClient(system: client.system)
+        let storedOnN2 = Atomic<Bool>(false)
+        let waitingOn = Mutex<[String]>([])
+        let target = cluster[0].system.address
+        let waiting = Task {
+            try await desk.result(of: "w-1", at: target, waiting: .untilEnd(atMost: nil), storedReport: { job, node, _ in
+                node.name == "n2" && storedOnN2.load(ordering: .acquiring) ? "the report of \(job) on n2" : nil
+            }, onWaiting: { location in waitingOn.withLock { $0.append(location.node) } })
+        }
+        try await cluster.run(until: "the client waits on n1", within: 10) { !waitingOn.withLock(\.isEmpty) }
+        // n1 is lost; n2 takes the job over, and later stores its report.
+        cluster.isolate(SimulatedCluster.host(1))
+        workloads[1].state.withLock { $0.running = [] }
+        workloads[2].state.withLock { $0.running = ["w-1"] }
+        try await cluster.run(for: 8)
+        storedOnN2.store(true, ordering: .releasing)
+        let found = try await cluster.complete("the wait ends", within: 30) { try await waiting.value }
+        guard case .report(let report) = found else { Issue.record("want n2's report, got \(found)"); return }
+        #expect(report == "the report of w-1 on n2")
+        #expect(waitingOn.withLock { $0 } == ["n1"])
+    }
+}
