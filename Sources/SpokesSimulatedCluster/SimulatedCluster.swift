@@ -294,7 +294,9 @@ public final class SimulatedCluster: Sendable {
         defer { Self.drivingThreads.withLock { $0[driver] = nil } }
         var quietTurns = 0
         var lastSleepers = -1
-        var busySince: ContinuousClock.Instant?
+        // The machine's time (the runtime's real clock): how long other threads stay busy.
+        let machine = RealClock()
+        var busySince: Double?
         for _ in 0..<2_000_000 {
             // Listed only while this driver runs: a thread it left may take a node's job.
             Self.drivingThreads.withLock { $0[driver] = nil }
@@ -307,14 +309,14 @@ public final class SimulatedCluster: Sendable {
             if quietTurns >= 20 {
                 let drivers = Set(Self.drivingThreads.withLock { $0.values })
                 if ProcessThreads.busy().allSatisfy(drivers.contains) { return }
-                let now = ContinuousClock.now
+                let now = machine.now
                 if let since = busySince, now - since > Self.busyPatience { return }
                 busySince = busySince ?? now
                 // A thread has work in hand (or another driver is between two turns): wait
                 // off the processor, so that neither this driver's turns nor those of the
                 // others keep it from that work, and look again.
                 Self.drivingThreads.withLock { $0[driver] = nil }
-                try? await Task.sleep(for: .microseconds(50))
+                try? await machine.sleep(for: 50e-6)
                 quietTurns = 19
             }
         }
@@ -334,7 +336,7 @@ public final class SimulatedCluster: Sendable {
     /// How long one step waits at most for the other threads of the process to have no
     /// work in hand: longer than a preempted thread waits for a processor on a loaded
     /// 2-core machine, short enough that a test beside busy ones still runs in seconds.
-    static let busyPatience = Duration.milliseconds(4)
+    static let busyPatience = 0.004
 
     /// The threads on which a driver of some simulated cluster of this process runs now
     /// (by driver), so that one driver does not take another for a node's busy job.

@@ -9,8 +9,8 @@ import Synchronization
 /// Why: on the cooperative pool, tasks run on several threads at once, so a driver can
 /// only guess when the nodes have done what a step of virtual time woke (it turned the
 /// pool and watched the threads: "quiet as observed, not a proof"), and two runs of one
-/// seed interleave differently. Here the driver knows: when it runs and no other job is
-/// ready (``isIdle``), every task of every node is asleep on the virtual clock or waits
+/// seed interleave differently. Here the driver knows: when no other job is ready
+/// (``untilIdle()`` returns), every task of every node is asleep on the virtual clock or waits
 /// for a message, so time may move. And with the same inputs the jobs run in the same
 /// order, so a seed's run is the same every time (given deterministic hashing:
 /// `SWIFT_DETERMINISTIC_HASHING=1`, which `Scripts/simulate-cluster` sets).
