@@ -64,7 +64,7 @@ let package = Package(
         .target(name: "SpokesClusterTestKit", dependencies: ["SpokesJobs", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesSimulatedCluster"], path: "Tests/SpokesClusterTestKit"),
         .testTarget(name: "SpokesConcurrencyTests", dependencies: ["SpokesConcurrency", "SpokesTestKit"]),
         .testTarget(name: "SpokesTransportTests", dependencies: ["SpokesTransport", "SpokesConcurrency", "SpokesTestKit"]),
-        .testTarget(name: "SpokesHTTPTests", dependencies: ["SpokesHTTP", "SpokesTransport", "SpokesConcurrency", "SpokesTestKit"]),
+        .testTarget(name: "SpokesHTTPTests", dependencies: ["SpokesHTTP", "SpokesTransport", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesCryptoTests", dependencies: ["SpokesCrypto", "SpokesTestKit"],
                     resources: [.copy("Vectors")]),  // Wycheproof's JSON files and their licence
         .testTarget(name: "SpokesClusterTests", dependencies: ["SpokesJobs", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),

@@ -1,18 +1,17 @@
-import Glibc
 import Synchronization
 
 /// A Server-Sent Events stream: a handler returns it in ``HTTPResponse/eventStream(_:headers:)``
 /// and keeps sending events into it, from any task or thread, until it ends.
 ///
-/// The producer side never blocks: `send` formats the event and queues it; the serving
-/// connection's thread writes queued events to the socket. The queue is bounded by
+/// The producer side never blocks: `send` formats the event and queues it, and wakes the
+/// serving connection, whose task writes queued events to the stream. The queue is bounded by
 /// `maxQueuedBytes`: a client that does not read fills it, and the stream then ends
 /// (``Termination/queueFull``) and drops its queue, so a stuck browser tab cannot grow
 /// memory. Sends after the end do nothing and return false.
 ///
 /// ``onTermination`` runs exactly once, when the stream ends for any reason: finished,
 /// client gone, queue full, write failed, server stopped, or not served at all (the request
-/// was `HEAD`, or the server was at `maxStreams`). It runs on the connection's thread once
+/// was `HEAD`, or the server was at `maxStreams`). It runs on the connection's task once
 /// the connection lets go of the stream (on the handler's task if the connection was gone
 /// before the handler returned), never inside `send` or `finish`, so it may take the
 /// producer's own locks. Set it before returning the response.
@@ -42,9 +41,9 @@ public final class HTTPEventStream: Sendable {
         var queuedBytes = 0
         /// Set once no more sends are accepted; the consumer stops when it sees it.
         var ending: Termination?
-        /// The write end of the serving connection's wake-up socket, while one serves this stream.
-        var wakeDescriptor: Int32?
-        /// True while a wake-up byte is on its way and not yet consumed, so a burst of
+        /// Wakes the serving connection, while one serves this stream.
+        var wake: (@Sendable () -> Void)?
+        /// True while a wake-up is on its way and not yet taken, so a burst of
         /// sends writes one byte, not one each.
         var wakePending = false
         var termination: Termination?
@@ -122,30 +121,27 @@ public final class HTTPEventStream: Sendable {
         }
     }
 
-    /// Writes a wake-up byte to the serving connection, unless one is already pending.
-    /// The descriptor is non-blocking, and it is written only under the lock that
-    /// ``detach(_:)`` takes before the connection closes it, so it is never a closed or
-    /// reused descriptor.
+    /// Wakes the serving connection, unless a wake-up is already pending. Under the
+    /// lock, so a wake-up never reaches a connection after ``detach(_:)``; the wake-up
+    /// only queues (it never runs the connection's code here).
     private static func wake(_ state: inout State) {
-        guard let descriptor = state.wakeDescriptor, !state.wakePending else { return }
+        guard let wake = state.wake, !state.wakePending else { return }
         state.wakePending = true
-        var byte: UInt8 = 1
-        _ = Glibc.send(descriptor, &byte, 1, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
+        wake()
     }
 
-    /// Connects the stream to its serving connection, which polls the other end of
-    /// `wakeDescriptor`'s socket pair.
-    func attach(wakeDescriptor: Int32) {
+    /// Connects the stream to its serving connection, which `wake` wakes when events are
+    /// queued or the stream ends.
+    func attach(wake: @escaping @Sendable () -> Void) {
         state.withLock { state in
-            state.wakeDescriptor = wakeDescriptor
+            state.wake = wake
             state.wakePending = false
             if !state.chunks.isEmpty || state.ending != nil { Self.wake(&state) }
         }
     }
 
-    /// Takes every queued chunk, and says whether the stream is ending. Call after
-    /// draining the wake-up socket, so a send racing with this call either lands in this
-    /// batch or writes a new wake-up byte.
+    /// Takes every queued chunk, and says whether the stream is ending. A send racing with
+    /// this call either lands in this batch or wakes the connection again.
     func takeChunks() -> (chunks: [[UInt8]], ending: Termination?) {
         state.withLock { state in
             state.wakePending = false
@@ -157,12 +153,12 @@ public final class HTTPEventStream: Sendable {
         }
     }
 
-    /// Ends the stream for good: forgets the wake-up descriptor and the queue, records why
-    /// it ended (the first reason given to ``end(_:)`` wins), and runs ``onTermination`` if
-    /// it has not run. Call from the connection's thread, before closing the wake-up socket.
+    /// Ends the stream for good: forgets the connection's wake-up and the queue, records
+    /// why it ended (the first reason given to ``end(_:)`` wins), and runs
+    /// ``onTermination`` if it has not run.
     func detach(_ reason: Termination) {
         let handler: (@Sendable () -> Void)? = state.withLock { state in
-            state.wakeDescriptor = nil
+            state.wake = nil
             state.chunks = []
             state.queuedBytes = 0
             state.ending = state.ending ?? reason

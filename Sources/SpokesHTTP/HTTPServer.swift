@@ -5,18 +5,16 @@ import Synchronization
 
 /// A small HTTP/1.1 server for the dashboard: a page, a JSON API and Server-Sent Events.
 ///
-/// Threads, so that no socket call ever blocks the Swift cooperative pool:
-/// - one accept thread (``Listener``), which admits every connection and, when
-///   `maxIdleConnections` have no request in progress, first closes the one that has been
-///   without one longest (see ``HTTPLimits/maxIdleConnections``);
-/// - one thread per admitted connection (at most `maxConnections` with a request in
-///   progress, and `maxIdleConnections` without; a request over the caps is answered
-///   `503`), which reads with
-///   `poll` to enforce `headerTimeout` and `idleTimeout`, parses with
-///   ``HTTPRequestParser``, runs the async handler in a `Task` while it waits on a
-///   semaphore, and writes with non-blocking `send` and `poll` under `writeTimeout`;
-/// - an event stream is written by its connection's thread, which polls the client socket
-///   (to notice it leaving) and a wake-up socket the producer writes to.
+/// It listens, reads, writes and keeps its deadlines through a node's runtime (its
+/// ``RuntimeNetwork`` and ``RuntimeClock``): on a machine, sockets and real time; in the
+/// simulator, the simulated network and virtual time, so its timeouts are tested without
+/// waiting. The listener admits every connection and, when `maxIdleConnections` have no
+/// request in progress, first closes the one that has been without one longest (see
+/// ``HTTPLimits/maxIdleConnections``). Each connection (an ``HTTPServerConnection``; at
+/// most `maxConnections` with a request in progress, and `maxIdleConnections` without; a
+/// request over the caps is answered `503`) parses what its stream reads with
+/// ``HTTPRequestParser``, keeps `headerTimeout` and `idleTimeout` with timers, and runs
+/// the handler and writes on a task; no socket call blocks the cooperative pool.
 ///
 /// Every limit is in ``HTTPLimits``. ``stop()`` never blocks; ``shutdown()`` also waits
 /// until every connection has closed.
@@ -27,7 +25,7 @@ public final class HTTPServer: Sendable {
     /// Where its idle and request timeouts and its `Date` headers are read.
     public let clock: any RuntimeClock
     let handler: @Sendable (HTTPRequest) async -> HTTPResponse
-    private let listener: Listener
+    private let listener: any StreamListener
     private let started = Atomic<Bool>(false)
     private let state = Mutex(State())
 
@@ -45,16 +43,16 @@ public final class HTTPServer: Sendable {
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    /// Binds `host:port` (an IPv4 address; port 0 picks a free port). Call ``start()``
-    /// to accept connections. Throws when the host is not an IPv4 address or the port
-    /// cannot be bound. Timeouts and the `Date` header are read from `clock` (a node's
-    /// runtime's).
-    public init(host: String, port: UInt16, limits: HTTPLimits = HTTPLimits(), clock: any RuntimeClock = RealClock(),
-                handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) throws(TransportError) {
+    /// Binds `host:port` (an IPv4 address; port 0 picks a free port) on `network`. Call
+    /// ``start()`` to accept connections. Throws when the host is not an IPv4 address or
+    /// the port cannot be bound. Timeouts and the `Date` header are read from `clock`.
+    /// A node passes its runtime's network and clock; the defaults are the machine's.
+    public init(host: String, port: UInt16, limits: HTTPLimits = HTTPLimits(), network: any RuntimeNetwork = SocketNetwork(),
+                clock: any RuntimeClock = RealClock(), handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) throws(TransportError) {
         guard SocketAddress.ipv4(host) != nil else {
             throw .invalidAddress("\(host):\(port)", reason: "'\(host)' is not an IPv4 address")
         }
-        listener = try Listener(address: SocketAddress(host: host, port: port))
+        listener = try network.listen(on: SocketAddress(host: host, port: port))
         address = listener.address
         self.limits = limits
         self.clock = clock
@@ -68,12 +66,9 @@ public final class HTTPServer: Sendable {
     /// Starts accepting connections. Idempotent.
     public func start() {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        listener.start { [weak self] descriptor, peer in
-            guard let self else {
-                close(descriptor)
-                return
-            }
-            admit(descriptor, from: peer)
+        listener.start { [weak self] stream in
+            guard let self else { return stream.close() }
+            admit(stream)
         }
     }
 
@@ -84,15 +79,16 @@ public final class HTTPServer: Sendable {
         let connections: [HTTPServerConnection] = state.withLock { state in
             guard !state.stopped else { return [] }
             state.stopped = true
-            // Under the lock: a connection closes its descriptor only after leaving
-            // `connections` under this lock, so none of these is closed or reused yet.
-            for connection in state.connections.values { Glibc.shutdown(connection.descriptor, Int32(SHUT_RDWR)) }
+            // Under the lock: a connection's stream is closed only after it left
+            // `connections` under this lock, so none of these is closed (its descriptor
+            // reused) yet.
+            for connection in state.connections.values { connection.stream.shutdown() }
             return Array(state.connections.values)
         }
         listener.stop()
         if !started.exchange(true, ordering: .acquiringAndReleasing) {
             // Never started: the accept thread sees the stop at once and closes the socket.
-            listener.start { descriptor, _ in close(descriptor) }
+            listener.start { $0.close() }
         }
         for connection in connections { connection.abort() }
     }
@@ -132,30 +128,27 @@ public final class HTTPServer: Sendable {
         state.withLock { $0.refusals[refusal, default: 0] += 1 }
     }
 
-    /// On the accept thread: starts a connection's thread, without a request in progress.
+    /// From the listener: starts serving a connection, without a request in progress.
     /// When `maxIdleConnections` are without one, the one without one longest is closed
-    /// first (its thread sees the end of its stream and leaves).
-    private func admit(_ descriptor: Int32, from peer: SocketAddress) {
+    /// first (its reading ends, and it closes).
+    private func admit(_ stream: any ByteStream) {
         let connection: HTTPServerConnection? = state.withLock { state in
             if state.stopped { return nil }
             if state.idleSince.count >= limits.maxIdleConnections,
                let oldest = state.idleSince.min(by: { $0.value < $1.value || ($0.value == $1.value && $0.key < $1.key) })?.key {
                 state.idleSince[oldest] = nil
                 state.refusals[.crowdedOut, default: 0] += 1
-                // Under the lock, as in stop(): its descriptor is not closed or reused yet.
-                if let crowded = state.connections[oldest] { Glibc.shutdown(crowded.descriptor, Int32(SHUT_RDWR)) }
+                // Under the lock, as in stop(): its stream is not closed yet.
+                state.connections[oldest]?.stream.shutdown()
             }
             state.nextID += 1
-            let connection = HTTPServerConnection(id: state.nextID, descriptor: descriptor, remoteAddress: peer, clock: clock)
+            let connection = HTTPServerConnection(id: state.nextID, stream: stream, server: self)
             state.connections[connection.id] = connection
             state.idleSince[connection.id] = clock.now
             return connection
         }
-        guard let connection else {
-            close(descriptor)
-            return
-        }
-        connection.start(server: self)
+        guard let connection else { return stream.close() }
+        connection.start()
     }
 
     /// A request arrived on `connection`: nil when it may be served (it now counts
@@ -211,7 +204,7 @@ public final class HTTPServer: Sendable {
         state.withLock { $0.streams -= 1 }
     }
 
-    /// Forgets `connection` and closes its descriptor (in that order: see ``stop()``),
+    /// Forgets `connection` and closes its stream (in that order: see ``stop()``),
     /// then wakes ``shutdown()`` callers once none is left.
     func release(_ connection: HTTPServerConnection) {
         let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
@@ -222,7 +215,7 @@ public final class HTTPServer: Sendable {
             defer { state.closeWaiters = [] }
             return state.closeWaiters
         }
-        close(connection.descriptor)
+        connection.stream.close()
         for waiter in waiters { waiter.resume() }
     }
 }

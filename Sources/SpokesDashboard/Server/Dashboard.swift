@@ -23,7 +23,8 @@ public final class Dashboard: Sendable {
         let observer = ClusterObserver(node: node)
         let router = DashboardRouter(observer: observer, feed: SnapshotFeed(observer: observer), access: DashboardAccess(secret: settings.secret), build: build)
         do {
-            server = try HTTPServer(host: settings.dashboardHost, port: port, limits: limits, clock: node.system.runtime.clock) { await router.respond(to: $0) }
+            server = try HTTPServer(host: settings.dashboardHost, port: port, limits: limits, network: node.system.runtime.network,
+                                  clock: node.system.runtime.clock) { await router.respond(to: $0) }
         } catch {
             throw .cannotListen(address: "\(settings.dashboardHost):\(port)", reason: "\(error)")
         }

@@ -54,6 +54,14 @@ public protocol ByteStream: AnyObject, Sendable {
     func writeWithoutWaiting(_ bytes: [UInt8]) -> Int?
     /// Ends both directions now.
     func shutdown()
+    /// Ends this end's writing only: the peer reads the end of the stream after what was
+    /// written, and reading here goes on (a lingering close, which reads what the peer
+    /// still sends rather than answer it with a reset).
+    func shutdownWriting()
+    /// Bounds what the network holds of this end's unread writes to about `bytes` (a
+    /// socket's send buffer), so a peer that stops reading is noticed soon; a stream
+    /// without such a buffer (the simulator's) ignores it.
+    func limitWriteBuffer(toBytes bytes: Int)
     /// Frees the stream (its descriptor). Call once, after reading ended.
     func close()
 }
@@ -61,6 +69,9 @@ public protocol ByteStream: AnyObject, Sendable {
 extension ByteStream {
     /// Writes nothing: a stream whose writes never wait is written with ``write(_:)``.
     public func writeWithoutWaiting(_ bytes: [UInt8]) -> Int? { 0 }
+
+    /// Nothing to bound: the stream has no send buffer of its own.
+    public func limitWriteBuffer(toBytes bytes: Int) {}
 }
 
 /// How reading a ``ByteStream`` ended.

@@ -450,6 +450,10 @@ final class SimulatedStream: ByteStream {
         receiving.end()
     }
 
+    func shutdownWriting() {
+        sending.end()
+    }
+
     func close() {
         shutdown()
         // Nobody will read what was sent here: it is no longer on its way.

@@ -77,6 +77,15 @@ public final class SocketStream: ByteStream {
         Glibc.shutdown(fd, Int32(SHUT_RDWR))
     }
 
+    public func shutdownWriting() {
+        Glibc.shutdown(fd, Int32(SHUT_WR))
+    }
+
+    public func limitWriteBuffer(toBytes bytes: Int) {
+        var size = Int32(clamping: bytes)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         Glibc.close(fd)

@@ -97,6 +97,8 @@ struct ConnectionBatchingTests {
             }?(.closed)
         }
 
+        func shutdownWriting() { shutdown() }
+
         func close() {}
     }
 
