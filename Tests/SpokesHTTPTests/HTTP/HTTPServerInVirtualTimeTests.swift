@@ -26,9 +26,8 @@ struct HTTPServerInVirtualTimeTests {
         }
 
         /// A client from host `127.0.0.x`.
-        func connect(from x: Int = 9) async throws -> Client {
-            let stream = try await world.network.host("127.0.0.\(x)").connect(to: server.address, timeout: 1)
-            return Client(stream)
+        func connect(from x: Int = 9) async throws -> SimulatedHTTPClient {
+            try await SimulatedHTTPClient.connect(on: world.network, from: "127.0.0.\(x)", to: server.address)
         }
 
         var now: Double { world.clock.now }
@@ -39,29 +38,6 @@ struct HTTPServerInVirtualTimeTests {
         }
     }
 
-    /// What a client read, and whether the server ended the stream.
-    final class Client: Sendable {
-        let stream: any ByteStream
-        private let state = Mutex<(bytes: [UInt8], ended: Bool)>(([], false))
-
-        init(_ stream: any ByteStream) {
-            self.stream = stream
-            stream.startReading(onBytes: { [self] bytes in
-                state.withLock { $0.bytes += bytes }
-                return true
-            }, onEnd: { [self] _ in state.withLock { $0.ended = true } })
-        }
-
-        func send(_ text: String) { _ = stream.write(Array(text.utf8)) }
-        var text: String { String(decoding: state.withLock { $0.bytes }, as: UTF8.self) }
-        var ended: Bool { state.withLock { $0.ended } }
-        /// The status codes of the responses read so far, in order.
-        var statuses: [Int] {
-            text.components(separatedBy: "HTTP/1.1 ").dropFirst().compactMap { Int($0.prefix(3)) }
-        }
-    }
-
-    static func get(_ path: String) -> String { "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" }
 
     // MARK: Deadlines
 
@@ -83,7 +59,7 @@ struct HTTPServerInVirtualTimeTests {
         let setup = try Setup(limits)
         defer { setup.stop() }
         let client = try await setup.connect()
-        let head = Array(Self.get("/slow").utf8)
+        let head = Array(SimulatedHTTPClient.get("/slow").utf8)
         // A byte every 0.1 s after the first eight: the head would be whole only after 2.2 s.
         let started = setup.now
         client.send(String(decoding: head.prefix(8), as: UTF8.self))
@@ -108,7 +84,7 @@ struct HTTPServerInVirtualTimeTests {
         let setup = try Setup()
         defer { setup.stop() }
         let client = try await setup.connect()
-        client.send(Self.get("/"))
+        client.send(SimulatedHTTPClient.get("/"))
         try await setup.world.run(until: "the answer", within: 1) { client.statuses == [200] }
         let answered = setup.now
         try await setup.world.run(until: "the server closes the idle connection", within: 30) { client.ended }
@@ -123,7 +99,7 @@ struct HTTPServerInVirtualTimeTests {
         defer { setup.stop() }
         let client = try await setup.connect()
         for path in ["/1", "/2", "/3"] {
-            client.send(Self.get(path))
+            client.send(SimulatedHTTPClient.get(path))
             try await setup.world.holds("the connection stays open 14 s", for: 14) { !client.ended }
         }
         #expect(client.statuses == [200, 200, 200])
@@ -141,7 +117,7 @@ struct HTTPServerInVirtualTimeTests {
         defer { setup.stop() }
         clock.withLock { $0 = setup.world.clock }
         let client = try await setup.connect()
-        client.send(Self.get("/1") + Self.get("/2") + Self.get("/3"))
+        client.send(SimulatedHTTPClient.get("/1") + SimulatedHTTPClient.get("/2") + SimulatedHTTPClient.get("/3"))
         try await setup.world.run(until: "three answers", within: 2) { client.statuses.count == 3 }
         let bodies = client.text.components(separatedBy: "\r\n\r\n").dropFirst().map { $0.prefix(2) }
         #expect(bodies == ["/1", "/2", "/3"], "answers in request order: \(client.text)")
@@ -157,10 +133,10 @@ struct HTTPServerInVirtualTimeTests {
         }
         defer { setup.stop() }
         let holder = try await setup.connect(from: 9)
-        holder.send(Self.get("/hold"))
+        holder.send(SimulatedHTTPClient.get("/hold"))
         try await setup.world.holds("the held request waits", for: 0.1) { holder.statuses.isEmpty }
         let other = try await setup.connect(from: 10)
-        other.send(Self.get("/other"))
+        other.send(SimulatedHTTPClient.get("/other"))
         try await setup.world.run(until: "the second request's answer", within: 0.1) { other.ended }
         #expect(other.statuses == [503])
         #expect(other.text.contains("Retry-After: 1"))
@@ -176,7 +152,7 @@ struct HTTPServerInVirtualTimeTests {
         let setup = try Setup { _ in .eventStream(stream) }
         defer { setup.stop() }
         let client = try await setup.connect()
-        client.send(Self.get("/events"))
+        client.send(SimulatedHTTPClient.get("/events"))
         try await setup.world.run(until: "the stream's head", within: 1) { client.statuses == [200] }
         let opened = setup.now
         func comments() -> Int { client.text.components(separatedBy: ": keep-alive").count - 1 }
@@ -194,7 +170,7 @@ struct HTTPServerInVirtualTimeTests {
         let setup = try Setup { _ in .eventStream(stream) }
         defer { setup.stop() }
         let client = try await setup.connect()
-        client.send(Self.get("/events"))
+        client.send(SimulatedHTTPClient.get("/events"))
         try await setup.world.run(until: "the stream's head", within: 1) { client.statuses == [200] }
         stream.send(data: "last")
         stream.finish()
@@ -209,7 +185,7 @@ struct HTTPServerInVirtualTimeTests {
         let setup = try Setup { _ in .eventStream(stream) }
         defer { setup.stop() }
         let client = try await setup.connect()
-        client.send(Self.get("/events"))
+        client.send(SimulatedHTTPClient.get("/events"))
         try await setup.world.run(until: "the stream's head", within: 1) { client.statuses == [200] }
         client.stream.shutdown()
         try await setup.world.run(until: "the stream ends", within: 1) { stream.termination != nil }
@@ -239,11 +215,11 @@ struct HTTPServerInVirtualTimeTests {
         defer { setup.world.stop() }
         clock.withLock { $0 = setup.world.clock }
         let idle = try await setup.connect(from: 9)
-        idle.send(Self.get("/"))
+        idle.send(SimulatedHTTPClient.get("/"))
         let listening = try await setup.connect(from: 10)
-        listening.send(Self.get("/events"))
+        listening.send(SimulatedHTTPClient.get("/events"))
         let waiting = try await setup.connect(from: 11)
-        waiting.send(Self.get("/slow"))
+        waiting.send(SimulatedHTTPClient.get("/slow"))
         try await setup.world.run(until: "three connections, one answered, one streaming", within: 1) {
             idle.statuses == [200] && listening.statuses == [200] && setup.server.openConnectionCount == 3
         }
