@@ -21,10 +21,17 @@ struct RaftProgress: Sendable, Hashable {
     var inFlight: [Int] = []
     /// Heard from since the last CheckQuorum.
     var active = true
+    /// When the leader last heard from the follower (an answer to an append or a
+    /// heartbeat), or when it began sending to it: how long a follower that stopped
+    /// answering (its storage failed, a one-way cut) has been of no use to the group.
+    var lastHeard: Double
     /// A leadership transfer's TimeoutNow went to this follower.
     var timeoutNowSent = false
 
-    init(next: Int) { self.next = next }
+    init(next: Int, heardAt now: Double) {
+        self.next = next
+        lastHeard = now
+    }
 
     /// The follower answered with success up to `index`. Leaving probe or snapshot mode,
     /// sending resumes right after what the follower confirmed (`match + 1`, as etcd's

@@ -84,6 +84,11 @@ public struct RaftReplica: Sendable {
     public private(set) var votedFor: String?
     /// The leader this replica follows (itself when leading), if known.
     public private(set) var leader: String?
+    /// For a leader: when it last heard from each follower (or began sending to it, if
+    /// it has not heard from it since it leads). Empty unless leading.
+    public var followersLastHeard: [String: Double] {
+        role == .leader ? progress.mapValues(\.lastHeard) : [:]
+    }
     /// The highest index known to be committed.
     public private(set) var commitIndex: Int
     /// The highest index handed to the application (`apply` or `applySnapshot`).
@@ -372,7 +377,7 @@ public struct RaftReplica: Sendable {
         let entry = RaftEntry(index: index, term: term, command: nil, replicas: sorted)
         log.append([entry])
         write.entries.append(entry)
-        adoptConfiguration((sorted, index))
+        adoptConfiguration((sorted, index), now: now)
         for peer in peers { sendAppends(to: peer, now: now) }
         maybeCommit()
         return (.accepted(term: term, indices: index..<(index + 1)), finish())
@@ -510,7 +515,7 @@ public struct RaftReplica: Sendable {
         leader = id
         votes = []
         transfer = nil
-        progress = Dictionary(uniqueKeysWithValues: peers.map { ($0, RaftProgress(next: log.lastIndex + 1)) })
+        progress = Dictionary(uniqueKeysWithValues: peers.map { ($0, RaftProgress(next: log.lastIndex + 1, heardAt: now)) })
         nextHeartbeat = now + configuration.heartbeatInterval
         nextQuorumCheck = now + configuration.electionTimeout.lowerBound
         quietWindows = 0
@@ -621,6 +626,7 @@ public struct RaftReplica: Sendable {
     private mutating func handleAppendResponse(_ response: RaftAppendEntriesResponse, from sender: String, now: Double) {
         guard var peer = progress[sender] else { return }
         peer.active = true
+        peer.lastHeard = now
         if response.success {
             guard response.matchIndex <= log.lastIndex else { return progress[sender] = peer }
             peer.matched(response.matchIndex)
@@ -647,6 +653,7 @@ public struct RaftReplica: Sendable {
     private mutating func handleHeartbeatResponse(from sender: String, now: Double) {
         guard var peer = progress[sender] else { return }
         peer.active = true
+        peer.lastHeard = now
         switch peer.mode {
         case .probe:
             peer.probeSent = false
@@ -728,13 +735,14 @@ public struct RaftReplica: Sendable {
 
     /// Makes `new` the configuration: a leader starts replicating to an added replica
     /// and forgets a removed one.
-    private mutating func adoptConfiguration(_ new: (replicas: [String], index: Int)) {
+    private mutating func adoptConfiguration(_ new: (replicas: [String], index: Int), now: Double? = nil) {
         configurationIndex = new.index
         guard new.replicas != replicas else { return }
         replicas = new.replicas
         peers = replicas.filter { $0 != id }
         guard role == .leader else { return }
-        for peer in peers where progress[peer] == nil { progress[peer] = RaftProgress(next: log.lastIndex + 1) }
+        // Only a leader's own proposal changes its replicas, and it passes its time.
+        for peer in peers where progress[peer] == nil { progress[peer] = RaftProgress(next: log.lastIndex + 1, heardAt: now ?? 0) }
         for name in progress.keys where !peers.contains(name) { progress[name] = nil }
         if let transfer, !peers.contains(transfer.target) { self.transfer = nil }
     }

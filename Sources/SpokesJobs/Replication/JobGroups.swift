@@ -221,11 +221,15 @@ public struct JobGroups: Sendable {
     ///   after ``emptyGroupLingers``, so done jobs cost no timers or disk. (A replica that
     ///   restarted has its log, and waits for an election as long as it takes.)
     /// - where this replica leads, a replica on a member dead for `jobs.replace_after`
-    ///   seconds is removed, then an alive member is added in its place
+    ///   seconds, or silent for as long though its node lives (its storage failed and it
+    ///   stopped, or a one-way cut: its leader has not heard it), is removed, then an
+    ///   alive member is added in its place (never, while its node runs on, the silent
+    ///   one removed)
     ///   (``nextReplicaChange(group:replicas:me:target:alive:deadSince:now:replaceAfter:)``,
     ///   one change at a time through the group's log; the new replica catches up from
     ///   the log or a snapshot), so one death after another never leaves a job stuck;
-    /// - a group that has had no alive leader for ``leaderlessAsks`` seconds asks its
+    /// - a replica that stopped (its storage failed), or a group that has had no alive
+    ///   leader for ``leaderlessAsks`` seconds, asks its
     ///   other replicas, every as many seconds, whether they removed it: one that was away
     ///   when its job finished and the others removed the group would otherwise list the
     ///   job as waiting for a take-over forever. If one did, the job is done: it is
@@ -247,6 +251,9 @@ public struct JobGroups: Sendable {
             var deadSince: [String: Double] = [:]
             /// When a group whose replica change failed may try again, by id.
             var changeAgainAt: [String: Double] = [:]
+            /// Replicas removed while their node lived (silent), by group: that node, in
+            /// that incarnation, is not chosen for the group again.
+            var removedSilent: [String: Set<NodeID>] = [:]
             /// Removes group `id` once it has been done with for `seconds`: `.finished`
             /// only when its committed state says the job finished.
             func remove(_ id: String, after seconds: Double, _ removal: RaftHost.Removal) async {
@@ -257,7 +264,8 @@ public struct JobGroups: Sendable {
                 doneSince[id] = nil
             }
             while !Task.isCancelled {
-                let alive = Set(members().filter { $0.state == .alive }.map(\.node.name))
+                let aliveMembers = members().filter { $0.state == .alive }
+                let alive = Set(aliveMembers.map(\.node.name))
                 let now = system.runtime.now
                 deadSince = deadSince.filter { !alive.contains($0.key) }
                 for id in host.groupIDs where id.hasPrefix(kind + "-") {
@@ -274,7 +282,7 @@ public struct JobGroups: Sendable {
                         continue
                     }
                     doneSince[id] = nil
-                    if status.role != .leader, status.leader.map({ !alive.contains($0) }) ?? true {
+                    if status.failure != nil || (status.role != .leader && status.leader.map({ !alive.contains($0) }) ?? true) {
                         let since = leaderlessSince[id] ?? system.runtime.now
                         leaderlessSince[id] = since
                         if system.runtime.now - since >= Self.leaderlessAsks {
@@ -293,13 +301,16 @@ public struct JobGroups: Sendable {
                     for replica in status.replicas where replica != system.node.name && !alive.contains(replica) && deadSince[replica] == nil {
                         deadSince[replica] = now
                     }
+                    let excluded = Set(aliveMembers.filter { removedSilent[id]?.contains($0.node) == true }.map(\.node.name))
                     if status.role == .leader, status.failure == nil, now >= changeAgainAt[id] ?? 0,
                        let target = host.definition(of: id)?.replicas.count,
                        let change = Self.nextReplicaChange(
-                        group: id, replicas: status.replicas, me: system.node.name, target: target, alive: alive, deadSince: deadSince, now: now,
-                        replaceAfter: system.settings.jobReplaceAfter) {
+                        group: id, replicas: status.replicas, me: system.node.name, target: target, alive: alive, deadSince: deadSince,
+                        heardAt: status.followersLastHeard ?? [:], excluded: excluded, now: now, replaceAfter: system.settings.jobReplaceAfter) {
                         if await !Self.make(change, in: id, replicas: status.replicas, host: host, system: system) {
                             changeAgainAt[id] = now + Self.replicaChangeRetry
+                        } else if case .remove(let name) = change, let member = aliveMembers.first(where: { $0.node.name == name }) {
+                            removedSilent[id, default: []].insert(member.node)
                         }
                     }
                     // A replica that stopped (its storage failed) takes nothing over: it
@@ -333,19 +344,25 @@ public struct JobGroups: Sendable {
 
     /// The next change that keeps a group led here on `target` replicas on alive
     /// members, or nil: first a replica whose node has not been alive for `replaceAfter`
-    /// seconds is removed (from three to two replicas: the two alive ones stay a
-    /// majority, so the group never waits for the new replica to catch up), then an alive
-    /// member that holds no replica is added, while there are fewer than `target`. Which
-    /// member is drawn from the group's id, so many groups spread over the members.
+    /// seconds, or that this leader has not heard from for as long (`heardAt`: the
+    /// leader's ``RaftGroupStatus/followersLastHeard``; a replica whose storage failed
+    /// stops answering though its node lives), is removed (from three to two replicas:
+    /// the two that answer stay a majority, so the group never waits for the new replica
+    /// to catch up), then an alive member that holds no replica and is not `excluded` is
+    /// added, while there are fewer than `target`. Which member is drawn from the group's
+    /// id, so many groups spread over the members.
     public static func nextReplicaChange(
-        group: String, replicas: [String], me: String, target: Int, alive: Set<String>, deadSince: [String: Double], now: Double,
-        replaceAfter: Double
+        group: String, replicas: [String], me: String, target: Int, alive: Set<String>, deadSince: [String: Double],
+        heardAt: [String: Double] = [:], excluded: Set<String> = [], now: Double, replaceAfter: Double
     ) -> ReplicaChange? {
         if let dead = replicas.first(where: { $0 != me && !alive.contains($0) && now - (deadSince[$0] ?? now) >= replaceAfter }) {
             return .remove(dead)
         }
+        if let silent = replicas.first(where: { $0 != me && now - (heardAt[$0] ?? now) >= replaceAfter }) {
+            return .remove(silent)
+        }
         guard replicas.count < target else { return nil }
-        let candidates = alive.subtracting(replicas).subtracting([me])
+        let candidates = alive.subtracting(replicas).subtracting([me]).subtracting(excluded)
         return candidates.min { spread(group, $0) < spread(group, $1) }.map(ReplicaChange.add)
     }
 

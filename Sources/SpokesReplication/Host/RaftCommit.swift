@@ -32,6 +32,10 @@ public struct RaftGroupStatus: Sendable, Hashable, Codable, CustomStringConverti
     public var lastIndex: Int
     /// Why the replica stopped, if it did.
     public var failure: String?
+    /// Where this replica leads: when it last heard from each other replica, on its
+    /// node's clock (``RaftReplica/followersLastHeard``). Nil elsewhere, and from nodes of
+    /// releases that did not say.
+    public var followersLastHeard: [String: Double]? = nil
 
     public var description: String {
         "\(group)@\(replica): \(role.rawValue) t\(term) leader \(leader ?? "-") commit \(commitIndex) applied \(appliedIndex) last \(lastIndex)\(failure.map { " failed: \($0)" } ?? "")"

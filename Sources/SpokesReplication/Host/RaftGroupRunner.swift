@@ -76,7 +76,8 @@ actor RaftGroupRunner {
     var status: RaftGroupStatus {
         RaftGroupStatus(
             group: id, replica: node, role: replica.role, term: replica.term, leader: replica.leader, replicas: replica.replicas, replicasCommitted: replica.replicasCommitted,
-            commitIndex: replica.commitIndex, appliedIndex: replica.appliedIndex, lastIndex: replica.lastLogPosition.index, failure: failure)
+            commitIndex: replica.commitIndex, appliedIndex: replica.appliedIndex, lastIndex: replica.lastLogPosition.index, failure: failure,
+            followersLastHeard: replica.role == .leader ? replica.followersLastHeard : nil)
     }
 
     var stateMachine: any ReplicatedStateMachine { machine }

@@ -6,7 +6,7 @@ import Testing
     /// Review (issue 29 §1.6): leaving probe mode kept a `next` that probes had moved but
     /// the follower never confirmed; etcd resumes at `match + 1`.
     @Test func aConfirmedProbeResumesRightAfterWhatTheFollowerMatched() {
-        var progress = RaftProgress(next: 10)
+        var progress = RaftProgress(next: 10, heardAt: 0)
         #expect(progress.mode == .probe)
         progress.matched(4)
         #expect(progress.mode == .replicate)
@@ -14,7 +14,7 @@ import Testing
     }
 
     @Test func anAnswerOlderThanTheMatchChangesNoMode() {
-        var progress = RaftProgress(next: 1)
+        var progress = RaftProgress(next: 1, heardAt: 0)
         progress.matched(6)
         progress.probe(from: 7)
         progress.matched(3)
@@ -23,14 +23,14 @@ import Testing
     }
 
     @Test func aSnapshotConfirmedResumesAfterIt() {
-        var progress = RaftProgress(next: 50)
+        var progress = RaftProgress(next: 50, heardAt: 0)
         progress.mode = .snapshot(index: 20, sentAt: 0)
         progress.matched(20)
         #expect(progress.mode == .replicate && progress.next == 21)
     }
 
     @Test func inReplicateModeNextOnlyMovesForward() {
-        var progress = RaftProgress(next: 1)
+        var progress = RaftProgress(next: 1, heardAt: 0)
         progress.matched(3)
         progress.next = 9
         progress.matched(5)

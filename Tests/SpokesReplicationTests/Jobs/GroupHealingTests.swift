@@ -28,6 +28,68 @@ import Testing
         #expect(spread == [.add("d"), .add("e")], "groups spread their new replicas over the members")
     }
 
+    @Test func aReplicaItsLeaderHasNotHeardForReplaceAfterIsRemovedThoughItsNodeLives() {
+        let alive: Set<String> = ["a", "b", "c", "d"]
+        func next(_ replicas: [String], heardAt: [String: Double], excluded: Set<String> = [], now: Double) -> JobGroups.ReplicaChange? {
+            JobGroups.nextReplicaChange(group: "taskjob-x", replicas: replicas, me: "a", target: 3, alive: alive, deadSince: [:],
+                                        heardAt: heardAt, excluded: excluded, now: now, replaceAfter: 30)
+        }
+        #expect(next(["a", "b", "c"], heardAt: ["b": 129, "c": 100], now: 129) == nil, "silent for less than replace_after")
+        #expect(next(["a", "b", "c"], heardAt: ["b": 129, "c": 100], now: 130) == .remove("c"), "c's node lives, but its replica says nothing")
+        #expect(next(["a", "b"], heardAt: ["b": 130], excluded: ["c"], now: 130) == .add("d"), "not the silent one again")
+        #expect(next(["a", "b"], heardAt: ["b": 130], excluded: ["c", "d"], now: 130) == nil, "no member left to add")
+    }
+
+    /// Four nodes; a group on three of them. n2's disk fills: its replica's flush fails
+    /// and it stops, while n2 itself runs on and stays alive to membership. Its leader has
+    /// heard nothing from it for `replace_after`, so it removes it and adds n3, which
+    /// holds every command; n2's stopped replica learns it was replaced and drops the
+    /// group. Before, the group ran on two replicas until n2 restarted, and one more
+    /// failure stalled its job.
+    @Test(.hangGuard)
+    func aReplicaWhoseStorageFailedIsReplacedThoughItsNodeLives() async throws {
+        let disks = (0..<4).map { _ in SimulatedDisk() }
+        let cluster = try SimulatedCluster(4, configure: { _, settings in settings.jobReplaceAfter = 30 }, disk: { disks[$0] })
+        defer { cluster.stop() }
+        let hosts = cluster.nodes.map { node in
+            RaftHost(system: node.system, settings: RaftHostSettings(dataDirectory: "/data/" + node.system.node.name),
+                     machines: ["taskjob": { CommandList() }])
+        }
+        let names = cluster.nodes.map(\.system.node.name)
+        try await cluster.awaitMesh()
+        let watchers = zip(cluster.nodes, hosts).map { node, host in
+            JobGroups(host: host, system: node.system, members: { [weak node] in node?.members ?? [] }).watch(
+                kind: "taskjob", job: { _, _ in JobGroups.JobState(job: "x", finished: false) }, isRunning: { _ in true },
+                abandon: { _ in }, takeOver: { _, _ in })
+        }
+        defer { for watcher in watchers { watcher.cancel() } }
+        let group = "taskjob-x"
+        let definition = try RaftGroup(replicas: Array(names[0...2]), firstLeader: names[0], creation: 7)
+        for index in 0...2 { try await hosts[index].open(group: group, definition, machine: CommandList()) }
+        func propose(_ command: String) async throws {
+            _ = try await cluster.complete("\(command) commits", within: 10) {
+                try await JobGroups(host: hosts[0], system: cluster[0].system, members: { [] }).proposeWhileElecting(command, to: group)
+            }
+        }
+        func replicas() async -> [String] { await hosts[0].status(of: group)?.replicas ?? [] }
+        func applied(at index: Int) async -> [String] { (await hosts[index].stateMachine(of: group) as? CommandList)?.applied ?? [] }
+        try await propose("one")
+        try await cluster.run(until: "n2 holds the first command", within: 5) { await applied(at: 2) == ["one"] }
+
+        disks[2].capacity = disks[2].usedBytes
+        try await propose("two")
+        try await cluster.run(until: "n2's replica stops", within: 5) { await hosts[2].status(of: group)?.failure != nil }
+        try await cluster.holds("n2's replica stays for replace_after, n2 alive", for: 25) {
+            await replicas().contains(names[2]) && cluster[0].members.contains { $0.node.name == names[2] && $0.state == .alive }
+        }
+        try await cluster.run(until: "n2's replica is replaced by n3's", within: 20) { await replicas() == [names[0], names[1], names[3]] }
+        try await cluster.run(until: "n3 holds every command", within: 10) { await applied(at: 3) == ["one", "two"] }
+        try await propose("three")
+        try await cluster.run(until: "n2 drops its stopped replica", within: 30) { await hosts[2].status(of: group) == nil }
+        #expect(await replicas() == [names[0], names[1], names[3]], "n2 is not added back while it runs on")
+        for host in hosts { await host.stop() }
+    }
+
     /// Five nodes; a group on three of them. Its follower's node dies: 30 s later the
     /// group runs on the other two and a new member, which holds every command. Then the
     /// leader's node dies too: the two left elect, replace it, and commit on. When both
