@@ -69,7 +69,7 @@ let package = Package(
                     resources: [.copy("Vectors")]),  // Wycheproof's JSON files and their licence
         .testTarget(name: "SpokesClusterTests", dependencies: ["SpokesJobs", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesBikesTests", dependencies: ["SpokesBikes", "SpokesJobs", "SpokesBikesWeb", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
-        .testTarget(name: "SpokesJobsTests", dependencies: ["SpokesJobs", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
+        .testTarget(name: "SpokesJobsTests", dependencies: ["SpokesJobs", "SpokesReplication", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesDashboardTests", dependencies: ["SpokesDashboard", "SpokesJobs", "SpokesHTTP", "SpokesBikes", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesCLITests", dependencies: ["SpokesCLI", "SpokesJobs", "SpokesNode", "SpokesCluster", "SpokesTestKit", "SpokesClusterTestKit"]),
         .testTarget(name: "SpokesNodeTests", dependencies: ["SpokesNode"]),

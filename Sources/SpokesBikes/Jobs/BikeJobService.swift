@@ -64,6 +64,8 @@ public distributed actor BikeJobService {
     private var starting: Set<String> = []
     /// Runs stopped because the job ended under another node: they store nothing.
     private var abandoned: Set<String> = []
+    /// Finished jobs whose report the disk refused, tried again until stored.
+    private var storeRetries: [String: Task<Void, Never>] = [:]
     /// The last reports finished here, newest first, so the dashboard need not read the store.
     private var recentReports: [SimulationReport] = []
     private static let recentReportCount = 10
@@ -183,12 +185,14 @@ public distributed actor BikeJobService {
         actorSystem.log("took over job \(job.id): \(book.doneUsers.count) of \(job.options.users) users had ended\(reason.map { "; it was \($0)" } ?? "")")
     }
 
-    /// Whether this node runs `job` now, or is making its replicas.
-    func isRunning(_ job: String) -> Bool { running[job] != nil || starting.contains(job) }
+    /// Whether this node runs `job` now, is making its replicas, or still tries to store
+    /// its report.
+    func isRunning(_ job: String) -> Bool { running[job] != nil || starting.contains(job) || storeRetries[job] != nil }
 
     /// Stops running `job` without storing anything: another node owns it now (its
     /// replicas say it finished under another leader).
     func abandon(_ job: String) {
+        storeRetries.removeValue(forKey: job)?.cancel()
         guard let entry = running[job], abandoned.insert(job).inserted else { return }
         actorSystem.log("job \(job) is another node's now: stopped running it here")
         entry.work.cancel()
@@ -213,13 +217,36 @@ public distributed actor BikeJobService {
         if let job = report.job {
             running[job] = nil
             // Only a stored report finishes the job in its replicas: one that could not be
-            // stored (a full disk) leaves the job unfinished there, so the watcher takes it
-            // over (here, or on the replica that leads it next) and stores it once there is
-            // room. Finishing it anyway lost the job: its group was removed, and no node
-            // stored or listed it (found as seed 23 of the simulator's full-disk fault).
-            if report.stored == true { await replication?.jobFinished(job) }
+            // stored (a full disk) leaves the job unfinished there, and is tried again here
+            // until there is room (``ReportStoreRetry``); if this node loses the job's lead
+            // meanwhile, the replica that leads it next runs it on and stores it. Finishing
+            // it anyway lost the job: its group was removed, and no node stored or listed it
+            // (found as seed 23 of the simulator's full-disk fault).
+            if report.stored == true {
+                await replication?.jobFinished(job)
+            } else if let replication {
+                storeRetries[job]?.cancel()
+                let system = actorSystem
+                storeRetries[job] = Task {
+                    let retried = await ReportStoreRetry.keepTrying(job: job, clock: system.runtime.clock, log: { system.log($0) }) {
+                        try await runBlocking("spokes.job-store") { try store.append(stored, coordinator: coordinator) }
+                    }
+                    if retried {
+                        await replication.jobFinished(job)
+                        self.markStored(job)
+                    }
+                    if !Task.isCancelled { self.storeRetries[job] = nil }
+                }
+            }
         }
         return report
+    }
+
+    /// A report stored at a later try: the recent reports say so too.
+    private func markStored(_ job: String) {
+        guard let index = recentReports.firstIndex(where: { $0.job == job }) else { return }
+        recentReports[index].stored = true
+        recentReports[index].storeError = nil
     }
 
     private func forget(_ job: String) {

@@ -55,6 +55,8 @@ public distributed actor TaskJobs {
     /// Jobs being started (placed and made durable) but not yet running.
     private var starting: Set<String> = []
     private var running: [String: Entry] = [:]
+    /// Finished jobs whose report the disk refused, tried again until stored.
+    private var storeRetries: [String: Task<Void, Never>] = [:]
     /// Who cancelled a running job (the first request wins), read as it ends.
     private var cancelReasons: [String: String] = [:]
 
@@ -100,8 +102,23 @@ public distributed actor TaskJobs {
         actorSystem.log("took over job \(spec.id): \(ended.count) of \(spec.inputs.count) tasks had ended\(cancelReason.map { "; it was \($0)" } ?? "")")
     }
 
-    /// Whether this node runs `job` now.
-    public func isRunning(_ job: String) -> Bool { running[job] != nil || starting.contains(job) }
+    /// Whether this node runs `job` now (or still tries to store its report).
+    public func isRunning(_ job: String) -> Bool { running[job] != nil || starting.contains(job) || storeRetries[job] != nil }
+
+    /// Tries to store `report`, which the disk refused, until it is stored
+    /// (``ReportStoreRetry``), then finishes its job where it is kept.
+    private func retryStoring(_ report: TaskJobReport, durability: any TaskJobDurability) {
+        let history = history
+        let system = actorSystem
+        storeRetries[report.job]?.cancel()
+        storeRetries[report.job] = Task {
+            let stored = await ReportStoreRetry.keepTrying(job: report.job, clock: system.runtime.clock, log: { system.log($0) }) {
+                try await runBlocking("spokes.job-store") { try history.append(report) }
+            }
+            if stored { await durability.jobFinished(report.job) }
+            if !Task.isCancelled { self.storeRetries[report.job] = nil }
+        }
+    }
 
     /// Stops running `job` without storing anything: another node owns it now (its
     /// replicas say it finished, or took it over).
@@ -111,6 +128,7 @@ public distributed actor TaskJobs {
 
     /// Stops running `job` without storing anything: another node owns it now.
     private func lose(_ job: String) {
+        storeRetries.removeValue(forKey: job)?.cancel()
         guard let entry = running[job], lost.insert(job).inserted else { return }
         actorSystem.log("job \(job) is another node's now: stopped running it here")
         entry.work.cancel()
@@ -198,6 +216,9 @@ public distributed actor TaskJobs {
             } catch {
                 report.stored = false
                 report.storeError = "\(error)"
+                // Kept, it is stored once there is room (and only then finished in its
+                // replicas); until then it counts as running here, so nothing runs it again.
+                if let durability { self.retryStoring(finished, durability: durability) }
             }
             self.running[spec.id] = nil
             return report

@@ -67,10 +67,14 @@ struct ReplicatedBikeJobFullDiskTests {
         let told = try await cluster.complete("the job runs", within: 60) { try await bikes.submit(job, listener: nil) }
         #expect(told.completedUsers == 4)
         #expect(told.stored == false && told.storeError?.contains("no space left on device") == true, "its client hears the report was not stored, and why")
-        // While the disk is full, the job stays held (not finished) in its group.
-        try await cluster.run(for: 2)
+        // While the disk is full, the job stays held (not finished) in its group, and is
+        // not run again: its coordinator tries to store the report it has.
+        func epoch() async -> Int? { (await raft.stateMachine(of: ReplicatedBikeJobs.group(of: job.id)) as? BikeJobMachine)?.epoch }
+        let epochWhenTold = await epoch()
+        try await cluster.run(for: 20)
         #expect(try await jobs.finishedJobs().isEmpty)
         #expect(await replication.heldUnfinished().map(\.job.id) == [job.id], "the job is not finished while its report is not stored")
+        #expect(await epoch() == epochWhenTold, "not run again every watch (a new epoch each time) while the disk is full")
 
         disk.refusing = false
         try await cluster.run(until: "the report is stored", within: 30) { try await jobs.finishedJobs().map(\.job) == [job.id] }
