@@ -147,13 +147,20 @@ struct HTTPServerInVirtualTimeTests {
 
     // MARK: Event streams
 
-    @Test func anIdleEventStreamSendsAKeepAliveCommentEveryInterval() async throws {
+    /// A server whose every request opens `stream`, and a client that asked for it and
+    /// read its head.
+    static func openStream() async throws -> (Setup, HTTPEventStream, SimulatedHTTPClient) {
         let stream = HTTPEventStream()
         let setup = try Setup { _ in .eventStream(stream) }
-        defer { setup.stop() }
         let client = try await setup.connect()
         client.send(SimulatedHTTPClient.get("/events"))
         try await setup.world.run(until: "the stream's head", within: 1) { client.statuses == [200] }
+        return (setup, stream, client)
+    }
+
+    @Test func anIdleEventStreamSendsAKeepAliveCommentEveryInterval() async throws {
+        let (setup, stream, client) = try await Self.openStream()
+        defer { setup.stop() }
         let opened = setup.now
         func comments() -> Int { client.text.components(separatedBy: ": keep-alive").count - 1 }
         try await setup.world.run(until: "two keep-alive comments", within: 40) { comments() == 2 }
@@ -166,12 +173,8 @@ struct HTTPServerInVirtualTimeTests {
     }
 
     @Test func aFinishedStreamSendsWhatIsQueuedThenCloses() async throws {
-        let stream = HTTPEventStream()
-        let setup = try Setup { _ in .eventStream(stream) }
+        let (setup, stream, client) = try await Self.openStream()
         defer { setup.stop() }
-        let client = try await setup.connect()
-        client.send(SimulatedHTTPClient.get("/events"))
-        try await setup.world.run(until: "the stream's head", within: 1) { client.statuses == [200] }
         stream.send(data: "last")
         stream.finish()
         try await setup.world.run(until: "the server closes", within: 6) { client.ended }
@@ -181,12 +184,8 @@ struct HTTPServerInVirtualTimeTests {
     }
 
     @Test func aStreamWhoseClientLeavesEndsAsDisconnected() async throws {
-        let stream = HTTPEventStream()
-        let setup = try Setup { _ in .eventStream(stream) }
+        let (setup, stream, client) = try await Self.openStream()
         defer { setup.stop() }
-        let client = try await setup.connect()
-        client.send(SimulatedHTTPClient.get("/events"))
-        try await setup.world.run(until: "the stream's head", within: 1) { client.statuses == [200] }
         client.stream.shutdown()
         try await setup.world.run(until: "the stream ends", within: 1) { stream.termination != nil }
         #expect(stream.termination == .clientDisconnected)

@@ -51,28 +51,12 @@ import Testing
         let disks = (0..<4).map { _ in SimulatedDisk() }
         let cluster = try SimulatedCluster(4, configure: { _, settings in settings.jobReplaceAfter = 30 }, disk: { disks[$0] })
         defer { cluster.stop() }
-        let hosts = cluster.nodes.map { node in
-            RaftHost(system: node.system, settings: RaftHostSettings(dataDirectory: "/data/" + node.system.node.name),
-                     machines: ["taskjob": { CommandList() }])
-        }
-        let names = cluster.nodes.map(\.system.node.name)
-        try await cluster.awaitMesh()
-        let watchers = zip(cluster.nodes, hosts).map { node, host in
-            JobGroups(host: host, system: node.system, members: { [weak node] in node?.members ?? [] }).watch(
-                kind: "taskjob", job: { _, _ in JobGroups.JobState(job: "x", finished: false) }, isRunning: { _ in true },
-                abandon: { _ in }, takeOver: { _, _ in })
-        }
-        defer { for watcher in watchers { watcher.cancel() } }
-        let group = "taskjob-x"
-        let definition = try RaftGroup(replicas: Array(names[0...2]), firstLeader: names[0], creation: 7)
-        for index in 0...2 { try await hosts[index].open(group: group, definition, machine: CommandList()) }
-        func propose(_ command: String) async throws {
-            _ = try await cluster.complete("\(command) commits", within: 10) {
-                try await JobGroups(host: hosts[0], system: cluster[0].system, members: { [] }).proposeWhileElecting(command, to: group)
-            }
-        }
-        func replicas() async -> [String] { await hosts[0].status(of: group)?.replicas ?? [] }
-        func applied(at index: Int) async -> [String] { (await hosts[index].stateMachine(of: group) as? CommandList)?.applied ?? [] }
+        let healing = try await HealingGroup(on: cluster)
+        defer { healing.stopWatching() }
+        let (names, group, hosts) = (healing.names, healing.group, healing.hosts)
+        func propose(_ command: String) async throws { try await healing.propose(command, at: 0) }
+        func replicas() async -> [String] { await healing.replicas(at: 0) }
+        func applied(at index: Int) async -> [String] { await healing.applied(at: index) }
         try await propose("one")
         try await cluster.run(until: "n2 holds the first command", within: 5) { await applied(at: 2) == ["one"] }
 
@@ -96,32 +80,15 @@ import Testing
     /// dead nodes come back, they learn they were replaced and drop their replicas.
     @Test(.hangGuard)
     func aGroupOutlivesTwoDeathsOneAfterTheOther() async throws {
-        let folder = try TemporaryDirectory()
-        defer { folder.remove() }
-        let cluster = try SimulatedCluster(5) { _, settings in settings.jobReplaceAfter = 30 }
+        let cluster = try SimulatedCluster(5, configure: { _, settings in settings.jobReplaceAfter = 30 }, disk: { _ in SimulatedDisk() })
         defer { cluster.stop() }
-        let hosts = cluster.nodes.map { node in
-            RaftHost(system: node.system, settings: RaftHostSettings(dataDirectory: folder.path + "/" + node.system.node.name),
-                     machines: ["taskjob": { CommandList() }])
-        }
-        let names = cluster.nodes.map(\.system.node.name)
-        try await cluster.awaitMesh()
-        let watchers = zip(cluster.nodes, hosts).map { node, host in
-            JobGroups(host: host, system: node.system, members: { [weak node] in node?.members ?? [] }).watch(
-                kind: "taskjob", job: { _, _ in JobGroups.JobState(job: "x", finished: false) }, isRunning: { _ in true },
-                abandon: { _ in }, takeOver: { _, _ in })
-        }
-        defer { for watcher in watchers { watcher.cancel() } }
-        let group = "taskjob-x"
-        let definition = try RaftGroup(replicas: Array(names[0...2]), firstLeader: names[0], creation: 7)
-        for index in 0...2 { try await hosts[index].open(group: group, definition, machine: CommandList()) }
-        func propose(_ command: String, at index: Int) async throws {
-            _ = try await cluster.complete("\(command) commits", within: 10) {
-                try await JobGroups(host: hosts[index], system: cluster[index].system, members: { [] }).proposeWhileElecting(command, to: group)
-            }
-        }
-        func replicas(at index: Int) async -> [String] { await hosts[index].status(of: group)?.replicas ?? [] }
-        func applied(at index: Int) async -> [String] { (await hosts[index].stateMachine(of: group) as? CommandList)?.applied ?? [] }
+        let healing = try await HealingGroup(on: cluster)
+        defer { healing.stopWatching() }
+        let (names, group) = (healing.names, healing.group)
+        func propose(_ command: String, at index: Int) async throws { try await healing.propose(command, at: index) }
+        func replicas(at index: Int) async -> [String] { await healing.replicas(at: index) }
+        func applied(at index: Int) async -> [String] { await healing.applied(at: index) }
+        let hosts = healing.hosts
         try await propose("one", at: 0)
 
         // n2 dies.
@@ -162,4 +129,44 @@ import Testing
         #expect(await replicas(at: 1) == second)
         for host in hosts { await host.stop() }
     }
+}
+
+/// A group `taskjob-x` on the first three nodes of `cluster` (on their runtimes' disks,
+/// under `/data/NAME`), n0 its first leader, and every node's watcher healing it as a
+/// node wires it: what each healing test starts from.
+struct HealingGroup {
+    let cluster: SimulatedCluster
+    let hosts: [RaftHost]
+    let names: [String]
+    let group = "taskjob-x"
+    private let watchers: [Task<Void, Never>]
+
+    init(on cluster: SimulatedCluster) async throws {
+        self.cluster = cluster
+        hosts = cluster.nodes.map { node in
+            RaftHost(system: node.system, settings: RaftHostSettings(dataDirectory: "/data/" + node.system.node.name),
+                     machines: ["taskjob": { CommandList() }])
+        }
+        names = cluster.nodes.map(\.system.node.name)
+        try await cluster.awaitMesh()
+        watchers = zip(cluster.nodes, hosts).map { node, host in
+            JobGroups(host: host, system: node.system, members: { [weak node] in node?.members ?? [] }).watch(
+                kind: "taskjob", job: { _, _ in JobGroups.JobState(job: "x", finished: false) }, isRunning: { _ in true },
+                abandon: { _ in }, takeOver: { _, _ in })
+        }
+        let definition = try RaftGroup(replicas: Array(names[0...2]), firstLeader: names[0], creation: 7)
+        for index in 0...2 { try await hosts[index].open(group: group, definition, machine: CommandList()) }
+    }
+
+    /// Commits `command` through node `index`'s replica (which leads, or finds who does).
+    func propose(_ command: String, at index: Int) async throws {
+        let (host, system, group) = (hosts[index], cluster[index].system, group)
+        _ = try await cluster.complete("\(command) commits", within: 10) {
+            try await JobGroups(host: host, system: system, members: { [] }).proposeWhileElecting(command, to: group)
+        }
+    }
+
+    func replicas(at index: Int) async -> [String] { await hosts[index].status(of: group)?.replicas ?? [] }
+    func applied(at index: Int) async -> [String] { (await hosts[index].stateMachine(of: group) as? CommandList)?.applied ?? [] }
+    func stopWatching() { for watcher in watchers { watcher.cancel() } }
 }
