@@ -16,8 +16,8 @@ import Synchronization
 /// `result --wait`, `cancel` and `jobs` clients, the commands' code); faults drawn from the seed
 /// crash and restart nodes, pause them, cut them off both ways, one way or from their job's
 /// replicas only, lose datagrams, delay and reorder what is sent, slow a node's disk or
-/// fill it, and leap a node's clock. Then
-/// ``NodesInvariants`` are checked. See Docs/simulator.md, "Whole nodes".
+/// fill it, and leap a node's clock. ``NodesSafety`` is checked after every event, and
+/// ``NodesInvariants`` at the end. See Docs/simulator.md, "Whole nodes".
 ///
 /// Deterministic when played by `simulate-cluster` (``playAllBlocking(seeds:options:traceLines:showEveryTrace:print:report:)``):
 /// every task of the process then runs on one thread, one job at a time
@@ -65,10 +65,11 @@ public enum NodesModel {
         /// The node whose name the twin takes.
         public var twinOf = 1
         /// Breaks the contract on purpose (the checker's own test): at this time (virtual
-        /// seconds after the mesh formed), once a user's result is counted, the leader of
-        /// a bike job's group is handed a batch of the job's epoch made from a book where
-        /// that user's result was not counted yet, as a coordinator that took the job over
-        /// from another book than the committed one would make. ``NodesSafety`` must catch it.
+        /// seconds after the mesh formed) the leader of a bike job's group is handed a
+        /// batch of the job's epoch counting user 0's result from an attempt the committed
+        /// book never began, as a coordinator that took the job over from another book than
+        /// the committed one (one with that attempt begun) would make. ``NodesSafety`` must
+        /// catch it.
         public var staleBatchAt: Double?
 
         public init(nodes: Int) { self.nodes = nodes }

@@ -167,9 +167,10 @@ final class NodesRun: Sendable {
         }
     }
 
-    /// At `time`, once a bike job's group has a user's result counted, hands its leader a
-    /// batch counting that user's result again in the job's epoch: made from a book that is
-    /// not the committed one (``NodesModel/Options/staleBatchAt``, the checker's own test).
+    /// At `time` (or as soon as after it as a bike job's group has a leader), hands that
+    /// leader a batch of the job's epoch counting user 0's result from an attempt the
+    /// committed book never began: made from a book that is not the committed one
+    /// (``NodesModel/Options/staleBatchAt``, the checker's own test).
     private func launchStaleBatch(at time: Double) {
         let clock = cluster.clock, start = startTime
         launch { [self] in
@@ -178,12 +179,10 @@ final class NodesRun: Sendable {
                 for (index, assembly) in liveAssemblies {
                     for group in assembly.raft.groupIDs where group.hasPrefix(ReplicatedBikeJobs.groupKind + "-") {
                         guard let (status, machine) = await assembly.raft.statusAndMachine(of: group), status.role == .leader,
-                              let bikes = machine as? BikeJobMachine, !bikes.finished, let book = bikes.book,
-                              let user = book.entries.indices.first(where: { book.entries[$0].accepted != nil }),
-                              let ending = book.entries[user].accepted
+                              let bikes = machine as? BikeJobMachine, !bikes.finished, let entry = bikes.book?.entries.first
                         else { continue }
-                        let batch = BikeJobMachine.record([.accepted(user: user, attempt: book.entries[user].attempt, ending: ending)], epoch: bikes.epoch)
-                        record("SABOTAGE n\(index), leading \(group), commits a batch counting user \(user) again")
+                        let batch = BikeJobMachine.record([.accepted(user: 0, attempt: entry.attempt + 1, ending: .finishedPaths)], epoch: bikes.epoch)
+                        record("SABOTAGE n\(index), leading \(group), commits user 0's result from attempt \(entry.attempt + 1), which the committed book never began")
                         _ = try? await assembly.raft.propose(group: group, command: batch, forward: false)
                         return
                     }

@@ -18,8 +18,9 @@ import Synchronization
 ///   goes back from a name's incarnation to an older one (a name belongs to one, the
 ///   newest); and no observer replaces a member that runs and was heard from within the
 ///   suspect timeout by another incarnation of its name (``NodesModel/Options/twinAt``);
-/// - **scheduling**: a worker never runs more attempts than its slots nor queues more
-///   than its queue places (``ScanSystem/admissionNow``), and a coordinator never has
+/// - **scheduling**: a worker never runs more attempts than its slots, nor queues more of
+///   a job than its queue places, nor more in all than its queues hold, and no attempt
+///   waits while a slot is free (``ScanSystem/admissionNow``); a coordinator never has
 ///   more attempts out on one worker than its slots plus queue places
 ///   (``ClusterNode/coordinatorSystems``);
 /// - **replicas** (every job group's replica on a live node): replicas that applied the
@@ -111,8 +112,14 @@ final class NodesSafety: Sendable {
                 if admission.inUse[cost] > admission.budgets[cost] {
                     return "n\(index)'s worker runs \(admission.inUse[cost]) \(cost) attempts, on \(admission.budgets[cost]) slots"
                 }
-                if admission.queued(cost) > admission.queueLength(cost) {
-                    return "n\(index)'s worker queues \(admission.queued(cost)) \(cost) attempts, in \(admission.queueLength(cost)) queue places"
+                for (job, state) in admission.jobs(cost) where state.queue.count > admission.queueLength(cost) {
+                    return "n\(index)'s worker queues \(state.queue.count) \(cost) attempts of \(job), in \(admission.queueLength(cost)) queue places of a job"
+                }
+                if admission.queued(cost) > admission.queueLength(cost) * WorkerAdmission.queuedJobsLimit {
+                    return "n\(index)'s worker queues \(admission.queued(cost)) \(cost) attempts, in \(admission.queueLength(cost) * WorkerAdmission.queuedJobsLimit) queue places in all"
+                }
+                if admission.queued(cost) > 0, admission.inUse[cost] < admission.budgets[cost] {
+                    return "n\(index)'s worker keeps \(admission.queued(cost)) \(cost) attempts waiting with \(admission.budgets[cost] - admission.inUse[cost]) slots free"
                 }
             }
         }

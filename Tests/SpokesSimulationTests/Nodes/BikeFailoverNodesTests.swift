@@ -68,8 +68,9 @@ import Testing
     }
 
     /// The checker's own test: a batch of the job's epoch made from a book that is not the
-    /// committed one (a user's result counted again, as a coordinator that took the job
-    /// over from an uncommitted book would count it) is caught as soon as it applies.
+    /// committed one (user 0's result from an attempt the committed book never began, as a
+    /// coordinator that took the job over from an uncommitted book would count it) is
+    /// caught as soon as it applies.
     @Test(.timeLimit(.minutes(3)))
     func theInvariantsCatchABatchMadeFromAnotherBookThanTheCommittedOne() async {
         let verdict = await Self.play([]) { $0.staleBatchAt = 0.5 }
