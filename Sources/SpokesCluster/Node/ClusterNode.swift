@@ -37,6 +37,9 @@ public final class ClusterNode: Sendable {
     private let hostedActors = Mutex<[any DistributedActor]>([])
     /// What each member incarnation's worker runs, once asked (``kinds(of:)``).
     private let memberKinds = Mutex<[NodeID: [TaskSchema]]>([:])
+    /// The coordinators' ``Systems`` this node made, held weakly: read by
+    /// ``coordinatorSystems`` (the simulator's checks), never kept alive by it.
+    private let madeSystems = Mutex<[WeakSystems]>([])
 
     private let membership: Mutex<Membership>
     private let discovery: Discovery?
@@ -279,6 +282,15 @@ public final class ClusterNode: Sendable {
     /// This node's worker (nil before ``start()``).
     public var worker: ScanSystem? { hostedWorker.withLock { $0 } }
 
+    /// The ``Systems`` of the coordinators this node runs now (one per running job that
+    /// places tasks), read-only: what the simulator checks a coordinator's counts on.
+    public var coordinatorSystems: [Systems] {
+        madeSystems.withLock { made in
+            made.removeAll { $0.systems == nil }
+            return made.compactMap(\.systems)
+        }
+    }
+
     /// A coordinator's ``Systems``: this node's worker first, then every alive member's
     /// (with the budgets each announced), kept up to date from membership events until the
     /// returned task is cancelled. Every worker is offered, whatever it runs: for a job of
@@ -345,6 +357,10 @@ public final class ClusterNode: Sendable {
         let systems = Systems(
             local: worker, node: system.node.name, slots: settings.slots, waitingSlots: settings.waitingSlots, others: others,
             localOffered: localOffered, clock: system.runtime.clock)
+        madeSystems.withLock { made in
+            made.removeAll { $0.systems == nil }
+            made.append(WeakSystems(systems: systems))
+        }
         func add(_ member: Member) async {
             if let remote = remote(member), await accepts(member) {
                 await systems.addSystem(node: member.node.name, system: remote, slots: member.slots, waitingSlots: member.waitingSlots)
@@ -523,4 +539,9 @@ public final class ClusterNode: Sendable {
                 kinds: memberKinds.withLock { $0[member.node] }, protocolVersions: member.protocolVersions)
         }
     }
+}
+
+/// A ``Systems`` its node does not keep alive (``ClusterNode/coordinatorSystems``).
+private struct WeakSystems: Sendable {
+    weak var systems: Systems?
 }

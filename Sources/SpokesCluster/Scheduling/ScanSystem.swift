@@ -78,6 +78,10 @@ public distributed actor ScanSystem {
         admission.queuedTotal
     }
 
+    /// The worker's admission as it stands (budgets, places in use, queues), read-only and
+    /// local: what the simulator checks after every event.
+    public var admissionNow: WorkerAdmission { admission }
+
     /// The task kinds this worker runs, with their versions: what coordinators ask before
     /// placing a job's tasks here (``KindPlacement``).
     public distributed func kinds() -> [TaskSchema] {

@@ -235,7 +235,7 @@ final class NodesClients: Sendable {
     /// is down or cut off (then it says it cannot reach it).
     private func judgeStopping(_ what: String, job: String, asked: Int?, in run: NodesRun, name: String = sweepName) async {
         var (runners, cutOff) = await run.reachableRunners(of: job)
-        let askedIsAway = asked.map { asked in asked == cutOff || !run.liveAssemblies.contains { $0.index == asked } } ?? false
+        let askedIsAway = asked.map { asked in cutOff.contains(asked) || !run.liveAssemblies.contains { $0.index == asked } } ?? false
         // The node a `result` client asks finds the job only on members it sees alive (a
         // replica-cut leaves the job's node reachable from clients, not from the others).
         if let asked, let seen = run.liveAssemblies.first(where: { $0.index == asked })?.assembly.node.members {
@@ -302,10 +302,10 @@ final class NodesClients: Sendable {
         // The sweep's submitter has its answer, and an accepted sweep is stored.
         let sweepJob: String?
         do {
-            try await run.cluster.run(until: "the sweep's client has its answer", within: bound, step: 0.25) { [self] in sweep.withLock { $0?.told != nil } }
+            try await run.run(until: "the sweep's client has its answer", within: bound, step: 0.25) { [self] in sweep.withLock { $0?.told != nil } }
             sweepJob = sweep.withLock { $0?.accepted == true ? $0?.job : nil }
             if let job = sweepJob {
-                try await run.cluster.run(until: "the sweep is stored", within: bound, step: 0.5) { !((await invariants.storedLines(of: [job]))[job] ?? []).isEmpty }
+                try await run.run(until: "the sweep is stored", within: bound, step: 0.5) { !((await invariants.storedLines(of: [job]))[job] ?? []).isEmpty }
             }
         } catch is VirtualTimeout {
             return "the \(Self.sweepName) has no answer or no stored report \(Int(bound)) virtual s after every other job was stored"
@@ -320,7 +320,7 @@ final class NodesClients: Sendable {
         // still believes it leads its job) until the membership heals: `result` and
         // `jobs` are asked once every node sees every other alive, as a user would.
         do {
-            try await run.cluster.run(until: "every node sees every other alive", within: bound, step: 0.25) {
+            try await run.run(until: "every node sees every other alive", within: bound, step: 0.25) {
                 let nodes = run.liveAssemblies.map(\.assembly.node)
                 return nodes.allSatisfy { node in node.members.count { $0.state == .alive } >= nodes.count - 1 }
             }
@@ -332,7 +332,7 @@ final class NodesClients: Sendable {
         // the job ended elsewhere; not for long.
         var stale: [String] = []
         do {
-            try await run.cluster.run(until: "no node lists a stored job as running", within: Self.stalePatience, step: 0.25) { [self] in
+            try await run.run(until: "no node lists a stored job as running", within: Self.stalePatience, step: 0.25) { [self] in
                 stale = await staleListings(of: jobs, in: run)
                 return stale.isEmpty
             }
@@ -342,7 +342,7 @@ final class NodesClients: Sendable {
         // Every `result --wait` client has printed its report or said why not.
         let expected = Set(jobs.map(\.0))
         do {
-            try await run.cluster.run(until: "every result client has its answer", within: bound, step: 0.25) { [self] in
+            try await run.run(until: "every result client has its answer", within: bound, step: 0.25) { [self] in
                 watches.withLock { watches in expected.allSatisfy { watches[$0]?.printed != nil } }
             }
         } catch is VirtualTimeout {

@@ -7,7 +7,8 @@ import SpokesReplication
 import SpokesSimulatedCluster
 
 /// What must hold at the end of a seed of ``NodesModel``, once every fault has ended and
-/// every node is up again (the first of these after every fault as well):
+/// every node is up again (that no node stores a job twice after every fault as well; the
+/// cheap safety invariants, after every event, are ``NodesSafety``'s):
 /// - no client waits past `livenessBound` without saying why (a report, or an error);
 /// - every job a coordinator accepted has a stored report within `livenessBound` (no job
 ///   stays running forever while its replicas' nodes are alive), on at most one line of
@@ -26,35 +27,15 @@ import SpokesSimulatedCluster
 struct NodesInvariants {
     let run: NodesRun
 
-    /// What must hold at every moment, checked every ``NodesRun/checkEvery`` virtual
-    /// seconds while faults come and go (the driver's cheap view of "after every event"):
-    /// every replica of every bike job's group on a live node (the coordinator's among
-    /// them) has a committed book that conserves the job's bikes, whatever was committed,
-    /// lost or torn so far (what `BikeFailoverModel` checked of a copy of the coordinator,
-    /// here of the replicas that ship). The first broken, or nil.
-    func whileRunning() async -> String? {
-        for (index, assembly) in run.liveAssemblies {
-            for group in assembly.raft.groupIDs where group.hasPrefix(ReplicatedBikeJobs.groupKind + "-") {
-                guard let machine = await assembly.raft.stateMachine(of: group) as? BikeJobMachine,
-                      let job = machine.job, let book = machine.book else { continue }
-                let total = job.network.stations.reduce(0) { $0 + $1.freeBikes }
-                if book.bikesInPlay != total {
-                    return "bikes not conserved: n\(index)'s replica of \(job.id) has \(book.bikesInPlay) bikes in play, of \(total)"
-                }
-            }
-        }
-        return nil
-    }
-
     /// The first broken invariant, or nil.
     func check(healedAt: Double) async throws -> String? {
         let bound = run.options.livenessBound
         let run = run
         do {
-            try await run.cluster.run(until: "every client has its answer", within: bound, step: 0.25) {
+            try await run.run(until: "every client has its answer", within: bound, step: 0.25) {
                 run.answers.withLock { $0.values.allSatisfy { $0.told != nil } }
             }
-        } catch {
+        } catch is VirtualTimeout {
             let waiting = run.answers.withLock { $0.values.filter { $0.told == nil }.map(\.name).sorted() }
             return "clients \(waiting.joined(separator: ", ")) still wait \(Int(bound)) virtual s after the faults ended, told nothing"
         }
@@ -62,7 +43,7 @@ struct NodesInvariants {
         let accepted = run.answers.withLock { $0.values.filter { $0.accepted && $0.job != nil }.sorted { $0.name < $1.name } }
         var stored: [String: [(node: Int, lines: Int)]] = [:]
         do {
-            try await run.cluster.run(until: "every accepted job is stored", within: bound, step: 0.5) {
+            try await run.run(until: "every accepted job is stored", within: bound, step: 0.5) {
                 stored = await storedLines(of: accepted.compactMap(\.job))
                 return accepted.allSatisfy { !(stored[$0.job!] ?? []).isEmpty }
             }

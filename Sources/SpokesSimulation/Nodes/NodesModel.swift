@@ -16,8 +16,8 @@ import Synchronization
 /// `result --wait`, `cancel` and `jobs` clients, the commands' code); faults drawn from the seed
 /// crash and restart nodes, pause them, cut them off both ways, one way or from their job's
 /// replicas only, lose datagrams, delay and reorder what is sent, slow a node's disk or
-/// fill it, and leap a node's clock. Then
-/// ``NodesInvariants`` are checked. See Docs/simulator.md, "Whole nodes".
+/// fill it, and leap a node's clock. ``NodesSafety`` is checked after every event, and
+/// ``NodesInvariants`` at the end. See Docs/simulator.md, "Whole nodes".
 ///
 /// Deterministic when played by `simulate-cluster` (``playAllBlocking(seeds:options:traceLines:showEveryTrace:print:report:)``):
 /// every task of the process then runs on one thread, one job at a time
@@ -56,8 +56,34 @@ public enum NodesModel {
         /// Virtual seconds after the last fault ends within which every client has had its
         /// answer and every accepted job its stored report.
         public var livenessBound = 120.0
+        /// When (virtual seconds after the mesh formed) a second process with
+        /// ``twinOf``'s name starts on a host of its own, a newer incarnation of a name
+        /// that runs (nil: none): its greeting must be refused while the member that holds
+        /// the name is heard from, and it yields the name (``NodesSafety``'s membership
+        /// checks, `--scenario twin-name`).
+        public var twinAt: Double?
+        /// The node whose name the twin takes.
+        public var twinOf = 1
+        /// Breaks the contract on purpose (the checker's own test): at this time (virtual
+        /// seconds after the mesh formed) the leader of a bike job's group is handed a
+        /// batch of the job's epoch counting user 0's result from an attempt the committed
+        /// book never began, as a coordinator that took the job over from another book than
+        /// the committed one (one with that attempt begun) would make. ``NodesSafety`` must
+        /// catch it.
+        public var staleBatchAt: Double?
 
         public init(nodes: Int) { self.nodes = nodes }
+
+        /// A twin of a running node's name (`--scenario twin-name`): a second process with
+        /// n1's name starts on its own host while maps and a bike job run, with the
+        /// seed's faults (not aimed at coordinators, so the twin's name holder is hit too).
+        public static func twinName(nodes: Int) -> Options {
+            var options = Options(nodes: nodes)
+            options.twinAt = 2
+            options.twinOf = min(1, nodes - 1)
+            options.aimAtCoordinators = 0
+            return options
+        }
 
         /// Bike jobs failing over (`--scenario bike-failover`), the real replicated bike
         /// jobs in place of a model of them: two longer bike jobs and no maps, submitted
@@ -136,11 +162,15 @@ public enum NodesModel {
         public var amount: Double = 0
         /// A ``Kind/delay`` of everything on the network, not only what the node sends.
         public var everyHost = false
+        /// Aimed at the node after the running job's coordinator (by index), not at the
+        /// coordinator: another of its replicas (a test's plan: one of the voters while
+        /// the coordinator is cut off).
+        public var besideCoordinator = false
 
         public var end: Double { start + duration }
 
         public var description: String {
-            let target = everyHost ? "every host" : "\(atCoordinator ? "a running job's coordinator, else " : "")n\(node)"
+            let target = everyHost ? "every host" : "\(atCoordinator ? "a running job's coordinator, else " : besideCoordinator ? "the node after a running job's coordinator, else " : "")n\(node)"
             let what = switch kind {
             case .loss: "loss \(Int(rate * 100))%"
             case .delay: "delay up to \(Int(amount * 1000)) ms of \(target)"
@@ -200,6 +230,10 @@ public enum NodesModel {
         public var trace: [String]
         public var virtualSeconds: Double
         public var wallSeconds: Double
+        /// How many times ``NodesSafety`` checked the nodes (after every event), and the
+        /// wall-clock seconds those checks took.
+        public var safetyChecks = 0
+        public var safetySeconds = 0.0
 
         public var failed: Bool { violation != nil }
     }
@@ -231,7 +265,7 @@ public enum NodesModel {
         hasher.combine(jobsRun)
         return Verdict(
             seed: seed, faults: faults, violation: violation, traceHash: hasher.value, jobsRun: jobsRun, orderHash: run.trace.orderHash, trace: trace,
-            virtualSeconds: run.virtualSeconds, wallSeconds: wall)
+            virtualSeconds: run.virtualSeconds, wallSeconds: wall, safetyChecks: run.safety.checks, safetySeconds: run.safety.seconds)
     }
 }
 

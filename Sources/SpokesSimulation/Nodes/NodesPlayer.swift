@@ -17,10 +17,13 @@ extension NodesModel {
     ) async -> [UInt64] {
         var failures: [UInt64] = []
         var virtual = 0.0, wall = 0.0
+        var safetyChecks = 0, safetySeconds = 0.0
         for seed in seeds {
             var verdict = await play(seed: seed, options: options)
             virtual += verdict.virtualSeconds
             wall += verdict.wallSeconds
+            safetyChecks += verdict.safetyChecks
+            safetySeconds += verdict.safetySeconds
             output("seed \(seed): \(verdict.failed ? "FAIL" : "ok") trace \(String(verdict.traceHash, radix: 16)) order \(String(verdict.orderHash, radix: 16)) (\(verdict.trace.count) events, \(verdict.jobsRun) jobs, \(String(format: "%.0f", verdict.virtualSeconds)) virtual s in \(String(format: "%.1f", verdict.wallSeconds)) s)")
             if twice {
                 let again = await play(seed: seed, options: options)
@@ -62,6 +65,8 @@ extension NodesModel {
                 report(text)
             }
         }
+        output(String(format: "nodes: safety invariants checked after every event %d times, %.1f s of the wall time (%.0f%%)",
+                      safetyChecks, safetySeconds, 100 * safetySeconds / max(wall, 1e-9)))
         output(String(format: "nodes: %d nodes, %d seeds, %d failed; %.0f virtual s in %.1f s wall (%.0fx real time, %.1f seeds per minute)",
                       options.nodes, seeds.count, failures.count, virtual, wall, virtual / max(wall, 1e-9), Double(seeds.count) * 60 / max(wall, 1e-9)))
         return failures

@@ -27,8 +27,16 @@ final class NodesRun: Sendable {
     private let everyAssembly = Mutex<[NodeAssembly]>([])
     let answers = Mutex<[Int: ClientAnswer]>([:])
     private let operations = Mutex<[Task<Void, Never>]>([])
-    /// The node a crash, pause or cut has cut off from clients now (nil: none).
-    private let unreachable = Mutex<Int?>(nil)
+    /// The nodes a crash, pause or cut has cut off from clients now, by the fault's place
+    /// in the plan.
+    private let unreachable = Mutex<[Int: Int]>([:])
+    /// The cuts of the faults that hold now, by the fault's place in the plan: made again
+    /// when another fault's end heals the network (faults a test plans may overlap).
+    private let cuts = Mutex<[Int: @Sendable () -> Void]>([:])
+    /// Nodes started with the name of another that runs (``NodesModel/Options/twinAt``).
+    private let twins = Mutex<[ClusterNode]>([])
+    /// The safety invariants checked after every event (``NodesSafety``).
+    let safety = NodesSafety()
     /// Clients that gave up on a job (``CoordinatorLost``) while a member they could
     /// reach had been running it for a while: what broke, as found when they gave up.
     let lies = Mutex<[String]>([])
@@ -67,18 +75,40 @@ final class NodesRun: Sendable {
 
     /// Plays the seed; the first invariant broken, or nil.
     func play() async throws -> String? {
-        for index in 0..<options.nodes { try await startAssembly(index, node: cluster[index]) }
+        do {
+            return try await playSteps()
+        } catch is SafetyBroken {
+            return broken.withLock { $0 }
+        }
+    }
+
+    /// Thrown by ``run(until:within:step:_:)`` once ``NodesSafety`` found an invariant
+    /// broken (kept in ``broken``): it ends the seed.
+    struct SafetyBroken: Error {}
+
+    private func playSteps() async throws -> String? {
+        for index in 0..<options.nodes { await startAssembly(index, node: cluster[index]) }
         try await cluster.awaitMesh()
         record("mesh of \(options.nodes)")
         try await startClients()
-        for var fault in faults {
-            try await runUntil(fault.start, "fault \(fault) begins")
-            if let broken = broken.withLock({ $0 }) { return broken }
-            fault.node = target(of: fault)
-            try await begin(fault)
-            try await runUntil(fault.end, "fault \(fault) ends")
-            if let broken = broken.withLock({ $0 }) { return broken }
-            try await end(fault)
+        if let twinAt = options.twinAt { launchTwin(at: twinAt) }
+        if let staleBatchAt = options.staleBatchAt { launchStaleBatch(at: staleBatchAt) }
+        // Each fault's beginning and end in time order (an end first at the same instant):
+        // a seed's plan never overlaps them, a test's may.
+        let steps = faults.indices.flatMap { [(time: faults[$0].start, begins: true, fault: $0), (time: faults[$0].end, begins: false, fault: $0)] }
+            .sorted { ($0.time, $0.begins ? 1 : 0, $0.fault) < ($1.time, $1.begins ? 1 : 0, $1.fault) }
+        var holding: [Int: NodesModel.Fault] = [:]
+        for step in steps {
+            var fault = holding[step.fault] ?? faults[step.fault]
+            try await runUntil(step.time, "fault \(fault) \(step.begins ? "begins" : "ends")")
+            if step.begins {
+                fault.node = target(of: fault)
+                holding[step.fault] = fault
+                try await begin(fault, number: step.fault)
+                continue
+            }
+            holding[step.fault] = nil
+            try await end(fault, number: step.fault)
             if let broken = await NodesInvariants(run: self).storedTwice() { return broken }
             if let broken = lies.withLock({ $0.first }) { return broken }
         }
@@ -89,42 +119,98 @@ final class NodesRun: Sendable {
         return nil
     }
 
-    /// Moves virtual time until `time` (seconds since the start), checking
-    /// ``NodesInvariants/whileRunning()`` every ``checkEvery`` virtual seconds on the way;
-    /// the first broken invariant is kept in ``broken`` and ends the wait.
+    /// Moves virtual time until `time` (seconds since the start), with the safety
+    /// invariants checked after every event (``run(until:within:step:_:)``).
     func runUntil(_ time: Double, _ what: String) async throws {
         let clock = cluster.clock
         let end = startTime + time
         guard clock.now < end else { return }
-        var nextCheck = clock.now
         // Steps as short as a millisecond: a fault begins at its time, not at the next 5 ms.
-        try await cluster.run(until: what, within: end - clock.now, step: 0.001) { [self] in
-            if clock.now >= nextCheck {
-                nextCheck = clock.now + Self.checkEvery
-                if let broken = await NodesInvariants(run: self).whileRunning() {
-                    self.broken.withLock { $0 = $0 ?? "at \(String(format: "%.3f", virtualSeconds)) s: " + broken }
-                    return true
-                }
+        try await run(until: what, within: end - clock.now, step: 0.001) { clock.now >= end - 1e-9 }
+    }
+
+    /// ``SimulatedCluster/run(until:within:step:_:)`` with ``NodesSafety`` checked after
+    /// every event: each time virtual time moved (to the next timer or delayed arrival) and
+    /// every node went quiet again, before `condition`. The first broken invariant is kept
+    /// in ``broken`` and ends the seed (``SafetyBroken``).
+    func run(until what: @autoclosure () -> String, within seconds: Double, step: Double, _ condition: () async throws -> Bool) async throws {
+        try await cluster.run(until: what(), within: seconds, step: step) { [self] in
+            if let found = await safety.check(self) {
+                broken.withLock { $0 = $0 ?? "at \(String(format: "%.3f", virtualSeconds)) s: " + found }
+                throw SafetyBroken()
             }
-            return clock.now >= end - 1e-9
+            return try await condition()
         }
     }
 
-    /// How often (virtual seconds) the invariants that must hold at every moment are checked
-    /// while faults come and go.
-    static let checkEvery = 0.1
-
-    /// The first invariant ``NodesInvariants/whileRunning()`` found broken, if any.
+    /// The first invariant ``NodesSafety`` found broken, if any.
     let broken = Mutex<String?>(nil)
 
     // MARK: Nodes
 
-    private func startAssembly(_ index: Int, node: ClusterNode) async throws {
+    /// At `time`, starts a second process with the name of node ``NodesModel/Options/twinOf``
+    /// on a host of its own (a newer incarnation of that name).
+    private func launchTwin(at time: Double) {
+        let clock = cluster.clock, start = startTime
+        launch { [self] in
+            try? await clock.sleep(for: start + time - clock.now)
+            let name = cluster[options.twinOf].system.node.name
+            do {
+                let twin = try cluster.startNode(named: name, registry: registry)
+                twins.withLock { $0.append(twin) }
+                record("a twin of \(name) starts: \(twin.system.node)")
+                let conflict = await twin.nameConflict.value
+                record("the twin of \(name) yields the name", detail: "\(conflict)")
+            } catch {
+                record("the twin of \(name) could not start", detail: "\(error)")
+            }
+        }
+    }
+
+    /// At `time` (or as soon as after it as a bike job's group has a leader), hands that
+    /// leader a batch of the job's epoch counting user 0's result from an attempt the
+    /// committed book never began: made from a book that is not the committed one
+    /// (``NodesModel/Options/staleBatchAt``, the checker's own test).
+    private func launchStaleBatch(at time: Double) {
+        let clock = cluster.clock, start = startTime
+        launch { [self] in
+            try? await clock.sleep(for: start + time - clock.now)
+            for _ in 0..<600 {
+                for (index, assembly) in liveAssemblies {
+                    for group in assembly.raft.groupIDs where group.hasPrefix(ReplicatedBikeJobs.groupKind + "-") {
+                        guard let (status, machine) = await assembly.raft.statusAndMachine(of: group), status.role == .leader,
+                              let bikes = machine as? BikeJobMachine, !bikes.finished, let entry = bikes.book?.entries.first
+                        else { continue }
+                        let batch = BikeJobMachine.record([.accepted(user: 0, attempt: entry.attempt + 1, ending: .finishedPaths)], epoch: bikes.epoch)
+                        record("SABOTAGE n\(index), leading \(group), commits user 0's result from attempt \(entry.attempt + 1), which the committed book never began")
+                        _ = try? await assembly.raft.propose(group: group, command: batch, forward: false)
+                        return
+                    }
+                }
+                try? await clock.sleep(for: 0.1)
+            }
+        }
+    }
+
+    private func startAssembly(_ index: Int, node: ClusterNode) async {
         // The node's own folder, as `spokes node` names it.
         let folder = NodeDirectory.path(of: node.system.node.name, in: node.settings.dataDirectory)
-        let assembly = try await cluster.complete("n\(index) starts", within: 30) { await NodeAssembly.start(node: node, folder: folder) }
+        // Awaited without moving virtual time: a start waits for its disk (reopening its
+        // groups), never for a timer; on the pool, a driver moving time meanwhile could run
+        // 30 virtual s past a start whose disk thread was slow to be scheduled.
+        let assembly = await NodeAssembly.start(node: node, folder: folder)
         incarnations.withLock { $0[index].assembly = assembly }
         everyAssembly.withLock { $0.append(assembly) }
+    }
+
+    /// Every incarnation of a node that ever started (twins too).
+    var startedIncarnations: Set<NodeID> {
+        Set(everyAssembly.withLock { $0.map(\.node.system.node) } + twins.withLock { $0.map(\.system.node) })
+    }
+
+    /// The incarnations running now (a paused one runs; a crashed one does not).
+    var runningIncarnations: Set<NodeID> {
+        Set(liveAssemblies.map(\.assembly.node.system.node) + twins.withLock { $0.filter { $0.nameTaken == nil }.map(\.system.node) })
     }
 
     /// The assemblies of the nodes that are up.
@@ -135,14 +221,19 @@ final class NodesRun: Sendable {
     /// The node `fault` hits: the coordinator of the first job (by name) that runs now,
     /// when it is aimed at one, else its own node.
     private func target(of fault: NodesModel.Fault) -> Int {
-        guard fault.atCoordinator else { return fault.node }
+        guard fault.atCoordinator || fault.besideCoordinator else { return fault.node }
         let running = answers.withLock { $0.values.filter { $0.told == nil && $0.coordinator != nil }.sorted { $0.name < $1.name } }
         guard let job = running.first, let coordinator = job.coordinator else { return fault.node }
+        if fault.besideCoordinator {
+            let beside = (coordinator + 1) % options.nodes
+            record("  aimed at n\(beside), beside \(job.name)'s coordinator n\(coordinator)")
+            return beside
+        }
         record("  aimed at \(job.name)'s coordinator n\(coordinator)")
         return coordinator
     }
 
-    private func begin(_ fault: NodesModel.Fault) async throws {
+    private func begin(_ fault: NodesModel.Fault, number: Int) async throws {
         let measure = switch fault.kind {
         case .loss: " \(Int(fault.rate * 100))%"
         case .delay: " up to \(Int(fault.amount * 1000)) ms\(fault.everyHost ? " (every host)" : "")"
@@ -153,7 +244,8 @@ final class NodesRun: Sendable {
         }
         record("FAULT \(fault.kind.rawValue) n\(fault.node)\(measure)")
         let host = SimulatedCluster.host(fault.node)
-        if [.crash, .partition, .oneWay, .pause].contains(fault.kind) { unreachable.withLock { $0 = fault.node } }
+        if [.crash, .partition, .oneWay, .pause].contains(fault.kind) { unreachable.withLock { $0[number] = fault.node } }
+        let cluster = cluster
         switch fault.kind {
         case .crash:
             guard let assembly = incarnations.withLock({ $0[fault.node].assembly }) else { return }
@@ -162,15 +254,16 @@ final class NodesRun: Sendable {
             await assembly.stop(sayingGoodbye: false)
             try await cluster.settle()
             incarnations.withLock { $0[fault.node].assembly = nil }
-            cluster.network.heal()
+            heal()
         case .partition:
-            cluster.isolate(host)
+            cut(number) { cluster.isolate(host) }
         case .oneWay:
-            for other in cluster.allHosts where other != host { cluster.network.cut(from: host, to: other) }
+            cut(number) { for other in cluster.allHosts where other != host { cluster.network.cut(from: host, to: other) } }
         case .loss:
             cluster.network.loss = fault.rate
         case .pause:
             cluster.pause(fault.node)
+            cuts.withLock { $0[number] = { cluster.isolate(host) } }
         case .delay:
             cluster.network.delay(from: fault.everyHost ? nil : host, by: 0.001...max(0.001, fault.amount))
         case .slowDisk:
@@ -186,8 +279,20 @@ final class NodesRun: Sendable {
             let replicas = await replicaNodes(of: fault.node)
             let cut = replicas.isEmpty ? Array(0..<options.nodes).filter { $0 != fault.node } : replicas
             record("  cut from \(cut.map { "n\($0)" }.joined(separator: ", "))\(replicas.isEmpty ? " (it coordinates no job)" : ", its job's replicas")")
-            for other in cut { cluster.network.cut(between: host, and: SimulatedCluster.host(other)) }
+            self.cut(number) { for other in cut { cluster.network.cut(between: host, and: SimulatedCluster.host(other)) } }
         }
+    }
+
+    /// Makes fault `number`'s cut, and keeps it to make again after another fault heals.
+    private func cut(_ number: Int, _ make: @escaping @Sendable () -> Void) {
+        cuts.withLock { $0[number] = make }
+        make()
+    }
+
+    /// Heals the network, then makes again the cuts of the faults that still hold.
+    private func heal() {
+        cluster.network.heal()
+        for make in cuts.withLock({ $0.sorted { $0.key < $1.key }.map(\.value) }) { make() }
     }
 
     /// The other replicas' nodes of the job node `index` coordinates (the first running
@@ -205,9 +310,10 @@ final class NodesRun: Sendable {
         return []
     }
 
-    private func end(_ fault: NodesModel.Fault) async throws {
+    private func end(_ fault: NodesModel.Fault, number: Int) async throws {
         record("FAULT ENDS \(fault.kind.rawValue) n\(fault.node)")
-        unreachable.withLock { $0 = nil }
+        unreachable.withLock { $0[number] = nil }
+        cuts.withLock { $0[number] = nil }
         switch fault.kind {
         case .crash:
             // The disk as the power cut left it (flushed bytes, and a torn `rate` of each
@@ -220,13 +326,14 @@ final class NodesRun: Sendable {
             }
             incarnations.withLock { $0[fault.node].number = number }
             let node = try cluster.restartNode(fault.node, disk: survivor)
-            try await startAssembly(fault.node, node: node)
+            await startAssembly(fault.node, node: node)
         case .partition, .oneWay, .replicaCut:
-            cluster.network.heal()
+            heal()
         case .loss:
             cluster.network.loss = 0
         case .pause:
             cluster.resume(fault.node)
+            heal()
         case .delay:
             cluster.network.stopDelaying()
         case .slowDisk:
@@ -352,7 +459,7 @@ final class NodesRun: Sendable {
         let (runners, cutOff) = await reachableRunners(of: lost.job)
         let name = answerName(job)
         if runners.isEmpty {
-            record("  \(name): no reachable member runs it (\(cutOff.map { "n\($0) is cut off" } ?? "no node is cut off")): a truthful give-up")
+            record("  \(name): no reachable member runs it (\(cutOff.isEmpty ? "no node is cut off" : cutOff.sorted().map { "n\($0) is cut off" }.joined(separator: ", "))): a truthful give-up")
         } else {
             let broken = "\(name) (\(lost.job)): its client gave up (CoordinatorLost, \(lost.node)) while \(runners.joined(separator: ", ")), which it could reach, ran the job"
             record("  " + broken)
@@ -362,11 +469,11 @@ final class NodesRun: Sendable {
 
     /// The members a client could reach now (any node up but the one a fault cuts off)
     /// that have been running `job` for ``followableAfter`` seconds or more, as
-    /// `nK (for S s)`; and the node cut off, if any.
-    func reachableRunners(of job: String) async -> (runners: [String], cutOff: Int?) {
-        let cutOff = unreachable.withLock { $0 }
+    /// `nK (for S s)`; and the nodes cut off.
+    func reachableRunners(of job: String) async -> (runners: [String], cutOff: Set<Int>) {
+        let cutOff = unreachable.withLock { Set($0.values) }
         var runners: [String] = []
-        for (index, assembly) in liveAssemblies where index != cutOff {
+        for (index, assembly) in liveAssemblies where !cutOff.contains(index) {
             // A map this node coordinates (not one it holds for a dead coordinator), or a
             // bike job it runs (one held without a coordinator has run for no time here).
             let maps = await assembly.taskJobs.whenLocal { await $0.runningJobs() } ?? []

@@ -1,0 +1,207 @@
+import SpokesBikes
+import SpokesCluster
+import SpokesConcurrency
+import SpokesJobs
+import SpokesNode
+import SpokesReplication
+import Synchronization
+
+/// The safety invariants of a seed of ``NodesModel`` checked after every event: each
+/// time the driver moves virtual time (to the next timer, a delayed message's arrival or
+/// a fault), once every node is quiet again, so after every timer that fired and every
+/// message it caused; and on the way to the end's checks. Read from the real nodes (their
+/// members, workers, coordinators' placements and replicas), never from a copy of them.
+/// What the hand-written shells of the membership, scheduling and bike models checked:
+/// - **membership** (each observer's members): a member an observer suspected (or took
+///   for dead) is shown alive only after something arrived from it after the suspicion
+///   (its `lastHeard` moved); no observer lists an incarnation that never started, nor
+///   goes back from a name's incarnation to an older one (a name belongs to one, the
+///   newest); and no observer replaces a member that runs and was heard from within the
+///   suspect timeout by another incarnation of its name (``NodesModel/Options/twinAt``);
+/// - **scheduling**: a worker never runs more attempts than its slots, nor queues more of
+///   a job than its queue places, nor more in all than its queues hold, and no attempt
+///   waits while a slot is free (``ScanSystem/admissionNow``); a coordinator never has
+///   more attempts out on one worker than its slots plus queue places
+///   (``ClusterNode/coordinatorSystems``);
+/// - **replicas** (every job group's replica on a live node): replicas that applied the
+///   same index hold the same state (none holds a state the committed log does not give);
+///   a task's or user's counted result, once any replica holds it, is the one every
+///   replica holds ever after (a result counts once, across every coordinator); a bike
+///   job's book conserves its bikes, keeps every station between empty and full, and its
+///   machine never refused a committed batch's event (a coordinator made every batch from
+///   the committed book: a take-over from another state is caught here).
+final class NodesSafety: Sendable {
+    private struct State {
+        /// (observer incarnation, member incarnation): the member's `lastHeard` at the
+        /// observer when the observer was first seen suspecting it (or taking it for dead).
+        var suspected: [String: Double] = [:]
+        /// (observer incarnation, name): the newest incarnation it listed, and its `lastHeard`.
+        var named: [String: (incarnation: UInt64, lastHeard: Double)] = [:]
+        /// (group, applied index): the first replica seen there, and its state's fingerprint.
+        var fingerprints: [String: (node: Int, fingerprint: Int)] = [:]
+        /// (replica's node incarnation, group): the applied index last checked.
+        var lastApplied: [String: Int] = [:]
+        /// (group, task or user): the counted result first seen, and on which node.
+        var counted: [String: (node: Int, result: String)] = [:]
+    }
+
+    private let state = Mutex(State())
+    /// Checks made, and the wall-clock seconds they took (what checking after every event costs).
+    private let cost = Mutex((checks: 0, seconds: 0.0))
+    var checks: Int { cost.withLock { $0.checks } }
+    var seconds: Double { cost.withLock { $0.seconds } }
+
+    /// The first invariant broken now, or nil.
+    func check(_ run: NodesRun) async -> String? {
+        let wallClock = RealClock(), started = wallClock.now
+        defer { cost.withLock { $0 = ($0.checks + 1, $0.seconds + wallClock.now - started) } }
+        let live = run.liveAssemblies
+        if let broken = checkMembership(live.map { ($0.index, $0.assembly.node) }, started: run.startedIncarnations, running: run.runningIncarnations) {
+            return broken
+        }
+        for (index, assembly) in live {
+            if let broken = await checkScheduling(index, assembly.node) { return broken }
+            if let broken = await checkReplicas(index, assembly) { return broken }
+        }
+        return nil
+    }
+
+    // MARK: Membership
+
+    private func checkMembership(_ observers: [(index: Int, node: ClusterNode)], started: Set<NodeID>, running: Set<NodeID>) -> String? {
+        state.withLock { state in
+            for (index, observer) in observers {
+                let me = observer.system.node
+                let now = observer.system.runtime.clock.now
+                for member in observer.members {
+                    let id = member.node
+                    if !started.contains(id) { return "n\(index) lists \(id), an incarnation that never started" }
+                    let name = "\(me)/\(id.name)"
+                    if let known = state.named[name] {
+                        if id.incarnation < known.incarnation {
+                            return "n\(index) went back from \(id.name)'s incarnation \(String(known.incarnation, radix: 16)) to an older one, \(id)"
+                        }
+                        let old = NodeID(name: id.name, incarnation: known.incarnation)
+                        if id.incarnation > known.incarnation, running.contains(old), now - known.lastHeard < observer.settings.suspectTimeout {
+                            return "n\(index) replaced \(old), which runs and was heard from \(String(format: "%.2f", now - known.lastHeard)) s ago (within the suspect timeout), by \(id)"
+                        }
+                    }
+                    state.named[name] = (id.incarnation, member.lastHeard)
+                    let pair = "\(me)/\(id)"
+                    switch member.state {
+                    case .suspect, .dead:
+                        if state.suspected[pair] == nil { state.suspected[pair] = member.lastHeard }
+                    case .alive:
+                        if let since = state.suspected.removeValue(forKey: pair), member.lastHeard <= since {
+                            return "n\(index) shows \(id) alive again with nothing heard from it since it suspected it (last heard at \(String(format: "%.3f", since)))"
+                        }
+                    default:
+                        break
+                    }
+                }
+            }
+            return nil
+        }
+    }
+
+    // MARK: Scheduling
+
+    private func checkScheduling(_ index: Int, _ node: ClusterNode) async -> String? {
+        if let admission = await node.worker?.whenLocal({ $0.admissionNow }) {
+            for cost in TaskCost.allCases {
+                if admission.inUse[cost] > admission.budgets[cost] {
+                    return "n\(index)'s worker runs \(admission.inUse[cost]) \(cost) attempts, on \(admission.budgets[cost]) slots"
+                }
+                for (job, state) in admission.jobs(cost) where state.queue.count > admission.queueLength(cost) {
+                    return "n\(index)'s worker queues \(state.queue.count) \(cost) attempts of \(job), in \(admission.queueLength(cost)) queue places of a job"
+                }
+                if admission.queued(cost) > admission.queueLength(cost) * WorkerAdmission.queuedJobsLimit {
+                    return "n\(index)'s worker queues \(admission.queued(cost)) \(cost) attempts, in \(admission.queueLength(cost) * WorkerAdmission.queuedJobsLimit) queue places in all"
+                }
+                if admission.queued(cost) > 0, admission.inUse[cost] < admission.budgets[cost] {
+                    return "n\(index)'s worker keeps \(admission.queued(cost)) \(cost) attempts waiting with \(admission.budgets[cost] - admission.inUse[cost]) slots free"
+                }
+            }
+        }
+        for systems in node.coordinatorSystems {
+            for load in await systems.loads {
+                for cost in TaskCost.allCases where load.inFlight[cost] > load.places(cost) {
+                    return "a coordinator on n\(index) has \(load.inFlight[cost]) \(cost) attempts out on \(load.node), which has \(load.places(cost)) slots and queue places"
+                }
+            }
+        }
+        return nil
+    }
+
+    // MARK: Replicas
+
+    private func checkReplicas(_ index: Int, _ assembly: NodeAssembly) async -> String? {
+        let incarnation = assembly.node.system.node
+        for group in assembly.raft.groupIDs {
+            guard let (status, machine) = await assembly.raft.statusAndMachine(of: group) else { continue }
+            let replica = "\(incarnation)/\(group)"
+            let applied = status.appliedIndex
+            if state.withLock({ $0.lastApplied[replica] }) == applied { continue }
+            var hasher = Hasher()
+            var results: [(key: String, result: String)] = []
+            if let tasks = machine as? TaskJobMachine {
+                hasher.combine(tasks.spec?.inputs)
+                for (task, end) in tasks.ends.sorted(by: { $0.key < $1.key }) {
+                    hasher.combine(task)
+                    hasher.combine(end)
+                    results.append(("\(group)/task \(task)", "\(end.output ?? "no output") from \(end.node ?? "no node")"))
+                }
+                hasher.combine(tasks.cancelReason)
+                hasher.combine(tasks.finished)
+            } else if let bikes = machine as? BikeJobMachine {
+                if let broken = Self.check(bikes, on: index) { return broken }
+                hasher.combine(bikes.book)
+                hasher.combine(bikes.epoch)
+                hasher.combine(bikes.cancelReason)
+                hasher.combine(bikes.finished)
+                for (user, entry) in (bikes.book?.entries ?? []).enumerated() {
+                    if let accepted = entry.accepted { results.append(("\(group)/user \(user)", "\(accepted) from attempt \(entry.attempt)")) }
+                }
+            } else {
+                continue
+            }
+            let fingerprint = hasher.finalize()
+            let broken: String? = state.withLock { state in
+                state.lastApplied[replica] = applied
+                let at = "\(group)@\(applied)"
+                if let first = state.fingerprints[at], first.fingerprint != fingerprint {
+                    return "n\(index)'s replica of \(group) holds another state than n\(first.node)'s at applied index \(applied): a replica holds a state the committed log does not give"
+                }
+                state.fingerprints[at] = state.fingerprints[at] ?? (index, fingerprint)
+                for (key, result) in results {
+                    if let first = state.counted[key], first.result != result {
+                        return "\(key)'s result counted twice: n\(index)'s replica holds \(result), n\(first.node)'s held \(first.result)"
+                    }
+                    state.counted[key] = state.counted[key] ?? (index, result)
+                }
+                return nil
+            }
+            if let broken { return broken }
+        }
+        return nil
+    }
+
+    /// A bike job's replica: its book conserves bikes, keeps every station between empty
+    /// and full, and its machine refused no committed event.
+    private static func check(_ machine: BikeJobMachine, on index: Int) -> String? {
+        guard let job = machine.job, let book = machine.book else { return nil }
+        let total = job.network.stations.reduce(0) { $0 + $1.freeBikes }
+        if book.bikesInPlay != total {
+            return "bikes not conserved: n\(index)'s replica of \(job.id) has \(book.bikesInPlay) bikes in play, of \(total)"
+        }
+        if book.stations.count == job.network.stations.count {
+            for (station, start) in zip(book.stations, job.network.stations) where station.freeBikes < 0 || station.freeBikes > start.capacity {
+                return "n\(index)'s replica of \(job.id): station \(station.name) holds \(station.freeBikes) bikes, in \(start.capacity) docks"
+            }
+        }
+        if machine.refusedEvents > 0 {
+            return "n\(index)'s replica of \(job.id) refused \(machine.refusedEvents) event(s) of committed batches: a coordinator made a batch from a book that is not the committed one"
+        }
+        return nil
+    }
+}
