@@ -51,8 +51,12 @@ extension Bench {
             let figure = "capacity_\(users)"
             let what = "real-time capacity, \(users) users x 5 paths"
             do {
-                // Every node may hold every user: the waiting slots do not limit the pace.
-                let run = try await withCluster(nodes: 3, slots: 2, arguments: ["--waiting-slots", "\(users)"]) { cluster, settings in
+                // Every node may hold every user, so the waiting slots do not limit the pace
+                // (the calls one connection may have running grow with them).
+                let limit = ClusterSettings.environmentVariable(for: "limits.max_calls_per_connection")
+                let run = try await withCluster(
+                    nodes: 3, slots: 2, arguments: ["--waiting-slots", "\(users)"], environment: [limit: "\(max(4_096, users * 2 + 1_000))"]
+                ) { cluster, settings in
                     try await submit(BikeJob(network: network, options: options), to: cluster, settings: settings)
                 }
                 let job = run.report

@@ -23,7 +23,10 @@ enum BenchCommand {
             nodes, and 5,000 users at time scale 1 against real time). Each figure is the best \
             of 3 runs (1 with --quick). A measurement that fails fails its figure (an "error" \
             in --json, FAILED in the text) and the exit status. Use a release build. With \
-            SPOKES_SECRET set, every cluster runs authenticated (sealed frames).
+            SPOKES_SECRET set, every cluster runs authenticated (sealed frames). '--only capacity' \
+            (minutes; never in the default run) measures the real-time capacity table of \
+            BENCHMARKS.md: per size of --users, the pace of 'simulate' and of a job on 3 nodes, \
+            and the coordinator's CPU per move; --nodes-binary runs the nodes of another build.
             """,
         options: [
             .flag("quick", help: "Smaller runs, once each (about 20 seconds in all)."),
@@ -31,8 +34,8 @@ enum BenchCommand {
             .flag("profile", help: "After each scaling figure, show where the time went (from every worker's task timeline)."),
             .value("only", "GROUPS", help: "Measure only these, comma-separated: \(groups.joined(separator: ", ")) (capacity only when named).",
                    default: defaultGroups.joined(separator: ",")),
-            .value("users", "N,N,...", help: "The sizes of the capacity table (real-time users).",
-                   default: Bench.capacitySizes.map(String.init).joined(separator: ",")),
+            OptionSpec(name: "users", valueName: "N,N,...", help: "The sizes of the capacity table (real-time users), each",
+                       defaultValue: Bench.capacitySizes.map(String.init).joined(separator: ","), range: "1 to 100000"),
             .value("nodes-binary", "PATH", help: "Run the nodes of every cluster from this spokes binary (an earlier build's, to compare): the client is this one."),
         ])
 
@@ -165,14 +168,15 @@ struct Bench {
     /// run's Raft groups and job store were reopened by the next run's nodes: an "idle"
     /// node read 87 MiB where a fresh one is 22, and two runs at once shared a folder.)
     func withCluster<T: Sendable>(
-        nodes: Int, slots: Int, arguments: [String] = [], _ body: (LocalCluster, ClusterSettings) async throws -> T
+        nodes: Int, slots: Int, arguments: [String] = [], environment: [String: String] = [:],
+        _ body: (LocalCluster, ClusterSettings) async throws -> T
     ) async throws -> T {
         let settings = try settings()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-bench-\(UUID().uuidString)").path
         let remove = { _ = await runBlocking("spokes.bench.cleanup") { try? FileManager.default.removeItem(atPath: folder) } }
         do {
             let cluster = try await LocalCluster.start(
-                count: nodes, slots: slots, settings: settings, context: context, binary: nodesBinary,
+                count: nodes, slots: slots, settings: settings, environment: environment, context: context, binary: nodesBinary,
                 extraArguments: { _ in ["--data-directory", folder] + arguments })
             let result = try await cluster.whileRunning { try await body($0, settings) }
             await remove()
