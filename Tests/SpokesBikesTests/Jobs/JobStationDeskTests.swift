@@ -116,6 +116,38 @@ struct JobStationDeskTests {
         }
     }
 
+    /// A user whose input says nothing of a desk (from a coordinator of an earlier
+    /// release, which hosts stations only) calls each station; one whose input says there
+    /// is a desk sends there, and fails where there is none.
+    @Test func theCoordinatorsInputChoosesBatchesOrACallPerMove() async throws {
+        let cluster = try SimulatedCluster(2)
+        defer { cluster.stop() }
+        try await cluster.awaitMesh()
+        let network = try BikeJobTests.contendedNetwork()
+        let ledger = JobLedger(book: BikeJobBook(users: 2, stations: network.stations), recording: false)
+        let coordinator = cluster[0].system
+        for index in network.stations.indices {
+            cluster.keep(ClusterSystem.withWellKnownName(JobStation.name(job: "old", index: index)) {
+                JobStation(actorSystem: coordinator, index: index, ledger: ledger)
+            })
+        }
+        func input(user: Int, batches: Bool?) -> BikeUserTask.Input {
+            _ = ledger.beginAttempt(user: user, attempt: 1)
+            return BikeUserTask.Input(
+                job: "old", coordinator: coordinator.node, epoch: 0, stationCount: network.stations.count, goalIndex: nil, user: user,
+                paths: 3, seed: 1, timing: MoveTiming(timeScale: 0), maxMoves: 1_000, attempt: 1, progress: UserProgress(), batchesMoves: batches)
+        }
+        let context = TaskContext(system: cluster[1].system, job: "old", task: 0, attempt: 1)
+        let old = input(user: 0, batches: nil)
+        let result = try await cluster.complete("a user of an earlier coordinator", within: 10) { try await BikeUserTask().run(old, context: context) }
+        #expect(result.ending == .finishedPaths && ledger.progress(user: 0).moves == result.moves && result.moves > 0)
+        let batched = input(user: 1, batches: true)
+        await #expect(throws: RemoteCallError.self, "no desk under the job's name") {
+            try await cluster.complete("a batching user without a desk", within: 10) { try await BikeUserTask().run(batched, context: context) }
+        }
+        #expect(ledger.progress(user: 1).moves == 0)
+    }
+
     @Test func aJobOnThreeNodesMovesInBatchesAndConservesItsBikes() async throws {
         let cluster = try SimulatedCluster(3, configure: { $1.slots = 8 }, registry: { _ in TaskRegistry(kinds: BikeKinds.all) })
         defer { cluster.stop() }
