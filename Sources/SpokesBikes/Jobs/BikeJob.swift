@@ -116,6 +116,10 @@ public struct BikeJob: Sendable, Codable {
                 JobStation(actorSystem: system, index: index, ledger: ledger)
             }
         }
+        // The stations again, as one desk taking many moves a call (this release's workers use it).
+        let desk = ClusterSystem.withWellKnownName(JobStationDesk.name(job: id, epoch: epoch)) {
+            JobStationDesk(actorSystem: system, ledger: ledger)
+        }
         let (systems, following, _) = try await node.makeSystems(for: BikeUserTask.name)
         defer { following.cancel() }
 
@@ -127,7 +131,7 @@ public struct BikeJob: Sendable, Codable {
         let base = BikeUserTask.Input(
             job: id, coordinator: system.node, epoch: epoch, stationCount: network.stations.count, goalIndex: book.goalIndex, user: 0,
             paths: options.paths, seed: options.seed, timing: options.timing, maxMoves: options.maxMovesPerUser, attempt: 1,
-            progress: UserProgress())
+            progress: UserProgress(), batchesMoves: true)
         let cost = BikeUserTask().cost(of: base)
         let shared = (share ?? .unnamed).capped(atPriority: node.settings.maximumPriority)
         let board = node.jobBoard.track(job: id, kind: BikeUserTask.name, title: title, total: users.count, share: shared, cost: cost)
@@ -187,7 +191,7 @@ public struct BikeJob: Sendable, Codable {
         }
         let outcomes = await withTaskCancellationHandler { await running.value } onCancel: { running.cancel() }
         // The stations are hosted (their well-known names registered) while they live.
-        withExtendedLifetime(stations) {}
+        withExtendedLifetime((stations, desk)) {}
         // The tasks cancelled before they started were not heard in `onOutcome`.
         for outcome in outcomes where outcome.output == nil {
             ledger.end(user: users[outcome.task], Self.end(of: outcome, cancelReason: cancelReason))

@@ -29,7 +29,16 @@ public struct BikeUserTask: TaskKind {
         /// sharded stations (removed since: BENCHMARKS.md measured them slower); such a
         /// task is refused, never run against stations that are not there.
         public var shardHosts: [NodeID]? = nil
+        /// True when the coordinator hosts the job's ``JobStationDesk``, which takes many
+        /// moves in one call: this node's users then send their moves through one
+        /// ``MoveBatcher``. Nil from a coordinator of an earlier release, which has no
+        /// desk: each move is then a call to its station (as a worker of such a release,
+        /// which ignores the field, always calls).
+        public var batchesMoves: Bool? = nil
     }
+
+    /// This node's batchers of moves, one per job its users move in.
+    private let batchers = MoveBatchers()
 
     public init() {}
 
@@ -47,16 +56,27 @@ public struct BikeUserTask: TaskKind {
             throw SimulationError.invalidSetting(
                 name: "shardHosts", value: "\(input.shardHosts?.count ?? 0) shards", expected: "none: sharded stations were removed in release 0.3")
         }
-        let docks = try (0..<input.stationCount).map { index in
-            RemoteStationDock(
-                stationID: "\(index)",
-                station: try JobStation.resolve(
-                    id: ActorID(node: input.coordinator, name: JobStation.name(job: input.job, epoch: input.epoch, index: index)),
-                    using: context.system))
+        let clock = context.system.runtime.clock
+        func ride<Dock: BikeDock>(_ docks: [Dock]) async throws(Dock.Failure) -> SimulationResult {
+            try await user.runSimulation(
+                in: docks, paths: input.paths, goal: goal, resumingFrom: input.progress, attempt: input.attempt, clock: clock)
         }
-        let result = try await user.runSimulation(
-            in: docks, paths: input.paths, goal: goal,
-            resumingFrom: input.progress, attempt: input.attempt, clock: context.system.runtime.clock)
+        let result: SimulationResult
+        if input.batchesMoves == true, input.coordinator != context.system.node {
+            let desk = ActorID(node: input.coordinator, name: JobStationDesk.name(job: input.job, epoch: input.epoch))
+            result = try await batchers.with(desk: desk, on: context.system) { batcher in
+                try await ride((0..<input.stationCount).map { BatchedStationDock(index: $0, batcher: batcher) })
+            }
+        } else {
+            // On the coordinator itself the stations are local actors: no call to batch.
+            result = try await ride(try (0..<input.stationCount).map { index in
+                RemoteStationDock(
+                    stationID: "\(index)",
+                    station: try JobStation.resolve(
+                        id: ActorID(node: input.coordinator, name: JobStation.name(job: input.job, epoch: input.epoch, index: index)),
+                        using: context.system))
+            })
+        }
         if result.ending == .cancelled { throw CancellationError() }
         return result
     }

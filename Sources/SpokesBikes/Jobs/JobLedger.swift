@@ -75,12 +75,29 @@ public final class JobLedger: Sendable {
 
     /// Takes (`take`) or leaves a bike at the ledger's station `station` for `move`.
     public func move(_ move: Move, station: Int, take: Bool) throws(Refusal) -> Bool {
-        try state.withLock { (state) throws(Refusal) -> Bool in
-            guard !state.closed else { throw .jobEnded(user: move.user) }
-            let (outcome, applied) = try state.book.move(move, station: station, take: take)
-            if applied { record(.move(move, station: station, take: take), in: &state) }
-            return outcome
+        try state.withLock { (state) throws(Refusal) -> Bool in try apply(move, station: station, take: take, in: &state) }
+    }
+
+    /// Applies `moves` in order under one hold of the lock, each as ``move(_:station:take:)``
+    /// would: a refused move is answered with its refusal and the next is applied.
+    public func apply(_ moves: [StationMove]) -> [StationMove.Outcome] {
+        state.withLock { state in
+            moves.map { move in
+                do throws(Refusal) {
+                    return .done(try apply(move.move, station: move.station, take: move.take, in: &state))
+                } catch {
+                    return .refused(error)
+                }
+            }
         }
+    }
+
+    /// One move under the lock (`state` is the locked state).
+    private func apply(_ move: Move, station: Int, take: Bool, in state: inout State) throws(Refusal) -> Bool {
+        guard !state.closed else { throw .jobEnded(user: move.user) }
+        let (outcome, applied) = try state.book.move(move, station: station, take: take)
+        if applied { record(.move(move, station: station, take: take), in: &state) }
+        return outcome
     }
 
     /// Counts `user`'s result if `attempt` is its current attempt and nothing was

@@ -23,18 +23,27 @@ enum BenchCommand {
             nodes, and 5,000 users at time scale 1 against real time). Each figure is the best \
             of 3 runs (1 with --quick). A measurement that fails fails its figure (an "error" \
             in --json, FAILED in the text) and the exit status. Use a release build. With \
-            SPOKES_SECRET set, every cluster runs authenticated (sealed frames).
+            SPOKES_SECRET set, every cluster runs authenticated (sealed frames). '--only capacity' \
+            (minutes; never in the default run) measures the real-time capacity table of \
+            BENCHMARKS.md: per size of --users, the pace of 'simulate' and of a job on 3 nodes, \
+            and the coordinator's CPU per move; --nodes-binary runs the nodes of another build.
             """,
         options: [
             .flag("quick", help: "Smaller runs, once each (about 20 seconds in all)."),
             .flag("json", help: "Print one JSON object per figure on stdout (for Scripts/bench)."),
             .flag("profile", help: "After each scaling figure, show where the time went (from every worker's task timeline)."),
-            .value("only", "GROUPS", help: "Measure only these, comma-separated: \(groups.joined(separator: ", ")).",
-                   default: groups.joined(separator: ",")),
+            .value("only", "GROUPS", help: "Measure only these, comma-separated: \(groups.joined(separator: ", ")) (capacity only when named).",
+                   default: defaultGroups.joined(separator: ",")),
+            OptionSpec(name: "users", valueName: "N,N,...", help: "The sizes of the capacity table (real-time users), each",
+                       defaultValue: Bench.capacitySizes.map(String.init).joined(separator: ","), range: "1 to 100000"),
+            .value("nodes-binary", "PATH", help: "Run the nodes of every cluster from this spokes binary (an earlier build's, to compare): the client is this one."),
         ])
 
     /// The groups of figures `--only` selects from, in the order they run.
-    static let groups = ["start", "throughput", "latency", "scaling", "recovery", "bikes"]
+    static let groups = defaultGroups + ["capacity"]
+
+    /// The groups measured when `--only` is not given: `capacity` takes minutes.
+    static let defaultGroups = ["start", "throughput", "latency", "scaling", "recovery", "bikes"]
 
     /// One measured figure, as `Scripts/bench` reads it. A measurement that failed has
     /// an `error` and no values: it fails its figure, and never meets a target.
@@ -86,7 +95,19 @@ enum BenchCommand {
         if context.environment[ClusterSettings.secretVariable].map({ !$0.isEmpty }) == true {
             context.standardError("bench: clusters run with the secret from SPOKES_SECRET (sealed frames)\n")
         }
-        let bench = Bench(runs: quick ? 1 : 3, quick: quick, profile: arguments.flag("profile"), context: context)
+        var bench = Bench(runs: quick ? 1 : 3, quick: quick, profile: arguments.flag("profile"), context: context)
+        if let sizes = try arguments.string("users") {
+            bench.capacityUsers = try sizes.split(separator: ",").map { text in
+                guard let users = Int(text), (1...100_000).contains(users) else {
+                    throw UsageError("--users: '\(text)' is not a number of users from 1 to 100,000")
+                }
+                return users
+            }
+        }
+        if let binary = try arguments.string("nodes-binary") {
+            guard FileManager.default.isExecutableFile(atPath: binary) else { throw UsageError("--nodes-binary: no executable file at '\(binary)'") }
+            bench.nodesBinary = binary
+        }
         var figures: [Figure] = []
         func report(_ figure: Figure) {
             figures.append(figure)
@@ -97,13 +118,13 @@ enum BenchCommand {
                 context.standardOutput(String(decoding: (try? encoder.encode(figure)) ?? Data(), as: UTF8.self) + "\n")
             }
         }
-        let only = (try arguments.string("only") ?? groups.joined(separator: ",")).split(separator: ",").map(String.init)
+        let only = (try arguments.string("only") ?? defaultGroups.joined(separator: ",")).split(separator: ",").map(String.init)
         if let unknown = only.first(where: { !groups.contains($0) }) {
             throw UsageError("--only: unknown group '\(unknown)'; the groups are \(groups.joined(separator: ", "))")
         }
         let measurements: [String: (Bench) -> (@escaping Bench.Report) async throws -> Void] = [
             "start": Bench.coldStartAndMemory, "throughput": Bench.noopThroughput, "latency": Bench.roundTrip,
-            "scaling": Bench.scaling, "recovery": Bench.recovery, "bikes": Bench.bikes,
+            "scaling": Bench.scaling, "recovery": Bench.recovery, "bikes": Bench.bikes, "capacity": Bench.capacity,
         ]
         for group in groups where only.contains(group) {
             try await measurements[group]!(bench)(report)
@@ -124,6 +145,10 @@ struct Bench {
     let quick: Bool
     var profile = false
     let context: CommandContext
+    /// The sizes of the capacity table (`--users`).
+    var capacityUsers = Bench.capacitySizes
+    /// The binary every cluster's nodes run (`--nodes-binary`); nil: this one.
+    var nodesBinary: String?
 
     typealias Report = (BenchCommand.Figure) -> Void
 
@@ -142,13 +167,17 @@ struct Bench {
     /// node is what is measured. (With the default data directory, every bench and demo
     /// run's Raft groups and job store were reopened by the next run's nodes: an "idle"
     /// node read 87 MiB where a fresh one is 22, and two runs at once shared a folder.)
-    func withCluster<T: Sendable>(nodes: Int, slots: Int, _ body: (LocalCluster, ClusterSettings) async throws -> T) async throws -> T {
+    func withCluster<T: Sendable>(
+        nodes: Int, slots: Int, arguments: [String] = [], environment: [String: String] = [:],
+        _ body: (LocalCluster, ClusterSettings) async throws -> T
+    ) async throws -> T {
         let settings = try settings()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("spokes-bench-\(UUID().uuidString)").path
         let remove = { _ = await runBlocking("spokes.bench.cleanup") { try? FileManager.default.removeItem(atPath: folder) } }
         do {
             let cluster = try await LocalCluster.start(
-                count: nodes, slots: slots, settings: settings, context: context, extraArguments: { _ in ["--data-directory", folder] })
+                count: nodes, slots: slots, settings: settings, environment: environment, context: context, binary: nodesBinary,
+                extraArguments: { _ in ["--data-directory", folder] + arguments })
             let result = try await cluster.whileRunning { try await body($0, settings) }
             await remove()
             return result
@@ -368,18 +397,27 @@ struct Bench {
         }
         report(.init(figure: "bikes_local", values: ["users": Double(localOptions.users), "steps_per_second": local],
                      text: String(format: "bikes, Milano, %d users x 20 paths at time scale 0, one process: %.0f user-steps/s", localOptions.users, local)))
-        let distributed = try await withCluster(nodes: 3, slots: 4) { cluster, settings in
+        let (distributed, cpu) = try await withCluster(nodes: 3, slots: 4) { cluster, settings in
             var best = 0.0
+            var cpu: Double?
             for _ in 0..<runs {
-                let job = BikeJob(network: network, options: options)
-                let result = try await JobClient.submit(job, to: cluster.nodes[0].address, settings: settings) { _ in }
-                guard result.completedUsers == users, result.conservation.holds else { throw BenchError.tasksFailed(users - result.completedUsers) }
-                best = max(best, Double(result.totalMoves) / result.wallTime)
+                let run = try await submit(BikeJob(network: network, options: options), to: cluster, settings: settings)
+                guard run.report.completedUsers == users, run.report.conservation.holds else {
+                    throw BenchError.tasksFailed(users - run.report.completedUsers)
+                }
+                best = max(best, Double(run.report.totalMoves) / run.report.wallTime)
+                if let used = run.coordinatorCPU { cpu = min(cpu ?? .infinity, used / Double(run.report.totalMoves)) }
             }
-            return best
+            return (best, cpu)
         }
         report(.init(figure: "bikes_cluster", values: ["users": Double(users), "steps_per_second": distributed],
                      text: String(format: "bikes, Milano, %d users x 20 paths at time scale 0, 3 nodes: %.0f user-steps/s", users, distributed)))
+        if let cpu {
+            report(.init(figure: "bikes_cluster_cpu", values: ["microseconds_per_move": cpu * 1e6],
+                         text: String(format: "bikes at time scale 0 on 3 nodes: the coordinator's cpu per move, its own users' included: %.1f us", cpu * 1e6)))
+        } else {
+            report(.failed("bikes_cluster_cpu", what: "the coordinator's cpu per move", error: "cannot read its CPU time from /proc/PID/stat"))
+        }
         let realUsers = quick ? 1_000 : 5_000
         let realTime = SimulationOptions(users: realUsers, paths: 5, seed: 1, timing: MoveTiming(moveTime: 0.2, timeScale: 1))
         let result = await (try Simulation(network: network, options: realTime)).run()

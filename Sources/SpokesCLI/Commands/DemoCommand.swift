@@ -113,12 +113,13 @@ final class LocalCluster: Sendable {
     }
 
     /// Starts `count` nodes, with `environment` added to ours, and returns once each sees
-    /// all the others alive (at most 20 s).
+    /// all the others alive (at most 20 s). The nodes run this binary, or `binary` (an
+    /// earlier release's, to measure it).
     static func start(
         count: Int, slots: Int?, settings: ClusterSettings, environment: [String: String] = [:], context: CommandContext,
-        extraArguments: (Int) -> [String] = { _ in [] }
+        binary: String? = nil, extraArguments: (Int) -> [String] = { _ in [] }
     ) async throws -> LocalCluster {
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let executable = binary.map { URL(fileURLWithPath: $0) } ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var started: [Node] = []
         do {
             for index in 1...count {

@@ -192,6 +192,16 @@ struct HostileJobInputTests {
                 }
             }
         }
+        // The same numbers in one batch to the job's desk, stations included: each move answered alone.
+        let hostedDesk = ClusterSystem.withWellKnownName(JobStationDesk.name(job: "hostile")) {
+            JobStationDesk(actorSystem: target.node.system, ledger: ledger)
+        }
+        let desk = try target.remote(JobStationDesk.self, JobStationDesk.name(job: "hostile"))
+        let batch = (Self.hugeIntegers + [0]).flatMap { number in
+            [StationMove(station: number, take: true, move: Move(user: 0, attempt: 1, step: 1)),
+             StationMove(station: 0, take: false, move: Move(user: number, attempt: number, step: number))]
+        }
+        #expect(try await desk.apply(batch).count == batch.count, "an answer per move")
         #expect(try await station.snapshot().freeBikes + station.snapshot().emptySlots == 4, "the station's docks are intact")
 
         let heard = ConcurrencyCounter()
@@ -216,7 +226,7 @@ struct HostileJobInputTests {
         }
         try await ear.progress(progress { _ in })
         #expect(heard.value == 1, "only the plausible report reached the display")
-        withExtendedLifetime((hosted, listener)) {}
+        withExtendedLifetime((hosted, hostedDesk, listener)) {}
         try await target.expectServing(after: "hostile moves and progress")
     }
 }

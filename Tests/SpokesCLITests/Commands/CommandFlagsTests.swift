@@ -7,7 +7,7 @@ import Testing
     /// Options whose values are not numbers (so need no numeric range).
     static let textOptions: Set<String> = [
         "network", "goal", "to", "config", "cluster", "html", "name", "host", "broadcast", "peer", "dashboard-host",
-        "data-directory", "job", "only", "kind", "inputs", "action", "key", "directory", "advertise", "owner",
+        "data-directory", "job", "only", "kind", "inputs", "action", "key", "directory", "advertise", "owner", "nodes-binary",
     ]
 
     /// What a command needs besides the flag under test to get as far as reading it.

@@ -4,7 +4,9 @@ import SpokesCluster
 /// A station of a bike job, hosted by the coordinator as a distributed actor, so user
 /// tasks on any node take and leave bikes there. The counts live in the job's
 /// ``JobLedger``, and every operation goes through it: idempotent per (user, attempt,
-/// step), and stale attempts are refused.
+/// step), and stale attempts are refused. Workers of this release send their moves in
+/// batches to the job's ``JobStationDesk`` instead; a station's own calls serve users on
+/// the coordinator itself and workers of earlier releases.
 public distributed actor JobStation {
     public typealias ActorSystem = ClusterSystem
 
