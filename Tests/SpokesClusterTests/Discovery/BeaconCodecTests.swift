@@ -92,15 +92,7 @@ import Testing
         let envelopes = try Self.envelopes.prefix(8).map { try #require(BeaconCodec.encode($0)) }
         for round in 0..<2_000 {
             let isBeacon = round.isMultiple(of: 2)
-            var bytes = isBeacon ? beacons[round / 2 % beacons.count] : envelopes[round / 2 % envelopes.count]
-            for _ in 0..<Int.random(in: 1...3, using: &generator) where !bytes.isEmpty {
-                let at = Int.random(in: 0..<bytes.count, using: &generator)
-                switch Int.random(in: 0..<3, using: &generator) {
-                case 0: bytes[at] = UInt8.random(in: 0...255, using: &generator)
-                case 1: bytes.remove(at: at)
-                default: bytes.insert(UInt8.random(in: 0...255, using: &generator), at: at)
-                }
-            }
+            let bytes = generator.mutated(isBeacon ? beacons[round / 2 % beacons.count] : envelopes[round / 2 % envelopes.count])
             let described = String(decoding: bytes, as: UTF8.self).prefix(200)
             if isBeacon, let read = BeaconCodec.beacon(bytes[...]) {
                 #expect((try? JSONDecoder().decode(Beacon.self, from: Data(bytes))) == read, "\(described)")

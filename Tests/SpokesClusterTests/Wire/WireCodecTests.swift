@@ -118,15 +118,7 @@ import Testing
         var generator = TestGenerator(seed: 33)
         let forms = try (Self.messages.prefix(12) + Self.messages.suffix(5)).map { try #require(WireCodec.encode($0)) }
         for round in 0..<2_000 {
-            var bytes = forms[round % forms.count]
-            for _ in 0..<Int.random(in: 1...3, using: &generator) where !bytes.isEmpty {
-                let at = Int.random(in: 0..<bytes.count, using: &generator)
-                switch Int.random(in: 0..<3, using: &generator) {
-                case 0: bytes[at] = UInt8.random(in: 0...255, using: &generator)
-                case 1: bytes.remove(at: at)
-                default: bytes.insert(UInt8.random(in: 0...255, using: &generator), at: at)
-                }
-            }
+            let bytes = generator.mutated(forms[round % forms.count])
             if let read = WireCodec.decode(bytes[...]) {
                 #expect((try? decodedByJSONDecoder(bytes)) == read, "\(String(decoding: bytes, as: UTF8.self).prefix(200))")
             }

@@ -86,15 +86,7 @@ import Testing
         var generator = TestGenerator(seed: 35)
         let forms = try Self.arguments.map { try #require($0.handWrittenJSON) }
         for round in 0..<2_000 {
-            var bytes = forms[round % forms.count]
-            for _ in 0..<Int.random(in: 1...3, using: &generator) where !bytes.isEmpty {
-                let at = Int.random(in: 0..<bytes.count, using: &generator)
-                switch Int.random(in: 0..<3, using: &generator) {
-                case 0: bytes[at] = UInt8.random(in: 0...255, using: &generator)
-                case 1: bytes.remove(at: at)
-                default: bytes.insert(UInt8.random(in: 0...255, using: &generator), at: at)
-                }
-            }
+            let bytes = generator.mutated(forms[round % forms.count])
             if let read = [RaftEnvelope](handWrittenJSON: bytes[...]) {
                 #expect((try? JSONDecoder().decode([RaftEnvelope].self, from: Data(bytes))) == read, "\(String(decoding: bytes, as: UTF8.self).prefix(300))")
             }
