@@ -10,3 +10,20 @@ public struct TestGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+extension TestGenerator {
+    /// `bytes` with one to three seeded edits, each a byte replaced, removed or inserted:
+    /// the hostile input a decoder's mutation tests feed it.
+    public mutating func mutated(_ bytes: [UInt8]) -> [UInt8] {
+        var bytes = bytes
+        for _ in 0..<Int.random(in: 1...3, using: &self) where !bytes.isEmpty {
+            let at = Int.random(in: 0..<bytes.count, using: &self)
+            switch Int.random(in: 0..<3, using: &self) {
+            case 0: bytes[at] = UInt8.random(in: 0...255, using: &self)
+            case 1: bytes.remove(at: at)
+            default: bytes.insert(UInt8.random(in: 0...255, using: &self), at: at)
+            }
+        }
+        return bytes
+    }
+}

@@ -3,7 +3,8 @@ import Foundation
 
 /// Reads back a ``WireMessage/Call`` for `executeDistributedTarget`. Arguments are
 /// decoded with the actor system in the decoder's `userInfo`, so distributed actor
-/// references among them resolve to local actors or remote proxies.
+/// references among them resolve to local actors or remote proxies; a
+/// ``HandWrittenArgument`` in its own form is read by hand.
 public struct ClusterInvocationDecoder: DistributedTargetInvocationDecoder {
     public typealias SerializationRequirement = any Codable
 
@@ -49,6 +50,9 @@ public struct ClusterInvocationDecoder: DistributedTargetInvocationDecoder {
             try limits.check(text)
         } catch {
             throw RemoteCallError.serializationFailed("argument \(nextArgument) of \(call.target): \(error)")
+        }
+        if let type = Argument.self as? any HandWrittenArgument.Type, let value = type.init(handWrittenJSON: text[...]) as? Argument {
+            return value
         }
         do {
             return try decoder.decode(Argument.self, from: Data(text))

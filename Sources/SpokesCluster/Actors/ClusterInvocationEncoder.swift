@@ -1,8 +1,9 @@
 import Distributed
 import Foundation
 
-/// Records a distributed call (generic substitutions, then each argument as JSON) into
-/// the fields of a ``WireMessage/Call``.
+/// Records a distributed call (generic substitutions, then each argument as JSON: by
+/// hand for a ``HandWrittenArgument``, else by `JSONEncoder`) into the fields of a
+/// ``WireMessage/Call``.
 public struct ClusterInvocationEncoder: DistributedTargetInvocationEncoder {
     public typealias SerializationRequirement = any Codable
 
@@ -18,6 +19,9 @@ public struct ClusterInvocationEncoder: DistributedTargetInvocationEncoder {
     }
 
     public mutating func recordArgument<Value: Codable>(_ argument: RemoteCallArgument<Value>) throws {
+        if let handWritten = (argument.value as? any HandWrittenArgument)?.handWrittenJSON {
+            return arguments.append(String(decoding: handWritten, as: UTF8.self))
+        }
         do {
             arguments.append(String(decoding: try encoder.encode(argument.value), as: UTF8.self))
         } catch {

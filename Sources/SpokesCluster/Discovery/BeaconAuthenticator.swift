@@ -19,7 +19,7 @@ struct BeaconAuthenticator: Sendable {
     static let maximumRemembered = 65_536
 
     /// What arrives on the discovery port.
-    struct Envelope: Codable, Sendable {
+    struct Envelope: Codable, Sendable, Equatable {
         /// The cluster's name (never a secret: it says whose beacon this is).
         var cluster: String
         /// True for a client's query (a beacon without an address).
@@ -56,21 +56,32 @@ struct BeaconAuthenticator: Sendable {
 
     /// The datagram announcing `beacon` at wall-clock time `now`.
     func seal(_ beacon: Beacon, now: Double) -> [UInt8] {
-        let body = (try? JSONEncoder().encode(beacon)).map(Array.init) ?? Array("{}".utf8)
+        let body = BeaconCodec.encode(beacon)
         var envelope = Envelope(cluster: beacon.cluster, query: beacon.address.isEmpty, time: now, nonce: randomBytes(16).hex, beacon: "", sealed: "")
         if let keyring {
             envelope.sealed = Data(keyring.primary.beacons.seal(body, authenticating: Self.associated(envelope))).base64EncodedString()
         } else {
             envelope.beacon = String(decoding: body, as: UTF8.self)
         }
-        return Array((try? JSONEncoder().encode(envelope)) ?? Data())
+        return BeaconCodec.encode(envelope) ?? Array((try? JSONEncoder().encode(envelope)) ?? Data())
+    }
+
+    /// The envelope in `datagram`: read by hand in the form this build writes, else by
+    /// `JSONDecoder` (an earlier release's beacon); nil when it is none, or too large.
+    private static func envelope<Bytes: Collection<UInt8>>(in datagram: Bytes) -> Envelope? {
+        guard datagram.count <= Beacon.maximumBeaconSize else { return nil }
+        let bytes = datagram as? ArraySlice<UInt8> ?? Array(datagram)[...]
+        return BeaconCodec.envelope(bytes) ?? (try? JSONDecoder().decode(Envelope.self, from: Data(bytes)))
+    }
+
+    /// The beacon in `body`, read as ``envelope(in:)`` reads envelopes.
+    private static func beacon(in body: [UInt8]) -> Beacon? {
+        BeaconCodec.beacon(body[...]) ?? (try? JSONDecoder().decode(Beacon.self, from: Data(body)))
     }
 
     /// Checks a received datagram at wall-clock time `now`.
     mutating func open<Bytes: Collection<UInt8>>(_ datagram: Bytes, cluster: String, now: Double) -> Outcome {
-        guard datagram.count <= Beacon.maximumBeaconSize,
-              let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(datagram))
-        else { return .rejected(.malformedBeacon) }
+        guard let envelope = Self.envelope(in: datagram) else { return .rejected(.malformedBeacon) }
         let body: [UInt8]
         if let keyring {
             let associated = Self.associated(envelope)
@@ -89,9 +100,7 @@ struct BeaconAuthenticator: Sendable {
         } else {
             body = Array(envelope.beacon.utf8)
         }
-        guard let beacon = try? JSONDecoder().decode(Beacon.self, from: Data(body)) else {
-            return .rejected(.malformedBeacon)
-        }
+        guard let beacon = Self.beacon(in: body) else { return .rejected(.malformedBeacon) }
         // Any protocol version of this cluster is accepted: the handshake the beacon leads
         // to agrees a version, or refuses with both ranges and what to do, which a
         // silently ignored beacon would never say (Docs/upgrades.md).
@@ -106,23 +115,20 @@ struct BeaconAuthenticator: Sendable {
     /// or is a client's query (no node). Names are cut to printable ASCII of at most 40
     /// characters: they come from strangers.
     static func peek<Bytes: Collection<UInt8>>(_ datagram: Bytes, source: SocketAddress) -> HeardBeacon? {
-        guard datagram.count <= Beacon.maximumBeaconSize,
-              let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(datagram)),
-              !envelope.query
-        else { return nil }
+        guard let envelope = envelope(in: datagram), !envelope.query else { return nil }
         func printable(_ text: String) -> String {
             String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F }.prefix(40)))
         }
         if !envelope.sealed.isEmpty {
             return HeardBeacon(cluster: printable(envelope.cluster), node: "a node at \(source.host)", signed: true)
         }
-        guard let beacon = try? JSONDecoder().decode(Beacon.self, from: Data(envelope.beacon.utf8)), !beacon.address.isEmpty else { return nil }
+        guard let beacon = beacon(in: Array(envelope.beacon.utf8)), !beacon.address.isEmpty else { return nil }
         return HeardBeacon(cluster: printable(beacon.cluster), node: printable(beacon.node.name), signed: false)
     }
 
     /// The clear fields a sealed beacon's box authenticates, as a JSON array (no two
     /// different field lists encode alike).
-    private static func associated(_ envelope: Envelope) -> [UInt8] {
+    static func associated(_ envelope: Envelope) -> [UInt8] {
         let fields = [envelope.cluster, String(envelope.query), String(envelope.time.bitPattern), envelope.nonce]
         return Array((try? JSONEncoder().encode(fields)) ?? Data())
     }

@@ -233,8 +233,8 @@ public final class Connection: Sendable, CustomStringConvertible {
         guard !isClosed else { return }
         let payload: [UInt8]
         do {
-            // Calls and replies by hand (the hot path), the rest through `Codable`.
-            payload = try WireCallCodec.encode(message) ?? Array(Self.encoder.encode(message))
+            // The hot messages by hand (``WireCodec``), the rest through `Codable`.
+            payload = try WireCodec.encode(message) ?? Array(Self.encoder.encode(message))
         } catch {
             close(reason: "cannot encode \(message): \(error)")
             return
@@ -569,7 +569,7 @@ public final class Connection: Sendable, CustomStringConvertible {
         } catch {
             return .failure(ReadFailure(rejection: error.rejection, reason: "protocol violation: \(error)"))
         }
-        if let message = WireCallCodec.decode(payload) { return .success(message) }
+        if let message = WireCodec.decode(payload) { return .success(message) }
         do {
             return .success(try decoder.decode(WireMessage.self, from: Data(payload)))
         } catch {

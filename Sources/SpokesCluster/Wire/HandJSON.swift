@@ -1,0 +1,238 @@
+/// The pieces of JSON written and read by hand, for the fixed forms of the hot messages
+/// (``WireCodec``: calls, replies, heartbeats; `BeaconCodec`: discovery's beacons; the
+/// ``HandWrittenArgument``s of calls, such as Raft's messages), off `Codable`'s generic
+/// paths (issue 33 §1).
+///
+/// A writer puts out what `JSONDecoder` reads (strings escaped as JSON needs, numbers
+/// in their plain decimal form); a ``Reader`` reads only one form, byte by byte, bounds
+/// checked, and answers nil at the first byte off it, so its user can leave whatever it
+/// does not read to `JSONDecoder`, with its errors: a hand reader is only ever a faster
+/// way to the value `JSONDecoder` would give.
+public enum HandJSON {
+    /// `value` in decimal, without a leading zero.
+    public static func number(_ value: UInt64, to out: inout [UInt8]) {
+        guard value > 0 else { return out.append(UInt8(ascii: "0")) }
+        var digits: [UInt8] = []
+        var rest = value
+        while rest > 0 {
+            digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        }
+        out += digits.reversed()
+    }
+
+    /// `value` in decimal, with its sign when negative.
+    public static func integer(_ value: Int, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        number(UInt64(value.magnitude), to: &out)
+    }
+
+    /// `value` as Swift prints it (the shortest text that reads back as the same
+    /// double, a JSON number for every finite value); nil for infinities and NaN, which
+    /// JSON has no number for.
+    public static func double(_ value: Double, to out: inout [UInt8]) -> Bool {
+        guard value.isFinite else { return false }
+        out += value.description.utf8
+        return true
+    }
+
+    public static func bool(_ value: Bool, to out: inout [UInt8]) {
+        out += value ? Literal.true : Literal.false
+    }
+
+    private static let hex = Array("0123456789abcdef".utf8)
+
+    /// `text` as a JSON string: quote, backslash and control characters escaped, the
+    /// rest as its UTF-8.
+    public static func string(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case 0..<0x20: out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    public static func strings(_ texts: [String], to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        for (index, text) in texts.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            string(text, to: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
+    private enum Literal {
+        static let `true` = Array("true".utf8)
+        static let `false` = Array("false".utf8)
+    }
+
+    /// Reads one fixed form, byte by byte, bounds checked; every method returns nil (or
+    /// false) at the first byte that does not fit it, where the reader's position is then
+    /// of no use.
+    public struct Reader {
+        let bytes: ArraySlice<UInt8>
+        var index: Int
+
+        public init(bytes: ArraySlice<UInt8>) {
+            self.bytes = bytes
+            index = bytes.startIndex
+        }
+
+        public var atEnd: Bool { index == bytes.endIndex }
+
+        public mutating func literal(_ expected: [UInt8]) -> Bool {
+            guard bytes.endIndex - index >= expected.count else { return false }
+            for (offset, byte) in expected.enumerated() where bytes[index + offset] != byte { return false }
+            index += expected.count
+            return true
+        }
+
+        public mutating func byte(_ expected: UInt8) -> Bool {
+            guard index < bytes.endIndex, bytes[index] == expected else { return false }
+            index += 1
+            return true
+        }
+
+        /// Digits without a leading zero (but `0`), at most `UInt64.max`.
+        public mutating func number() -> UInt64? {
+            let start = index
+            var value: UInt64 = 0
+            while index < bytes.endIndex, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+                let (times, overflowTimes) = value.multipliedReportingOverflow(by: 10)
+                let (sum, overflowSum) = times.addingReportingOverflow(UInt64(bytes[index] - UInt8(ascii: "0")))
+                guard !overflowTimes, !overflowSum else { return nil }
+                value = sum
+                index += 1
+            }
+            guard index > start, index - start == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }
+            return value
+        }
+
+        /// A number as ``HandJSON/integer(_:to:)`` writes it, within `Int` (`-0` is nil).
+        public mutating func integer() -> Int? {
+            let negative = byte(UInt8(ascii: "-"))
+            guard let magnitude = number() else { return nil }
+            if negative {
+                guard magnitude > 0, magnitude <= UInt64(Int.max) + 1 else { return nil }
+                return magnitude == UInt64(Int.max) + 1 ? Int.min : -Int(magnitude)
+            }
+            return magnitude <= UInt64(Int.max) ? Int(magnitude) : nil
+        }
+
+        /// A number exactly as ``HandJSON/double(_:to:)`` writes it: the text Swift
+        /// prints for the double it reads as (so nothing of the edges of `Double`'s
+        /// parsing, say an exponent past its range, is read here).
+        public mutating func double() -> Double? {
+            let start = index
+            while index < bytes.endIndex, Self.numberBytes.contains(bytes[index]) { index += 1 }
+            guard index > start, index - start <= 32 else { return nil }
+            let text = String(decoding: bytes[start..<index], as: UTF8.self)
+            guard let value = Double(text), value.isFinite, value.description == text else { return nil }
+            return value
+        }
+
+        /// The bytes a number Swift prints may hold (what `double()` scans before it
+        /// checks the text exactly).
+        private static let numberBytes: Set<UInt8> = Set("0123456789.-+e".utf8)
+
+        public mutating func bool() -> Bool? {
+            if literal(Literal.true) { return true }
+            if literal(Literal.false) { return false }
+            return nil
+        }
+
+        public mutating func strings() -> [String]? {
+            guard byte(UInt8(ascii: "[")) else { return nil }
+            var texts: [String] = []
+            if byte(UInt8(ascii: "]")) { return texts }
+            repeat {
+                guard let text = string() else { return nil }
+                texts.append(text)
+            } while byte(UInt8(ascii: ","))
+            return byte(UInt8(ascii: "]")) ? texts : nil
+        }
+
+        /// A JSON string: valid UTF-8, no raw control character, escapes as JSON has
+        /// them (a `\u` of a lone surrogate is nil).
+        public mutating func string() -> String? {
+            guard byte(UInt8(ascii: "\"")) else { return nil }
+            let start = index
+            // Most strings hold no escape: their bytes as they are.
+            while index < bytes.endIndex {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    defer { index += 1 }
+                    return String(validating: bytes[start..<index], as: UTF8.self)
+                }
+                if byte == UInt8(ascii: "\\") { break }
+                guard byte >= 0x20 else { return nil }
+                index += 1
+            }
+            var text = Array(bytes[start..<index])
+            while index < bytes.endIndex {
+                let byte = bytes[index]
+                index += 1
+                switch byte {
+                case UInt8(ascii: "\""):
+                    return String(validating: text, as: UTF8.self)
+                case UInt8(ascii: "\\"):
+                    guard index < bytes.endIndex else { return nil }
+                    let escape = bytes[index]
+                    index += 1
+                    switch escape {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): text.append(escape)
+                    case UInt8(ascii: "b"): text.append(0x08)
+                    case UInt8(ascii: "f"): text.append(0x0C)
+                    case UInt8(ascii: "n"): text.append(0x0A)
+                    case UInt8(ascii: "r"): text.append(0x0D)
+                    case UInt8(ascii: "t"): text.append(0x09)
+                    case UInt8(ascii: "u"):
+                        guard let unit = hex4() else { return nil }
+                        var scalar = UInt32(unit)
+                        if (0xD800..<0xDC00).contains(unit) {
+                            guard self.byte(UInt8(ascii: "\\")), self.byte(UInt8(ascii: "u")), let low = hex4(), (0xDC00..<0xE000).contains(low) else { return nil }
+                            scalar = 0x10000 + (UInt32(unit - 0xD800) << 10) + UInt32(low - 0xDC00)
+                        } else if (0xDC00..<0xE000).contains(unit) {
+                            return nil
+                        }
+                        guard let character = Unicode.Scalar(scalar) else { return nil }
+                        text += Array(String(Character(character)).utf8)
+                    default:
+                        return nil
+                    }
+                case 0..<0x20:
+                    return nil
+                default:
+                    text.append(byte)
+                }
+            }
+            return nil
+        }
+
+        private mutating func hex4() -> UInt16? {
+            guard bytes.endIndex - index >= 4 else { return nil }
+            var value: UInt16 = 0
+            for _ in 0..<4 {
+                let byte = bytes[index]
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+                default: return nil
+                }
+                value = value << 4 | UInt16(digit)
+                index += 1
+            }
+            return value
+        }
+    }
+}

@@ -1,0 +1,16 @@
+/// A distributed call's argument written and read by hand (issue 33 §1): the invocation
+/// encoder takes ``handWrittenJSON`` where it is not nil, and the invocation decoder tries
+/// ``init(handWrittenJSON:)`` first, leaving whatever it does not read to `JSONDecoder`.
+///
+/// The rule is ``WireCodec``'s: what ``handWrittenJSON`` writes, `JSONDecoder` reads as the
+/// same value (a callee of an earlier release reads it so), and ``init(handWrittenJSON:)``
+/// reads only that form, so a caller of an earlier release, whose `JSONEncoder` puts keys
+/// in its own order, is read by `JSONDecoder` as before. For the arguments of the calls
+/// every node makes many times a second: Raft's messages (`[RaftEnvelope]`).
+public protocol HandWrittenArgument: Codable {
+    /// The value's JSON, or nil to leave it to `JSONEncoder`.
+    var handWrittenJSON: [UInt8]? { get }
+
+    /// The value in exactly the form ``handWrittenJSON`` writes; nil for anything else.
+    init?(handWrittenJSON bytes: ArraySlice<UInt8>)
+}

@@ -1,0 +1,151 @@
+/// The hot messages of every connection as JSON by hand, without `Codable`'s generic
+/// paths (issue 33 §1: no generic metadata lookups per message): calls, replies and
+/// batches of them, heartbeats and their acknowledgements, and `leave`.
+///
+/// ``encode(_:)`` writes one of them as `JSONEncoder` would, but with its keys in one
+/// fixed order (which any JSON reader, an earlier release's `JSONDecoder` among them,
+/// reads the same), and ``decode(_:)`` reads exactly that form (and batches of it, as
+/// ``WireBatch/payload(joining:)`` joins them): anything else, a peer's `JSONEncoder`
+/// output (whose keys come in any order, perhaps with fields this build does not know)
+/// or anything malformed, is nil, and the caller decodes it with `JSONDecoder` as
+/// before, with its errors. So this is only ever a faster way to the same
+/// ``WireMessage``, and the wire is the one every release speaks: `WireCodecTests`
+/// checks both ways against `Codable` on hostile strings and numbers, and on seeded
+/// mutations of every form.
+public enum WireCodec {
+    /// The JSON of `message` when it is one this codec writes; nil for every other.
+    public static func encode(_ message: WireMessage) -> [UInt8]? {
+        var out: [UInt8] = []
+        switch message {
+        case .call(let call):
+            out.reserveCapacity(160 + call.target.utf8.count + call.arguments.reduce(0) { $0 + $1.utf8.count + 8 })
+            out += Literal.callOpen
+            HandJSON.number(call.id, to: &out)
+            out += Literal.recipientNode
+            HandJSON.string(call.recipient.node.name, to: &out)
+            out += Literal.incarnation
+            HandJSON.number(call.recipient.node.incarnation, to: &out)
+            out += Literal.recipientName
+            HandJSON.string(call.recipient.name, to: &out)
+            out += Literal.target
+            HandJSON.string(call.target, to: &out)
+            out += Literal.substitutions
+            HandJSON.strings(call.genericSubstitutions, to: &out)
+            out += Literal.arguments
+            HandJSON.strings(call.arguments, to: &out)
+            out += Literal.close2
+        case .reply(let reply):
+            out += Literal.replyOpen
+            HandJSON.number(reply.id, to: &out)
+            switch reply.outcome {
+            case .value(let text):
+                out.reserveCapacity(64 + text.utf8.count)
+                out += Literal.value
+                HandJSON.string(text, to: &out)
+                out += Literal.close4
+            case .void:
+                out += Literal.void
+            case .error(let type, let text):
+                out += Literal.errorType
+                HandJSON.string(type, to: &out)
+                out += Literal.errorMessage
+                HandJSON.string(text, to: &out)
+                out += Literal.close4
+            }
+        case .heartbeat(let beat):
+            out += Literal.heartbeatOpen
+            HandJSON.number(beat.sequence, to: &out)
+            out += Literal.close2
+        case .heartbeatAck(let beat):
+            out += Literal.heartbeatAckOpen
+            HandJSON.number(beat.sequence, to: &out)
+            out += Literal.close2
+        case .leave:
+            out += Literal.leave
+        default:
+            return nil
+        }
+        return out
+    }
+
+    /// The message in `bytes` when it is exactly in the form ``encode(_:)`` writes; nil
+    /// otherwise (decode it with `JSONDecoder`). A batch is checked as `JSONDecoder`'s
+    /// path checks it (``WireBatch/check(_:)``): one it refuses is nil here, so the
+    /// refusal comes from that path.
+    public static func decode(_ bytes: ArraySlice<UInt8>) -> WireMessage? {
+        var reader = HandJSON.Reader(bytes: bytes)
+        guard let message = message(from: &reader, batchAllowed: true), reader.atEnd else { return nil }
+        return message
+    }
+
+    private enum Literal {
+        static let callOpen = Array(#"{"type":"call","body":{"id":"#.utf8)
+        static let recipientNode = Array(#","recipient":{"node":{"name":"#.utf8)
+        static let incarnation = Array(#","incarnation":"#.utf8)
+        static let recipientName = Array(#"},"name":"#.utf8)
+        static let target = Array(#"},"target":"#.utf8)
+        static let substitutions = Array(#","genericSubstitutions":"#.utf8)
+        static let arguments = Array(#","arguments":"#.utf8)
+        static let replyOpen = Array(#"{"type":"reply","body":{"id":"#.utf8)
+        static let value = Array(#","outcome":{"value":{"_0":"#.utf8)
+        static let void = Array(#","outcome":{"void":{}}}}"#.utf8)
+        static let errorType = Array(#","outcome":{"error":{"type":"#.utf8)
+        static let errorMessage = Array(#","message":"#.utf8)
+        static let batchOpen = Array(#"{"type":"batch","body":["#.utf8)
+        static let heartbeatOpen = Array(#"{"type":"heartbeat","body":{"sequence":"#.utf8)
+        static let heartbeatAckOpen = Array(#"{"type":"heartbeatAck","body":{"sequence":"#.utf8)
+        static let leave = Array(#"{"type":"leave"}"#.utf8)
+        static let close2 = Array("}}".utf8)
+        static let close4 = Array("}}}}".utf8)
+    }
+
+    private static func message(from reader: inout HandJSON.Reader, batchAllowed: Bool) -> WireMessage? {
+        if reader.literal(Literal.callOpen) { return call(from: &reader) }
+        if reader.literal(Literal.replyOpen) { return reply(from: &reader) }
+        guard batchAllowed else { return nil }
+        if reader.literal(Literal.heartbeatOpen) {
+            guard let sequence = reader.number(), reader.literal(Literal.close2) else { return nil }
+            return .heartbeat(WireMessage.Heartbeat(sequence: sequence))
+        }
+        if reader.literal(Literal.heartbeatAckOpen) {
+            guard let sequence = reader.number(), reader.literal(Literal.close2) else { return nil }
+            return .heartbeatAck(WireMessage.Heartbeat(sequence: sequence))
+        }
+        if reader.literal(Literal.leave) { return .leave }
+        guard reader.literal(Literal.batchOpen) else { return nil }
+        var members: [WireMessage] = []
+        repeat {
+            guard members.count < WireBatch.maximumCount, let member = message(from: &reader, batchAllowed: false) else { return nil }
+            members.append(member)
+        } while reader.byte(UInt8(ascii: ","))
+        guard reader.byte(UInt8(ascii: "]")), reader.byte(UInt8(ascii: "}")) else { return nil }
+        return .batch(members)
+    }
+
+    private static func call(from reader: inout HandJSON.Reader) -> WireMessage? {
+        guard let id = reader.number(), reader.literal(Literal.recipientNode), let node = reader.string(), reader.literal(Literal.incarnation),
+              let incarnation = reader.number(), reader.literal(Literal.recipientName), let name = reader.string(), reader.literal(Literal.target),
+              let target = reader.string(), reader.literal(Literal.substitutions), let substitutions = reader.strings(), reader.literal(Literal.arguments),
+              let arguments = reader.strings(), reader.literal(Literal.close2) else { return nil }
+        return .call(WireMessage.Call(
+            id: id, recipient: ActorID(node: NodeID(name: node, incarnation: incarnation), name: name), target: target,
+            genericSubstitutions: substitutions, arguments: arguments))
+    }
+
+    private static func reply(from reader: inout HandJSON.Reader) -> WireMessage? {
+        guard let id = reader.number() else { return nil }
+        let outcome: WireMessage.Reply.Outcome
+        if reader.literal(Literal.void) {
+            outcome = .void
+        } else if reader.literal(Literal.value) {
+            guard let text = reader.string(), reader.literal(Literal.close4) else { return nil }
+            outcome = .value(text)
+        } else if reader.literal(Literal.errorType) {
+            guard let type = reader.string(), reader.literal(Literal.errorMessage), let text = reader.string(), reader.literal(Literal.close4) else { return nil }
+            outcome = .error(type: type, message: text)
+        } else {
+            return nil
+        }
+        return .reply(WireMessage.Reply(id: id, outcome: outcome))
+    }
+}
