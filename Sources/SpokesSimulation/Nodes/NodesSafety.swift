@@ -31,16 +31,34 @@ import Synchronization
 ///   machine never refused a committed batch's event (a coordinator made every batch from
 ///   the committed book: a take-over from another state is caught here).
 final class NodesSafety: Sendable {
+    /// What an observer knows of a member (keys, not text: a check runs after every
+    /// event, and building strings for every pair was most of its cost).
+    private struct Pair: Hashable {
+        var observer: NodeID
+        var member: NodeID
+    }
+
+    private struct Naming: Hashable {
+        var observer: NodeID
+        var name: String
+    }
+
+    /// A replica: its node's incarnation and its group.
+    private struct Replica: Hashable {
+        var node: NodeID
+        var group: String
+    }
+
     private struct State {
         /// (observer incarnation, member incarnation): the member's `lastHeard` at the
         /// observer when the observer was first seen suspecting it (or taking it for dead).
-        var suspected: [String: Double] = [:]
+        var suspected: [Pair: Double] = [:]
         /// (observer incarnation, name): the newest incarnation it listed, and its `lastHeard`.
-        var named: [String: (incarnation: UInt64, lastHeard: Double)] = [:]
+        var named: [Naming: (incarnation: UInt64, lastHeard: Double)] = [:]
         /// (group, applied index): the first replica seen there, and its state's fingerprint.
         var fingerprints: [String: (node: Int, fingerprint: Int)] = [:]
         /// (replica's node incarnation, group): the applied index last checked.
-        var lastApplied: [String: Int] = [:]
+        var lastApplied: [Replica: Int] = [:]
         /// (group, task or user): the counted result first seen, and on which node.
         var counted: [String: (node: Int, result: String)] = [:]
     }
@@ -76,7 +94,7 @@ final class NodesSafety: Sendable {
                 for member in observer.members {
                     let id = member.node
                     if !started.contains(id) { return "n\(index) lists \(id), an incarnation that never started" }
-                    let name = "\(me)/\(id.name)"
+                    let name = Naming(observer: me, name: id.name)
                     if let known = state.named[name] {
                         if id.incarnation < known.incarnation {
                             return "n\(index) went back from \(id.name)'s incarnation \(String(known.incarnation, radix: 16)) to an older one, \(id)"
@@ -87,7 +105,7 @@ final class NodesSafety: Sendable {
                         }
                     }
                     state.named[name] = (id.incarnation, member.lastHeard)
-                    let pair = "\(me)/\(id)"
+                    let pair = Pair(observer: me, member: id)
                     switch member.state {
                     case .suspect, .dead:
                         if state.suspected[pair] == nil { state.suspected[pair] = member.lastHeard }
@@ -139,7 +157,7 @@ final class NodesSafety: Sendable {
         let incarnation = assembly.node.system.node
         for group in assembly.raft.groupIDs {
             guard let (status, machine) = await assembly.raft.statusAndMachine(of: group) else { continue }
-            let replica = "\(incarnation)/\(group)"
+            let replica = Replica(node: incarnation, group: group)
             let applied = status.appliedIndex
             if state.withLock({ $0.lastApplied[replica] }) == applied { continue }
             var hasher = Hasher()
