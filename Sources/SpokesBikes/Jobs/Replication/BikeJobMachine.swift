@@ -72,8 +72,9 @@ public struct BikeJobMachine: ReplicatedStateMachine {
     public static func start(_ job: BikeJob, startedAt: Double? = nil) -> String {
         encode(Command(job: job, startedAt: startedAt))
     }
-    /// The command that records the ledger's events, made by the coordinator of `epoch`.
-    public static func record(_ events: [BikeJobBook.Event], epoch: Int) -> String { encode(Command(events: events, epoch: epoch)) }
+    /// The command that records the ledger's events, made by the coordinator of `epoch`
+    /// (written by hand: ``BikeEventsCodec``, the same JSON `Codable` writes).
+    public static func record(_ events: [BikeJobBook.Event], epoch: Int) -> String { BikeEventsCodec.encode(events, epoch: epoch) }
     /// The command a leader commits before it runs the job from the book, in `epoch`.
     public static func takeOver(epoch: Int) -> String { encode(Command(takeOver: epoch)) }
     /// What applying a command that was used answers.
@@ -88,7 +89,15 @@ public struct BikeJobMachine: ReplicatedStateMachine {
     }
 
     public mutating func apply(_ command: String) -> String {
-        guard let decoded = try? MachineText.decode(Command.self, from: command) else { return "error: not a bike job command" }
+        // The hot command, a batch of events, read by hand; any other form by `Codable`.
+        let decoded: Command
+        if let (events, epoch) = BikeEventsCodec.decode(command) {
+            decoded = Command(events: events, epoch: epoch)
+        } else if let command = try? MachineText.decode(Command.self, from: command) {
+            decoded = command
+        } else {
+            return "error: not a bike job command"
+        }
         if let job = decoded.job, state.job == nil {
             guard (try? job.checkRanges()) != nil, (try? job.options.validate(for: job.network)) != nil else { return "error: a job out of range" }
             if let shards = decoded.shards {
