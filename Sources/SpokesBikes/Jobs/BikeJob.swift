@@ -232,7 +232,7 @@ public struct BikeJob: Sendable, Codable {
     /// The job's report from its book: every user's progress and end, the stations' counts.
     /// A report built on the node that took the job over is the same as the first
     /// coordinator's would have been, but for the wall time.
-    public func report(from book: BikeJobBook, wallTime: Double, cancelReason: String?, finished: Date = Date()) -> SimulationReport {
+    public func report(from book: BikeJobBook, wallTime: Double, cancelReason: String?, finished: Date) -> SimulationReport {
         var results: [SimulationResult] = []
         var failedUsers: [SimulationReport.FailedUser] = []
         var cancelledUsers: [SimulationReport.FailedUser] = []

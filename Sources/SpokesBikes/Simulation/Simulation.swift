@@ -66,7 +66,7 @@ public struct Simulation: Sendable {
         let cancelled = Task.isCancelled || results.contains { $0.ending == .cancelled }
         return SimulationReport(
             network: network, finalStations: finalStations, options: options, results: results,
-            wallTime: clock.now - start, cancelled: cancelled)
+            wallTime: clock.now - start, cancelled: cancelled, finished: Date(timeIntervalSince1970: clock.unixNow))
     }
 }
 

@@ -110,7 +110,7 @@ public struct SimulationReport: Sendable, Hashable, Codable {
     /// users' results; it finished at `finished` (a node's: its runtime's clock).
     public init(
         network: Network, finalStations: [Station], options: SimulationOptions,
-        results: [SimulationResult], wallTime: Double, cancelled: Bool, finished: Date = Date()
+        results: [SimulationResult], wallTime: Double, cancelled: Bool, finished: Date
     ) {
         self.network = NetworkSummary(
             id: network.id, name: network.name, stations: network.stations.count,

@@ -131,7 +131,7 @@ enum SweepCommand {
         var written = true
         if let html {
             do {
-                try Data(SweepReportPage.html(report, generatedAt: Date()).utf8).write(to: URL(fileURLWithPath: html), options: .atomic)
+                try Data(SweepReportPage.html(report, generatedAt: Date(timeIntervalSince1970: RealClock().unixNow)).utf8).write(to: URL(fileURLWithPath: html), options: .atomic)
                 context.standardError("report written to \(html)\n")
             } catch {
                 context.standardError("error: cannot write the HTML report to \(html): \(error.localizedDescription)\n")

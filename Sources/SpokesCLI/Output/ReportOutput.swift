@@ -1,3 +1,4 @@
+import SpokesConcurrency
 import Foundation
 import SpokesBikes
 import SpokesDashboard
@@ -34,7 +35,7 @@ enum ReportOutput {
         if let warning = storeWarning(report) { context.standardError(warning + "\n") }
         guard let path = try htmlPath(arguments) else { return report.stored != false }
         do {
-            try Data(JobReportPage.html(report, generatedAt: Date()).utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try Data(JobReportPage.html(report, generatedAt: Date(timeIntervalSince1970: RealClock().unixNow)).utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
             context.standardError("report written to \(path)\n")
             return report.stored != false
         } catch {

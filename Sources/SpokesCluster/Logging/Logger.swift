@@ -49,7 +49,7 @@ public struct Logger: Sendable {
     /// A logger that hands every record at or above `minimumLevel` to `sink`; `clock`
     /// gives each record its time.
     public init(label: String = "", minimumLevel: LogLevel = .info,
-                clock: @escaping @Sendable () -> Date = { Date() }, sink: @escaping @Sendable (LogRecord) -> Void) {
+                clock: @escaping @Sendable () -> Date = { Date(timeIntervalSince1970: RealClock().unixNow) }, sink: @escaping @Sendable (LogRecord) -> Void) {
         self.label = label
         self.minimumLevel = minimumLevel
         self.clock = clock

@@ -332,7 +332,7 @@ public distributed actor TaskJobs {
         public var retries: Int
         /// Real seconds from the first task scheduled to the last result.
         public var wallTime: Double
-        /// When the first task was scheduled, in ``MonotonicClock`` seconds.
+        /// When the first task was scheduled, in seconds of the runtime's clock.
         public var startedAt: Double
         public var tasksPerNode: [String: Int]
     }

@@ -61,7 +61,7 @@ import Testing
         let options = SimulationOptions(users: users, paths: 1, seed: 1)
         var report = SimulationReport(
             network: network, finalStations: network.stations, options: options,
-            results: (0..<users).map { SimulationResult(user: $0) }, wallTime: 0.5, cancelled: cancelled)
+            results: (0..<users).map { SimulationResult(user: $0) }, wallTime: 0.5, cancelled: cancelled, finished: Date(timeIntervalSince1970: 1_800_000_000))
         report.job = job
         return report
     }

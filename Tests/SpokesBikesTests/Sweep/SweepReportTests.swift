@@ -10,7 +10,7 @@ import Testing
         let stations = network.stations
         var report = SimulationReport(
             network: network, finalStations: stations, options: SimulationOptions(users: 2, paths: 1), results: [],
-            wallTime: 0.5, cancelled: false)
+            wallTime: 0.5, cancelled: false, finished: Date(timeIntervalSince1970: 1_800_000_000))
         report.totalPaths = paths
         report.totalWaitingTime = waiting
         report.failedTakes = takes

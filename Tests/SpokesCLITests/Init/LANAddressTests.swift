@@ -3,20 +3,20 @@ import Testing
 
 /// Which address and broadcast address a LAN node of a machine uses (pure: interfaces in).
 /// The interfaces are values made up here, with RFC 5737 documentation addresses
-/// (192.0.2/24, 198.51.100/24, 203.0.113/24): `LANAddress.choose` only reads them, and
+/// (198.51.100/24, 203.0.113/24): `LANAddress.choose` only reads them, and
 /// nothing in this suite opens a socket or sends anywhere.
 @Suite struct LANAddressTests {
     static let loopback = NetworkInterface(name: "lo", address: "127.0.0.1", netmask: "255.0.0.0", isLoopback: true, canBroadcast: false)
     static let wired = NetworkInterface(name: "eth0", address: "198.51.100.20", netmask: "255.255.255.0")
     static let wifi = NetworkInterface(name: "wlan0", address: "203.0.113.3", netmask: "255.255.255.128")
-    static let tunnel = NetworkInterface(name: "tun0", address: "192.0.2.66", netmask: "255.255.255.255", canBroadcast: false)
-    static let down = NetworkInterface(name: "eth1", address: "192.0.2.9", netmask: "255.255.255.0", isUp: false)
+    static let tunnel = NetworkInterface(name: "tun0", address: "198.51.100.66", netmask: "255.255.255.255", canBroadcast: false)
+    static let down = NetworkInterface(name: "eth1", address: "203.0.113.9", netmask: "255.255.255.0", isUp: false)
 
     @Test func theBroadcastAddressIsTheAddressWithEveryHostBitSet() {
         #expect(Self.wired.broadcast == "198.51.100.255")
         #expect(Self.wired.subnet == "198.51.100.0/24")
         #expect(Self.wifi.broadcast == "203.0.113.127")
-        #expect(NetworkInterface(name: "p", address: "192.0.2.5", netmask: "255.255.255.252").broadcast == "192.0.2.7")
+        #expect(NetworkInterface(name: "p", address: "203.0.113.5", netmask: "255.255.255.252").broadcast == "203.0.113.7")
         #expect(NetworkInterface(name: "x", address: "nonsense", netmask: "255.0.0.0").broadcast == nil)
     }
 
@@ -66,10 +66,10 @@ import Testing
         #expect(try LANAddress.matching(broadcast: "203.0.113.127", among: [Self.loopback, Self.wired, Self.wifi]) == Self.wifi)
         #expect(try LANAddress.matching(broadcast: "198.51.100.255", among: [Self.wired, Self.wifi]) == Self.wired)
         do {
-            _ = try LANAddress.matching(broadcast: "192.0.2.255", among: [Self.wired, Self.down], flag: "--dashboard-host")
+            _ = try LANAddress.matching(broadcast: "203.0.113.255", among: [Self.wired, Self.down], flag: "--dashboard-host")
             Issue.record("matched a LAN this machine is not on")
         } catch {
-            #expect(error.message.hasPrefix("--dashboard-host lan: no interface of this machine is on the LAN whose broadcast address is 192.0.2.255"))
+            #expect(error.message.hasPrefix("--dashboard-host lan: no interface of this machine is on the LAN whose broadcast address is 203.0.113.255"))
             #expect(error.message.contains("198.51.100.20 (eth0, broadcast 198.51.100.255)"))
         }
     }

@@ -9,7 +9,7 @@ import Testing
     static func figures(paths: Int, waiting: Double, takes: Int, leaves: Int) -> SweepRunFigures {
         var report = SimulationReport(
             network: network, finalStations: network.stations, options: SimulationOptions(users: 10, paths: 2), results: [],
-            wallTime: 0.1, cancelled: false)
+            wallTime: 0.1, cancelled: false, finished: Date(timeIntervalSince1970: 1_800_000_000))
         report.totalPaths = paths
         report.totalWaitingTime = waiting
         report.failedTakes = takes

@@ -1,3 +1,4 @@
+import SpokesConcurrency
 import Distributed
 import Foundation
 import SpokesTestKit
@@ -58,8 +59,8 @@ struct HostileInputTests {
             #expect(members.first?.name == "target", "status after \(batch)")
             #expect(try await status.ping() == "target", "ping after \(batch)")
             // Closing is asynchronous (reader threads notice EOF): bounded wait, no event to await.
-            let deadline = MonotonicClock.now + 5
-            while node.system.openConnectionCount > baselineConnections, MonotonicClock.now < deadline {
+            let deadline = RealClock().now + 5
+            while node.system.openConnectionCount > baselineConnections, RealClock().now < deadline {
                 try await Task.sleep(for: .milliseconds(10))
             }
             #expect(node.system.openConnectionCount == baselineConnections, "connections left open after \(batch)")
@@ -176,8 +177,8 @@ struct HostileInputTests {
             return
         }
         quitter.close()
-        let deadline = MonotonicClock.now + 3
-        while target.rejections[.handshakeAbandoned] == 0, MonotonicClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        let deadline = RealClock().now + 3
+        while target.rejections[.handshakeAbandoned] == 0, RealClock().now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(target.rejections[.handshakeAbandoned] == 1)
         #expect(target.rejections[.authenticationFailed] == 1)
         #expect(target.rejections[.handshakeRefused] == 1)
@@ -359,8 +360,8 @@ struct HostileInputTests {
         var clients: [ClusterSystem] = []
         for _ in 0..<2 { clients.append(try await target.join()) }
         // The node counts a client once it has checked its proof, just after the client's join returns.
-        let registered = MonotonicClock.now + 5
-        while target.node.system.connectedPeers.count < 3, MonotonicClock.now < registered { try await Task.sleep(for: .milliseconds(2)) }
+        let registered = RealClock().now + 5
+        while target.node.system.connectedPeers.count < 3, RealClock().now < registered { try await Task.sleep(for: .milliseconds(2)) }
         let turnedAway = try await RawPeer.connect(to: target.address)
         #expect(await turnedAway.closedByNode(within: 2))
         turnedAway.close()
@@ -384,8 +385,8 @@ struct HostileInputTests {
         defer { target.stop() }
         let held = try await target.join()
         defer { held.shutdown() }
-        let registered = MonotonicClock.now + 5
-        while target.node.system.connectedPeers.count < 2, MonotonicClock.now < registered { try await Task.sleep(for: .milliseconds(2)) }
+        let registered = RealClock().now + 5
+        while target.node.system.connectedPeers.count < 2, RealClock().now < registered { try await Task.sleep(for: .milliseconds(2)) }
         let turnedAway = try await RawPeer.connect(to: target.address)
         #expect(await turnedAway.closedByNode(within: 2))
         turnedAway.close()
@@ -403,8 +404,8 @@ struct HostileInputTests {
         defer { target.stop() }
         // The honest client is established once the node has checked its proof, just
         // after its join returns; until then it is a stranger too, and the flood may close it.
-        let registered = MonotonicClock.now + 5
-        while target.node.system.connectedPeers.isEmpty, MonotonicClock.now < registered { try await Task.sleep(for: .milliseconds(2)) }
+        let registered = RealClock().now + 5
+        while target.node.system.connectedPeers.isEmpty, RealClock().now < registered { try await Task.sleep(for: .milliseconds(2)) }
         try #require(!target.node.system.connectedPeers.isEmpty, "the honest client was not registered within 5 s")
         // Forty strangers on 127.0.0.1, as every client and member here, that never say hello.
         var strangers: [RawPeer] = []
@@ -463,8 +464,8 @@ struct HostileInputTests {
         let expected = datagrams.count
         for (index, datagram) in datagrams.enumerated() {
             listener.send(datagram)
-            let deadline = MonotonicClock.now + 2
-            while counted() <= index, MonotonicClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+            let deadline = RealClock().now + 2
+            while counted() <= index, RealClock().now < deadline { try await Task.sleep(for: .milliseconds(1)) }
         }
         #expect(counted() == expected)
         #expect(target.rejections[.replayedBeacon] - before["beacon_replayed"]! == 40, "20 stale and 20 replays")
@@ -575,8 +576,8 @@ struct HostileInputTests {
                 await session.send(.heartbeat(.init(sequence: probe)))
                 // The node either refuses the frame, saying why, or goes on serving the session.
                 var outcome = "no answer"
-                let deadline = MonotonicClock.now + 3
-                reading: while let message = await session.read(timeout: deadline - MonotonicClock.now) {
+                let deadline = RealClock().now + 3
+                reading: while let message = await session.read(timeout: deadline - RealClock().now) {
                     switch message {
                     case .refused(let refusal): outcome = refusal.reason.isEmpty ? "an empty refusal" : "refused"; break reading
                     case .heartbeatAck(let beat) where beat.sequence == probe: outcome = "served"; break reading
@@ -618,8 +619,8 @@ struct HostileInputTests {
             await session.send(.call(.init(id: UInt64(index), recipient: call.recipient, target: call.target, genericSubstitutions: [], arguments: [call.argument])))
         }
         var outcomes: [UInt64: WireMessage.Reply.Outcome] = [:]
-        let deadline = MonotonicClock.now + 10
-        while outcomes.count < calls.count, let message = await session.read(timeout: deadline - MonotonicClock.now) {
+        let deadline = RealClock().now + 10
+        while outcomes.count < calls.count, let message = await session.read(timeout: deadline - RealClock().now) {
             // Replies come alone or, several at once, in batches (protocol 6).
             let replies = if case .batch(let members) = message { members } else { [message] }
             for case .reply(let reply) in replies { outcomes[reply.id] = reply.outcome }
@@ -653,8 +654,8 @@ struct HostileInputTests {
         for (index, slots) in counts.enumerated() {
             let ghost = Beacon(cluster: target.cluster, node: NodeID(name: "ghost-\(index)", incarnation: 1), address: "127.0.0.1:9", slots: slots)
             endpoint.send(BeaconAuthenticator(secret: Self.secret).seal(ghost, now: Date().timeIntervalSince1970))
-            let deadline = MonotonicClock.now + 3
-            while target.rejections[.valueOutOfRange] <= index, MonotonicClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+            let deadline = RealClock().now + 3
+            while target.rejections[.valueOutOfRange] <= index, RealClock().now < deadline { try await Task.sleep(for: .milliseconds(1)) }
         }
         #expect(target.rejections[.valueOutOfRange] == counts.count)
         #expect(target.node.members.allSatisfy { !$0.node.name.hasPrefix("ghost") }, "\(target.node.members)")

@@ -83,10 +83,10 @@ final class RawPeer: Sendable {
     /// True once the node closes the connection (reads end), false if it stays open for `timeout`.
     func closedByNode(within timeout: Double = 3) async -> Bool {
         (try? await offPool {
-            let deadline = MonotonicClock.now + timeout
+            let deadline = RealClock().now + timeout
             var buffer = [UInt8](repeating: 0, count: 4096)
-            while MonotonicClock.now < deadline {
-                self.setReceiveTimeout(max(0.01, deadline - MonotonicClock.now))
+            while RealClock().now < deadline {
+                self.setReceiveTimeout(max(0.01, deadline - RealClock().now))
                 let count = buffer.withUnsafeMutableBytes { recv(self.fd, $0.baseAddress, $0.count, 0) }
                 if count == 0 { return true }
                 if count < 0, errno == ECONNRESET { return true }
@@ -126,9 +126,9 @@ final class RawPeer: Sendable {
     private func read(count: Int, timeout: Double) -> [UInt8]? {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: max(1, min(count, 65_536)))
-        let deadline = MonotonicClock.now + timeout
-        while bytes.count < count, MonotonicClock.now < deadline {
-            setReceiveTimeout(max(0.01, deadline - MonotonicClock.now))
+        let deadline = RealClock().now + timeout
+        while bytes.count < count, RealClock().now < deadline {
+            setReceiveTimeout(max(0.01, deadline - RealClock().now))
             let received = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, min($0.count, count - bytes.count), 0) }
             if received == 0 { return nil }
             if received < 0 { if errno == EAGAIN || errno == EINTR || errno == EWOULDBLOCK { continue } else { return nil } }
@@ -185,9 +185,9 @@ final class AuthenticatedSession {
     /// every connection) are read and passed over, so they never stand in for the answer
     /// a test waits for (nor keep the wait going past `timeout`).
     func read(timeout: Double = 2) async -> WireMessage? {
-        let deadline = MonotonicClock.now + timeout
+        let deadline = RealClock().now + timeout
         while true {
-            let remaining = deadline - MonotonicClock.now
+            let remaining = deadline - RealClock().now
             guard remaining > 0, let frame = await peer.readFrame(timeout: remaining), let payload = receiver.open(frame) else { return nil }
             let message = try? JSONDecoder().decode(WireMessage.self, from: Data(payload))
             if case .heartbeat? = message { continue }

@@ -62,7 +62,7 @@ final class HTTPTestClient: Sendable {
     /// Nil if the connection closes or the response is not complete within `timeout`.
     func readResponse(bodyless: Bool = false, timeout: Double = 2) async -> Response? {
         try? await onOwnThread {
-            let deadline = MonotonicClock.now + timeout
+            let deadline = RealClock().now + timeout
             guard let head = self.readUntil("\r\n\r\n", deadline: deadline) else { return nil }
             let lines = String(decoding: head, as: UTF8.self).components(separatedBy: "\r\n").filter { !$0.isEmpty }
             let statusLine = lines.first?.split(separator: " ") ?? []
@@ -85,7 +85,7 @@ final class HTTPTestClient: Sendable {
     /// ends it (comments included, as they come); nil on close or timeout.
     func readEvents(_ count: Int, timeout: Double = 2) async -> [String]? {
         try? await onOwnThread {
-            let deadline = MonotonicClock.now + timeout
+            let deadline = RealClock().now + timeout
             var events: [String] = []
             while events.count < count {
                 guard let event = self.readUntil("\n\n", deadline: deadline) else { return nil }
@@ -99,9 +99,9 @@ final class HTTPTestClient: Sendable {
     /// `timeout`. Bytes read meanwhile are dropped.
     func closedByServer(within timeout: Double = 2) async -> Bool {
         (try? await onOwnThread {
-            let deadline = MonotonicClock.now + timeout
+            let deadline = RealClock().now + timeout
             var buffer = [UInt8](repeating: 0, count: 4096)
-            while MonotonicClock.now < deadline {
+            while RealClock().now < deadline {
                 guard let count = self.receive(into: &buffer, deadline: deadline) else { return true }
                 _ = count
             }
@@ -148,7 +148,7 @@ final class HTTPTestClient: Sendable {
     /// when the connection ended.
     private func receive(into buffer: inout [UInt8], deadline: Double) -> Int? {
         while true {
-            let remaining = deadline - MonotonicClock.now
+            let remaining = deadline - RealClock().now
             guard remaining > 0 else { return 0 }
             var time = timeval(tv_sec: Int(remaining), tv_usec: min(999_999, Int((remaining - Double(Int(remaining))) * 1_000_000) + 1))
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))

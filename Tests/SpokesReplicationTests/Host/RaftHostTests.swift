@@ -148,14 +148,14 @@ struct RaftHostTests {
         let leader = try await cluster.leader(of: group)
         let before = try await cluster.propose("before", to: group, via: leader)
         let survivors = (0..<cluster.names.count).filter { $0 != leader }
-        let killed = MonotonicClock.now
+        let killed = RealClock().now
         await cluster.kill(leader)
         var attempt = 0
         let committed = try await retryingWhileLeaderless("a survivor commits after \(cluster.name(leader)) died", unknownOutcomes: true) {
             attempt += 1
             return try await cluster.host(survivors[attempt % survivors.count]).propose(group: group, command: "after")
         }
-        let seconds = MonotonicClock.now - killed
+        let seconds = RealClock().now - killed
         #expect(committed.index > before.index && committed.term > before.term)
         for index in survivors {
             try await eventually("\(cluster.name(index)) applied 'after'") { await cluster.applied(group, on: index).contains("after") }
@@ -190,14 +190,14 @@ struct RaftHostTests {
         try await cluster.propose("c1", to: "g", via: 0)
         await cluster.kill(1)
         await cluster.kill(2)
-        let started = MonotonicClock.now
+        let started = RealClock().now
         do {
             let commit = try await cluster.host(0).propose(group: "g", command: "c2")
             Issue.record("a leader without a majority committed \(commit)")
         } catch .outcomeUnknown(let group, _, let reason) {
             #expect(group == "g" && reason == "n1 stopped leading before it committed; a later leader may still commit it")
         }
-        let seconds = MonotonicClock.now - started
+        let seconds = RealClock().now - started
         #expect(seconds < cluster.settings.proposalTimeout, "told when it stepped down (CheckQuorum), after \(seconds) s, not at the deadline")
         #expect(await cluster.applied("g", on: 0) == ["c1"])
         await cluster.stopAll()

@@ -157,7 +157,7 @@ import Testing
             var copy = fenced
             _ = try copy.move(Move(user: 2, attempt: 2, step: 1), station: 0, take: true)
         }
-        let report = Self.job.report(from: book, wallTime: 1, cancelReason: nil)
+        let report = Self.job.report(from: book, wallTime: 1, cancelReason: nil, finished: Date(timeIntervalSince1970: 1_800_000_000))
         #expect(report.results.map(\.user) == Array(0..<6), "the report has every user, ended before or not")
         #expect(report.failedUsers?.map(\.user) == [1])
     }
