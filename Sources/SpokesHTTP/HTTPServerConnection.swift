@@ -117,10 +117,8 @@ final class HTTPServerConnection: Sendable {
                 if state.phase == .serving {
                     return (state.parser.bufferedByteCount <= limits.maxHeaderBytes + limits.maxBodyBytes, false)
                 }
-                if state.requestStarted == nil {
-                    state.requestStarted = clock.now
-                    rearmDeadline(&state)
-                }
+                // The header deadline now counts from this first byte (``advance()`` rearms it).
+                if state.requestStarted == nil { state.requestStarted = clock.now }
                 return (true, true)
             }
         }
@@ -148,28 +146,30 @@ final class HTTPServerConnection: Sendable {
         enum Next { case serve(HTTPRequest), refuse(HTTPParseError), sendContinue, close }
         let next = state.withLock { state -> Next? in
             guard state.phase == .reading else { return nil }
-            // Whatever comes next, the reading phase's deadline is rearmed or ends here.
-            state.deadline?.timer.cancel()
-            state.deadline = nil
+            var next: Next?
             do throws(HTTPParseError) {
                 if let request = try state.parser.nextRequest() {
-                    state.phase = .serving
-                    return .serve(request)
+                    next = .serve(request)
+                } else if state.parser.shouldSendContinue() {
+                    next = .sendContinue
+                } else if state.readEnded || state.aborted {
+                    next = .close
                 }
             } catch {
-                state.phase = .serving
-                return .refuse(error)
+                next = .refuse(error)
             }
-            if state.parser.shouldSendContinue() {
-                state.phase = .serving
-                return .sendContinue
+            guard let next else {
+                // Still reading: the deadline stays, or moves if the request began now.
+                rearmDeadline(&state)
+                return nil
             }
-            if state.readEnded || state.aborted {
-                state.phase = .closing
-                return .close
+            state.deadline?.timer.cancel()
+            state.deadline = nil
+            switch next {
+            case .close: state.phase = .closing
+            case .serve, .refuse, .sendContinue: state.phase = .serving
             }
-            rearmDeadline(&state)
-            return nil
+            return next
         }
         guard let next else { return }
         switch next {

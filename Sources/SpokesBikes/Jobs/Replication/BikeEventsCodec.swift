@@ -56,16 +56,10 @@ enum BikeEventsCodec {
     private static func write(_ event: BikeJobBook.Event, to out: inout [UInt8]) {
         switch event {
         case .attempt(let user, let attempt):
-            out += Key.attempt
-            HandJSON.integer(user, to: &out)
-            out += Key.attemptValue
-            HandJSON.integer(attempt, to: &out)
+            writeUser(user, attempt: attempt, after: Key.attempt, to: &out)
             out += Key.close2
         case .move(let move, let station, let take):
-            out += Key.move
-            HandJSON.integer(move.user, to: &out)
-            out += Key.attemptValue
-            HandJSON.integer(move.attempt, to: &out)
+            writeUser(move.user, attempt: move.attempt, after: Key.move, to: &out)
             out += Key.step
             HandJSON.integer(move.step, to: &out)
             out += Key.station
@@ -74,10 +68,7 @@ enum BikeEventsCodec {
             HandJSON.bool(take, to: &out)
             out += Key.close2
         case .accepted(let user, let attempt, let ending):
-            out += Key.accepted
-            HandJSON.integer(user, to: &out)
-            out += Key.attemptValue
-            HandJSON.integer(attempt, to: &out)
+            writeUser(user, attempt: attempt, after: Key.accepted, to: &out)
             out += Key.ending
             HandJSON.string(ending.rawValue, to: &out)
             out += Key.close2
@@ -98,20 +89,32 @@ enum BikeEventsCodec {
         }
     }
 
+    /// An event's opening `key`, then its user and attempt (three of the four cases begin so).
+    private static func writeUser(_ user: Int, attempt: Int, after key: [UInt8], to out: inout [UInt8]) {
+        out += key
+        HandJSON.integer(user, to: &out)
+        out += Key.attemptValue
+        HandJSON.integer(attempt, to: &out)
+    }
+
+    /// The user and attempt after an event's opening key, as ``writeUser(_:attempt:after:to:)`` writes them.
+    private static func readUser(_ reader: inout HandJSON.Reader) -> (user: Int, attempt: Int)? {
+        guard let user = reader.integer(), reader.literal(Key.attemptValue), let attempt = reader.integer() else { return nil }
+        return (user, attempt)
+    }
+
     private static func readEvent(_ reader: inout HandJSON.Reader) -> BikeJobBook.Event? {
         if reader.literal(Key.move) {
-            guard let user = reader.integer(), reader.literal(Key.attemptValue), let attempt = reader.integer(),
-                  reader.literal(Key.step), let step = reader.integer(), reader.literal(Key.station), let station = reader.integer(),
+            guard let (user, attempt) = readUser(&reader), reader.literal(Key.step), let step = reader.integer(), reader.literal(Key.station), let station = reader.integer(),
                   reader.literal(Key.take), let take = reader.bool(), reader.literal(Key.close2) else { return nil }
             return .move(Move(user: user, attempt: attempt, step: step), station: station, take: take)
         }
         if reader.literal(Key.attempt) {
-            guard let user = reader.integer(), reader.literal(Key.attemptValue), let attempt = reader.integer(), reader.literal(Key.close2) else { return nil }
+            guard let (user, attempt) = readUser(&reader), reader.literal(Key.close2) else { return nil }
             return .attempt(user: user, attempt: attempt)
         }
         if reader.literal(Key.accepted) {
-            guard let user = reader.integer(), reader.literal(Key.attemptValue), let attempt = reader.integer(),
-                  reader.literal(Key.ending), let ending = reader.string().flatMap(SimulationResult.Ending.init(rawValue:)),
+            guard let (user, attempt) = readUser(&reader), reader.literal(Key.ending), let ending = reader.string().flatMap(SimulationResult.Ending.init(rawValue:)),
                   reader.literal(Key.close2) else { return nil }
             return .accepted(user: user, attempt: attempt, ending: ending)
         }
