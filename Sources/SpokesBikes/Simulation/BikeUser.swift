@@ -43,6 +43,9 @@ public struct BikeUser: Sendable, Hashable, Identifiable {
         if !stations.isEmpty, paths > 0 {
             var random = SeededGenerator(seed: seed, stream: UInt64(truncatingIfNeeded: id))
             for _ in 0..<state.moves { _ = random.index(below: stations.count) }
+            // This run's moves keep to a schedule from its start (see ``MoveTiming``).
+            let start = clock.now
+            var travelled = 0
             while !state.isFinished(paths: paths) {
                 if Task.isCancelled {
                     ending = .cancelled
@@ -57,7 +60,8 @@ public struct BikeUser: Sendable, Hashable, Identifiable {
                 let succeeded = state.hasBike ? try await station.leaveBike(move) : try await station.takeBike(move)
                 state.record(succeeded: succeeded, at: station.stationID, goal: goal)
                 if !state.isFinished(paths: paths) {
-                    await timing.travel(on: clock)
+                    travelled += 1
+                    await timing.travel(on: clock, untilMove: travelled, since: start)
                 }
             }
         }

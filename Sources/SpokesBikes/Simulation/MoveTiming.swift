@@ -18,11 +18,18 @@ public struct MoveTiming: Sendable, Hashable, Codable {
     /// Real seconds one move sleeps.
     public var realSecondsPerMove: Double { moveTime * timeScale }
 
-    /// Sleeps for one move on `clock`. Returns at once when the scale is 0 or the task is
-    /// cancelled.
-    func travel(on clock: any RuntimeClock) async {
+    /// Sleeps on `clock` until move `move` of a run that began at `start` (a clock
+    /// reading) is due: `start + move x realSecondsPerMove`. A user's moves keep to that
+    /// schedule, so the time its station calls take is part of a move's time, as a
+    /// bike's ride is, and does not add up over the moves: a user in a cluster and one
+    /// in one process travel alike while their stations answer within a move. A user
+    /// behind its schedule (the stations were slow) moves on at once until it is back
+    /// on it. Returns at once when the scale is 0 or the task is cancelled.
+    func travel(on clock: any RuntimeClock, untilMove move: Int, since start: Double) async {
         let seconds = realSecondsPerMove
         guard seconds > 0 else { return }
-        try? await clock.sleep(for: seconds)
+        let wait = start + Double(move) * seconds - clock.now
+        guard wait > 0 else { return }
+        try? await clock.sleep(for: wait)
     }
 }

@@ -268,7 +268,15 @@ public struct JobGroups: Sendable {
                 let alive = Set(aliveMembers.map(\.node.name))
                 let now = system.runtime.now
                 deadSince = deadSince.filter { !alive.contains($0.key) }
-                for id in host.groupIDs where id.hasPrefix(kind + "-") {
+                let ids = host.groupIDs.filter { $0.hasPrefix(kind + "-") }
+                // What is remembered of a group goes with it: a node that runs for months
+                // keeps only what its groups now need.
+                let held = Set(ids)
+                leaderlessSince = leaderlessSince.filter { held.contains($0.key) }
+                changeAgainAt = changeAgainAt.filter { held.contains($0.key) }
+                removedSilent = removedSilent.filter { held.contains($0.key) }
+                doneSince = doneSince.filter { held.contains($0.key) }
+                for id in ids {
                     guard let (status, machine) = await host.statusAndMachine(of: id), let state = job(id, machine) else { continue }
                     if state.job == nil, status.lastIndex == 0 {
                         await remove(id, after: Self.emptyGroupLingers, .abandoned)

@@ -1,3 +1,4 @@
+import SpokesConcurrency
 import Synchronization
 import Testing
 @testable import SpokesBikes
@@ -110,4 +111,67 @@ final class ScriptedDock: BikeDock {
         #expect(result.ending == .cancelled)
         #expect(result.paths < 100)
     }
+
+    /// When each of a user's moves reaches its station, on a virtual clock, where every
+    /// station call takes `callSeconds` of it; the test moves the clock from one sleeper's
+    /// deadline to the next.
+    private static func arrivals(moveTime: Double, callSeconds: Double, paths: Int) async throws -> [Double] {
+        let clock = VirtualClock()
+        let dock = SlowDock(clock: clock, callSeconds: callSeconds)
+        let user = Task {
+            await BikeUser(id: 0, timing: MoveTiming(moveTime: moveTime, timeScale: 1)).runSimulation(in: [dock], paths: paths, clock: clock)
+        }
+        let finished = Task { _ = await user.value; return true }
+        let done = Mutex(false)
+        Task { _ = await finished.value; done.withLock { $0 = true } }
+        // One task sleeps at a time (the user, or its station call): wake it when due.
+        for _ in 0..<1_000 where !done.withLock({ $0 }) {
+            for _ in 0..<100_000 where clock.sleepers == 0 && !done.withLock({ $0 }) { await Task.yield() }
+            if let deadline = clock.nextDeadline { _ = clock.advance(by: max(0, deadline - clock.now)) }
+        }
+        _ = await user.value
+        return dock.arrivals
+    }
+
+    @Test func aUsersMovesKeepToTheirScheduleWhenStationCallsTakeTime() async throws {
+        // A move every 0.2 s from the start, though each call takes 0.05 s of it: the
+        // calls' time does not add up over the moves (a user in a cluster travels as one
+        // in one process while its stations answer within a move).
+        let arrivals = try await Self.arrivals(moveTime: 0.2, callSeconds: 0.05, paths: 2)
+        #expect(arrivals.map { ($0 * 1000).rounded() / 1000 } == [0, 0.2, 0.4, 0.6])
+    }
+
+    @Test func aUserBehindItsScheduleMovesOnAtOnce() async throws {
+        // Each call takes longer than a move: no sleep between them, and no more than
+        // the calls' own time in all.
+        let arrivals = try await Self.arrivals(moveTime: 0.2, callSeconds: 0.5, paths: 2)
+        #expect(arrivals.map { ($0 * 1000).rounded() / 1000 } == [0, 0.5, 1.0, 1.5])
+    }
+}
+
+/// A dock whose every call takes `callSeconds` on `clock` (a station on another node,
+/// or a slow one), recording when each call began.
+final class SlowDock: BikeDock {
+    typealias Failure = Never
+    let stationID = "slow"
+    private let clock: VirtualClock
+    private let callSeconds: Double
+    private let began = Mutex<[Double]>([])
+
+    init(clock: VirtualClock, callSeconds: Double) {
+        self.clock = clock
+        self.callSeconds = callSeconds
+    }
+
+    func takeBike(_ move: Move) async -> Bool { await call() }
+    func leaveBike(_ move: Move) async -> Bool { await call() }
+
+    private func call() async -> Bool {
+        let now = clock.now
+        began.withLock { $0.append(now) }
+        try? await clock.sleep(for: callSeconds)
+        return true
+    }
+
+    var arrivals: [Double] { began.withLock { $0 } }
 }
