@@ -37,6 +37,16 @@ ROWS = [
     ("bikes Milano, users x 20 paths, 1 process", "bikes_local", "steps_per_second", 1, "steps/s", "higher", None),
     ("bikes Milano, users x 20 paths, 3 workers", "bikes_cluster", "steps_per_second", 1, "steps/s", "higher", None),
     ("bikes time scale 1, 1 process, pace", "bikes_real_time", "pace", 1, "x", "higher", None),
+] + [
+    # `spokes bench --only capacity` (never in the default run): per size, the pace of
+    # one process and of 3 nodes, and the coordinator's cpu per move.
+    row
+    for users in (500, 1000, 2000, 4000, 8000, 16000)
+    for row in (
+        (f"capacity {users:,} users, 1 process, pace", f"capacity_{users}", "simulate_pace", 1, "x", "higher", None),
+        (f"capacity {users:,} users, 3 nodes, pace", f"capacity_{users}", "submit_pace", 1, "x", "higher", ("absolute", 0.95)),
+        (f"capacity {users:,} users, coordinator cpu per move", f"capacity_{users}", "coordinator_microseconds_per_move", 1, "us", "lower", None),
+    )
 ]
 
 # The secured variants: (system, its open counterpart, the title of their ratio's column).
@@ -89,7 +99,7 @@ def cell(number, unit):
         return f"{number:,.0f}"
     if unit == "%":
         return f"{number:.1f}%"
-    if unit == "MiB":
+    if unit in ("MiB", "us"):
         return f"{number:.1f}"
     return f"{number:.3f}"
 

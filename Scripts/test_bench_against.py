@@ -59,6 +59,15 @@ class BenchAgainstTests(unittest.TestCase):
         self.assertTrue(failed)
         self.assertEqual(row(lines, "no-op throughput, 2 workers")[4], "FAILED")
 
+    def test_the_capacity_table_is_compared_per_size(self):
+        capacity = lambda pace, cpu: {"figure": "capacity_500", "users": 500, "simulate_pace": 0.99, "submit_pace": pace,
+                                      "coordinator_microseconds_per_move": cpu}
+        lines, failed = compared([[capacity(0.90, 90.0)]], [[capacity(0.94, 80.0)]])
+        self.assertFalse(failed)
+        self.assertEqual(row(lines, "capacity 500 users, 3 nodes, pace")[2:5], ["0.900", "0.940", "1.04"])
+        self.assertEqual(row(lines, "capacity 500 users, coordinator cpu per move")[2:4], ["90.0", "80.0"])
+        self.assertFalse(any(line.startswith("| capacity 1,000") for line in lines), "a size not measured has no row")
+
 
 if __name__ == "__main__":
     unittest.main()
