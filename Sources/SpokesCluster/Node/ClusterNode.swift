@@ -58,10 +58,10 @@ public final class ClusterNode: Sendable {
     private let status: Mutex<NodeStatus?> = Mutex(nil)
     private let loggedDialFailures = Mutex<Set<String>>([])
     /// What `spokes stop` asks for (``NodeStatus/stop()``); nil: this node cannot be stopped remotely.
-    private let stopRequest = Mutex<(@Sendable () -> Void)?>(nil)
+    private let stopRequest = Mutex<LockedClosure<@Sendable () -> Void>?>(nil)
     private let nameConflictPromise = Promise<NameConflict, Never>()
     /// Where this node's replicated groups come from (``setReplicaGroups(_:)``).
-    private let replicaGroupProvider = Mutex<(@Sendable () async -> [ReplicaGroupView])?>(nil)
+    private let replicaGroupProvider = Mutex<LockedClosure<@Sendable () async -> [ReplicaGroupView]>?>(nil)
 
     /// Completes when a live member of the cluster turns out to have this node's name
     /// (see ``NameConflict``). The node has then stopped finding and greeting peers;
@@ -76,14 +76,14 @@ public final class ClusterNode: Sendable {
 
     /// Lets clients stop this node (`spokes stop`): `action` runs once one asks.
     public func onStopRequest(_ action: @escaping @Sendable () -> Void) {
-        stopRequest.withLock { $0 = action }
+        stopRequest.withLock { $0 = LockedClosure(action) }
     }
 
     /// Tells this node how to list the replicated groups it holds a replica of (`spokes
     /// node` passes its Raft host's), so its dashboard and ``NodeStatus/observe(tasksAfter:)``
     /// show where each job's leader and replicas are. Replaces any earlier `provider`.
     public func setReplicaGroups(_ provider: @escaping @Sendable () async -> [ReplicaGroupView]) {
-        replicaGroupProvider.withLock { $0 = provider }
+        replicaGroupProvider.withLock { $0 = LockedClosure(provider) }
     }
 
     /// Whether this node was told how to list its replicated groups: it runs a Raft host.
@@ -94,7 +94,7 @@ public final class ClusterNode: Sendable {
     /// This node's replicas of replicated groups now, by group id; none without a provider.
     public func replicaGroups() async -> [ReplicaGroupView] {
         guard let provider = replicaGroupProvider.withLock({ $0 }) else { return [] }
-        return await provider().sorted { $0.id < $1.id }
+        return await provider.closure().sorted { $0.id < $1.id }
     }
 
     /// Binds the node's ports. Call ``start()`` to begin finding peers. The node logs to
@@ -155,7 +155,7 @@ public final class ClusterNode: Sendable {
                            let groups = await self.replicaGroups()
                            return self.observation(tasksAfter: after, replicaGroups: groups)
                        },
-                       stop: { [weak self] in self?.stopRequest.withLock { $0 } })
+                       stop: { [weak self] in self?.stopRequest.withLock { $0 }?.closure })
         }
         status.withLock { $0 = hosted }
         let counters = counters
