@@ -81,6 +81,34 @@ public final class SimulatedCluster: Sendable {
     /// The network address of node `index` (of host `index`).
     public static func host(_ index: Int) -> String { "127.0.0.\(index + 1)" }
 
+    /// The index of the host of `address` (a host, or `host:port`): ``host(_:)``'s
+    /// inverse; nil for any other address. Read byte by byte: the simulator asks it of
+    /// every chunk it delivers.
+    public static func hostIndex(of address: String) -> Int? {
+        var octet = 0, dots = 0, digits = 0
+        for byte in address.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                guard digits < 3 else { return nil }
+                octet = octet * 10 + Int(byte - UInt8(ascii: "0"))
+                digits += 1
+            case UInt8(ascii: "."):
+                // The first three octets are 127, 0 and 0.
+                guard digits > 0, octet == (dots == 0 ? 127 : 0), dots < 3 else { return nil }
+                dots += 1
+                octet = 0
+                digits = 0
+            case UInt8(ascii: ":"):
+                guard dots == 3, digits > 0, octet >= 1 else { return nil }
+                return octet - 1
+            default:
+                return nil
+            }
+        }
+        guard dots == 3, digits > 0, octet >= 1 else { return nil }
+        return octet - 1
+    }
+
     /// The simulation's settings of a node named `name` at `host`: cluster `simulated`,
     /// port 7000, discovery on port 7001 every 50 ms.
     public static func settings(named name: String, host: String) -> ClusterSettings {

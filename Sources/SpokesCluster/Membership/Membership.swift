@@ -77,7 +77,9 @@ public struct Membership: Sendable {
     private var dials: [String: (last: Double, unanswered: Int)] = [:]
     /// When each suspect member became suspect: only news from after it clears it.
     private var suspectedSince: [String: Double] = [:]
-    private var lastTick: Double?
+    /// When the latest tick was observed (nil before the first): a tick more than
+    /// ``lateTickAfter`` after it means this node's timers ran late.
+    public private(set) var lastTick: Double?
     /// Silence is counted from here at the earliest: the tick that ended this node's
     /// last pause (nothing heard during a pause counts against a peer).
     private var silenceCountedFrom = -Double.infinity

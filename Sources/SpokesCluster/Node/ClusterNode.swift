@@ -388,6 +388,20 @@ public final class ClusterNode: Sendable {
         membership.withLock { $0.sortedMembers }
     }
 
+    /// When the membership last ticked (its latest check of the members' timeouts, on
+    /// this node's clock), the members now (in no particular order) and the gap between
+    /// two ticks past which it takes its own timers to have run late
+    /// (``Membership/lateTickAfter``), read at one instant; nil before its first tick, or
+    /// when its last one is not later than `seen`. What the simulator's check of failure
+    /// detection reads after every event, to judge each tick once, on the membership's own
+    /// notion of on time.
+    public func membersAtTick(after seen: Double? = nil) -> (tick: Double, members: [Member], lateTickAfter: Double)? {
+        membership.withLock { membership in
+            guard let tick = membership.lastTick, seen.map({ tick > $0 }) ?? true else { return nil }
+            return (tick, Array(membership.members.values), membership.lateTickAfter)
+        }
+    }
+
     /// The highest wire protocol version this node and every alive (or suspect) member
     /// speak: the version whose behaviour the whole cluster may use. While a rolling
     /// upgrade runs, the members not yet upgraded hold it at the older version; the last

@@ -9,7 +9,8 @@ import Foundation
 /// probe another. A recorded datagram played back gains nothing: an `ack` counts only
 /// for a probe still outstanding, whose nonce is fresh (see ``Prober``), and a replayed
 /// `ping` or `pingRequest` only makes a node send one datagram to a member it knows.
-struct ProbeSeal: Sendable {
+/// Public for the simulator, which reads whom the probe acks it delivers are about.
+public struct ProbeSeal: Sendable {
     /// Largest datagram sent or read.
     static let maximumSize = 1024
 
@@ -19,7 +20,7 @@ struct ProbeSeal: Sendable {
     }
 
     /// What to do with a datagram.
-    enum Outcome: Sendable, Equatable {
+    public enum Outcome: Sendable, Equatable {
         case accepted(Prober.Message)
         /// A probe of a cluster with a secret, at an open node: not for us.
         case ignored
@@ -29,7 +30,7 @@ struct ProbeSeal: Sendable {
     /// The node's secrets: probes are sealed with the primary and opened with any.
     private let keyring: KeyringStore?
 
-    init(keyring: KeyringStore?) {
+    public init(keyring: KeyringStore?) {
         self.keyring = keyring
     }
 
@@ -45,7 +46,7 @@ struct ProbeSeal: Sendable {
         return Array((try? JSONEncoder().encode(envelope)) ?? Data())
     }
 
-    func open<Bytes: Collection<UInt8>>(_ datagram: Bytes) -> Outcome {
+    public func open<Bytes: Collection<UInt8>>(_ datagram: Bytes) -> Outcome {
         guard datagram.count <= Self.maximumSize, let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(datagram)) else {
             return .rejected(.malformedProbe)
         }

@@ -71,6 +71,13 @@ public enum NodesModel {
         /// the committed one (one with that attempt begun) would make. ``NodesSafety`` must
         /// catch it.
         public var staleBatchAt: Double?
+        /// Breaks the contract on purpose (the checker's own test): this node's membership
+        /// is configured to suspect a silent member only after a hundred times the
+        /// cluster's suspect timeout (and to take it for dead a hundred times later), so it
+        /// shows a member alive long after nothing arrived from it. ``NodesSafety``, which
+        /// holds every node to the cluster's timeouts (``NodesFailureDetection``), must
+        /// catch it.
+        public var slowSuspicionOf: Int?
 
         public init(nodes: Int) { self.nodes = nodes }
 

@@ -37,6 +37,8 @@ final class NodesRun: Sendable {
     private let twins = Mutex<[ClusterNode]>([])
     /// The safety invariants checked after every event (``NodesSafety``).
     let safety = NodesSafety()
+    /// What the network handed each node's host, and the check of failure detection on it.
+    let failureDetection: NodesFailureDetection
     /// Clients that gave up on a job (``CoordinatorLost``) while a member they could
     /// reach had been running it for a while: what broke, as found when they gave up.
     let lies = Mutex<[String]>([])
@@ -62,7 +64,15 @@ final class NodesRun: Sendable {
             settings.dataDirectory = NodesRun.dataDirectory(root: root, node: index)
             // A node's own beacon pace, not the tests' 50 ms: as `spokes node` runs.
             settings.discoveryInterval = ClusterSettings().discoveryInterval
+            if index == options.slowSuspicionOf {
+                settings.suspectTimeout *= 100
+                settings.deadTimeout *= 100
+            }
         }, registry: { _ in registry }, disk: { disks[$0] })
+        // Every node is held to the cluster's timeouts: those of a node not sabotaged.
+        let nodes = cluster.nodes
+        let configured = nodes.indices.first { $0 != options.slowSuspicionOf }.map { nodes[$0].settings } ?? nodes[0].settings
+        failureDetection = NodesFailureDetection(cluster: cluster, suspectTimeout: configured.suspectTimeout, heartbeatInterval: configured.heartbeatInterval)
         incarnations = Mutex(Array(repeating: (nil, 0), count: options.nodes))
         startTime = cluster.clock.now
     }
@@ -87,6 +97,9 @@ final class NodesRun: Sendable {
     struct SafetyBroken: Error {}
 
     private func playSteps() async throws -> String? {
+        if let slow = options.slowSuspicionOf {
+            record("SABOTAGE n\(slow) suspects a silent member only after \(cluster[slow].settings.suspectTimeout) s, the cluster after \(failureDetection.suspectTimeout) s")
+        }
         for index in 0..<options.nodes { await startAssembly(index, node: cluster[index]) }
         try await cluster.awaitMesh()
         record("mesh of \(options.nodes)")

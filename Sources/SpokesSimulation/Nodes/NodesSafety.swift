@@ -18,6 +18,9 @@ import Synchronization
 ///   goes back from a name's incarnation to an older one (a name belongs to one, the
 ///   newest); and no observer replaces a member that runs and was heard from within the
 ///   suspect timeout by another incarnation of its name (``NodesModel/Options/twinAt``);
+///   and a member nothing arrived from, as the network handed it to the observer, for
+///   longer than the suspect timeout is not shown alive by an observer whose own ticks
+///   ran on time that long (``NodesFailureDetection``);
 /// - **scheduling**: a worker never runs more attempts than its slots, nor queues more of
 ///   a job than its queue places, nor more in all than its queues hold, and no attempt
 ///   waits while a slot is free (``ScanSystem/admissionNow``); a coordinator never has
@@ -74,9 +77,11 @@ final class NodesSafety: Sendable {
         let wallClock = RealClock(), started = wallClock.now
         defer { cost.withLock { $0 = ($0.checks + 1, $0.seconds + wallClock.now - started) } }
         let live = run.liveAssemblies
-        if let broken = checkMembership(live.map { ($0.index, $0.assembly.node) }, started: run.startedIncarnations, running: run.runningIncarnations) {
+        let observers = live.map { (index: $0.index, node: $0.assembly.node) }
+        if let broken = checkMembership(observers, started: run.startedIncarnations, running: run.runningIncarnations) {
             return broken
         }
+        if let broken = run.failureDetection.check(observers) { return broken }
         for (index, assembly) in live {
             if let broken = await checkScheduling(index, assembly.node) { return broken }
             if let broken = await checkReplicas(index, assembly) { return broken }
