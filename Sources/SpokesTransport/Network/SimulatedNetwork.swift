@@ -84,26 +84,19 @@ public final class SimulatedNetwork: Sendable {
         case datagram([UInt8], from: SocketAddress, to: SocketAddress)
     }
 
-    /// The observer of ``observeDeliveries(_:)``, boxed: a function value kept in a
-    /// `Mutex` itself was wrapped in more reabstraction thunks by every `withLock` that
-    /// read it (Swift 6.3), and a run's deliveries grew slower and slower (20 times over
-    /// a seed of 10 nodes).
-    private final class DeliveryObserver: Sendable {
-        let observe: @Sendable (Delivery) -> Void
-        init(_ observe: @escaping @Sendable (Delivery) -> Void) { self.observe = observe }
-    }
-
-    private let deliveryObserver = Mutex<DeliveryObserver?>(nil)
+    /// The observer of ``observeDeliveries(_:)`` (boxed: see ``LockedClosure``; kept bare,
+    /// a run's deliveries grew 20 times slower over a seed of 10 nodes).
+    private let deliveryObserver = Mutex<LockedClosure<@Sendable (Delivery) -> Void>?>(nil)
 
     /// Calls `observer` with every chunk and datagram handed to a reader from now on, in
     /// the reader's task just before it takes it: what arrived where, and when (the
     /// simulator's record of arrivals). Replaces an earlier observer.
     public func observeDeliveries(_ observer: @escaping @Sendable (Delivery) -> Void) {
-        deliveryObserver.withLock { $0 = DeliveryObserver(observer) }
+        deliveryObserver.withLock { $0 = LockedClosure(observer) }
     }
 
     func handing(_ delivery: @autoclosure () -> Delivery) {
-        deliveryObserver.withLock { $0 }?.observe(delivery())
+        deliveryObserver.withLock { $0 }?.closure(delivery())
     }
 
     /// Chunks, datagrams and connections sent and not yet handed to their reader (held
