@@ -34,6 +34,13 @@ public struct JSONShapeLimits: Sendable, Hashable {
     /// Throws if `json` nests deeper or holds a longer array than allowed. Malformed JSON
     /// passes: the decoder reports it better.
     public func check<Bytes: Collection<UInt8>>(_ json: Bytes) throws(Violation) {
+        // Over the bytes in place where they are contiguous (every frame and argument).
+        if let violation = json.withContiguousStorageIfAvailable({ violation(in: $0) }) ?? violation(in: json) {
+            throw violation
+        }
+    }
+
+    private func violation<Bytes: Collection<UInt8>>(in json: Bytes) -> Violation? {
         var inString = false
         var escaped = false
         // Per open container: -1 for an object, else the elements seen so far in an array
@@ -49,13 +56,13 @@ public struct JSONShapeLimits: Sendable, Hashable {
             if expectingElement, !isSpace, byte != UInt8(ascii: "]") {
                 expectingElement = false
                 open[open.count - 1] += 1
-                if open[open.count - 1] > maximumArrayLength { throw .arrayTooLong(limit: maximumArrayLength) }
+                if open[open.count - 1] > maximumArrayLength { return .arrayTooLong(limit: maximumArrayLength) }
             }
             switch byte {
             case UInt8(ascii: "\""):
                 inString = true
             case UInt8(ascii: "["), UInt8(ascii: "{"):
-                guard open.count < maximumDepth else { throw .tooDeep(limit: maximumDepth) }
+                guard open.count < maximumDepth else { return .tooDeep(limit: maximumDepth) }
                 open.append(byte == UInt8(ascii: "[") ? 0 : -1)
                 expectingElement = byte == UInt8(ascii: "[")
             case UInt8(ascii: "]"), UInt8(ascii: "}"):
@@ -67,5 +74,6 @@ public struct JSONShapeLimits: Sendable, Hashable {
                 break
             }
         }
+        return nil
     }
 }

@@ -132,7 +132,7 @@ public enum HandJSON {
         /// parsing, say an exponent past its range, is read here).
         public mutating func double() -> Double? {
             let start = index
-            while index < bytes.endIndex, Self.numberBytes.contains(bytes[index]) { index += 1 }
+            while index < bytes.endIndex, Self.mayBeInNumber(bytes[index]) { index += 1 }
             guard index > start, index - start <= 32 else { return nil }
             let text = String(decoding: bytes[start..<index], as: UTF8.self)
             guard let value = Double(text), value.isFinite, value.description == text else { return nil }
@@ -141,7 +141,12 @@ public enum HandJSON {
 
         /// The bytes a number Swift prints may hold (what `double()` scans before it
         /// checks the text exactly).
-        private static let numberBytes: Set<UInt8> = Set("0123456789.-+e".utf8)
+        private static func mayBeInNumber(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "e"): true
+            default: false
+            }
+        }
 
         public mutating func bool() -> Bool? {
             if literal(Literal.true) { return true }
@@ -166,23 +171,23 @@ public enum HandJSON {
             guard byte(UInt8(ascii: "\"")) else { return nil }
             let start = index
             // Most strings hold no escape: their bytes as they are.
-            while index < bytes.endIndex {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "\"") {
-                    defer { index += 1 }
-                    return String(validating: bytes[start..<index], as: UTF8.self)
-                }
-                if byte == UInt8(ascii: "\\") { break }
-                guard byte >= 0x20 else { return nil }
-                index += 1
+            guard let (end, ascii) = plainRun() else { return nil }
+            if bytes[end] == UInt8(ascii: "\"") {
+                index = end + 1
+                return Self.text(bytes[start..<end], ascii: ascii)
             }
-            var text = Array(bytes[start..<index])
+            // Escapes: runs between them copied whole.
+            var text: [UInt8] = []
+            text.reserveCapacity(bytes.endIndex - start)
+            text += bytes[start..<end]
+            var allASCII = ascii
+            index = end
             while index < bytes.endIndex {
                 let byte = bytes[index]
                 index += 1
                 switch byte {
                 case UInt8(ascii: "\""):
-                    return String(validating: text, as: UTF8.self)
+                    return Self.text(text[...], ascii: allASCII)
                 case UInt8(ascii: "\\"):
                     guard index < bytes.endIndex else { return nil }
                     let escape = bytes[index]
@@ -205,16 +210,42 @@ public enum HandJSON {
                         }
                         guard let character = Unicode.Scalar(scalar) else { return nil }
                         text += Array(String(Character(character)).utf8)
+                        allASCII = allASCII && scalar < 0x80
                     default:
                         return nil
                     }
-                case 0..<0x20:
-                    return nil
                 default:
-                    text.append(byte)
+                    // The run up to the next quote or backslash, whole.
+                    index -= 1
+                    let from = index
+                    guard let (end, ascii) = plainRun() else { return nil }
+                    text += bytes[from..<end]
+                    allASCII = allASCII && ascii
+                    index = end
                 }
             }
             return nil
+        }
+
+        /// From ``index``, the bytes before the next quote or backslash: where that byte
+        /// is, and whether they are all ASCII; nil at a raw control character or when the
+        /// input ends first.
+        private func plainRun() -> (end: Int, ascii: Bool)? {
+            var at = index
+            var high: UInt8 = 0
+            while at < bytes.endIndex {
+                let byte = bytes[at]
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return (at, high < 0x80) }
+                guard byte >= 0x20 else { return nil }
+                high |= byte
+                at += 1
+            }
+            return nil
+        }
+
+        /// `utf8` as a string: checked as UTF-8 unless it is all ASCII (which is).
+        private static func text(_ utf8: ArraySlice<UInt8>, ascii: Bool) -> String? {
+            ascii ? String(decoding: utf8, as: UTF8.self) : String(validating: utf8, as: UTF8.self)
         }
 
         private mutating func hex4() -> UInt16? {
