@@ -401,6 +401,12 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         connections.withLock { $0.values.compactMap(\.peer) }.sorted { $0.node.name < $1.node.name }
     }
 
+    /// The peer named `name`, as ``connectedPeers`` lists it, without making that list:
+    /// for what checks a peer on every message (Raft's deliveries).
+    public func connectedPeer(named name: String) -> WireMessage.Handshake? {
+        connections.withLock { $0[name]?.peer }.flatMap { $0.node.name == name ? $0 : nil }
+    }
+
     /// The peer at `address` over a connection whose handshake finished and that is still
     /// open, if there is one.
     public func establishedPeer(at address: String) -> WireMessage.Handshake? {

@@ -35,23 +35,19 @@ public struct JSONShapeLimits: Sendable, Hashable {
     /// passes: the decoder reports it better.
     public func check<Bytes: Collection<UInt8>>(_ json: Bytes) throws(Violation) {
         // Over the bytes in place where they are contiguous (every frame and argument).
-        if let violation = json.withContiguousStorageIfAvailable({ violation(in: $0) }) ?? violation(in: json) {
-            throw violation
-        }
+        let found = json.withContiguousStorageIfAvailable { violation(in: $0) } ?? Array(json).withUnsafeBufferPointer { violation(in: $0) }
+        if let found { throw found }
     }
 
-    private func violation<Bytes: Collection<UInt8>>(in json: Bytes) -> Violation? {
-        var inString = false
-        var escaped = false
+    private func violation(in json: UnsafeBufferPointer<UInt8>) -> Violation? {
         // Per open container: -1 for an object, else the elements seen so far in an array
         // (counted at each element's first byte).
         var open: [Int] = []
         var expectingElement = false
-        for byte in json {
-            if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-                continue
-            }
+        var next = 0
+        while next < json.count {
+            let byte = json[next]
+            next += 1
             let isSpace = byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
             if expectingElement, !isSpace, byte != UInt8(ascii: "]") {
                 expectingElement = false
@@ -60,7 +56,12 @@ public struct JSONShapeLimits: Sendable, Hashable {
             }
             switch byte {
             case UInt8(ascii: "\""):
-                inString = true
+                // The string's bytes, skipped to its closing quote (an escaped byte is not one).
+                while next < json.count {
+                    let inside = json[next]
+                    next += inside == UInt8(ascii: "\\") ? 2 : 1
+                    if inside == UInt8(ascii: "\"") { break }
+                }
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 guard open.count < maximumDepth else { return .tooDeep(limit: maximumDepth) }
                 open.append(byte == UInt8(ascii: "[") ? 0 : -1)

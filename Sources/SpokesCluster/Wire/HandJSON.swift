@@ -46,6 +46,11 @@ public enum HandJSON {
     /// rest as its UTF-8.
     public static func string(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most strings need no escape: their bytes whole.
+        if !text.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }) {
+            out += text.utf8
+            return out.append(UInt8(ascii: "\""))
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
@@ -89,8 +94,7 @@ public enum HandJSON {
         public var atEnd: Bool { index == bytes.endIndex }
 
         public mutating func literal(_ expected: [UInt8]) -> Bool {
-            guard bytes.endIndex - index >= expected.count else { return false }
-            for (offset, byte) in expected.enumerated() where bytes[index + offset] != byte { return false }
+            guard bytes.endIndex - index >= expected.count, bytes[index..<index + expected.count].elementsEqual(expected) else { return false }
             index += expected.count
             return true
         }
