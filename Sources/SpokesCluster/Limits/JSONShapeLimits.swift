@@ -56,10 +56,13 @@ public struct JSONShapeLimits: Sendable, Hashable {
             }
             switch byte {
             case UInt8(ascii: "\""):
-                // The string's bytes, skipped to its closing quote (an escaped byte is not one).
-                while next < json.count {
+                // The string's bytes, skipped to its closing quote (an escaped byte is not
+                // one): sixteen at a time while none is a quote or a backslash.
+                while true {
+                    next = Self.skipPlain16(json, from: next)
+                    guard next < json.count else { break }
                     let inside = json[next]
-                    next += inside == UInt8(ascii: "\\") ? 2 : 1
+                    next &+= inside == UInt8(ascii: "\\") ? 2 : 1
                     if inside == UInt8(ascii: "\"") { break }
                 }
             case UInt8(ascii: "["), UInt8(ascii: "{"):
@@ -76,5 +79,20 @@ public struct JSONShapeLimits: Sendable, Hashable {
             }
         }
         return nil
+    }
+
+    /// From `start`, past every whole run of sixteen bytes holding no quote and no
+    /// backslash: where the bytes to look at one by one begin.
+    private static func skipPlain16(_ json: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        guard let base = json.baseAddress else { return start }
+        // Made here, not static: a static is a `swift_once` call at every use.
+        let quotes = SIMD16<UInt8>(repeating: UInt8(ascii: "\"")), backslashes = SIMD16<UInt8>(repeating: UInt8(ascii: "\\"))
+        var next = start
+        while json.count - next >= 16 {
+            let chunk = UnsafeRawPointer(base + next).loadUnaligned(as: SIMD16<UInt8>.self)
+            if any((chunk .== quotes) .| (chunk .== backslashes)) { break }
+            next &+= 16
+        }
+        return next
     }
 }

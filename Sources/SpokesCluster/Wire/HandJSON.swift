@@ -1,3 +1,5 @@
+import Glibc
+
 /// The pieces of JSON written and read by hand, for the fixed forms of the hot messages
 /// (``WireCodec``: calls, replies, heartbeats; `BeaconCodec`: discovery's beacons; the
 /// ``HandWrittenArgument``s of calls, such as Raft's messages), off `Codable`'s generic
@@ -94,7 +96,14 @@ public enum HandJSON {
         public var atEnd: Bool { index == bytes.endIndex }
 
         public mutating func literal(_ expected: [UInt8]) -> Bool {
-            guard bytes.endIndex - index >= expected.count, bytes[index..<index + expected.count].elementsEqual(expected) else { return false }
+            guard bytes.endIndex - index >= expected.count else { return false }
+            let offset = index - bytes.startIndex
+            let matches = bytes.withUnsafeBufferPointer { have in
+                expected.withUnsafeBufferPointer { want in
+                    want.isEmpty || memcmp(have.baseAddress! + offset, want.baseAddress!, want.count) == 0
+                }
+            }
+            guard matches else { return false }
             index += expected.count
             return true
         }
