@@ -147,49 +147,61 @@ final class NodesSafety: Sendable {
                 let suspectTimeout = observer.settings.suspectTimeout
                 var observed = state.take(me, at: index)
                 defer { state.observed[index] = observed }
-                for member in observer.members {
-                    let id = member.node
-                    let position = observed.position(of: id.name)
-                    let known = observed[position]
-                    if known?.incarnation != id.incarnation {
-                        if startedNow == nil { startedNow = started() }
-                        if !startedNow!.contains(id) { return "n\(index) lists \(id), an incarnation that never started" }
-                    }
-                    var seen = Seen(incarnation: id.incarnation, lastHeard: member.lastHeard)
-                    if let known {
-                        if id.incarnation < known.incarnation {
-                            return "n\(index) went back from \(id.name)'s incarnation \(String(known.incarnation, radix: 16)) to an older one, \(id)"
+                // In place, under the observer's membership lock (``Broken`` ends it early).
+                do {
+                    try observer.forEachMember { member in
+                        let id = member.node
+                        let position = observed.position(of: id.name)
+                        let known = observed[position]
+                        if known?.incarnation != id.incarnation {
+                            if startedNow == nil { startedNow = started() }
+                            if !startedNow!.contains(id) { throw Broken(message: "n\(index) lists \(id), an incarnation that never started") }
                         }
-                        if id.incarnation > known.incarnation, now - known.lastHeard < suspectTimeout {
-                            let old = NodeID(name: id.name, incarnation: known.incarnation)
-                            if runningNow == nil { runningNow = running() }
-                            if runningNow!.contains(old) {
-                                return "n\(index) replaced \(old), which runs and was heard from \(String(format: "%.2f", now - known.lastHeard)) s ago (within the suspect timeout), by \(id)"
+                        var seen = Seen(incarnation: id.incarnation, lastHeard: member.lastHeard)
+                        if let known {
+                            if id.incarnation < known.incarnation {
+                                throw Broken(message: "n\(index) went back from \(id.name)'s incarnation \(String(known.incarnation, radix: 16)) to an older one, \(id)")
                             }
-                        }
-                        // A newer incarnation starts with nothing suspected of it.
-                        if id.incarnation == known.incarnation { seen.suspectedSince = known.suspectedSince }
-                    }
-                    var broken: String?
-                    switch member.state {
-                    case .suspect, .dead:
-                        if seen.suspectedSince == nil { seen.suspectedSince = member.lastHeard }
-                    case .alive:
-                        if let since = seen.suspectedSince {
-                            seen.suspectedSince = nil
-                            if member.lastHeard <= since {
-                                broken = "n\(index) shows \(id) alive again with nothing heard from it since it suspected it (last heard at \(String(format: "%.3f", since)))"
+                            if id.incarnation > known.incarnation, now - known.lastHeard < suspectTimeout {
+                                let old = NodeID(name: id.name, incarnation: known.incarnation)
+                                if runningNow == nil { runningNow = running() }
+                                if runningNow!.contains(old) {
+                                    throw Broken(message: "n\(index) replaced \(old), which runs and was heard from \(String(format: "%.2f", now - known.lastHeard)) s ago (within the suspect timeout), by \(id)")
+                                }
                             }
+                            // A newer incarnation starts with nothing suspected of it.
+                            if id.incarnation == known.incarnation { seen.suspectedSince = known.suspectedSince }
                         }
-                    default:
-                        break
+                        var broken: String?
+                        switch member.state {
+                        case .suspect, .dead:
+                            if seen.suspectedSince == nil { seen.suspectedSince = member.lastHeard }
+                        case .alive:
+                            if let since = seen.suspectedSince {
+                                seen.suspectedSince = nil
+                                if member.lastHeard <= since {
+                                    broken = "n\(index) shows \(id) alive again with nothing heard from it since it suspected it (last heard at \(String(format: "%.3f", since)))"
+                                }
+                            }
+                        default:
+                            break
+                        }
+                        observed.set(seen, of: id.name, at: position)
+                        if let broken { throw Broken(message: broken) }
                     }
-                    observed.set(seen, of: id.name, at: position)
-                    if let broken { return broken }
+                } catch let broken as Broken {
+                    return broken.message
+                } catch {
+                    return "\(error)"
                 }
             }
             return nil
         }
+    }
+
+    /// A broken invariant, ending a walk over an observer's members.
+    private struct Broken: Error {
+        var message: String
     }
 
     // MARK: Scheduling
