@@ -14,13 +14,21 @@ public enum HandJSON {
     /// `value` in decimal, without a leading zero.
     public static func number(_ value: UInt64, to out: inout [UInt8]) {
         guard value > 0 else { return out.append(UInt8(ascii: "0")) }
-        var digits: [UInt8] = []
+        // Written in place, last digit first (no array of its own per number).
+        var count = 0
         var rest = value
         while rest > 0 {
-            digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            count += 1
             rest /= 10
         }
-        out += digits.reversed()
+        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
+        rest = value
+        var at = out.count - 1
+        while rest > 0 {
+            out[at] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+            at -= 1
+        }
     }
 
     /// `value` in decimal, with its sign when negative.
@@ -45,24 +53,26 @@ public enum HandJSON {
     private static let hex = Array("0123456789abcdef".utf8)
 
     /// `text` as a JSON string: quote, backslash and control characters escaped, the
-    /// rest as its UTF-8.
+    /// rest as its UTF-8 (the runs between escapes copied whole).
     public static func string(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        // Most strings need no escape: their bytes whole.
-        if !text.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }) {
-            out += text.utf8
-            return out.append(UInt8(ascii: "\""))
-        }
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0..<0x20: out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            default: out.append(byte)
+        var text = text
+        text.withUTF8 { utf8 in
+            var run = 0
+            for (at, byte) in utf8.enumerated() where byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run..<at]))
+                run = at + 1
+                out.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
+                case 0x0A: out.append(UInt8(ascii: "n"))
+                case 0x0D: out.append(UInt8(ascii: "r"))
+                case 0x09: out.append(UInt8(ascii: "t"))
+                default:
+                    for digit in [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]] { out.append(digit) }
+                }
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run...]))
         }
         out.append(UInt8(ascii: "\""))
     }
