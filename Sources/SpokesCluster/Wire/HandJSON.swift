@@ -199,55 +199,112 @@ public enum HandJSON {
                 index = end + 1
                 return Self.text(bytes[start..<end], ascii: ascii)
             }
-            // Escapes: runs between them copied whole.
-            var text: [UInt8] = []
-            text.reserveCapacity(bytes.endIndex - start)
-            text += bytes[start..<end]
-            var allASCII = ascii
-            index = end
-            while index < bytes.endIndex {
-                let byte = bytes[index]
-                index += 1
-                switch byte {
-                case UInt8(ascii: "\""):
-                    return Self.text(text[...], ascii: allASCII)
-                case UInt8(ascii: "\\"):
-                    guard index < bytes.endIndex else { return nil }
-                    let escape = bytes[index]
-                    index += 1
-                    switch escape {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): text.append(escape)
-                    case UInt8(ascii: "b"): text.append(0x08)
-                    case UInt8(ascii: "f"): text.append(0x0C)
-                    case UInt8(ascii: "n"): text.append(0x0A)
-                    case UInt8(ascii: "r"): text.append(0x0D)
-                    case UInt8(ascii: "t"): text.append(0x09)
-                    case UInt8(ascii: "u"):
-                        guard let unit = hex4() else { return nil }
-                        var scalar = UInt32(unit)
-                        if (0xD800..<0xDC00).contains(unit) {
-                            guard self.byte(UInt8(ascii: "\\")), self.byte(UInt8(ascii: "u")), let low = hex4(), (0xDC00..<0xE000).contains(low) else { return nil }
-                            scalar = 0x10000 + (UInt32(unit - 0xD800) << 10) + UInt32(low - 0xDC00)
-                        } else if (0xDC00..<0xE000).contains(unit) {
-                            return nil
+            return escapedString(from: start)
+        }
+
+        /// The rest of a string that holds escapes, from `start` (just after its opening
+        /// quote), unescaped in one pass into one buffer as long as the input left (no
+        /// escape stands for more bytes than it takes).
+        private mutating func escapedString(from start: Int) -> String? {
+            let first = start - bytes.startIndex
+            var after: Int?
+            var ascii = true
+            var failed = false
+            let text = bytes.withUnsafeBufferPointer { input in
+                [UInt8](unsafeUninitializedCapacity: input.count - first) { output, count in
+                    var at = first
+                    loop: while at < input.count {
+                        let byte = input[at]
+                        at += 1
+                        switch byte {
+                        case UInt8(ascii: "\""):
+                            after = at
+                            break loop
+                        case UInt8(ascii: "\\"):
+                            guard at < input.count else {
+                                failed = true
+                                break loop
+                            }
+                            let escape = input[at]
+                            at += 1
+                            let unescaped: UInt8
+                            switch escape {
+                            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): unescaped = escape
+                            case UInt8(ascii: "b"): unescaped = 0x08
+                            case UInt8(ascii: "f"): unescaped = 0x0C
+                            case UInt8(ascii: "n"): unescaped = 0x0A
+                            case UInt8(ascii: "r"): unescaped = 0x0D
+                            case UInt8(ascii: "t"): unescaped = 0x09
+                            case UInt8(ascii: "u"):
+                                guard let unit = Self.hex4(input, at: &at) else {
+                                    failed = true
+                                    break loop
+                                }
+                                var scalar = UInt32(unit)
+                                if (0xD800..<0xDC00).contains(unit) {
+                                    guard input.count - at >= 2, input[at] == UInt8(ascii: "\\"), input[at + 1] == UInt8(ascii: "u") else {
+                                        failed = true
+                                        break loop
+                                    }
+                                    at += 2
+                                    guard let low = Self.hex4(input, at: &at), (0xDC00..<0xE000).contains(low) else {
+                                        failed = true
+                                        break loop
+                                    }
+                                    scalar = 0x10000 + (UInt32(unit - 0xD800) << 10) + UInt32(low - 0xDC00)
+                                } else if (0xDC00..<0xE000).contains(unit) {
+                                    failed = true
+                                    break loop
+                                }
+                                guard let character = Unicode.Scalar(scalar) else {
+                                    failed = true
+                                    break loop
+                                }
+                                ascii = ascii && character.isASCII
+                                UTF8.encode(character) { unit in
+                                    output[count] = unit
+                                    count += 1
+                                }
+                                continue loop
+                            default:
+                                failed = true
+                                break loop
+                            }
+                            output[count] = unescaped
+                            count += 1
+                        case 0..<0x20:
+                            failed = true
+                            break loop
+                        default:
+                            ascii = ascii && byte < 0x80
+                            output[count] = byte
+                            count += 1
                         }
-                        guard let character = Unicode.Scalar(scalar) else { return nil }
-                        text += Array(String(Character(character)).utf8)
-                        allASCII = allASCII && scalar < 0x80
-                    default:
-                        return nil
                     }
-                default:
-                    // The run up to the next quote or backslash, whole.
-                    index -= 1
-                    let from = index
-                    guard let (end, ascii) = plainRun() else { return nil }
-                    text += bytes[from..<end]
-                    allASCII = allASCII && ascii
-                    index = end
                 }
             }
-            return nil
+            guard !failed, let after else { return nil }
+            index = bytes.startIndex + after
+            return Self.text(text[...], ascii: ascii)
+        }
+
+        /// Four hex digits at `at` in `input` (moved past them), or nil.
+        private static func hex4(_ input: UnsafeBufferPointer<UInt8>, at: inout Int) -> UInt16? {
+            guard input.count - at >= 4 else { return nil }
+            var value: UInt16 = 0
+            for _ in 0..<4 {
+                let byte = input[at]
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+                default: return nil
+                }
+                value = value << 4 | UInt16(digit)
+                at += 1
+            }
+            return value
         }
 
         /// From ``index``, the bytes before the next quote or backslash: where that byte
@@ -269,24 +326,6 @@ public enum HandJSON {
         /// `utf8` as a string: checked as UTF-8 unless it is all ASCII (which is).
         private static func text(_ utf8: ArraySlice<UInt8>, ascii: Bool) -> String? {
             ascii ? String(decoding: utf8, as: UTF8.self) : String(validating: utf8, as: UTF8.self)
-        }
-
-        private mutating func hex4() -> UInt16? {
-            guard bytes.endIndex - index >= 4 else { return nil }
-            var value: UInt16 = 0
-            for _ in 0..<4 {
-                let byte = bytes[index]
-                let digit: UInt8
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-                default: return nil
-                }
-                value = value << 4 | UInt16(digit)
-                index += 1
-            }
-            return value
         }
     }
 }
