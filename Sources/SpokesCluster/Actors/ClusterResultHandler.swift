@@ -9,9 +9,12 @@ public struct ClusterResultHandler: DistributedTargetInvocationResultHandler {
     /// Where a refusal of a peer's number (``OutOfRange``) is counted.
     let rejections: RejectionCounters
 
+    /// One encoder for every reply (it keeps no state between calls), not one a reply.
+    private static let encoder = JSONEncoder()
+
     public func onReturn<Success: Codable>(value: Success) async throws {
         do {
-            reply(.value(String(decoding: try JSONEncoder().encode(value), as: UTF8.self)))
+            reply(.value(String(decoding: try Self.encoder.encode(value), as: UTF8.self)))
         } catch {
             reply(.error(type: "SerializationError", message: "cannot encode the result: \(error)"))
         }

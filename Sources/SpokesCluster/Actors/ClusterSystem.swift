@@ -48,6 +48,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// Calls received under an older release's name, by that name (only peers of an
     /// older protocol touch it).
     private let renamedCalls = Mutex<[String: Int]>([:])
+    /// The distributed functions run here, with their parameter and result types.
+    private let targets = DistributedTargets()
     private let loggedLines = Mutex<Set<String>>([])
     private let nextActorNumber = Atomic<UInt64>(1)
     /// The secrets this node holds (they prove and check handshakes and seal everything
@@ -379,9 +381,13 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         do {
             try await Self.$caller.withValue(connection.peer?.node) {
                 var decoder = ClusterInvocationDecoder(call: call, system: self)
-                try await executeDistributedTarget(
-                    on: actor, target: RemoteCallTarget(target), invocationDecoder: &decoder,
-                    handler: ClusterResultHandler(reply: reply, rejections: rejections))
+                let handler = ClusterResultHandler(reply: reply, rejections: rejections)
+                // A function run before goes without demangling its name again (``DistributedTargets``).
+                if let signature = targets.signature(of: target) {
+                    try await DistributedTargets.run(signature, on: actor, target: target, decoder: &decoder, handler: handler, system: self)
+                } else {
+                    try await executeDistributedTarget(on: actor, target: RemoteCallTarget(target), invocationDecoder: &decoder, handler: handler)
+                }
             }
         } catch {
             reply(.error(type: String(describing: type(of: error)), message: String(describing: error)))
@@ -393,6 +399,12 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// Peers this node has a live connection to, with what their handshakes said.
     public var connectedPeers: [WireMessage.Handshake] {
         connections.withLock { $0.values.compactMap(\.peer) }.sorted { $0.node.name < $1.node.name }
+    }
+
+    /// The peer named `name`, as ``connectedPeers`` lists it, without making that list:
+    /// for what checks a peer on every message (Raft's deliveries).
+    public func connectedPeer(named name: String) -> WireMessage.Handshake? {
+        connections.withLock { $0[name]?.peer }.flatMap { $0.node.name == name ? $0 : nil }
     }
 
     /// The peer at `address` over a connection whose handshake finished and that is still

@@ -96,6 +96,9 @@ struct HandshakeStateMachine: Sendable {
 
     /// A message arrived. `refusal` judges a peer's handshake (nil: acceptable).
     mutating func receive(_ message: WireMessage, refusal: (WireMessage.Handshake) -> WireMessage.Refusal?) -> [Action] {
+        // Every message after the handshake: decided before the pair below is made (a
+        // copy of both, per message).
+        if case .established = state { return [.deliver(message)] }
         switch (state, message) {
         case (.established, _):
             return [.deliver(message)]

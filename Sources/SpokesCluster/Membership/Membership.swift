@@ -134,6 +134,12 @@ public struct Membership: Sendable {
         members.values.sorted { $0.node.name < $1.node.name }
     }
 
+    /// Hands `body` each member in place (no copy of them, no sorting), in the order of
+    /// ``members`` (a dictionary's: the same every run under deterministic hashing).
+    public func forEachMember(_ body: (Member) throws -> Void) rethrows {
+        for member in members.values { try body(member) }
+    }
+
     private mutating func beacon(_ node: NodeID, address: String, slots: Int, waitingSlots: Int, versions: ProtocolVersions, now: Double) -> [Action] {
         if node.name == local.name {
             return node == local ? [] : dialIfDue(key: "name:\(address)", address: address, now: now)

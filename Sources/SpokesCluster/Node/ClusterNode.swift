@@ -402,6 +402,14 @@ public final class ClusterNode: Sendable {
         }
     }
 
+    /// Hands `body` each of ``members`` without copying or sorting them
+    /// (``Membership/forEachMember(_:)``): for a check made after every event (the
+    /// simulator's invariants). It runs under the membership's lock, so it must not call
+    /// this node.
+    public func forEachMember(_ body: (Member) throws -> Void) rethrows {
+        try membership.withLock { try $0.forEachMember(body) }
+    }
+
     /// The highest wire protocol version this node and every alive (or suspect) member
     /// speak: the version whose behaviour the whole cluster may use. While a rolling
     /// upgrade runs, the members not yet upgraded hold it at the older version; the last

@@ -396,6 +396,8 @@ public final class Connection: Sendable, CustomStringConvertible {
             ? WireBatch.frames(carrying: messages.map { WireBatch.Item(payload: $0.payload, batchable: $0.batchable) }, maximumBytes: batchBytes)
             : messages.indices.map { WireBatch.Frame(payload: messages[$0].payload, items: $0..<$0 + 1) }
         var bytes: [UInt8] = []
+        // Room for each frame's length, and a seal's mark and tag.
+        bytes.reserveCapacity(frames.reduce(0) { $0 + $1.payload.count + 4 + 32 })
         var sizes: [Int] = []
         for frame in frames {
             let isRefusal = frame.items.count == 1 && messages[frame.items.lowerBound].isRefusal
@@ -408,9 +410,8 @@ public final class Connection: Sendable, CustomStringConvertible {
                 return frame.payload
             }
             guard let sealed else { return nil }
-            let framed = FrameDecoder.frame(sealed)
-            bytes += framed
-            sizes.append(framed.count)
+            FrameDecoder.append(frameOf: sealed, to: &bytes)
+            sizes.append(4 + sealed.count)
         }
         return (bytes, sizes)
     }

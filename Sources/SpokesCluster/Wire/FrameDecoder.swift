@@ -50,10 +50,16 @@ public struct FrameDecoder: Sendable {
 
     /// A frame around `payload`: its length as 4 big-endian bytes, then the payload.
     public static func frame<Bytes: Collection<UInt8>>(_ payload: Bytes) -> [UInt8] {
-        let length = UInt32(payload.count)
-        var bytes: [UInt8] = [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
+        var bytes: [UInt8] = []
         bytes.reserveCapacity(4 + payload.count)
-        bytes.append(contentsOf: payload)
+        append(frameOf: payload, to: &bytes)
         return bytes
+    }
+
+    /// ``frame(_:)`` of `payload` at the end of `bytes` (no frame of its own to copy).
+    public static func append<Bytes: Collection<UInt8>>(frameOf payload: Bytes, to bytes: inout [UInt8]) {
+        let length = UInt32(payload.count)
+        for shift: UInt32 in [24, 16, 8, 0] { bytes.append(UInt8(length >> shift & 0xFF)) }
+        bytes.append(contentsOf: payload)
     }
 }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The pieces of JSON written and read by hand, for the fixed forms of the hot messages
 /// (``WireCodec``: calls, replies, heartbeats; `BeaconCodec`: discovery's beacons; the
 /// ``HandWrittenArgument``s of calls, such as Raft's messages), off `Codable`'s generic
@@ -12,13 +14,21 @@ public enum HandJSON {
     /// `value` in decimal, without a leading zero.
     public static func number(_ value: UInt64, to out: inout [UInt8]) {
         guard value > 0 else { return out.append(UInt8(ascii: "0")) }
-        var digits: [UInt8] = []
+        // Written in place, last digit first (no array of its own per number).
+        var count = 0
         var rest = value
         while rest > 0 {
-            digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            count += 1
             rest /= 10
         }
-        out += digits.reversed()
+        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
+        rest = value
+        var at = out.count - 1
+        while rest > 0 {
+            out[at] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+            at -= 1
+        }
     }
 
     /// `value` in decimal, with its sign when negative.
@@ -43,19 +53,26 @@ public enum HandJSON {
     private static let hex = Array("0123456789abcdef".utf8)
 
     /// `text` as a JSON string: quote, backslash and control characters escaped, the
-    /// rest as its UTF-8.
+    /// rest as its UTF-8 (the runs between escapes copied whole).
     public static func string(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0..<0x20: out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            default: out.append(byte)
+        var text = text
+        text.withUTF8 { utf8 in
+            var run = 0
+            for (at, byte) in utf8.enumerated() where byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run..<at]))
+                run = at + 1
+                out.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
+                case 0x0A: out.append(UInt8(ascii: "n"))
+                case 0x0D: out.append(UInt8(ascii: "r"))
+                case 0x09: out.append(UInt8(ascii: "t"))
+                default:
+                    for digit in [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]] { out.append(digit) }
+                }
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run...]))
         }
         out.append(UInt8(ascii: "\""))
     }
@@ -90,7 +107,13 @@ public enum HandJSON {
 
         public mutating func literal(_ expected: [UInt8]) -> Bool {
             guard bytes.endIndex - index >= expected.count else { return false }
-            for (offset, byte) in expected.enumerated() where bytes[index + offset] != byte { return false }
+            let offset = index - bytes.startIndex
+            let matches = bytes.withUnsafeBufferPointer { have in
+                expected.withUnsafeBufferPointer { want in
+                    want.isEmpty || memcmp(have.baseAddress! + offset, want.baseAddress!, want.count) == 0
+                }
+            }
+            guard matches else { return false }
             index += expected.count
             return true
         }
@@ -132,7 +155,7 @@ public enum HandJSON {
         /// parsing, say an exponent past its range, is read here).
         public mutating func double() -> Double? {
             let start = index
-            while index < bytes.endIndex, Self.numberBytes.contains(bytes[index]) { index += 1 }
+            while index < bytes.endIndex, Self.mayBeInNumber(bytes[index]) { index += 1 }
             guard index > start, index - start <= 32 else { return nil }
             let text = String(decoding: bytes[start..<index], as: UTF8.self)
             guard let value = Double(text), value.isFinite, value.description == text else { return nil }
@@ -141,7 +164,12 @@ public enum HandJSON {
 
         /// The bytes a number Swift prints may hold (what `double()` scans before it
         /// checks the text exactly).
-        private static let numberBytes: Set<UInt8> = Set("0123456789.-+e".utf8)
+        private static func mayBeInNumber(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "e"): true
+            default: false
+            }
+        }
 
         public mutating func bool() -> Bool? {
             if literal(Literal.true) { return true }
@@ -166,62 +194,106 @@ public enum HandJSON {
             guard byte(UInt8(ascii: "\"")) else { return nil }
             let start = index
             // Most strings hold no escape: their bytes as they are.
-            while index < bytes.endIndex {
-                let byte = bytes[index]
-                if byte == UInt8(ascii: "\"") {
-                    defer { index += 1 }
-                    return String(validating: bytes[start..<index], as: UTF8.self)
-                }
-                if byte == UInt8(ascii: "\\") { break }
-                guard byte >= 0x20 else { return nil }
-                index += 1
+            guard let (end, ascii) = plainRun() else { return nil }
+            if bytes[end] == UInt8(ascii: "\"") {
+                index = end + 1
+                return Self.text(bytes[start..<end], ascii: ascii)
             }
-            var text = Array(bytes[start..<index])
-            while index < bytes.endIndex {
-                let byte = bytes[index]
-                index += 1
-                switch byte {
-                case UInt8(ascii: "\""):
-                    return String(validating: text, as: UTF8.self)
-                case UInt8(ascii: "\\"):
-                    guard index < bytes.endIndex else { return nil }
-                    let escape = bytes[index]
-                    index += 1
-                    switch escape {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): text.append(escape)
-                    case UInt8(ascii: "b"): text.append(0x08)
-                    case UInt8(ascii: "f"): text.append(0x0C)
-                    case UInt8(ascii: "n"): text.append(0x0A)
-                    case UInt8(ascii: "r"): text.append(0x0D)
-                    case UInt8(ascii: "t"): text.append(0x09)
-                    case UInt8(ascii: "u"):
-                        guard let unit = hex4() else { return nil }
-                        var scalar = UInt32(unit)
-                        if (0xD800..<0xDC00).contains(unit) {
-                            guard self.byte(UInt8(ascii: "\\")), self.byte(UInt8(ascii: "u")), let low = hex4(), (0xDC00..<0xE000).contains(low) else { return nil }
-                            scalar = 0x10000 + (UInt32(unit - 0xD800) << 10) + UInt32(low - 0xDC00)
-                        } else if (0xDC00..<0xE000).contains(unit) {
-                            return nil
-                        }
-                        guard let character = Unicode.Scalar(scalar) else { return nil }
-                        text += Array(String(Character(character)).utf8)
-                    default:
-                        return nil
-                    }
-                case 0..<0x20:
-                    return nil
-                default:
-                    text.append(byte)
-                }
-            }
-            return nil
+            return escapedString(from: start)
         }
 
-        private mutating func hex4() -> UInt16? {
-            guard bytes.endIndex - index >= 4 else { return nil }
+        /// The rest of a string that holds escapes, from `start` (just after its opening
+        /// quote), unescaped in one pass into one buffer as long as the input left (no
+        /// escape stands for more bytes than it takes).
+        private mutating func escapedString(from start: Int) -> String? {
+            let first = start - bytes.startIndex
+            var after: Int?
+            var ascii = true
+            var failed = false
+            let text = bytes.withUnsafeBufferPointer { input in
+                [UInt8](unsafeUninitializedCapacity: input.count - first) { output, count in
+                    var at = first
+                    loop: while at < input.count {
+                        let byte = input[at]
+                        at += 1
+                        switch byte {
+                        case UInt8(ascii: "\""):
+                            after = at
+                            break loop
+                        case UInt8(ascii: "\\"):
+                            guard at < input.count else {
+                                failed = true
+                                break loop
+                            }
+                            let escape = input[at]
+                            at += 1
+                            let unescaped: UInt8
+                            switch escape {
+                            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): unescaped = escape
+                            case UInt8(ascii: "b"): unescaped = 0x08
+                            case UInt8(ascii: "f"): unescaped = 0x0C
+                            case UInt8(ascii: "n"): unescaped = 0x0A
+                            case UInt8(ascii: "r"): unescaped = 0x0D
+                            case UInt8(ascii: "t"): unescaped = 0x09
+                            case UInt8(ascii: "u"):
+                                guard let unit = Self.hex4(input, at: &at) else {
+                                    failed = true
+                                    break loop
+                                }
+                                var scalar = UInt32(unit)
+                                if (0xD800..<0xDC00).contains(unit) {
+                                    guard input.count - at >= 2, input[at] == UInt8(ascii: "\\"), input[at + 1] == UInt8(ascii: "u") else {
+                                        failed = true
+                                        break loop
+                                    }
+                                    at += 2
+                                    guard let low = Self.hex4(input, at: &at), (0xDC00..<0xE000).contains(low) else {
+                                        failed = true
+                                        break loop
+                                    }
+                                    scalar = 0x10000 + (UInt32(unit - 0xD800) << 10) + UInt32(low - 0xDC00)
+                                } else if (0xDC00..<0xE000).contains(unit) {
+                                    failed = true
+                                    break loop
+                                }
+                                guard let character = Unicode.Scalar(scalar) else {
+                                    failed = true
+                                    break loop
+                                }
+                                ascii = ascii && character.isASCII
+                                UTF8.encode(character) { unit in
+                                    output[count] = unit
+                                    count += 1
+                                }
+                                continue loop
+                            default:
+                                failed = true
+                                break loop
+                            }
+                            output[count] = unescaped
+                            count += 1
+                        case 0..<0x20:
+                            failed = true
+                            break loop
+                        default:
+                            ascii = ascii && byte < 0x80
+                            output[count] = byte
+                            count += 1
+                        }
+                    }
+                }
+            }
+            guard !failed, let after else { return nil }
+            index = bytes.startIndex + after
+            return Self.text(text[...], ascii: ascii)
+        }
+
+        /// Four hex digits at `at` in `input` (moved past them), or nil.
+        private static func hex4(_ input: UnsafeBufferPointer<UInt8>, at: inout Int) -> UInt16? {
+            guard input.count - at >= 4 else { return nil }
             var value: UInt16 = 0
             for _ in 0..<4 {
-                let byte = bytes[index]
+                let byte = input[at]
                 let digit: UInt8
                 switch byte {
                 case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
@@ -230,9 +302,30 @@ public enum HandJSON {
                 default: return nil
                 }
                 value = value << 4 | UInt16(digit)
-                index += 1
+                at += 1
             }
             return value
+        }
+
+        /// From ``index``, the bytes before the next quote or backslash: where that byte
+        /// is, and whether they are all ASCII; nil at a raw control character or when the
+        /// input ends first.
+        private func plainRun() -> (end: Int, ascii: Bool)? {
+            var at = index
+            var high: UInt8 = 0
+            while at < bytes.endIndex {
+                let byte = bytes[at]
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return (at, high < 0x80) }
+                guard byte >= 0x20 else { return nil }
+                high |= byte
+                at += 1
+            }
+            return nil
+        }
+
+        /// `utf8` as a string: checked as UTF-8 unless it is all ASCII (which is).
+        private static func text(_ utf8: ArraySlice<UInt8>, ascii: Bool) -> String? {
+            ascii ? String(decoding: utf8, as: UTF8.self) : String(validating: utf8, as: UTF8.self)
         }
     }
 }

@@ -14,3 +14,21 @@ public protocol HandWrittenArgument: Codable {
     /// The value in exactly the form ``handWrittenJSON`` writes; nil for anything else.
     init?(handWrittenJSON bytes: ArraySlice<UInt8>)
 }
+
+/// A string argument (a replica's name beside Raft's messages, a group's, a job's) as a
+/// JSON string by hand (``HandJSON``), read back by hand: `JSONEncoder` and
+/// `JSONDecoder` were most of the cost of the calls that carry one.
+extension String: HandWrittenArgument {
+    public var handWrittenJSON: [UInt8]? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count + 2)
+        HandJSON.string(self, to: &bytes)
+        return bytes
+    }
+
+    public init?(handWrittenJSON bytes: ArraySlice<UInt8>) {
+        var reader = HandJSON.Reader(bytes: bytes)
+        guard let text = reader.string(), reader.atEnd else { return nil }
+        self = text
+    }
+}

@@ -17,8 +17,39 @@ public final class VirtualClock: RuntimeClock {
         var now: Double
         var nextOrder = 0
         var sleepers: [Int: Sleeper] = [:]
+        /// Every sleeper's deadline and order, earliest first (``DeadlineHeap``): the
+        /// simulator asks for the next deadline and moves to it after every event, and a
+        /// scan of every sleeper each time was a thirtieth of its run. An entry whose
+        /// sleeper is gone (resumed or cancelled) is skipped when it comes up.
+        var queue = DeadlineHeap()
         /// Sleepers cancelled before they were registered (the handler ran first).
         var cancelledEarly: Set<Int> = []
+
+        /// The first sleeper in deadline order, without stale entries before it.
+        mutating func first() -> Sleeper? {
+            while let entry = queue.first {
+                if let sleeper = sleepers[entry.order] { return sleeper }
+                queue.removeFirst()
+            }
+            return nil
+        }
+
+        /// Takes every sleeper due by ``now``, earliest first (by order at one deadline).
+        mutating func takeDue() -> [Sleeper] {
+            var due: [Sleeper] = []
+            while let sleeper = first(), sleeper.deadline <= now {
+                queue.removeFirst()
+                sleepers[sleeper.order] = nil
+                due.append(sleeper)
+            }
+            return due
+        }
+
+        /// Makes the queue again from the sleepers (their deadlines moved, or it holds
+        /// many more stale entries than sleepers).
+        mutating func rebuildQueue() {
+            queue = DeadlineHeap(sleepers.values.map { DeadlineHeap.Entry(deadline: $0.deadline, order: $0.order) })
+        }
     }
 
     private let state: Mutex<State>
@@ -40,7 +71,7 @@ public final class VirtualClock: RuntimeClock {
     public var sleepers: Int { state.withLock { $0.sleepers.count } }
 
     /// The earliest deadline of a sleeper, if any.
-    public var nextDeadline: Double? { state.withLock { $0.sleepers.values.map(\.deadline).min() } }
+    public var nextDeadline: Double? { state.withLock { $0.first()?.deadline } }
 
     public func sleep(for seconds: Double) async throws {
         try await sleep(for: seconds, group: nil)
@@ -60,7 +91,10 @@ public final class VirtualClock: RuntimeClock {
                 let start = state.withLock { state -> Start in
                     if state.cancelledEarly.remove(order) != nil { return .cancelled }
                     if seconds <= 0 { return .now }
-                    state.sleepers[order] = Sleeper(deadline: state.now + seconds, order: order, group: group, continuation: continuation)
+                    let deadline = state.now + seconds
+                    state.sleepers[order] = Sleeper(deadline: deadline, order: order, group: group, continuation: continuation)
+                    if state.queue.count > 2 * state.sleepers.count + 64 { state.rebuildQueue() }
+                    state.queue.insert(DeadlineHeap.Entry(deadline: deadline, order: order))
                     return .sleep
                 }
                 switch start {
@@ -93,6 +127,7 @@ public final class VirtualClock: RuntimeClock {
             }
             let due = state.sleepers.values.filter { $0.group == group && $0.deadline <= now }.sorted { ($0.deadline, $0.order) < ($1.deadline, $1.order) }
             for sleeper in due { state.sleepers[sleeper.order] = nil }
+            state.rebuildQueue()
             return due
         }
         for sleeper in due { sleeper.continuation.resume() }
@@ -106,12 +141,65 @@ public final class VirtualClock: RuntimeClock {
     public func advance(by seconds: Double) -> Int {
         let due = state.withLock { state -> [Sleeper] in
             state.now += max(0, seconds)
-            let now = state.now
-            let due = state.sleepers.values.filter { $0.deadline <= now }.sorted { ($0.deadline, $0.order) < ($1.deadline, $1.order) }
-            for sleeper in due { state.sleepers[sleeper.order] = nil }
-            return due
+            return state.takeDue()
         }
         for sleeper in due { sleeper.continuation.resume() }
         return due.count
+    }
+}
+
+/// Deadlines in a binary heap, the earliest (then the lowest order) first: a
+/// ``VirtualClock``'s sleepers in the order they wake.
+private struct DeadlineHeap {
+    struct Entry {
+        var deadline: Double
+        var order: Int
+
+        func precedes(_ other: Entry) -> Bool {
+            deadline < other.deadline || (deadline == other.deadline && order < other.order)
+        }
+    }
+
+    private var entries: [Entry] = []
+
+    init() {}
+
+    init(_ entries: [Entry]) {
+        self.entries = entries
+        for index in stride(from: entries.count / 2 - 1, through: 0, by: -1) { siftDown(from: index) }
+    }
+
+    var count: Int { entries.count }
+    var first: Entry? { entries.first }
+
+    mutating func insert(_ entry: Entry) {
+        entries.append(entry)
+        var child = entries.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard entries[child].precedes(entries[parent]) else { break }
+            entries.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func removeFirst() {
+        guard !entries.isEmpty else { return }
+        entries.swapAt(0, entries.count - 1)
+        entries.removeLast()
+        siftDown(from: 0)
+    }
+
+    private mutating func siftDown(from start: Int) {
+        var parent = start
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var first = parent
+            if left < entries.count, entries[left].precedes(entries[first]) { first = left }
+            if right < entries.count, entries[right].precedes(entries[first]) { first = right }
+            guard first != parent else { return }
+            entries.swapAt(parent, first)
+            parent = first
+        }
     }
 }

@@ -74,10 +74,12 @@ actor RaftGroupRunner {
     }
 
     var status: RaftGroupStatus {
+        // Each field read in place (through ``replica``, each read copied the whole replica).
         RaftGroupStatus(
-            group: id, replica: node, role: replica.role, term: replica.term, leader: replica.leader, replicas: replica.replicas, replicasCommitted: replica.replicasCommitted,
-            commitIndex: replica.commitIndex, appliedIndex: replica.appliedIndex, lastIndex: replica.lastLogPosition.index, failure: failure,
-            followersLastHeard: replica.role == .leader ? replica.followersLastHeard : nil)
+            group: id, replica: node, role: driver.replica.role, term: driver.replica.term, leader: driver.replica.leader, replicas: driver.replica.replicas,
+            replicasCommitted: driver.replica.replicasCommitted, commitIndex: driver.replica.commitIndex, appliedIndex: driver.replica.appliedIndex,
+            lastIndex: driver.replica.lastLogPosition.index, failure: failure,
+            followersLastHeard: driver.replica.role == .leader ? driver.replica.followersLastHeard : nil)
     }
 
     var stateMachine: any ReplicatedStateMachine { machine }

@@ -65,7 +65,7 @@ final class RaftOutbox: Sendable {
     private func drain(_ peer: String) async {
         while let batch = takeBatch(for: peer) {
             let count = batch.reduce(0) { $0 + $1.messages.count }
-            guard let node = system.connectedPeers.first(where: { $0.node.name == peer && !$0.address.isEmpty })?.node else {
+            guard let node = system.connectedPeer(named: peer).flatMap({ $0.address.isEmpty ? nil : $0.node }) else {
                 dropped.add(count, ordering: .relaxed)
                 continue
             }

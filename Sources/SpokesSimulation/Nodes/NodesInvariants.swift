@@ -108,17 +108,30 @@ struct NodesInvariants {
         let stores = run.liveAssemblies.map { ($0.index, $0.assembly.store.path, $0.assembly.node.system.runtime.disk) }
         return await runBlocking("nodes-model") {
             var found: [String: [(node: Int, lines: Int)]] = [:]
+            // Compared as bytes (the store is JSON lines; a string search per line and job
+            // was most of this check's time).
+            let needles = jobs.map { Array("\"job\":\"\($0)\"".utf8) }
             for (node, path, disk) in stores {
                 guard let bytes = (try? disk.read(path)) ?? nil else { continue }
-                let text = String(decoding: bytes, as: UTF8.self)
-                let lines = text.split(separator: "\n")
-                for job in jobs {
-                    let count = lines.count { $0.contains("\"job\":\"\(job)\"") }
+                let lines = bytes.split(separator: UInt8(ascii: "\n"))
+                for (job, needle) in zip(jobs, needles) {
+                    let count = lines.count { Self.bytes($0, contain: needle) }
                     if count > 0 { found[job, default: []].append((node, count)) }
                 }
             }
             return found
         }
+    }
+
+    /// Whether `needle` occurs in `line`, byte for byte.
+    private static func bytes(_ line: ArraySlice<UInt8>, contain needle: [UInt8]) -> Bool {
+        guard let first = needle.first, line.count >= needle.count else { return needle.isEmpty }
+        var start = line.startIndex
+        while let found = line[start...].firstIndex(of: first), line.endIndex - found >= needle.count {
+            if line[found..<found + needle.count].elementsEqual(needle) { return true }
+            start = found + 1
+        }
+        return false
     }
 
     private func checkReports(of answer: ClientAnswer, on nodes: [Int]) async throws -> String? {

@@ -34,16 +34,52 @@ import Synchronization
 ///   machine never refused a committed batch's event (a coordinator made every batch from
 ///   the committed book: a take-over from another state is caught here).
 final class NodesSafety: Sendable {
-    /// What an observer knows of a member (keys, not text: a check runs after every
-    /// event, and building strings for every pair was most of its cost).
-    private struct Pair: Hashable {
-        var observer: NodeID
-        var member: NodeID
+    /// What an observer incarnation last saw under one name (an observer lists one
+    /// incarnation a name: its members are keyed by name).
+    private struct Seen {
+        /// The newest incarnation listed under the name (one that started: checked when
+        /// it is first listed, and an incarnation that started stays started).
+        var incarnation: UInt64
+        /// Its `lastHeard` at the last check.
+        var lastHeard: Double
+        /// Its `lastHeard` when the observer was first seen suspecting it (or taking it
+        /// for dead), until the observer shows it alive again.
+        var suspectedSince: Double?
     }
 
-    private struct Naming: Hashable {
+    /// One observer incarnation's ``Seen``s, sorted by name and found by binary search:
+    /// the check runs after every event for every member of every observer, and keys of
+    /// two incarnations hashed four or five times a member were most of its cost; a few
+    /// comparisons of short names are not.
+    private struct Observed {
         var observer: NodeID
-        var name: String
+        private var names: [String] = []
+        private var seen: [Seen] = []
+
+        init(observer: NodeID) {
+            self.observer = observer
+        }
+
+        /// Where `name` is, or where it would go.
+        func position(of name: String) -> (index: Int, found: Bool) {
+            var low = 0, high = names.count
+            while low < high {
+                let middle = (low + high) / 2
+                if names[middle] < name { low = middle + 1 } else { high = middle }
+            }
+            return (low, low < names.count && names[low] == name)
+        }
+
+        subscript(position: (index: Int, found: Bool)) -> Seen? { position.found ? seen[position.index] : nil }
+
+        mutating func set(_ value: Seen, of name: String, at position: (index: Int, found: Bool)) {
+            if position.found {
+                seen[position.index] = value
+            } else {
+                names.insert(name, at: position.index)
+                seen.insert(value, at: position.index)
+            }
+        }
     }
 
     /// A replica: its node's incarnation and its group.
@@ -53,11 +89,23 @@ final class NodesSafety: Sendable {
     }
 
     private struct State {
-        /// (observer incarnation, member incarnation): the member's `lastHeard` at the
-        /// observer when the observer was first seen suspecting it (or taking it for dead).
-        var suspected: [Pair: Double] = [:]
-        /// (observer incarnation, name): the newest incarnation it listed, and its `lastHeard`.
-        var named: [Naming: (incarnation: UInt64, lastHeard: Double)] = [:]
+        /// What each node's observer listed last (by the node's index; of the incarnation
+        /// running there), and what incarnations that no longer run there listed.
+        var observed: [Observed?] = []
+        var retired: [NodeID: Observed] = [:]
+
+        /// What `observer`, the node at `index` now, listed before (nothing when it is
+        /// new), taken out of ``observed`` until the caller puts it back; an incarnation
+        /// it replaced there is kept in ``retired``.
+        mutating func take(_ observer: NodeID, at index: Int) -> Observed {
+            while observed.count <= index { observed.append(nil) }
+            // Moved out, not copied: the caller changes it in place and puts it back.
+            let kept = observed[index]
+            observed[index] = nil
+            if let kept, kept.observer == observer { return kept }
+            if let kept { retired[kept.observer] = kept }
+            return retired.removeValue(forKey: observer) ?? Observed(observer: observer)
+        }
         /// (group, applied index): the first replica seen there, and its state's fingerprint.
         var fingerprints: [String: (node: Int, fingerprint: Int)] = [:]
         /// (replica's node incarnation, group): the applied index last checked.
@@ -78,7 +126,7 @@ final class NodesSafety: Sendable {
         defer { cost.withLock { $0 = ($0.checks + 1, $0.seconds + wallClock.now - started) } }
         let live = run.liveAssemblies
         let observers = live.map { (index: $0.index, node: $0.assembly.node) }
-        if let broken = checkMembership(observers, started: run.startedIncarnations, running: run.runningIncarnations) {
+        if let broken = checkMembership(observers.map { ($0.index, $0.node) }, started: { run.startedIncarnations }, running: { run.runningIncarnations }) {
             return broken
         }
         if let broken = run.failureDetection.check(observers) { return broken }
@@ -91,40 +139,74 @@ final class NodesSafety: Sendable {
 
     // MARK: Membership
 
-    private func checkMembership(_ observers: [(index: Int, node: ClusterNode)], started: Set<NodeID>, running: Set<NodeID>) -> String? {
-        state.withLock { state in
+    /// `started` and `running` are computed only when needed (a name listed with an
+    /// incarnation for the first time, a name that moves to a newer incarnation): built
+    /// after every event, they cost more than the checks.
+    private func checkMembership(_ observers: [(index: Int, node: ClusterNode)], started: () -> Set<NodeID>, running: () -> Set<NodeID>) -> String? {
+        var startedNow: Set<NodeID>?
+        var runningNow: Set<NodeID>?
+        return state.withLock { state in
             for (index, observer) in observers {
                 let me = observer.system.node
                 let now = observer.system.runtime.clock.now
-                for member in observer.members {
-                    let id = member.node
-                    if !started.contains(id) { return "n\(index) lists \(id), an incarnation that never started" }
-                    let name = Naming(observer: me, name: id.name)
-                    if let known = state.named[name] {
-                        if id.incarnation < known.incarnation {
-                            return "n\(index) went back from \(id.name)'s incarnation \(String(known.incarnation, radix: 16)) to an older one, \(id)"
+                let suspectTimeout = observer.settings.suspectTimeout
+                var observed = state.take(me, at: index)
+                defer { state.observed[index] = observed }
+                // In place, under the observer's membership lock (``Broken`` ends it early).
+                do {
+                    try observer.forEachMember { member in
+                        let id = member.node
+                        let position = observed.position(of: id.name)
+                        let known = observed[position]
+                        if known?.incarnation != id.incarnation {
+                            if startedNow == nil { startedNow = started() }
+                            if !startedNow!.contains(id) { throw Broken(message: "n\(index) lists \(id), an incarnation that never started") }
                         }
-                        let old = NodeID(name: id.name, incarnation: known.incarnation)
-                        if id.incarnation > known.incarnation, running.contains(old), now - known.lastHeard < observer.settings.suspectTimeout {
-                            return "n\(index) replaced \(old), which runs and was heard from \(String(format: "%.2f", now - known.lastHeard)) s ago (within the suspect timeout), by \(id)"
+                        var seen = Seen(incarnation: id.incarnation, lastHeard: member.lastHeard)
+                        if let known {
+                            if id.incarnation < known.incarnation {
+                                throw Broken(message: "n\(index) went back from \(id.name)'s incarnation \(String(known.incarnation, radix: 16)) to an older one, \(id)")
+                            }
+                            if id.incarnation > known.incarnation, now - known.lastHeard < suspectTimeout {
+                                let old = NodeID(name: id.name, incarnation: known.incarnation)
+                                if runningNow == nil { runningNow = running() }
+                                if runningNow!.contains(old) {
+                                    throw Broken(message: "n\(index) replaced \(old), which runs and was heard from \(String(format: "%.2f", now - known.lastHeard)) s ago (within the suspect timeout), by \(id)")
+                                }
+                            }
+                            // A newer incarnation starts with nothing suspected of it.
+                            if id.incarnation == known.incarnation { seen.suspectedSince = known.suspectedSince }
                         }
+                        var broken: String?
+                        switch member.state {
+                        case .suspect, .dead:
+                            if seen.suspectedSince == nil { seen.suspectedSince = member.lastHeard }
+                        case .alive:
+                            if let since = seen.suspectedSince {
+                                seen.suspectedSince = nil
+                                if member.lastHeard <= since {
+                                    broken = "n\(index) shows \(id) alive again with nothing heard from it since it suspected it (last heard at \(String(format: "%.3f", since)))"
+                                }
+                            }
+                        default:
+                            break
+                        }
+                        observed.set(seen, of: id.name, at: position)
+                        if let broken { throw Broken(message: broken) }
                     }
-                    state.named[name] = (id.incarnation, member.lastHeard)
-                    let pair = Pair(observer: me, member: id)
-                    switch member.state {
-                    case .suspect, .dead:
-                        if state.suspected[pair] == nil { state.suspected[pair] = member.lastHeard }
-                    case .alive:
-                        if let since = state.suspected.removeValue(forKey: pair), member.lastHeard <= since {
-                            return "n\(index) shows \(id) alive again with nothing heard from it since it suspected it (last heard at \(String(format: "%.3f", since)))"
-                        }
-                    default:
-                        break
-                    }
+                } catch let broken as Broken {
+                    return broken.message
+                } catch {
+                    return "\(error)"
                 }
             }
             return nil
         }
+    }
+
+    /// A broken invariant, ending a walk over an observer's members.
+    private struct Broken: Error {
+        var message: String
     }
 
     // MARK: Scheduling

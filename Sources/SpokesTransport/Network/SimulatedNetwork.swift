@@ -51,7 +51,7 @@ public final class SimulatedNetwork: Sendable {
 
         /// A delay for what `host` sends now: drawn from its range (or every host's), 0 when none.
         mutating func delay(from host: String) -> Double {
-            guard let range = delays[host] ?? delays[nil] else { return 0 }
+            guard !delays.isEmpty, let range = delays[host] ?? delays[nil] else { return 0 }
             return range.lowerBound + (range.upperBound - range.lowerBound) * draw()
         }
     }
@@ -169,7 +169,7 @@ public final class SimulatedNetwork: Sendable {
     }
 
     func isCut(from: String, to: String) -> Bool {
-        from != to && state.withLock { $0.cuts.contains(Link(from: from, to: to)) }
+        from != to && state.withLock { !$0.cuts.isEmpty && $0.cuts.contains(Link(from: from, to: to)) }
     }
 
     // MARK: What hosts do
@@ -239,8 +239,9 @@ public final class SimulatedNetwork: Sendable {
         let broadcast = destination.host.hasSuffix(".255")
         let receivers = state.withLock { state -> [(SimulatedDatagramPort, Double)] in
             state.datagramPorts.filter { port in
-                guard port.address.port == destination.port, !state.cuts.contains(Link(from: source.owner, to: port.owner)),
-                      !state.droppedDatagramPorts.contains(SocketAddress(host: port.owner, port: port.address.port)) else { return false }
+                guard port.address.port == destination.port, state.cuts.isEmpty || !state.cuts.contains(Link(from: source.owner, to: port.owner)),
+                      state.droppedDatagramPorts.isEmpty || !state.droppedDatagramPorts.contains(SocketAddress(host: port.owner, port: port.address.port))
+                else { return false }
                 if broadcast { return port.shared && (port.address.host == destination.host || port.address.host == "0.0.0.0") }
                 return port.address.host == destination.host || (port.address.host == "0.0.0.0" && port.owner == destination.host)
             }.filter { _ in
@@ -359,8 +360,7 @@ final class SimulatedStream: ByteStream {
         let to: String
         /// Each chunk with the time on the network's clock before which it does not
         /// arrive (``SimulatedNetwork/delay(from:by:)``; never earlier than the chunk before).
-        let chunks: AsyncStream<(bytes: [UInt8], due: Double)>
-        private let continuation: AsyncStream<(bytes: [UInt8], due: Double)>.Continuation
+        let chunks = SimulatedQueue<(bytes: [UInt8], due: Double)>()
         /// Whether the direction has ended, how many chunks wait for its reader, whether
         /// the reader holds them for a cut link or a delay (then they wait on the clock,
         /// and the network does not count them as in flight), and the last chunk's due time.
@@ -370,7 +370,6 @@ final class SimulatedStream: ByteStream {
             self.network = network
             self.from = from
             self.to = to
-            (chunks, continuation) = AsyncStream.makeStream(of: (bytes: [UInt8], due: Double).self)
         }
 
         var isEnded: Bool { state.withLock { $0.ended } }
@@ -389,7 +388,7 @@ final class SimulatedStream: ByteStream {
             guard let written else { return false }
             network.record(bytes)
             if written.counted { network.sent() }
-            continuation.yield((bytes, written.due))
+            chunks.yield((bytes, written.due))
             return true
         }
 
@@ -420,7 +419,7 @@ final class SimulatedStream: ByteStream {
 
         func end() {
             state.withLock { $0.ended = true }
-            continuation.finish()
+            chunks.finish()
         }
 
         /// The reader is gone: what it never took is no longer on its way.
@@ -429,7 +428,7 @@ final class SimulatedStream: ByteStream {
                 defer { state.ended = true; state.queued = 0 }
                 return state.holding ? 0 : state.queued
             }
-            continuation.finish()
+            chunks.finish()
             network.delivered(left)
         }
     }
@@ -451,7 +450,7 @@ final class SimulatedStream: ByteStream {
         let receiving = receiving
         Task {
             defer { receiving.readerGone() }
-            for await (chunk, due) in receiving.chunks {
+            while let (chunk, due) = await receiving.chunks.next() {
                 // Held while the link is cut, as TCP holds what it cannot deliver, and
                 // until its delay is over.
                 if receiving.isCut || receiving.network.clock.now < due { await receiving.hold(until: due) }
@@ -501,15 +500,13 @@ final class SimulatedDatagramPort: DatagramPort {
     let shared: Bool
     private let network: SimulatedNetwork
     private let state = Mutex(State())
-    private let datagrams: AsyncStream<([UInt8], SocketAddress)>
-    private let continuation: AsyncStream<([UInt8], SocketAddress)>.Continuation
+    private let datagrams = SimulatedQueue<([UInt8], SocketAddress)>()
 
     init(network: SimulatedNetwork, owner: String, address: SocketAddress, shared: Bool) {
         self.network = network
         self.owner = owner
         self.address = address
         self.shared = shared
-        (datagrams, continuation) = AsyncStream.makeStream(of: ([UInt8], SocketAddress).self)
     }
 
     func send(_ bytes: [UInt8], to destination: SocketAddress) {
@@ -525,7 +522,7 @@ final class SimulatedDatagramPort: DatagramPort {
         guard starts else { return }
         let datagrams = datagrams
         Task { [self] in
-            for await (bytes, source) in datagrams {
+            while let (bytes, source) = await datagrams.next() {
                 // After stop() the ones still buffered were already counted as gone.
                 let live = state.withLock { state in
                     guard !state.stopped else { return false }
@@ -548,7 +545,7 @@ final class SimulatedDatagramPort: DatagramPort {
         }
         guard open else { return }
         network.sent()
-        continuation.yield((bytes, source))
+        datagrams.yield((bytes, source))
     }
 
     func stop() {
@@ -557,7 +554,7 @@ final class SimulatedDatagramPort: DatagramPort {
             return state.stopped ? 0 : state.queued
         }
         network.unbind(self)
-        continuation.finish()
+        datagrams.finish()
         network.delivered(left)
     }
 }

@@ -23,6 +23,13 @@ import Testing
         #expect(secret.fingerprint.count == 8)
     }
 
+    @Test func randomBytesAreAsManyAsAskedAndFresh() {
+        for count in [0, 1, 7, 8, 9, 16, 32, 33] { #expect(randomBytes(count).count == count) }
+        // Every byte value turns up in 64 KiB (each is missing with odds of about 1e-111).
+        #expect(Set(randomBytes(65_536)).count == 256)
+        #expect(randomBytes(16) != randomBytes(16))
+    }
+
     @Test func sameTextSameFingerprintOtherTextOtherFingerprint() throws {
         #expect(try ClusterSecret(Self.text, source: "a").fingerprint == ClusterSecret(" \(Self.text)\n", source: "b").fingerprint)
         #expect(try ClusterSecret(Self.text, source: "a").fingerprint != ClusterSecret(Self.text + "!", source: "b").fingerprint)

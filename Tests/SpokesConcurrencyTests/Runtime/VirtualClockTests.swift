@@ -71,6 +71,30 @@ private actor Woken {
         #expect(await woken.times["late"] == 5)
     }
 
+    @Test func manySleepersSomeCancelledWakeExactlyWhenDueAndTheNextDeadlineSkipsTheCancelled() async throws {
+        let clock = VirtualClock()
+        // Deadlines spread over 1 to 23 s, with ties.
+        let seconds = (0..<200).map { Double(($0 * 37) % 23) + 1 }
+        let tasks = seconds.map { seconds in Task { try await clock.sleep(for: seconds) } }
+        await Self.sleepers(seconds.count, on: clock)
+        // All but every tenth cancelled: most of what the clock queued is stale now.
+        for (index, task) in tasks.enumerated() where !index.isMultiple(of: 10) { task.cancel() }
+        #expect(clock.sleepers == 20)
+        // Sleepers added after the cancellations (the clock may make its queue again then).
+        let later = [2.5, 7.5, 30].map { seconds in Task { try await clock.sleep(for: seconds) } }
+        await Self.sleepers(23, on: clock)
+        var remaining = (seconds.enumerated().filter { $0.offset.isMultiple(of: 10) }.map(\.element) + [2.5, 7.5, 30]).sorted()
+        while let next = clock.nextDeadline {
+            #expect(next == remaining.first)
+            let due = remaining.prefix { $0 == next }.count
+            #expect(clock.advance(by: next - clock.now) == due, "at \(next) s")
+            remaining.removeFirst(due)
+        }
+        #expect(remaining.isEmpty && clock.sleepers == 0)
+        for (index, task) in tasks.enumerated() where index.isMultiple(of: 10) { try await task.value }
+        for task in later { try await task.value }
+    }
+
     @Test func aCancelledSleeperThrowsAtOnceAndLeavesTheClock() async {
         let clock = VirtualClock()
         let sleeper = Task { try await clock.sleep(for: 60) }

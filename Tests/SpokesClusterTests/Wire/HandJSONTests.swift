@@ -1,0 +1,30 @@
+import Foundation
+import Testing
+@testable import SpokesCluster
+
+/// The hand reader's strings against `JSONDecoder`'s: what it reads is what `JSONDecoder`
+/// reads, and what `JSONDecoder` refuses it refuses (runs between escapes are copied
+/// whole, ASCII ones without a UTF-8 check).
+@Suite struct HandJSONTests {
+    /// JSON string literals (quotes included) as raw bytes: escapes between runs of ASCII
+    /// and of other UTF-8, bytes that are not UTF-8 before, between and after escapes,
+    /// raw control characters, an unfinished string.
+    static let literals: [[UInt8]] = [
+        Array(#""plain""#.utf8), Array(#""""#.utf8), Array(#""a\nb\tc\"d\\e\/f""#.utf8),
+        Array(#""\n""#.utf8), Array(#""\u00e9t\u00e9 \ud83d\udeb2""#.utf8), Array("\"é\\n漢字\\t🚲\"".utf8),
+        Array("\"ascii then \\\" then é\"".utf8), Array(#""{\"beacon\":{\"node\":\"n1\",\"port\":7946}}""#.utf8),
+        [0x22, 0xFF, 0x22], [0x22, 0x61, 0x5C, 0x6E, 0xFF, 0x22], [0x22, 0x5C, 0x6E, 0xC3, 0x22], [0x22, 0xC3, 0xA9, 0x5C, 0x6E, 0xC3, 0x28, 0x22],
+        [0x22, 0x61, 0x0A, 0x22], [0x22, 0x5C, 0x6E, 0x01, 0x22], Array(#""\ud800""#.utf8), Array(#""\x""#.utf8),
+        Array(#""unfinished"#.utf8), Array(#""unfinished\n"#.utf8), Array(#""ends in \"#.utf8),
+    ]
+
+    @Test func readsAStringExactlyAsJSONDecoderDoes() throws {
+        for literal in Self.literals {
+            var reader = HandJSON.Reader(bytes: literal[...])
+            let read = reader.string()
+            let decoded = try? JSONDecoder().decode(String.self, from: Data(literal))
+            #expect(read == decoded, "\(literal)")
+            if read != nil { #expect(reader.atEnd, "\(literal): the whole literal read") }
+        }
+    }
+}
