@@ -17,11 +17,11 @@ public final class VirtualClock: RuntimeClock {
         var now: Double
         var nextOrder = 0
         var sleepers: [Int: Sleeper] = [:]
-        /// Every sleeper's deadline and order, earliest first (``DeadlineHeap``): the
+        /// Every sleeper's deadline and order, earliest first (a ``MinHeap``): the
         /// simulator asks for the next deadline and moves to it after every event, and a
         /// scan of every sleeper each time was a thirtieth of its run. An entry whose
         /// sleeper is gone (resumed or cancelled) is skipped when it comes up.
-        var queue = DeadlineHeap()
+        var queue = MinHeap<SleeperDeadline>()
         /// Sleepers cancelled before they were registered (the handler ran first).
         var cancelledEarly: Set<Int> = []
 
@@ -48,7 +48,7 @@ public final class VirtualClock: RuntimeClock {
         /// Makes the queue again from the sleepers (their deadlines moved, or it holds
         /// many more stale entries than sleepers).
         mutating func rebuildQueue() {
-            queue = DeadlineHeap(sleepers.values.map { DeadlineHeap.Entry(deadline: $0.deadline, order: $0.order) })
+            queue = MinHeap(sleepers.values.map { SleeperDeadline(deadline: $0.deadline, order: $0.order) })
         }
     }
 
@@ -94,7 +94,7 @@ public final class VirtualClock: RuntimeClock {
                     let deadline = state.now + seconds
                     state.sleepers[order] = Sleeper(deadline: deadline, order: order, group: group, continuation: continuation)
                     if state.queue.count > 2 * state.sleepers.count + 64 { state.rebuildQueue() }
-                    state.queue.insert(DeadlineHeap.Entry(deadline: deadline, order: order))
+                    state.queue.insert(SleeperDeadline(deadline: deadline, order: order))
                     return .sleep
                 }
                 switch start {
@@ -148,58 +148,13 @@ public final class VirtualClock: RuntimeClock {
     }
 }
 
-/// Deadlines in a binary heap, the earliest (then the lowest order) first: a
-/// ``VirtualClock``'s sleepers in the order they wake.
-private struct DeadlineHeap {
-    struct Entry {
-        var deadline: Double
-        var order: Int
+/// A sleeper's deadline and order in a ``VirtualClock``'s heap: the earliest first, then
+/// the one that went to sleep first.
+private struct SleeperDeadline: HeapOrdered {
+    var deadline: Double
+    var order: Int
 
-        func precedes(_ other: Entry) -> Bool {
-            deadline < other.deadline || (deadline == other.deadline && order < other.order)
-        }
-    }
-
-    private var entries: [Entry] = []
-
-    init() {}
-
-    init(_ entries: [Entry]) {
-        self.entries = entries
-        for index in stride(from: entries.count / 2 - 1, through: 0, by: -1) { siftDown(from: index) }
-    }
-
-    var count: Int { entries.count }
-    var first: Entry? { entries.first }
-
-    mutating func insert(_ entry: Entry) {
-        entries.append(entry)
-        var child = entries.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard entries[child].precedes(entries[parent]) else { break }
-            entries.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    mutating func removeFirst() {
-        guard !entries.isEmpty else { return }
-        entries.swapAt(0, entries.count - 1)
-        entries.removeLast()
-        siftDown(from: 0)
-    }
-
-    private mutating func siftDown(from start: Int) {
-        var parent = start
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var first = parent
-            if left < entries.count, entries[left].precedes(entries[first]) { first = left }
-            if right < entries.count, entries[right].precedes(entries[first]) { first = right }
-            guard first != parent else { return }
-            entries.swapAt(parent, first)
-            parent = first
-        }
+    func precedes(_ other: SleeperDeadline) -> Bool {
+        deadline < other.deadline || (deadline == other.deadline && order < other.order)
     }
 }

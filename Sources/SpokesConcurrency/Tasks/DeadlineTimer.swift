@@ -30,14 +30,16 @@ public final class DeadlineTimer: Sendable {
         fileprivate let id: UInt64
     }
 
-    private struct Entry {
+    private struct Entry: HeapOrdered {
         var deadline: Double
         var id: UInt64
+
+        func precedes(_ other: Entry) -> Bool { deadline < other.deadline }
     }
 
     private struct State {
         /// A binary min-heap by deadline; it may hold cancelled ids (not in `actions`).
-        var heap: [Entry] = []
+        var heap = MinHeap<Entry>()
         var actions: [UInt64: @Sendable () -> Void] = [:]
         var nextID: UInt64 = 0
         /// The deadline the thread waits for (infinity: none; it waits to be signalled).
@@ -75,7 +77,7 @@ public final class DeadlineTimer: Sendable {
             let id = state.nextID
             state.nextID &+= 1
             state.actions[id] = action
-            Self.push(Entry(deadline: deadline, id: id), into: &state.heap)
+            state.heap.insert(Entry(deadline: deadline, id: id))
             if state.heap.count > 2 * state.actions.count + 64 { Self.compact(&state) }
             let start = !state.started
             state.started = true
@@ -111,7 +113,7 @@ public final class DeadlineTimer: Sendable {
                 while let top = state.heap.first {
                     let live = state.actions[top.id] != nil
                     guard !live || top.deadline <= now else { break }
-                    Self.popTop(&state.heap)
+                    state.heap.removeFirst()
                     if live, let action = state.actions.removeValue(forKey: top.id) { due.append(action) }
                 }
                 state.armedFor = state.heap.first?.deadline ?? .infinity
@@ -135,43 +137,8 @@ public final class DeadlineTimer: Sendable {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    // MARK: - The heap
-
-    private static func push(_ entry: Entry, into heap: inout [Entry]) {
-        heap.append(entry)
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].deadline < heap[parent].deadline else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private static func popTop(_ heap: inout [Entry]) {
-        let last = heap.removeLast()
-        guard !heap.isEmpty else { return }
-        heap[0] = last
-        siftDown(0, in: &heap)
-    }
-
-    private static func siftDown(_ start: Int, in heap: inout [Entry]) {
-        var parent = start
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var smallest = parent
-            if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
-            if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
-            guard smallest != parent else { return }
-            heap.swapAt(parent, smallest)
-            parent = smallest
-        }
-    }
-
-    /// Drops the cancelled entries and rebuilds the heap from the live ones.
     private static func compact(_ state: inout State) {
         let actions = state.actions
-        state.heap.removeAll { actions[$0.id] == nil }
-        for index in stride(from: state.heap.count / 2 - 1, through: 0, by: -1) { siftDown(index, in: &state.heap) }
+        state.heap = MinHeap(state.heap.unordered.filter { actions[$0.id] != nil })
     }
 }
