@@ -1,4 +1,5 @@
 import Foundation
+import SpokesConcurrency
 import Synchronization
 
 /// A listening TCP socket with its own accept thread.
@@ -22,7 +23,9 @@ public final class Listener: Sendable {
                 }
                 if client < 0 {
                     if errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE {
-                        if errno == EMFILE || errno == ENFILE { usleep(10_000) }
+                        // Out of descriptors: wait a moment for some to close (the
+                        // connection stays in the backlog meanwhile).
+                        if errno == EMFILE || errno == ENFILE { RealClock().pauseThread(for: 0.01) }
                         continue
                     }
                     break

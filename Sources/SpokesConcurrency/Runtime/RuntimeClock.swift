@@ -72,6 +72,18 @@ public struct RealClock: RuntimeClock {
         try await Task.sleep(nanoseconds: UInt64(min(seconds, 1e9) * 1e9))
     }
 
+    /// Blocks the calling thread for `seconds`. Only for a thread of the real transport's
+    /// own that must wait without a task (the listener's accept thread while the process
+    /// has no descriptor left); never on the cooperative pool.
+    public func pauseThread(for seconds: Double) {
+        guard seconds > 0 else { return }
+        let whole = min(seconds, 1e9).rounded(.down)
+        var left = timespec(tv_sec: Int(whole), tv_nsec: Int((min(seconds, 1e9) - whole) * 1e9))
+        var asked = left
+        // Interrupted by a signal: sleep again for what is left.
+        while nanosleep(&asked, &left) != 0, errno == EINTR { asked = left }
+    }
+
     /// A deadline of the process's ``DeadlineTimer/shared`` thread: no task and no
     /// Dispatch timer per deadline (BENCHMARKS.md, "A deadline without a task").
     public func startTimer(after seconds: Double, _ action: @escaping @Sendable () -> Void) -> ClockTimer {

@@ -9,7 +9,7 @@ import Testing
     static let loopback = NetworkInterface(name: "lo", address: "127.0.0.1", netmask: "255.0.0.0", isLoopback: true, canBroadcast: false)
     static let wired = NetworkInterface(name: "eth0", address: "198.51.100.20", netmask: "255.255.255.0")
     static let wifi = NetworkInterface(name: "wlan0", address: "203.0.113.3", netmask: "255.255.255.128")
-    static let tunnel = NetworkInterface(name: "tun0", address: "198.51.100.66", netmask: "255.255.255.255", canBroadcast: false)
+    static let tunnel = NetworkInterface(name: "tun0", address: "198.51.100.66", netmask: "255.255.255.252", canBroadcast: false)
     static let down = NetworkInterface(name: "eth1", address: "203.0.113.9", netmask: "255.255.255.0", isUp: false)
 
     @Test func theBroadcastAddressIsTheAddressWithEveryHostBitSet() {
