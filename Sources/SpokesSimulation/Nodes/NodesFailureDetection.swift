@@ -153,14 +153,13 @@ final class NodesFailureDetection: Sendable {
                 }
                 guard let (member, heard) = silent else { return nil }
                 let since = heard == -.infinity ? "nothing ever arrived from it"
-                    : "nothing arrived from it for \(Self.seconds(tick - heard)) s (last at \(Self.seconds(heard - origin)) s)"
-                return "n\(index) shows \(member.node) alive after its tick at \(Self.seconds(tick - origin)) s, though \(since), "
-                    + "over the suspect timeout (\(Self.seconds(suspectTimeout)) s), its own ticks on time since \(Self.seconds(steadiness.since - origin)) s (times on n\(index)'s clock)"
+                    : "nothing arrived from it for \(fixed(tick - heard, 3)) s (last at \(fixed(heard - origin, 3)) s)"
+                return "n\(index) shows \(member.node) alive after its tick at \(fixed(tick - origin, 3)) s, though \(since), "
+                    + "over the suspect timeout (\(fixed(suspectTimeout, 3)) s), its own ticks on time since \(fixed(steadiness.since - origin, 3)) s (times on n\(index)'s clock)"
             }
             if let broken { return broken }
         }
         return nil
     }
 
-    private static func seconds(_ value: Double) -> String { String(format: "%.3f", value) }
 }

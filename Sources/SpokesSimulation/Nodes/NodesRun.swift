@@ -149,7 +149,7 @@ final class NodesRun: Sendable {
     func run(until what: @autoclosure () -> String, within seconds: Double, step: Double, _ condition: () async throws -> Bool) async throws {
         try await cluster.run(until: what(), within: seconds, step: step) { [self] in
             if let found = await safety.check(self) {
-                broken.withLock { $0 = $0 ?? "at \(String(format: "%.3f", virtualSeconds)) s: " + found }
+                broken.withLock { $0 = $0 ?? "at \(fixed(virtualSeconds, 3)) s: " + found }
                 throw SafetyBroken()
             }
             return try await condition()

@@ -185,7 +185,7 @@ final class NodesSafety: Sendable {
                             if let since = seen.suspectedSince {
                                 seen.suspectedSince = nil
                                 if member.lastHeard <= since {
-                                    broken = "n\(index) shows \(id) alive again with nothing heard from it since it suspected it (last heard at \(String(format: "%.3f", since)))"
+                                    broken = "n\(index) shows \(id) alive again with nothing heard from it since it suspected it (last heard at \(fixed(since, 3)))"
                                 }
                             }
                         default:

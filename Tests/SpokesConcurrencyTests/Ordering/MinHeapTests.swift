@@ -1,4 +1,5 @@
 import SpokesConcurrency
+import SpokesTestKit
 import Testing
 
 /// A value and the order it was made in, so a test can see ties broken as asked.
@@ -12,7 +13,7 @@ private struct Ranked: HeapOrdered, Equatable {
 @Suite struct MinHeapTests {
     @Test func itGivesItsElementsBackInOrderAsASortedArrayWould() {
         // A model: 20,000 seeded inserts and removals, checked against a sorted array.
-        var random = SplitMix(seed: 7)
+        var random = TestGenerator(seed: 7)
         var heap = MinHeap<Ranked>()
         var model: [Ranked] = []
         for order in 0..<20_000 {
@@ -39,18 +40,5 @@ private struct Ranked: HeapOrdered, Equatable {
         var out: [Ranked] = []
         while let next = heap.removeFirst() { out.append(next) }
         #expect(out == elements.sorted { $0.precedes($1) })
-    }
-}
-
-/// SplitMix64: a seeded generator for the test's model.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
