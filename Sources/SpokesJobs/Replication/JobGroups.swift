@@ -46,7 +46,9 @@ public struct JobGroups: Sendable {
     ) async throws {
         let me = system.node.name
         let definition = try RaftGroup(replicas: [me] + peers.map(\.name), firstLeader: me, creation: system.runtime.seed())
-        try await host.open(group: id, definition, machine: machine)
+        // Started once the peers hold it (see `RaftHost.open`): its first appends then
+        // reach them, and its first entry commits without waiting for a heartbeat.
+        try await host.open(group: id, definition, machine: machine, starts: false)
         let system = system
         let opened = await withTaskGroup(of: Bool.self) { group in
             for peer in peers {
@@ -70,6 +72,7 @@ public struct JobGroups: Sendable {
             await host.remove(group: id, .abandoned)
             throw ReplicationFailure(job: job, reason: "only \(opened) of its \(definition.replicas.count) replicas could be opened")
         }
+        await host.start(group: id)
         try await Self.confirmFirst(
             job: job, propose: { try await self.proposeWhileElecting(first, to: id) },
             cancel: cancel.map { cancel in { try await self.proposeWhileElecting(cancel, to: id) } })

@@ -50,8 +50,10 @@ actor RaftGroupRunner {
     }
 
     /// Starts the replica and its timer, which ticks when the driver says, on the
-    /// runtime's protocol thread (never behind user tasks on the pool).
+    /// runtime's protocol thread (never behind user tasks on the pool). Once: a runner
+    /// started already (or stopped) is left as it is.
     func start() {
+        guard ticking == nil, !stopped else { return }
         perform(driver.start(now: runtime.now))
         let runtime = runtime
         ticking = runtime.protocolTask { [weak self] in
@@ -97,6 +99,9 @@ actor RaftGroupRunner {
 
     func receive(_ messages: [RaftMessage], from sender: String) {
         guard !stopped, failure == nil else { return }
+        // Held but not started (a new group's first leader, see `RaftHost.open`): a
+        // message means a peer has it open, so it starts now.
+        start()
         for message in messages {
             perform(driver.receive(message, from: sender, now: runtime.now))
         }
@@ -108,6 +113,7 @@ actor RaftGroupRunner {
     func propose(_ command: String) throws(RaftHostError) -> (index: Int, commit: Future<RaftCommit, RaftHostError>) {
         guard !stopped else { throw .stopped(node: node) }
         if let failure { throw .replicaFailed(group: id, node: node, reason: failure) }
+        start()
         let (proposal, effects) = driver.propose([command], now: runtime.now)
         return try waitFor(proposal, effects)
     }
