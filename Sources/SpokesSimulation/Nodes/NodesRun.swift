@@ -180,8 +180,8 @@ final class NodesRun: Sendable {
         }
     }
 
-    /// At `time` (or as soon as after it as a bike job's group has a leader), hands that
-    /// leader a batch of the job's epoch counting user 0's result from an attempt the
+    /// At `time` (or as soon as after it as a bike job's group has a leader), has that
+    /// leader commit a batch of the job's epoch counting user 0's result from an attempt the
     /// committed book never began: made from a book that is not the committed one
     /// (``NodesModel/Options/staleBatchAt``, the checker's own test).
     private func launchStaleBatch(at time: Double) {
@@ -194,9 +194,13 @@ final class NodesRun: Sendable {
                         guard let (status, machine) = await assembly.raft.statusAndMachine(of: group), status.role == .leader,
                               let bikes = machine as? BikeJobMachine, !bikes.finished, let entry = bikes.book?.entries.first
                         else { continue }
-                        let batch = BikeJobMachine.record([.accepted(user: 0, attempt: entry.attempt + 1, ending: .finishedPaths)], epoch: bikes.epoch)
-                        record("SABOTAGE n\(index), leading \(group), commits user 0's result from attempt \(entry.attempt + 1), which the committed book never began")
-                        _ = try? await assembly.raft.propose(group: group, command: batch, forward: false)
+                        // Far above any attempt a coordinator could have begun meanwhile (on the
+                        // pool, a retry's begun attempt could commit first and make the batch valid).
+                        let attempt = entry.attempt + 1_000
+                        let batch = BikeJobMachine.record([.accepted(user: 0, attempt: attempt, ending: .finishedPaths)], epoch: bikes.epoch)
+                        // Tried again at the group's next leader if this one cannot commit it.
+                        guard let commit = try? await assembly.raft.propose(group: group, command: batch, forward: false) else { continue }
+                        record("SABOTAGE n\(index), leading \(group), committed user 0's result from attempt \(attempt), which the committed book never began: \(commit.result)")
                         return
                     }
                 }

@@ -38,6 +38,8 @@ import Testing
         let heartbeat = settings[0].raft.heartbeatInterval
         #expect(took < heartbeat, "the first entry committed \(took) s after the open began; a heartbeat is \(heartbeat) s")
         #expect((await hosts[0].stateMachine(of: "taskjob-first") as? CommandList)?.applied == ["the spec"])
-        for host in hosts { await host.stop() }
+        // Stopped while virtual time moves: a flush on a slow disk waits for it, and a
+        // stop waits for the flush.
+        try await cluster.complete("the hosts stop", within: 5) { for host in hosts { await host.stop() } }
     }
 }
