@@ -83,10 +83,16 @@ public final class SimulatedCluster: Sendable {
 
     /// The index of the host of `address` (a host, or `host:port`): ``host(_:)``'s
     /// inverse; nil for any other address. Read byte by byte: the simulator asks it of
-    /// every chunk it delivers.
+    /// every chunk it delivers, so over the string's bytes in place (`withUTF8`; through
+    /// the `utf8` view a call cost 2.3 times as many instructions).
     public static func hostIndex(of address: String) -> Int? {
+        var address = address
+        return address.withUTF8 { hostIndex(of: $0) }
+    }
+
+    private static func hostIndex(of address: UnsafeBufferPointer<UInt8>) -> Int? {
         var octet = 0, dots = 0, digits = 0
-        for byte in address.utf8 {
+        for byte in address {
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"):
                 guard digits < 3 else { return nil }

@@ -34,12 +34,6 @@ import Synchronization
 /// settings would let it keep a silent member alive is caught
 /// (``NodesModel/Options/slowSuspicionOf``).
 final class NodesFailureDetection: Sendable {
-    /// A host that received (by its index, ``SimulatedCluster/host(_:)``) and one that sent.
-    private struct Link: Hashable {
-        var receiver: Int
-        var sender: Int
-    }
-
     /// A host that received a probe ack, and the incarnation the ack was about.
     private struct Vouched: Hashable {
         var receiver: Int
@@ -62,8 +56,22 @@ final class NodesFailureDetection: Sendable {
     }
 
     private struct State {
-        /// When something from `sender` last arrived at `receiver`, on the receiver's clock.
-        var arrived: [Link: Double] = [:]
+        /// When something from a host last arrived at a node's host, on the receiver's
+        /// clock: by the receiver's index, then the sender's (hosts by index,
+        /// ``SimulatedCluster/host(_:)``; a client's host may be past the nodes'), nil
+        /// for none. Arrays, not a dictionary: it is written at every delivery.
+        var arrived: [[Double?]]
+
+        /// When something from `sender` last arrived at `receiver`.
+        func arrival(at receiver: Int, from sender: Int) -> Double? {
+            receiver < arrived.count && sender < arrived[receiver].count ? arrived[receiver][sender] : nil
+        }
+
+        mutating func arrived(at receiver: Int, from sender: Int, _ now: Double) {
+            if sender >= arrived[receiver].count { arrived[receiver] += Array(repeating: nil, count: sender + 1 - arrived[receiver].count) }
+            arrived[receiver][sender] = now
+        }
+
         /// When a probe ack about `member` last arrived at `receiver`, on its clock.
         var vouched: [Vouched: Double] = [:]
         /// Each observer incarnation's ticks.
@@ -72,7 +80,7 @@ final class NodesFailureDetection: Sendable {
 
     /// Each node's host, by index.
     private let hosts: [Host]
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     /// The cluster's suspect timeout and heartbeat interval.
     let suspectTimeout: Double
     let heartbeatInterval: Double
@@ -89,6 +97,7 @@ final class NodesFailureDetection: Sendable {
         self.suspectTimeout = suspectTimeout
         self.heartbeatInterval = heartbeatInterval
         origin = cluster.clock.now
+        state = Mutex(State(arrived: Array(repeating: [], count: hosts.count)))
         // The network keeps this alive; this keeps nothing of the network's.
         cluster.network.observeDeliveries { delivery in self.arrived(delivery) }
     }
@@ -101,7 +110,7 @@ final class NodesFailureDetection: Sendable {
             guard let receiver = SimulatedCluster.hostIndex(of: to), receiver < hosts.count,
                   let sender = SimulatedCluster.hostIndex(of: from) else { return }
             let now = hosts[receiver].clock.now
-            state.withLock { $0.arrived[Link(receiver: receiver, sender: sender)] = now }
+            state.withLock { $0.arrived(at: receiver, from: sender, now) }
         case .datagram(let bytes, let from, let to):
             guard let receiver = SimulatedCluster.hostIndex(of: to.host), receiver < hosts.count,
                   let sender = SimulatedCluster.hostIndex(of: from.host) else { return }
@@ -110,7 +119,7 @@ final class NodesFailureDetection: Sendable {
             var about: NodeID?
             if to.port == host.probePort, case .accepted(.ack(_, _, let member)) = host.seal.open(bytes) { about = member }
             state.withLock { state in
-                state.arrived[Link(receiver: receiver, sender: sender)] = now
+                state.arrived(at: receiver, from: sender, now)
                 if let about { state.vouched[Vouched(receiver: receiver, member: about)] = now }
             }
         }
@@ -119,7 +128,7 @@ final class NodesFailureDetection: Sendable {
     /// When something from `sender`'s host last arrived at `receiver`'s (nodes by index),
     /// on the receiver's clock; nil if nothing ever did.
     func lastArrival(at receiver: Int, from sender: Int) -> Double? {
-        state.withLock { $0.arrived[Link(receiver: receiver, sender: sender)] }
+        state.withLock { $0.arrival(at: receiver, from: sender) }
     }
 
     /// The first observer among `observers` (each node's index and running incarnation)
@@ -143,7 +152,7 @@ final class NodesFailureDetection: Sendable {
                 guard tick - steadiness.since > suspectTimeout + heartbeatInterval else { return nil }
                 var silent: (member: Member, heard: Double)?
                 for member in membership.members where member.state == .alive {
-                    var heard = SimulatedCluster.hostIndex(of: member.address).flatMap { state.arrived[Link(receiver: index, sender: $0)] } ?? -.infinity
+                    var heard = SimulatedCluster.hostIndex(of: member.address).flatMap { state.arrival(at: index, from: $0) } ?? -.infinity
                     // Only a member silent on its own host's traffic needs a helper's word.
                     if tick - heard > suspectTimeout + 1e-9 {
                         heard = max(heard, state.vouched[Vouched(receiver: index, member: member.node)] ?? -.infinity)

@@ -51,17 +51,38 @@ final class NodesSafety: Sendable {
     /// the check runs after every event for every member of every observer, and keys of
     /// two incarnations hashed four or five times a member were most of its cost; a few
     /// comparisons of short names are not.
+    ///
+    /// Each walk over the observer's members first tries, at its k-th member, the place
+    /// it found the k-th member at in the walk before (``hints``): a membership lists its
+    /// members in the same order from one walk to the next until one comes or goes, so
+    /// one equality of two short names mostly stands for the search. A stale hint (a
+    /// name inserted since) fails the equality and the search runs: the place found is
+    /// the same either way, names being unique.
     private struct Observed {
         var observer: NodeID
         private var names: [String] = []
         private var seen: [Seen] = []
+        /// Where the last walk found its k-th member, by k.
+        private var hints: [Int] = []
 
         init(observer: NodeID) {
             self.observer = observer
         }
 
-        /// Where `name` is, or where it would go.
-        func position(of name: String) -> (index: Int, found: Bool) {
+        /// Where `name`, the walk's `step`-th member, is, or where it would go; kept as
+        /// the next walk's hint for its `step`-th member.
+        mutating func position(of name: String, step: Int) -> (index: Int, found: Bool) {
+            if step < hints.count {
+                let hint = hints[step]
+                if hint < names.count, names[hint] == name { return (hint, true) }
+            }
+            let found = search(name)
+            if step < hints.count { hints[step] = found.index } else { hints.append(found.index) }
+            return found
+        }
+
+        /// Where `name` is, or where it would go, by binary search.
+        private func search(_ name: String) -> (index: Int, found: Bool) {
             var low = 0, high = names.count
             while low < high {
                 let middle = (low + high) / 2
@@ -154,9 +175,11 @@ final class NodesSafety: Sendable {
                 defer { state.observed[index] = observed }
                 // In place, under the observer's membership lock (``Broken`` ends it early).
                 do {
+                    var step = 0
                     try observer.forEachMember { member in
                         let id = member.node
-                        let position = observed.position(of: id.name)
+                        let position = observed.position(of: id.name, step: step)
+                        step += 1
                         let known = observed[position]
                         if known?.incarnation != id.incarnation {
                             if startedNow == nil { startedNow = started() }
