@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "SpokesDashboard", dependencies: ["SpokesBikes", "SpokesJobs", "SpokesCluster", "SpokesHTTP", "SpokesConcurrency"],
                 exclude: ["Page/Assets"]),  // embedded by Scripts/embed-resources
         // A node's job machinery wired once, for `spokes node` and the simulator's whole nodes.
-        .target(name: "SpokesNode", dependencies: ["SpokesBikes", "SpokesJobs", "SpokesReplication", "SpokesCluster"]),
+        .target(name: "SpokesNode", dependencies: ["SpokesBikes", "SpokesJobs", "SpokesReplication", "SpokesCluster", "SpokesConcurrency"]),
         .target(name: "SpokesCLI", dependencies: ["SpokesDashboard", "SpokesBikes", "SpokesJobs", "SpokesCluster", "SpokesConcurrency", "SpokesConsensus", "SpokesNode"]),
         .executableTarget(name: "spokes", dependencies: ["SpokesCLI"]),
         .target(name: "SpokesConsensus", dependencies: ["SpokesConcurrency"]),
@@ -59,7 +59,7 @@ let package = Package(
         // cancel), its store of finished jobs, and the replicated jobs of tasks.
         .target(name: "SpokesJobs", dependencies: ["SpokesReplication", "SpokesCluster", "SpokesConsensus", "SpokesConcurrency"]),
         // What every test target shares (temporary folders that are always removed).
-        .target(name: "SpokesTestKit", path: "Tests/SpokesTestKit"),
+        .target(name: "SpokesTestKit", dependencies: ["SpokesConcurrency"], path: "Tests/SpokesTestKit"),
         // The in-process cluster builder the cluster, bikes, dashboard and CLI tests share.
         .target(name: "SpokesClusterTestKit", dependencies: ["SpokesJobs", "SpokesCluster", "SpokesConcurrency", "SpokesTestKit", "SpokesSimulatedCluster"], path: "Tests/SpokesClusterTestKit"),
         .testTarget(name: "SpokesConcurrencyTests", dependencies: ["SpokesConcurrency", "SpokesTestKit"]),

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What a handler answers: a status, headers, and a body of bytes or an event stream.
 ///

@@ -1,6 +1,7 @@
-import SpokesTransport
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesConcurrency
+import SpokesTransport
 import Synchronization
 
 /// A small HTTP/1.1 server for the dashboard: a page, a JSON API and Server-Sent Events.

@@ -1,6 +1,7 @@
-import SpokesTransport
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesConcurrency
+import SpokesTransport
 import Synchronization
 
 /// One client connection of an ``HTTPServer``, on a ``ByteStream`` of the server's

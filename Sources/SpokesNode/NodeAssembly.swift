@@ -1,6 +1,8 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesBikes
 import SpokesCluster
+import SpokesConcurrency
 import SpokesJobs
 import SpokesReplication
 
@@ -70,7 +72,7 @@ public final class NodeAssembly: Sendable {
         // bike jobs in a group of this node alone).
         let raft = RaftHost(
             system: node.system,
-            settings: RaftHostSettings(dataDirectory: (folder as NSString).appendingPathComponent("raft")),
+            settings: RaftHostSettings(dataDirectory: DiskPath.join(folder, "raft")),
             machines: ReplicatedTaskJobs.machines.merging(ReplicatedBikeJobs.machines) { first, _ in first },
             commitLatency: node.raftCommitLatency)
         node.setReplicaGroups { await raft.groupViews() }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SpokesConcurrency
 
 /// Where a node keeps the files that are its own (its Raft groups, its journal) inside a
 /// data directory several nodes may share (`spokes demo`, nodes started by hand with the
@@ -8,7 +9,7 @@ import Foundation
 public enum NodeDirectory {
     /// The folder of the node named `node` in `dataDirectory`.
     public static func path(of node: String, in dataDirectory: String) -> String {
-        ((dataDirectory as NSString).appendingPathComponent("nodes") as NSString).appendingPathComponent(folderName(of: node))
+        DiskPath.join(DiskPath.join(dataDirectory, "nodes"), folderName(of: node))
     }
 
     /// `node` as a folder name (see above).
@@ -20,7 +21,7 @@ public enum NodeDirectory {
                  UInt8(ascii: "-"), UInt8(ascii: "_"):
                 folder.append(Character(Unicode.Scalar(byte)))
             default:
-                folder += String(format: "%%%02X", byte)
+                folder += String(printf: "%%%02X", byte)
             }
         }
         return folder.isEmpty ? "%" : folder

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesConcurrency
 import Synchronization
 
@@ -14,7 +15,7 @@ public final class Listener: Sendable {
 
     /// Accepts connections until `stop()`, handing each socket and peer address to `onAccept`.
     public func start(onAccept: @escaping @Sendable (Int32, SocketAddress) -> Void) {
-        let thread = Thread { [self] in
+        PlainThread.start(name: "spokes.listener") { [self] in
             while !stopped.load(ordering: .acquiring) {
                 var peer = sockaddr_in()
                 var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -36,8 +37,6 @@ public final class Listener: Sendable {
             }
             Glibc.close(fd)
         }
-        thread.name = "spokes.listener"
-        thread.start()
     }
 
     public func stop() {

@@ -1,49 +1,23 @@
 import Foundation
+import SpokesConcurrency
 import Synchronization
 
-/// A child process started with `posix_spawn`, for tests that start many: Foundation's
-/// `Process.run()` crashed the whole test process twice (a bad pointer inside a memory
-/// copy) while the suite started nodes, even one at a time. Its standard input is
-/// `/dev/null`; its output and error go to the descriptors given (or `/dev/null`). The
-/// test reaps it: ``isRunning`` and ``waitForExit(within:)`` call `waitpid` for it alone.
+/// A child process for tests that start many, started by ``Subprocess`` (`posix_spawn`;
+/// its standard input `/dev/null`, its output and error the descriptors given, or
+/// `/dev/null`). The test reaps it: ``isRunning`` and ``waitForExit(within:)`` call
+/// `waitpid` for it alone, and a child still running when this goes is killed.
 public final class ChildProcess: Sendable {
     public let pid: pid_t
     /// The exit status once reaped (a signal's number plus 128 for a killed child).
     private let status = Mutex<Int32?>(nil)
 
-    /// A pipe whose descriptors close on exec: the child gets its write end as a standard
-    /// stream (`dup2` clears the flag there) and no copy of any other. (Glibc's `pipe2`
-    /// is not visible to Swift here, so the flag is set just after.)
-    public static func pipe() throws -> (read: Int32, write: Int32) {
-        var fds: [Int32] = [0, 0]
-        guard Glibc.pipe(&fds) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        return (fds[0], fds[1])
-    }
+    /// A pipe for a child's output (``Subprocess/pipe()``).
+    public static func pipe() throws -> (read: Int32, write: Int32) { try Subprocess.pipe() }
 
-    /// Starts `executable` with `arguments` and exactly `environment`.
+    /// Starts `executable` with `arguments` and exactly `environment` (``Subprocess/start(executable:arguments:environment:standardOutput:standardError:)``).
     public init(executable: String, arguments: [String], environment: [String: String], standardOutput: Int32?, standardError: Int32?) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        for (source, target) in [(standardOutput, Int32(1)), (standardError, Int32(2))] {
-            if let source {
-                posix_spawn_file_actions_adddup2(&actions, source, target)
-            } else {
-                posix_spawn_file_actions_addopen(&actions, target, "/dev/null", O_WRONLY, 0)
-            }
-        }
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var child: pid_t = 0
-        let result = posix_spawn(&child, executable, &actions, nil, argv, envp)
-        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
-        pid = child
+        pid = try Subprocess.start(executable: executable, arguments: arguments, environment: environment,
+                                   standardOutput: standardOutput, standardError: standardError)
     }
 
     /// Whether it still runs (reaping it if it ended).

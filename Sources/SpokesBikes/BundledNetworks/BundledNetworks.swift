@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Networks compiled into the binary, so `spokes simulate` works with no files around.
 ///

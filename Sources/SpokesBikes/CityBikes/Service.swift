@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SpokesConcurrency
 
 /// Where some decodable data comes from, as a protocol witness: a value holding the
 /// closure that gets it. Code that needs a network does not care whether it comes from
@@ -38,17 +39,17 @@ public struct Service<Value: Decodable & Sendable>: Sendable {
 
     /// The file's bytes, or a ``ServiceError`` naming it.
     public static func readFile(at path: String) throws(ServiceError) -> Data {
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw .missingFile(path)
         }
-        if isDirectory.boolValue {
+        if isDirectory {
             throw .unreadableFile(path, reason: "it is a directory")
         }
         do {
             return try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw .unreadableFile(path, reason: error.localizedDescription)
+            throw .unreadableFile(path, reason: DiskError.reason(of: error))
         }
     }
 

@@ -99,7 +99,7 @@ extension Station: Codable {
         guard text.contains("\\u") else { return text }
         var result = ""
         var rest = Substring(text)
-        while let range = rest.range(of: "\\u") {
+        while let range = rest.firstRange(of: "\\u") {
             result += rest[..<range.lowerBound]
             let digits = rest[range.upperBound...].prefix(4)
             if digits.count == 4, let value = UInt32(digits, radix: 16), let scalar = Unicode.Scalar(value) {

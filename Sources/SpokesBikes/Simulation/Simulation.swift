@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SpokesConcurrency
 
 /// A bike-share simulation in one process: one ``BikeStation`` actor per station and one

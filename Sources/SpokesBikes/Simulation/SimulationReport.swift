@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SpokesCluster
 
 /// Everything a finished (or cancelled) simulation has to say, in the shape of

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Student's t distribution: its CDF and quantiles, for confidence intervals of a mean
 /// from few runs.

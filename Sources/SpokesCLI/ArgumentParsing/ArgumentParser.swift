@@ -1,3 +1,5 @@
+import SpokesConcurrency
+
 /// Parses one command's arguments against its ``CommandSpec`` and writes its help.
 ///
 /// Accepted: `--name value`, `--name=value`, `--flag`, `-h`/`--help` anywhere, and `--`
@@ -95,7 +97,7 @@ public enum ArgumentParser {
             if label.count + 2 > width {
                 return label + "\n" + indent + wrapped.dropFirst(indent.count) + "\n"
             }
-            return label.padding(toLength: width, withPad: " ", startingAt: 0) + wrapped.dropFirst(indent.count) + "\n"
+            return label.padded(to: width) + wrapped.dropFirst(indent.count) + "\n"
         }.joined()
     }
 

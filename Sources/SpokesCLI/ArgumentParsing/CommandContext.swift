@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where a command writes and what environment it reads, so tests can capture what it
 /// prints and give it variables (such as `SPOKES_SECRET`) without changing the process's.

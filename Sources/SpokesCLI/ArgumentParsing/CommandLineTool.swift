@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One subcommand of a tool: its spec and what it does. `run` returns the exit status;
 /// a ``UsageError`` it throws exits 2 with the usage, any other error exits 1.

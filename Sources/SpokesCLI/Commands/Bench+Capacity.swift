@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import SpokesBikes
 import SpokesCluster
+import SpokesConcurrency
 import Synchronization
 
 /// `spokes bench --only capacity`: the real-time capacity table of BENCHMARKS.md (issue 33
@@ -67,13 +68,13 @@ extension Bench {
                     "moves": Double(job.totalMoves), "retries": Double(job.retries ?? 0), "epoch": Double(job.epoch ?? 0),
                 ]
                 values["coordinator_microseconds_per_move"] = cpu
-                func format(_ value: Double, _ digits: Int = 3) -> String { String(format: "%.\(digits)f", value) }
+                func format(_ value: Double, _ digits: Int = 3) -> String { String(printf: "%.\(digits)f", value) }
                 let text = "\(what): simulate pace \(format(Self.pace(of: simulated))); submit on 3 nodes pace \(format(Self.pace(of: job)))"
                     + " (\(format(job.wallTime, 2)) s wall), coordinator \(cpu.map { format($0, 1) } ?? "?") us per move,"
                     + " \(job.retries ?? 0) retries, epoch \(job.epoch ?? 0)"
                 report(.init(figure: figure, values: values, text: text))
             } catch {
-                report(.failed(figure, what: "\(what) (simulate pace \(String(format: "%.3f", Self.pace(of: simulated))))", error: "\(error)"))
+                report(.failed(figure, what: "\(what) (simulate pace \(String(printf: "%.3f", Self.pace(of: simulated))))", error: "\(error)"))
             }
         }
     }

@@ -1,8 +1,9 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesBikes
 import SpokesCluster
-import SpokesJobs
 import SpokesConcurrency
+import SpokesJobs
 
 /// `spokes bench`: the benchmark figures of issue 7 for Spokes, on local clusters of
 /// `spokes node` processes. `Scripts/bench` runs it beside the same figures for Dask and
@@ -213,7 +214,7 @@ struct Bench {
             }
         }
         report(.init(figure: "cold_start", values: ["seconds": best],
-                     text: String(format: "cold start, 2 nodes to the first result: %.3f s", best)))
+                     text: String(printf: "cold start, 2 nodes to the first result: %.3f s", best)))
         report(Self.memoryFigure(sizes))
     }
 
@@ -228,7 +229,7 @@ struct Bench {
         let bytes = sizes.compactMap(\.bytes)
         let node = bytes.min()!, coordinator = bytes[0]
         return .init(figure: "memory", values: ["worker_bytes": Double(node), "head_bytes": Double(coordinator)],
-                     text: String(format: "\(what): %.1f MiB (the coordinator %.1f MiB)", Double(node) / 1_048_576, Double(coordinator) / 1_048_576))
+                     text: String(printf: "\(what): %.1f MiB (the coordinator %.1f MiB)", Double(node) / 1_048_576, Double(coordinator) / 1_048_576))
     }
 
     /// 1: 20,000 no-op tasks at once on 2 nodes x 1 slot.
@@ -251,10 +252,10 @@ struct Bench {
             return (best, cpu)
         }
         report(.init(figure: "noop_throughput", values: ["tasks": Double(count), "tasks_per_second": best],
-                     text: String(format: "noop throughput, 2 nodes x 1 slot: %d tasks at %.0f tasks/s", count, best)))
+                     text: String(printf: "noop throughput, 2 nodes x 1 slot: %d tasks at %.0f tasks/s", count, best)))
         if let cpu {
             report(.init(figure: "noop_cpu", values: ["microseconds_per_task": cpu * 1e6],
-                         text: String(format: "cpu per no-op task, coordinator and worker together: %.0f us", cpu * 1e6)))
+                         text: String(printf: "cpu per no-op task, coordinator and worker together: %.0f us", cpu * 1e6)))
         } else {
             report(.failed("noop_cpu", what: "cpu per no-op task", error: "cannot read the nodes' CPU times from /proc/PID/stat"))
         }
@@ -294,7 +295,7 @@ struct Bench {
             }
         }
         report(.init(figure: "round_trip", values: ["calls": Double(count), "p50": best.p50, "p99": best.p99],
-                     text: String(format: "remote round trip, %d sequential no-ops: p50 %.3f ms, p99 %.3f ms", count, best.p50 * 1_000, best.p99 * 1_000)))
+                     text: String(printf: "remote round trip, %d sequential no-ops: p50 %.3f ms, p99 %.3f ms", count, best.p50 * 1_000, best.p99 * 1_000)))
     }
 
     /// 3: 200 x sleep 0.1 s, 4 slots per node, on 1, 2 and 4 nodes.
@@ -313,7 +314,7 @@ struct Bench {
             }
             let ideal = 200 * 0.1 / Double(4 * nodes)
             report(.init(figure: "scaling", values: ["nodes": Double(nodes), "seconds": best, "efficiency": ideal / best],
-                         text: String(format: "200 x sleep 0.1 s, %d node(s) x 4 slots: %.2f s (ideal %.2f s, efficiency %.1f%%)", nodes, best, ideal, 100 * ideal / best)))
+                         text: String(printf: "200 x sleep 0.1 s, %d node(s) x 4 slots: %.2f s (ideal %.2f s, efficiency %.1f%%)", nodes, best, ideal, 100 * ideal / best)))
         }
     }
 
@@ -379,7 +380,7 @@ struct Bench {
             return
         }
         report(.init(figure: "recovery", values: ["seconds": best],
-                     text: String(format: "\(what): its tasks start again elsewhere %.3f s later", best), samples: samples))
+                     text: String(printf: "\(what): its tasks start again elsewhere %.3f s later", best), samples: samples))
     }
 
     /// 6: the bike workload on the Milano network.
@@ -396,7 +397,7 @@ struct Bench {
             local = max(local, Double(result.totalMoves) / result.wallTime)
         }
         report(.init(figure: "bikes_local", values: ["users": Double(localOptions.users), "steps_per_second": local],
-                     text: String(format: "bikes, Milano, %d users x 20 paths at time scale 0, one process: %.0f user-steps/s", localOptions.users, local)))
+                     text: String(printf: "bikes, Milano, %d users x 20 paths at time scale 0, one process: %.0f user-steps/s", localOptions.users, local)))
         let (distributed, cpu) = try await withCluster(nodes: 3, slots: 4) { cluster, settings in
             var best = 0.0
             var cpu: Double?
@@ -411,10 +412,10 @@ struct Bench {
             return (best, cpu)
         }
         report(.init(figure: "bikes_cluster", values: ["users": Double(users), "steps_per_second": distributed],
-                     text: String(format: "bikes, Milano, %d users x 20 paths at time scale 0, 3 nodes: %.0f user-steps/s", users, distributed)))
+                     text: String(printf: "bikes, Milano, %d users x 20 paths at time scale 0, 3 nodes: %.0f user-steps/s", users, distributed)))
         if let cpu {
             report(.init(figure: "bikes_cluster_cpu", values: ["microseconds_per_move": cpu * 1e6],
-                         text: String(format: "bikes at time scale 0 on 3 nodes: the coordinator's cpu per move, its own users' included: %.1f us", cpu * 1e6)))
+                         text: String(printf: "bikes at time scale 0 on 3 nodes: the coordinator's cpu per move, its own users' included: %.1f us", cpu * 1e6)))
         } else {
             report(.failed("bikes_cluster_cpu", what: "the coordinator's cpu per move", error: "cannot read its CPU time from /proc/PID/stat"))
         }
@@ -426,7 +427,7 @@ struct Bench {
         let ideal = result.nominalDuration - realTime.timing.moveTime
         let pace = ideal / result.wallTime
         report(.init(figure: "bikes_real_time", values: ["users": Double(realUsers), "pace": pace],
-                     text: String(format: "bikes, Milano, %d users x 5 paths at time scale 1, one process: %.2f s of travel in %.2f s wall (pace %.3f)",
+                     text: String(printf: "bikes, Milano, %d users x 5 paths at time scale 1, one process: %.2f s of travel in %.2f s wall (pace %.3f)",
                                   realUsers, ideal, result.wallTime, pace)))
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesBikes
 import SpokesCluster
 import SpokesConcurrency
@@ -92,7 +93,7 @@ enum DemoCommand {
     static func defaultDataDirectory(environment: [String: String]) -> String {
         let base = environment[ClusterSettings.setting("data_directory")?.environmentVariable ?? ""].flatMap { $0.isEmpty ? nil : $0 }
             ?? ClusterSettings().dataDirectory
-        return (base as NSString).appendingPathComponent("demo")
+        return DiskPath.join(base, "demo")
     }
 }
 
@@ -119,23 +120,27 @@ final class LocalCluster: Sendable {
         count: Int, slots: Int?, settings: ClusterSettings, environment: [String: String] = [:], context: CommandContext,
         binary: String? = nil, extraArguments: (Int) -> [String] = { _ in [] }
     ) async throws -> LocalCluster {
-        let executable = binary.map { URL(fileURLWithPath: $0) } ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let executable = binary ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         var started: [Node] = []
         do {
             for index in 1...count {
                 let name = "demo-\(index)"
-                let process = Process()
-                process.executableURL = executable
-                process.arguments = ["node", "--name", name] + (slots.map { ["--slots", "\($0)"] } ?? []) + ["--stop-with-parent", "--cluster", settings.cluster,
-                                     "--discovery-port", "\(settings.discoveryPort)"] + extraArguments(index - 1)
-                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-                let out = Pipe()
-                process.standardOutput = out
-                process.standardError = FileHandle.nullDevice
-                try process.run()
-                let pid = process.processIdentifier
+                let arguments = ["node", "--name", name] + (slots.map { ["--slots", "\($0)"] } ?? []) + ["--stop-with-parent", "--cluster", settings.cluster,
+                                 "--discovery-port", "\(settings.discoveryPort)"] + extraArguments(index - 1)
+                let out = try Subprocess.pipe()
+                let pid: pid_t
+                do {
+                    pid = try Subprocess.start(executable: executable, arguments: arguments,
+                                               environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                                               standardOutput: out.write, standardError: nil)
+                } catch {
+                    close(out.read)
+                    close(out.write)
+                    throw error
+                }
+                close(out.write)
                 started.append(Node(name: name, address: SocketAddress(host: "127.0.0.1", port: 0), pid: pid))
-                let (address, dashboard) = try await readyLine(out.fileHandleForReading, pid: pid, timeout: 20)
+                let (address, dashboard) = try await readyLine(out.read, pid: pid, timeout: 20)
                 started[started.count - 1] = Node(name: name, address: address, pid: pid, dashboard: dashboard)
             }
             let cluster = LocalCluster(nodes: started)
@@ -148,16 +153,17 @@ final class LocalCluster: Sendable {
     }
 
     /// Reads a node's first stdout line, `ready name=... address=... [dashboard=...]`, off
-    /// the cooperative pool.
-    private static func readyLine(_ handle: FileHandle, pid: Int32, timeout: Double) async throws -> (SocketAddress, String?) {
+    /// the cooperative pool, from `output` (the read end of its stdout, closed after).
+    private static func readyLine(_ output: Int32, pid: Int32, timeout: Double) async throws -> (SocketAddress, String?) {
         let line = Promise<String, Never>()
         startBlocking("spokes.demo.ready") {
             var text = ""
             while !text.contains("\n") {
-                let chunk = Data(DescriptorReading.chunk(of: handle.fileDescriptor))
+                let chunk = DescriptorReading.chunk(of: output)
                 if chunk.isEmpty { break }
                 text += String(decoding: chunk, as: UTF8.self)
             }
+            close(output)
             line.resolve(text)
         }
         let text: String

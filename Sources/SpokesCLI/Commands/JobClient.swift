@@ -1,8 +1,9 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesBikes
 import SpokesCluster
-import SpokesJobs
 import SpokesConcurrency
+import SpokesJobs
 
 /// Submits a bike job to a node and waits for its report, as a client (not a member):
 /// ``BikeJobClient`` over a connection of the command's own, with Ctrl-C cancelling the job.

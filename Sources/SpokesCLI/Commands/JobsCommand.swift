@@ -1,6 +1,8 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesBikes
 import SpokesCluster
+import SpokesConcurrency
 import SpokesJobs
 
 /// `spokes jobs` and `spokes result JOB`: the cluster's jobs, running and stored, asked of
@@ -57,7 +59,7 @@ enum JobsCommand {
             jobs.map { job in
                 let percent = job.tasks > 0 ? job.succeeded * 100 / job.tasks : 100
                 return [job.job, job.state.rawValue, "\(job.succeeded)/\(job.tasks) (\(percent)%)", "\(job.failed)",
-                        "\(job.cancelled)", "\(job.retries)", String(format: "%.1fs", job.wallTime), job.finished ?? "-",
+                        "\(job.cancelled)", "\(job.retries)", String(printf: "%.1fs", job.wallTime), job.finished ?? "-",
                         job.coordinator, job.slots.map { $0.share.owner.isEmpty ? "-" : $0.share.owner } ?? "-",
                         job.slots.map { "\($0.share.priority)" } ?? "-", job.slots.map(slotsColumn) ?? "-",
                         job.kind ?? BikeUserTask.name, job.title]
@@ -67,7 +69,7 @@ enum JobsCommand {
     /// `cpu 3 of 4.0`: the places a running job holds of its budget, of its fair share;
     /// `(max 2)` when capped.
     static func slotsColumn(_ slots: JobSlots) -> String {
-        "\(slots.cost) \(slots.inUse)" + (slots.fairShare.map { String(format: " of %.1f", $0) } ?? "")
+        "\(slots.cost) \(slots.inUse)" + (slots.fairShare.map { String(printf: " of %.1f", $0) } ?? "")
             + (slots.share.maxSlots.map { " (max \($0))" } ?? "")
     }
 }

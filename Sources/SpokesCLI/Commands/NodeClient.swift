@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import SpokesCluster
+import SpokesConcurrency
 
 /// How client commands (`status`, `submit`, `jobs`, `result`, `cancel`, `stop`) reach a
 /// node: the address from `--to`, or the first node heard by discovery; then a client
@@ -86,7 +87,7 @@ enum NodeClient {
         let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
         return ([header] + rows).map { row in
             let line = row.enumerated().map { column, cell in
-                column == row.count - 1 ? cell : cell.padding(toLength: widths[column] + 2, withPad: " ", startingAt: 0)
+                column == row.count - 1 ? cell : cell.padded(to: widths[column] + 2)
             }.joined()
             return String(line.reversed().drop { $0 == " " }.reversed())
         }.joined(separator: "\n") + "\n"

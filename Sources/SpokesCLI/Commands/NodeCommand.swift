@@ -1,7 +1,8 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesCluster
-import SpokesConsensus
 import SpokesConcurrency
+import SpokesConsensus
 import SpokesDashboard
 import SpokesNode
 

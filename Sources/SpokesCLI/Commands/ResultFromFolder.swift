@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SpokesBikes
 import SpokesCluster
 import SpokesJobs
@@ -16,8 +16,8 @@ enum ResultFromFolder {
         if arguments.isSet(NodeClient.to) { throw UsageError("--data-directory reads a folder, --to asks a node: give one of them") }
         _ = try ReportOutput.htmlPath(arguments)
         let directory = HomeDirectory.expand(folder, environment: context.environment)
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder), isFolder.boolValue else {
+        var isFolder = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder), isFolder else {
             context.standardError("error: \(directory) is not a folder; give the data directory of the node that ran the job\n")
             return 1
         }

@@ -1,7 +1,8 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesCluster
-import SpokesJobs
 import SpokesConcurrency
+import SpokesJobs
 import Synchronization
 
 /// `spokes map KIND` (and its older name `run`): runs a task kind over JSON inputs on a
@@ -66,11 +67,14 @@ enum RunCommand {
             let source = path == "-" ? "stdin" : path
             let text = try await runBlocking("spokes.run.inputs") { () throws -> String in
                 if path == "-" { return String(decoding: DescriptorReading.all(of: STDIN_FILENO), as: UTF8.self) }
-                do {
-                    return String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
+                let bytes: [UInt8]?
+                do throws(DiskError) {
+                    bytes = try RealDisk().read(path)
                 } catch {
-                    throw RunError.unreadable(path: path, reason: (error as NSError).localizedDescription)
+                    throw RunError.unreadable(path: path, reason: error.reason)
                 }
+                guard let bytes else { throw RunError.unreadable(path: path, reason: String(cString: strerror(ENOENT))) }
+                return String(decoding: bytes, as: UTF8.self)
             }
             let registry = SpokesTool.registry(kinds: kinds)
             let lines = try TaskInputLines(text, source: source, kind: kind, registry: registry, settings: settings).lines
@@ -237,7 +241,7 @@ enum RunCommand {
         let succeeded = outcomes.count { $0.output != nil }
         let cancelled = outcomes.count { $0.cancelled }
         let shares = perNode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        context.standardError("\(name): \(succeeded) of \(outcomes.count) tasks of \(kind) succeeded\(cancelled > 0 ? ", \(cancelled) cancelled," : "") in \(String(format: "%.2f", seconds)) s on \(nodeCount) node\(nodeCount == 1 ? "" : "s") (\(shares.isEmpty ? "none" : shares)), \(JobRunner.retries(in: outcomes)) retries\n")
+        context.standardError("\(name): \(succeeded) of \(outcomes.count) tasks of \(kind) succeeded\(cancelled > 0 ? ", \(cancelled) cancelled," : "") in \(String(printf: "%.2f", seconds)) s on \(nodeCount) node\(nodeCount == 1 ? "" : "s") (\(shares.isEmpty ? "none" : shares)), \(JobRunner.retries(in: outcomes)) retries\n")
         if cancelled > 0 || jobCancelled { return 130 }
         return failed.isEmpty ? 0 : 1
     }

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import SpokesCluster
+import SpokesConcurrency
 
 /// Where the time of a batch of equal tasks went, from the task attempts every worker
 /// recorded (``TaskTimeline``): how long until the first task started, how much longer
@@ -41,7 +42,7 @@ struct SchedulingProfile: Sendable {
     }
 
     var text: String {
-        String(format: """
+        String(printf: """
             first task started %.1f ms after scheduling began; the result came %.1f ms after the last task ended; \
             a task took %.2f ms longer than asked (p50; max %.2f); a slot stood empty %.2f ms between tasks \
             (p50; p90 %.2f, max %.2f; %.1f ms per slot in all); %d tasks at most per slot

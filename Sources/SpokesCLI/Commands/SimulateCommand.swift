@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesBikes
 
 /// `spokes simulate`: the bike-share simulation in this process.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SpokesCluster
 import SpokesConcurrency
 
@@ -184,7 +184,7 @@ enum StatusCommand {
             report.members.map { member in
                 [member.name, member.address, member.state, budget(member.slotsInUse, member.slots),
                  budget(member.waitingSlotsInUse, member.waitingSlots), member.completed.map(String.init) ?? "-",
-                 member.uptime.map { String(format: "%.0fs", $0) } ?? "-"]
+                 member.uptime.map { String(printf: "%.0fs", $0) } ?? "-"]
             } + [["total", "\(total.alive) of \(total.members) alive", "", budget(total.slotsInUse, total.slots),
                   budget(total.waitingSlotsInUse, total.waitingSlots), "\(total.completed)", ""]])
     }

@@ -1,8 +1,9 @@
-import Foundation
-import Synchronization
+import FoundationEssentials
+import Glibc
 import SpokesBikes
 import SpokesCluster
 import SpokesJobs
+import Synchronization
 
 /// `spokes submit`: runs a bike simulation on a cluster.
 enum SubmitCommand {

@@ -1,9 +1,10 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesBikes
 import SpokesCluster
-import SpokesJobs
 import SpokesConcurrency
 import SpokesDashboard
+import SpokesJobs
 import Synchronization
 
 /// `spokes sweep`: many whole simulations as tasks of a cluster (issue 17 §2). Every
@@ -134,7 +135,7 @@ enum SweepCommand {
                 try Data(SweepReportPage.html(report, generatedAt: Date(timeIntervalSince1970: RealClock().unixNow)).utf8).write(to: URL(fileURLWithPath: html), options: .atomic)
                 context.standardError("report written to \(html)\n")
             } catch {
-                context.standardError("error: cannot write the HTML report to \(html): \(error.localizedDescription)\n")
+                context.standardError("error: cannot write the HTML report to \(html): \(DiskError.reason(of: error))\n")
                 written = false
             }
         }
@@ -182,9 +183,9 @@ final class SweepProgressLine: Sendable {
     static func text(_ progress: ClusterClient.Progress, total: Int, elapsed: Double, unit: String = "runs") -> String {
         let ended = progress.done + progress.failed
         let rate = elapsed > 0 ? Double(ended) / elapsed : 0
-        let eta = rate > 0 ? String(format: ", ETA %.1f s", Double(total - ended) / rate) : ""
+        let eta = rate > 0 ? String(printf: ", ETA %.1f s", Double(total - ended) / rate) : ""
         let failed = progress.failed > 0 ? ", failed \(progress.failed)" : ""
         let nodes = progress.perNode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        return "\(unit) \(ended)/\(total), " + String(format: "%.1f/s", rate) + eta + failed + (nodes.isEmpty ? "" : " (\(nodes))")
+        return "\(unit) \(ended)/\(total), " + String(printf: "%.1f/s", rate) + eta + failed + (nodes.isEmpty ? "" : " (\(nodes))")
     }
 }

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import SpokesCluster
+import SpokesConcurrency
 
 /// Task inputs read from JSON lines: one input per line that is not blank, each checked
 /// before any task runs, and each with the line it came from, so a bad one is named
@@ -36,7 +37,7 @@ struct TaskInputLines: Sendable {
         let known = registry.contains(kind)
         var lines: [Line] = []
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let json = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            let json = raw.trimmingWhitespace()
             if json.isEmpty { continue }
             let number = index + 1
             func problem(_ reason: String) -> Problem { Problem(source: source, line: number, reason: reason) }
@@ -47,7 +48,7 @@ struct TaskInputLines: Sendable {
             }
             do {
                 try settings.jsonLimits.check(bytes)
-                _ = try JSONSerialization.jsonObject(with: Data(bytes), options: .fragmentsAllowed)
+                guard JSONText.isValid(bytes) else { throw JSONText.Invalid() }
             } catch let violation as JSONShapeLimits.Violation {
                 throw problem("\(violation)")
             } catch {

@@ -1,5 +1,5 @@
 import SpokesCluster
-import Foundation
+import FoundationEssentials
 import SpokesBikes
 
 /// The workload flags `simulate`, `submit` and `demo` share, and how they become a

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SpokesCluster
 
 /// `spokes doctor`: from one machine, whether every member's ports answer, and what a

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One port of one member, as `spokes doctor` found it: answered, not (with the likely
 /// cause), or not checked (with why). A value; ``DoctorReport`` prints a list of them.

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import SpokesCluster
+import SpokesConcurrency
 
 /// What `spokes init` writes and prints, as values: pure, so its tests need no machine's
 /// interfaces and no files (``InitCommand`` is the shell that writes them).
@@ -30,8 +31,8 @@ public struct ClusterInit: Sendable, Hashable {
         self.directory = directory
     }
 
-    public var settingsPath: String { (directory as NSString).appendingPathComponent(Self.settingsName) }
-    public var secretPath: String { (directory as NSString).appendingPathComponent(Self.secretName) }
+    public var settingsPath: String { DiskPath.join(directory, Self.settingsName) }
+    public var secretPath: String { DiskPath.join(directory, Self.secretName) }
 
     /// `lab-3f9a2c`: a cluster name unlikely to be taken on the LAN already.
     public static func randomName() -> String {
@@ -116,7 +117,7 @@ public struct ClusterInit: Sendable, Hashable {
 /// `'a b'` for a path with spaces or quotes; the path itself when it needs none.
 func shellQuoted(_ text: String) -> String {
     if !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "/._-+:@%,=".contains($0)) }) { return text }
-    return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    return "'" + text.replacing("'", with: "'\\''") + "'"
 }
 
 extension String {

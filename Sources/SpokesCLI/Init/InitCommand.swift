@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import SpokesCluster
+import SpokesConcurrency
 
 /// `spokes init`: sets up a LAN cluster's two files on the first machine (a cluster.yaml
 /// and a fresh secret file, mode 600, never printed) and prints the one command every
@@ -47,14 +48,14 @@ enum InitCommand {
     /// Writes the secret (mode 600) and cluster.yaml, neither over an existing file, then
     /// reads them back as a node would; on any failure neither file is left behind.
     static func write(_ plan: ClusterInit) throws(InitError) {
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         if FileManager.default.fileExists(atPath: plan.directory, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw .notAFolder(plan.directory) }
+            guard isDirectory else { throw .notAFolder(plan.directory) }
         } else {
             do {
                 try FileManager.default.createDirectory(atPath: plan.directory, withIntermediateDirectories: true)
             } catch {
-                throw .cannotWrite(plan.directory, reason: "\(error.localizedDescription)")
+                throw .cannotWrite(plan.directory, reason: DiskError.reason(of: error))
             }
         }
         for path in [plan.settingsPath, plan.secretPath] where FileManager.default.fileExists(atPath: path) {

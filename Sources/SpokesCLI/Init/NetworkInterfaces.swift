@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// One IPv4 address of one network interface of this machine, as `getifaddrs` lists it.

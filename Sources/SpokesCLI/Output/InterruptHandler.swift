@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import SpokesConcurrency
 import Synchronization
 
 /// Turns Ctrl-C (SIGINT), and SIGTERM where asked, into a call of a closure, so a
@@ -32,7 +34,7 @@ final class InterruptHandler: Sendable {
         writeEnd = ends[1]
         Self.signalPipe.store(writeEnd, ordering: .sequentiallyConsistent)
         let readEnd = readEnd
-        let thread = Thread {
+        PlainThread.start(name: "spokes.interrupt") {
             // Each byte is one SIGINT; end of file means stop() was called.
             var byte: UInt8 = 0
             var fired = false
@@ -48,8 +50,6 @@ final class InterruptHandler: Sendable {
             }
             close(readEnd)
         }
-        thread.name = "spokes.interrupt"
-        thread.start()
         for number in signals {
             signal(number) { _ in
                 var byte: UInt8 = 1

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesCluster
 
 /// How `spokes node` writes its log to stderr: `text`, one line a record as people read

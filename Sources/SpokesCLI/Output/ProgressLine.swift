@@ -1,7 +1,8 @@
-import Foundation
-import Synchronization
+import FoundationEssentials
+import Glibc
 import SpokesBikes
 import SpokesConcurrency
+import Synchronization
 
 /// Progress of a run on stderr: on a terminal one line redrawn in place and erased at
 /// the end; elsewhere (with `--progress`) one line per update. At most ten updates a
@@ -64,7 +65,7 @@ final class ProgressLine: Sendable {
         var parts = ["users \(progress.usersDone)/\(progress.usersTotal) (\(percent)%)"]
         if progress.usersFailed > 0 { parts.append("\(progress.usersFailed) failed") }
         parts.append("\(progress.retries) retries")
-        parts.append(String(format: "%.1f users/s", progress.rate))
+        parts.append(String(printf: "%.1f users/s", progress.rate))
         if let remaining = progress.estimatedRemaining, finished < progress.usersTotal {
             parts.append("ETA \(Int(saturating: remaining.rounded(.up)))s")
         }
@@ -80,7 +81,7 @@ final class ProgressLine: Sendable {
         var parts = [
             "users \(progress.usersDone)/\(progress.usersTotal) (\(percent)%)",
             "\(progress.pathsRidden) paths",
-            String(format: "%.1f users/s", progress.rate),
+            String(printf: "%.1f users/s", progress.rate),
         ]
         if let remaining = progress.estimatedRemaining, progress.usersDone < progress.usersTotal {
             parts.append("ETA \(Int(saturating: remaining.rounded(.up)))s")

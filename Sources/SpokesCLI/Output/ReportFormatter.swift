@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import SpokesBikes
+import SpokesConcurrency
 
 /// Turns a ``SimulationReport`` into what `spokes simulate` prints.
 enum ReportFormatter {
@@ -74,10 +75,10 @@ enum ReportFormatter {
     }
 
     private static func row(_ lines: inout [String], _ label: String, _ value: String) {
-        lines.append(label.padding(toLength: 17, withPad: " ", startingAt: 0) + value)
+        lines.append(label.padded(to: 17) + value)
     }
 
     private static func seconds(_ value: Double) -> String {
-        value == 0 ? "0 s" : String(format: value < 10 ? "%.2f s" : "%.1f s", value)
+        value == 0 ? "0 s" : String(printf: value < 10 ? "%.2f s" : "%.1f s", value)
     }
 }

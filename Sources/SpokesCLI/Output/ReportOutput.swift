@@ -1,6 +1,7 @@
-import SpokesConcurrency
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesBikes
+import SpokesConcurrency
 import SpokesDashboard
 
 /// How `simulate`, `submit`, `demo` and `result` hand a report to the user: the summary or
@@ -14,10 +15,10 @@ enum ReportOutput {
     /// job never ends with nowhere to put its page.
     static func htmlPath(_ arguments: ParsedArguments) throws -> String? {
         guard let path = try arguments.string("html") else { return nil }
-        let folder = (path as NSString).deletingLastPathComponent
-        var isFolder: ObjCBool = false
+        let folder = DiskPath.parent(of: path)
+        var isFolder = false
         guard !path.isEmpty, !path.hasSuffix("/"),
-              FileManager.default.fileExists(atPath: folder.isEmpty ? "." : folder, isDirectory: &isFolder), isFolder.boolValue else {
+              FileManager.default.fileExists(atPath: folder.isEmpty ? "." : folder, isDirectory: &isFolder), isFolder else {
             throw UsageError("--html \(path): the folder \(path.hasSuffix("/") || path.isEmpty ? path : folder) does not exist; give a file path in an existing folder")
         }
         return path
@@ -39,7 +40,7 @@ enum ReportOutput {
             context.standardError("report written to \(path)\n")
             return report.stored != false
         } catch {
-            context.standardError("error: cannot write the HTML report to \(path): \(error.localizedDescription)\n")
+            context.standardError("error: cannot write the HTML report to \(path): \(DiskError.reason(of: error))\n")
             return false
         }
     }

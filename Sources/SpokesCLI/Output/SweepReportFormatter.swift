@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import SpokesBikes
+import SpokesConcurrency
 
 /// Turns a ``SweepReport`` into what `spokes sweep` prints: pretty JSON, or a summary
 /// with one table per group (each figure's mean, p50, p95 and 95% confidence interval).
@@ -37,8 +38,8 @@ enum SweepReportFormatter {
         if !nodes.isEmpty { lines.append("Runs per node: " + nodes.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
         if let job = report.job { lines.append("Job: \(job)") }
         if let wall = report.wallTime {
-            let rate = wall > 0 ? String(format: " (%.1f runs/s)", Double(report.runs.count - report.failedRuns) / wall) : ""
-            lines.append("Wall time: \(String(format: "%.2f s", wall))\(rate)")
+            let rate = wall > 0 ? String(printf: " (%.1f runs/s)", Double(report.runs.count - report.failedRuns) / wall) : ""
+            lines.append("Wall time: \(String(printf: "%.2f s", wall))\(rate)")
         }
         if report.failedRuns > 0 { lines.append("Failed runs: \(report.failedRuns) (every attempt failed; see --json)") }
         if report.runsNotConserved > 0 { lines.append("NOT CONSERVED: \(plural(report.runsNotConserved, "run")) lost or made bikes") }
@@ -70,21 +71,21 @@ enum SweepReportFormatter {
         let body = rows.map { row in
             "  " + row.enumerated().map { column, text in
                 column == 0 || column == row.count - 1
-                    ? text.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                    ? text.padded(to: widths[column])
                     : String(repeating: " ", count: widths[column] - text.count) + text
             }.joined(separator: "  ")
         }
-        return [title] + body.map { $0.replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression) }
+        return [title] + body.map { $0.replacing(/\s+$/, with: "") }
     }
 
     /// Nominal seconds with three decimals (per-user waits are small): `0.031 s`, `12.5 s`.
     static func seconds(_ value: Double) -> String {
-        value == 0 ? "0 s" : String(format: abs(value) < 10 ? "%.3f s" : "%.1f s", value)
+        value == 0 ? "0 s" : String(printf: abs(value) < 10 ? "%.3f s" : "%.1f s", value)
     }
 
     /// A count, or a mean of counts: `12`, `12.3`.
     static func count(_ value: Double) -> String {
-        value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(format: "%.1f", value)
+        value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(printf: "%.1f", value)
     }
 
     private static func plural(_ count: Int, _ noun: String) -> String {

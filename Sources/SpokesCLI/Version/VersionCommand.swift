@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `spokes version`: the release version, the protocol versions this build speaks, the
 /// commit it was built from and its platform (``SpokesVersion``).

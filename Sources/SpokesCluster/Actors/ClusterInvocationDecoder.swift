@@ -1,5 +1,5 @@
 import Distributed
-import Foundation
+import FoundationEssentials
 
 /// Reads back a ``WireMessage/Call`` for `executeDistributedTarget`. Arguments are
 /// decoded with the actor system in the decoder's `userInfo`, so distributed actor

@@ -1,5 +1,5 @@
 import Distributed
-import Foundation
+import FoundationEssentials
 
 /// Records a distributed call (generic substitutions, then each argument as JSON: by
 /// hand for a ``HandWrittenArgument``, else by `JSONEncoder`) into the fields of a

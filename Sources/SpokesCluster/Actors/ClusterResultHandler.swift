@@ -1,5 +1,5 @@
 import Distributed
-import Foundation
+import FoundationEssentials
 
 /// Turns the outcome of a locally executed distributed call into a reply.
 public struct ClusterResultHandler: DistributedTargetInvocationResultHandler {

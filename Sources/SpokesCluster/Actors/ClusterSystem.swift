@@ -1,5 +1,6 @@
 import Distributed
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesConcurrency
 import Synchronization
 
@@ -157,7 +158,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                 for connection in self.connections.withLock({ Array($0.values) }) where !late && now - connection.lastReceived > deadAfter {
                     let silent = now - connection.lastReceived
                     let since = UTCTime.iso8601(Date(timeIntervalSinceNow: -silent))
-                    connection.close(reason: "no answer to heartbeats for \(String(format: "%.1f", silent)) s (since \(since)); a client waits twice heartbeat.dead_after")
+                    connection.close(reason: "no answer to heartbeats for \(String(printf: "%.1f", silent)) s (since \(since)); a client waits twice heartbeat.dead_after")
                 }
                 try? await self.runtime.sleep(for: interval)
             }

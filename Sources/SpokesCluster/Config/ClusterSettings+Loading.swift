@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import SpokesConcurrency
 
 /// Layering settings: defaults, then a YAML file, then `SPOKES_*` environment
 /// variables (the CLI applies its flags last). Each layer is checked as a whole when
@@ -13,7 +15,7 @@ extension ClusterSettings {
 
     /// `SPOKES_` + the path upper-cased with `.` as `_`: `node.port` is `SPOKES_NODE_PORT`.
     public static func environmentVariable(for path: String) -> String {
-        "SPOKES_" + path.uppercased().replacingOccurrences(of: ".", with: "_")
+        "SPOKES_" + String(path.uppercased().map { $0 == "." ? "_" : $0 })
     }
 
     /// Defaults, overridden by `file` (if given) and then by `SPOKES_*` variables in
@@ -48,7 +50,7 @@ extension ClusterSettings {
     /// directory of `configurationFile`).
     public mutating func loadSecret(environment: [String: String], relativeTo configurationFile: String? = nil) throws(ConfigurationError) {
         func path(of name: String) -> String {
-            let path = HomeDirectory.expand(name.trimmingCharacters(in: .whitespaces), environment: environment)
+            let path = HomeDirectory.expand(name.trimmingWhitespace(), environment: environment)
             guard !path.hasPrefix("/"), let configurationFile else { return path }
             return URL(fileURLWithPath: configurationFile).deletingLastPathComponent().appendingPathComponent(path).path
         }
@@ -152,7 +154,7 @@ extension ClusterSettings {
         for setting in Self.table {
             guard let text = environment[setting.environmentVariable] else { continue }
             let value: YAMLValue = if setting.isList {
-                .sequence(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map { .scalar($0, location) }, location)
+                .sequence(text.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }.map { .scalar($0, location) }, location)
             } else {
                 .scalar(text, location)
             }
@@ -259,9 +261,9 @@ extension ClusterSettings {
     }
 
     private static func readFile(_ path: String) throws(ConfigurationError) -> String {
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { throw .missingFile(path) }
-        if isDirectory.boolValue { throw .unreadableFile(path, reason: "it is a directory") }
+        if isDirectory { throw .unreadableFile(path, reason: "it is a directory") }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw .unreadableFile(path, reason: "permission denied or I/O error")
         }

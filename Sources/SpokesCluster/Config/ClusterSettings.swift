@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Everything a node needs to know to run. The defaults suit several nodes on one
 /// machine; `cluster.yaml`, `SPOKES_*` environment variables and command-line flags

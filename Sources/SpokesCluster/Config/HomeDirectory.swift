@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `~` in a path, as every Unix tool reads it: `$HOME`, and the password file only when
 /// `HOME` is unset or empty. The one place a path's `~` is expanded (data directory,

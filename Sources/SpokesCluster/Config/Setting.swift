@@ -42,7 +42,7 @@ public struct Setting: Sendable {
     public var key: String { String(path.split(separator: ".").last ?? "") }
 
     /// The section a nested setting sits in (`node` for `node.slots`); nil at the top level.
-    public var section: String? { path.contains(".") ? String(path.split(separator: ".")[0]) : nil }
+    public var section: String? { path.contains(Character(".")) ? String(path.split(separator: ".")[0]) : nil }
 
     /// Reads `value` into `settings`; errors name where `origin` says the value was set.
     func assign(_ value: YAMLValue, to settings: inout ClusterSettings, origin: SettingOrigin) throws(ConfigurationError) {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Seals this node's beacons and opens everyone else's, sans-IO.
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesConcurrency
 import Synchronization
 
@@ -29,7 +30,7 @@ public struct LogRecord: Sendable, Hashable {
     /// `2026-03-04T22:58:46.123Z INFO    [node-1] message`: an ISO-8601 UTC time, the level
     /// and the label, so lines from several nodes sort and grep alike.
     public var line: String {
-        let level = level.rawValue.uppercased().padding(toLength: 7, withPad: " ", startingAt: 0)
+        let level = level.rawValue.uppercased().padded(to: 7)
         return "\(UTCTime.iso8601(time, milliseconds: true)) \(level) [\(label)] \(message)"
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Wall-clock times as ISO 8601 in UTC (`2026-03-04T22:58:46Z`, to the nearest millisecond), computed without a
 /// formatter: no locale, no shared state, the same on every system.

@@ -1,5 +1,6 @@
 import Distributed
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesConcurrency
 import Synchronization
 
@@ -478,7 +479,7 @@ public final class ClusterNode: Sendable {
                 let streams = subscribers.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
                 for stream in streams { stream.yield(event) }
             case .timersRanLate(let seconds):
-                system.log("this node's timers ran \(String(format: "%.1f", seconds)) s late (was it paused?): peers get fresh heartbeats before anyone is declared dead")
+                system.log("this node's timers ran \(String(printf: "%.1f", seconds)) s late (was it paused?): peers get fresh heartbeats before anyone is declared dead")
             }
         }
     }
@@ -491,8 +492,8 @@ public final class ClusterNode: Sendable {
         func later(than bound: Double) -> Int {
             lateness.count - (lateness.buckets.first { $0.bound == bound }?.count ?? 0)
         }
-        let worst = lateness.buckets.first { $0.count == lateness.count }.map { String(format: "at most %g s", $0.bound) } ?? "over 5 s at worst"
-        system.log("heartbeat timer: \(lateness.count) ticks, \(later(than: 0.05)) more than 50 ms late, \(later(than: 0.5)) more than 0.5 s late, \(worst), mean \(String(format: "%.4f", lateness.sum / Double(lateness.count))) s late")
+        let worst = lateness.buckets.first { $0.count == lateness.count }.map { String(printf: "at most %g s", $0.bound) } ?? "over 5 s at worst"
+        system.log("heartbeat timer: \(lateness.count) ticks, \(later(than: 0.05)) more than 50 ms late, \(later(than: 0.5)) more than 0.5 s late, \(worst), mean \(String(printf: "%.4f", lateness.sum / Double(lateness.count))) s late")
     }
 
     /// Probes the members that have been silent (see ``Prober``).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// The UDP port a node takes probes on (the shell of ``Prober``): bound to the node's

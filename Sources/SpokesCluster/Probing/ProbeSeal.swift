@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Seals and opens probe datagrams, sans-IO: `{"m": MESSAGE, "s": SEALED}`. In a
 /// cluster with a secret the message's JSON is sealed (``SealedBox``, base64 in `s`,

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One attempt of one task of a job, as sent to a worker.
 public struct TaskRequest: Sendable, Hashable, Codable {

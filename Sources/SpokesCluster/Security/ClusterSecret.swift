@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import SpokesConcurrency
 
 /// The secret every member of a cluster holds. It authenticates beacons, connections
 /// and every frame (see SECURITY.md); it is never sent, logged or printed.
@@ -15,7 +17,7 @@ public struct ClusterSecret: Sendable, Hashable, CustomStringConvertible, Custom
     /// A secret from its text; `source` names where it came from, for errors.
     /// Surrounding whitespace (such as a file's final newline) is not part of it.
     public init(_ text: String, source: String) throws(SecurityError) {
-        let trimmed = Array(text.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        let trimmed = Array(text.trimmingWhitespace().utf8)
         guard trimmed.count >= Self.minimumLength else { throw .secretTooShort(source: source, length: trimmed.count) }
         bytes = trimmed
     }

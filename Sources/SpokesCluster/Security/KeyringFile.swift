@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesConcurrency
 
 /// Where a node keeps its keyring after `spokes keyring` changes it: `keyring.json` in the
@@ -17,7 +18,7 @@ public struct KeyringFile: Sendable, Hashable {
 
     /// The keyring file of the node whose own folder is `directory`.
     public init(directory: String) {
-        path = (directory as NSString).appendingPathComponent(Self.name)
+        path = DiskPath.join(directory, Self.name)
     }
 
     private struct Contents: Codable {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The check every file holding secrets passes before it is believed (a `secret_file`, a
 /// node's saved keyring): a regular file only its owner may read, as SSH demands of keys.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Who a job belongs to and how much of the cluster it may take (issue 32): what a
 /// submitter sets (`--owner`, `--priority`, `--max-slots`), what its coordinator carries

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Runs blocking work (a socket connect, a pipe read, a wait on a queue) on a thread of
 /// its own, and awaits its result without blocking the caller's thread.
@@ -16,9 +16,7 @@ import Foundation
 public func runBlocking<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
     if SimulationExecutor.isDrainingThread { return try await SimulationExecutor.runInline(body) }
     return try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try body() }) }
-        thread.name = name
-        thread.start()
+        PlainThread.start(name: name) { continuation.resume(with: Result { try body() }) }
     }
 }
 
@@ -26,9 +24,7 @@ public func runBlocking<T: Sendable>(_ name: String, _ body: @escaping @Sendable
 public func runBlocking<T: Sendable>(_ name: String, _ body: @escaping @Sendable () -> T) async -> T {
     if SimulationExecutor.isDrainingThread { return await SimulationExecutor.runInline(body) }
     return await withCheckedContinuation { continuation in
-        let thread = Thread { continuation.resume(returning: body()) }
-        thread.name = name
-        thread.start()
+        PlainThread.start(name: name) { continuation.resume(returning: body()) }
     }
 }
 
@@ -37,7 +33,5 @@ public func runBlocking<T: Sendable>(_ name: String, _ body: @escaping @Sendable
 /// On the simulator's one thread it runs inline, before this returns.
 public func startBlocking(_ name: String, _ body: @escaping @Sendable () -> Void) {
     if SimulationExecutor.isDrainingThread { return SimulationExecutor.runInlineUnawaited(body) }
-    let thread = Thread(block: body)
-    thread.name = name
-    thread.start()
+    PlainThread.start(name: name, body)
 }

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Glibc
 import Synchronization
 
@@ -98,9 +98,7 @@ public final class DeadlineTimer: Sendable {
     }
 
     private func startThread() {
-        let thread = Thread { [self] in run() }
-        thread.name = name
-        thread.start()
+        PlainThread.start(name: name) { [self] in run() }
     }
 
     /// The thread's loop: run the actions that are due, then wait for the earliest

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Glibc
 import Synchronization
 
@@ -56,20 +56,17 @@ public final class ProtocolExecutor: SerialExecutor, TaskExecutor, Sendable {
     public init(name: String) {
         self.name = name
         let started = DispatchSemaphore(value: 0)
-        let body = Thread { [self] in
+        PlainThread.start(name: name) { [self] in
             thread.store(UInt(pthread_self()), ordering: .releasing)
             started.signal()
             run()
         }
-        body.name = name
-        body.start()
         started.wait()
     }
 
     /// The thread's loop: wake the sleepers that are due, run the jobs given, and wait
     /// for more or for the next deadline.
     private func run() {
-        Thread.current.name = name
         let unowned = asUnownedSerialExecutor()
         let task = asUnownedTaskExecutor()
         while true {

@@ -1,5 +1,6 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// A thread of its own that runs the blocks given to it one at a time, in order: a serial
@@ -20,10 +21,7 @@ public final class SerialThread: Sendable {
 
     /// Starts the thread, named `name`.
     public init(name: String) {
-        let thread = Thread { [self] in
-            // Named from inside: on Linux a name set before `start()` does not reach the
-            // thread, which keeps its creator's.
-            Thread.current.name = name
+        PlainThread.start(name: name) { [self] in
             while true {
                 wake.wait()
                 let (blocks, finishing) = pending.withLock { state in
@@ -34,8 +32,6 @@ public final class SerialThread: Sendable {
                 if finishing, pending.withLock({ $0.blocks.isEmpty }) { return }
             }
         }
-        thread.name = name
-        thread.start()
     }
 
     /// Runs `block` on the thread after every block given before it; nothing once

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension DashboardPage {
     /// The page's script, served at `/static/dashboard.js`: connection (one fetch, then
@@ -14,7 +14,7 @@ extension DashboardPage {
     /// The text is `Page/Assets/dashboard.js` (embedded by `Scripts/embed-resources` as
     /// ``scriptAsset``) with each of ``sharedConstants`` written over its placeholder.
     public static let javascript = sharedConstants.reduce(scriptAsset) { script, constant in
-        script.replacingOccurrences(of: constant.placeholder, with: constant.value)
+        script.replacing(constant.placeholder, with: constant.value)
     }
 
     /// The values the script takes from Swift. Each placeholder appears once in

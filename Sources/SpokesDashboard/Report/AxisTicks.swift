@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesConcurrency
 
 /// "Nice" axis ticks (1, 2 or 5 times a power of ten) from zero to at least a maximum,
@@ -29,7 +30,7 @@ enum AxisTicks {
     static func label(_ value: Double) -> String {
         guard value.isFinite else { return "0" }
         if value.rounded() == value, abs(value) < 1e15 { return String(Int(value)) }
-        var text = String(format: "%.3f", value)
+        var text = String(printf: "%.3f", value)
         while text.hasSuffix("0") { text.removeLast() }
         if text.hasSuffix(".") { text.removeLast() }
         return text == "-0" ? "0" : text

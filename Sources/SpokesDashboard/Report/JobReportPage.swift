@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import SpokesBikes
+import SpokesConcurrency
 
 /// A finished job's report as one self-contained HTML5 file: inline CSS and SVG, no
 /// scripts, nothing fetched. It opens in any browser and prints on A4.
@@ -59,7 +60,7 @@ public enum JobReportPage {
         if let job = report.job { meta.append("Job <code>\(HTML.escape(job))</code>") }
         meta.append(report.job == nil ? "one process (<code>spokes simulate</code>)" : "cluster job")
         if let finished = report.finishedAt {
-            meta.append("finished \(HTML.escape(finished.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " UTC")))")
+            meta.append("finished \(HTML.escape(finished.replacing("T", with: " ").replacing("Z", with: " UTC")))")
         }
         meta.append("page made \(utc(generatedAt))")
         return """
@@ -348,7 +349,7 @@ public enum JobReportPage {
     /// Seconds as the terminal prints them: `0 s`, `0.05 s`, `13.7 s`.
     static func seconds(_ value: Double) -> String {
         guard value.isFinite else { return "—" }
-        return value == 0 ? "0 s" : String(format: value < 10 ? "%.2f s" : "%.1f s", value)
+        return value == 0 ? "0 s" : String(printf: value < 10 ? "%.2f s" : "%.1f s", value)
     }
 
     /// `0.25`, `1`, `1000`: a number without a trailing `.0`.
@@ -361,7 +362,7 @@ public enum JobReportPage {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        func two(_ value: Int?) -> String { String(format: "%02d", value ?? 0) }
+        func two(_ value: Int?) -> String { String(printf: "%02d", value ?? 0) }
         return "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day)) \(two(parts.hour)):\(two(parts.minute)):\(two(parts.second)) UTC"
     }
 }

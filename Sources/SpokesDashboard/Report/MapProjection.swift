@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Places stations in a box: an equirectangular projection (longitude scaled by the
 /// cosine of the mean latitude, so a city keeps its shape), fitted to the box with a

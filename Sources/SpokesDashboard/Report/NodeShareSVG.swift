@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SpokesConcurrency
 
 /// Users per node as horizontal bars, each in its node's ``NodePalette`` colour, with
 /// the count and the percentage of all.
@@ -37,7 +38,7 @@ struct NodeShareSVG {
             svg += "<rect x=\"\(HTML.number(Self.labelWidth))\" y=\"\(HTML.number(y + 4))\" width=\"\(HTML.number(length))\" "
             svg += "height=\"16\" rx=\"3\" fill=\"\(colors[row.key] ?? NodePalette.colors[0])\"/>"
             svg += "<text class=\"value\" x=\"\(HTML.number(Self.labelWidth + barSpace + 10))\" y=\"\(HTML.number(y + 16))\">"
-            svg += "\(row.value) (\(String(format: "%.1f", percent))%)</text></g>\n"
+            svg += "\(row.value) (\(String(printf: "%.1f", percent))%)</text></g>\n"
         }
         return svg + "</svg>"
     }

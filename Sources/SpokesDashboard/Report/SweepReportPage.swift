@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import SpokesBikes
 import SpokesCluster
+import SpokesConcurrency
 
 /// A finished sweep's report as one self-contained HTML5 file, like ``JobReportPage``:
 /// inline CSS and SVG, no scripts, nothing fetched; the same report always renders to
@@ -117,7 +118,7 @@ public enum SweepReportPage {
             figure("Nodes", "\(nodes.count)", nodes.isEmpty ? "one process" : "ran the runs"),
         ]
         if let wall = report.wallTime {
-            let rate = wall > 0 ? String(format: "%.1f runs/s", Double(report.runs.count - report.failedRuns) / wall) : ""
+            let rate = wall > 0 ? String(printf: "%.1f runs/s", Double(report.runs.count - report.failedRuns) / wall) : ""
             tiles.append(figure("Wall time", JobReportPage.seconds(wall), rate))
         }
         return "<section class=\"figures\">\n" + tiles.joined() + "</section>\n"

@@ -59,7 +59,7 @@ public struct DashboardAccess: Sendable {
     /// another host) becomes one slash. The redirect never leaves the dashboard.
     static func withoutToken(_ request: HTTPRequest) -> String {
         var target = Substring(request.target)
-        if !target.hasPrefix("/"), let scheme = target.range(of: "://") {
+        if !target.hasPrefix("/"), let scheme = target.firstRange(of: "://") {
             let authorityAndRest = target[scheme.upperBound...]
             target = authorityAndRest.firstIndex { $0 == "/" || $0 == "?" }.map { authorityAndRest[$0...] } ?? ""
         }

@@ -1,7 +1,8 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesCluster
-import SpokesHTTP
 import SpokesConcurrency
+import SpokesHTTP
 
 /// The dashboard's snapshots as JSON text, encoded once per gathering however many
 /// pages watch, and the event streams that push them.

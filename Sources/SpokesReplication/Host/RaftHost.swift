@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesCluster
 import SpokesConcurrency
 import SpokesConsensus
@@ -101,7 +102,7 @@ public final class RaftHost: Sendable {
         }
         guard claimed else { throw .groupExists(id, node: name) }
         defer { opening.withLock { _ = $0.remove(id) } }
-        let directory = (settings.dataDirectory as NSString).appendingPathComponent(id)
+        let directory = DiskPath.join(settings.dataDirectory, id)
         let name = name
         let dataDirectory = settings.dataDirectory
         let disk = system.runtime.disk

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a Raft group drives: the application's state, changed only by committed commands.
 ///

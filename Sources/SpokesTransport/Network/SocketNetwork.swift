@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SpokesConcurrency
 import Synchronization
 
@@ -50,7 +51,7 @@ public final class SocketStream: ByteStream {
     }
 
     public func startReading(onBytes: @escaping @Sendable (ArraySlice<UInt8>) -> Bool, onEnd: @escaping @Sendable (StreamEnd) -> Void) {
-        let thread = Thread { [fd] in
+        PlainThread.start(name: "spokes.connection.read") { [fd] in
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
             while true {
                 let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -61,8 +62,6 @@ public final class SocketStream: ByteStream {
                 guard onBytes(buffer[..<count]) else { return onEnd(.stopped) }
             }
         }
-        thread.name = "spokes.connection.read"
-        thread.start()
     }
 
     public func write(_ bytes: [UInt8]) -> Bool {
@@ -143,7 +142,7 @@ final class SocketDatagramPort: DatagramPort {
             return true
         }
         guard starts else { return }
-        let thread = Thread { [self] in
+        PlainThread.start(name: "spokes.udp") { [self] in
             var buffer = [UInt8](repeating: 0, count: maximumSize + 1)
             while !stopped {
                 var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -160,8 +159,6 @@ final class SocketDatagramPort: DatagramPort {
             }
             Glibc.close(fd)
         }
-        thread.name = "spokes.udp"
-        thread.start()
     }
 
     func stop() {
