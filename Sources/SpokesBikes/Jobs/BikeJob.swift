@@ -1,5 +1,5 @@
 import SpokesConcurrency
-import Foundation
+import FoundationEssentials
 import SpokesCluster
 import Synchronization
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SpokesJobs
 
 /// The bike workload's jobs in the node's job store: each report stored under the key
@@ -41,7 +41,7 @@ extension JobStore.Summary {
         self.init(
             job: report.job ?? "?",
             state: report.cancelled ? .cancelled : failed > 0 || !report.conservation.holds ? .failed : .completed,
-            finished: ISO8601DateFormatter().string(from: finished), coordinator: coordinator, title: report.network.id,
+            finished: finished.ISO8601Format(), coordinator: coordinator, title: report.network.id,
             tasks: report.users, succeeded: report.completedUsers, failed: failed,
             cancelled: report.cancelledUsers?.count ?? 0, retries: report.retries ?? 0, wallTime: report.wallTime)
     }

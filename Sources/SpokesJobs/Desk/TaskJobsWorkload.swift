@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SpokesCluster
 
 /// The node's jobs of tasks (`spokes map`, `spokes sweep`) as a ``JobWorkload``: what

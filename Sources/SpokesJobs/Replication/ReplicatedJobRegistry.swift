@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import SpokesCluster
 import SpokesConsensus
 import SpokesReplication
 
@@ -164,7 +165,7 @@ public struct ReplicatedJobRegistry: ReplicatedStateMachine, Hashable {
     /// Why `text` is not a JSON text of at most `maximumTextBytes`, or nil.
     private static func check(_ text: String, _ what: String) -> String? {
         if text.utf8.count > Limits.maximumTextBytes { return "the \(what) is longer than \(Limits.maximumTextBytes) bytes" }
-        guard (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) != nil else {
+        guard JSONText.isValid(Array(text.utf8)) else {
             return "the \(what) is not JSON"
         }
         return nil

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import Synchronization
 import SpokesCluster
@@ -101,7 +101,7 @@ public final class JobStore: TaskJobHistory {
         public init(taskJob report: TaskJobReport, finished: Date) {
             self.init(
                 job: report.job, state: report.cancelled ? .cancelled : report.failed > 0 ? .failed : .completed,
-                finished: ISO8601DateFormatter().string(from: finished), coordinator: report.coordinator, title: report.title,
+                finished: finished.ISO8601Format(), coordinator: report.coordinator, title: report.title,
                 tasks: report.tasks.count, succeeded: report.succeeded, failed: report.failed,
                 cancelled: report.cancelledTasks, retries: report.retries, wallTime: report.wallTime, kind: report.kind)
         }
@@ -489,10 +489,9 @@ public final class JobStore: TaskJobHistory {
     /// whole record. A line in the format before the summary came first is read whole.
     private static func report(in line: ArraySlice<UInt8>) -> (key: String, report: Data)? {
         guard line.starts(with: summaryPrefix) else {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-                  let (key, value) = object.first(where: { $0.key != "summary" && $0.key != "reportBytes" }),
-                  let report = try? JSONSerialization.data(withJSONObject: value) else { return nil }
-            return (key, report)
+            guard let members = members(ofObject: line),
+                  let (key, value) = members.first(where: { $0.key != "summary" && $0.key != "reportBytes" }) else { return nil }
+            return (key, Data(value))
         }
         guard let end = endOfObject(in: line, from: line.startIndex + summaryPrefix.count) else { return nil }
         var rest = line[end...]
@@ -513,28 +512,89 @@ public final class JobStore: TaskJobHistory {
         return (name, Data(rest.dropLast()))
     }
 
+    /// The members of the JSON object `bytes` holds, in order: each key, and its value's
+    /// bytes as they are; nil when `bytes` is not one object (surrounding whitespace
+    /// aside). Checks the structure, not every value: a value's own syntax is its
+    /// reader's to check. Pure; reads the line format before the summary came first.
+    static func members(ofObject bytes: ArraySlice<UInt8>) -> [(key: String, value: ArraySlice<UInt8>)]? {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
+        func skipSpaces(_ index: inout Int) { while index < bytes.endIndex, isSpace(bytes[index]) { index += 1 } }
+        var index = bytes.startIndex
+        skipSpaces(&index)
+        guard index < bytes.endIndex, bytes[index] == UInt8(ascii: "{") else { return nil }
+        index += 1
+        var members: [(key: String, value: ArraySlice<UInt8>)] = []
+        skipSpaces(&index)
+        if index < bytes.endIndex, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+        } else {
+            while true {
+                guard index < bytes.endIndex, bytes[index] == UInt8(ascii: "\""), let keyEnd = endOfValue(in: bytes, from: index),
+                      let key = try? JSONDecoder().decode(String.self, from: Data(bytes[index..<keyEnd])) else { return nil }
+                index = keyEnd
+                skipSpaces(&index)
+                guard index < bytes.endIndex, bytes[index] == UInt8(ascii: ":") else { return nil }
+                index += 1
+                skipSpaces(&index)
+                guard let valueEnd = endOfValue(in: bytes, from: index) else { return nil }
+                members.append((key, bytes[index..<valueEnd]))
+                index = valueEnd
+                skipSpaces(&index)
+                guard index < bytes.endIndex else { return nil }
+                let separator = bytes[index]
+                index += 1
+                if separator == UInt8(ascii: "}") { break }
+                guard separator == UInt8(ascii: ",") else { return nil }
+                skipSpaces(&index)
+            }
+        }
+        skipSpaces(&index)
+        return index == bytes.endIndex ? members : nil
+    }
+
+    /// Where the JSON value starting at `start` ends (the index after it): an object or
+    /// array at its closing bracket, a string after its closing quote, a number or literal
+    /// before the next separator. Nil when it does not end within `bytes`.
+    static func endOfValue(in bytes: ArraySlice<UInt8>, from start: Int) -> Int? {
+        guard start < bytes.endIndex else { return nil }
+        switch bytes[start] {
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            var depth = 0
+            var inString = false
+            var escaped = false
+            for index in start..<bytes.endIndex {
+                let byte = bytes[index]
+                if inString {
+                    if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                    continue
+                }
+                switch byte {
+                case UInt8(ascii: "\""): inString = true
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                    if depth == 0 { return index + 1 }
+                default: break
+                }
+            }
+            return nil
+        case UInt8(ascii: "\""):
+            var escaped = false
+            for index in (start + 1)..<bytes.endIndex {
+                let byte = bytes[index]
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { return index + 1 }
+            }
+            return nil
+        default:
+            let end = bytes[start...].firstIndex { [UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x0A, 0x0D, 0x09].contains($0) } ?? bytes.endIndex
+            return end > start ? end : nil
+        }
+    }
+
     /// The index just past the JSON object that starts at `start`, or nil when it does
     /// not end within `bytes`.
     static func endOfObject(in bytes: ArraySlice<UInt8>, from start: Int) -> Int? {
         guard start < bytes.endIndex, bytes[start] == UInt8(ascii: "{") else { return nil }
-        var depth = 0
-        var inString = false
-        var escaped = false
-        for index in start..<bytes.endIndex {
-            let byte = bytes[index]
-            if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""): inString = true
-            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                depth -= 1
-                if depth == 0 { return index + 1 }
-            default: break
-            }
-        }
-        return nil
+        return endOfValue(in: bytes, from: start)
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SpokesCluster
 
 /// How a job of tasks (``TaskJobSpec``) ended: each task's output or failures, where it

@@ -1,5 +1,5 @@
 import Distributed
-import Foundation
+import FoundationEssentials
 import SpokesCluster
 import SpokesConcurrency
 import Synchronization

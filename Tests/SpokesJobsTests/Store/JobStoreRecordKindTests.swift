@@ -34,6 +34,34 @@ import Testing
         #expect(try store.summaries().isEmpty)
     }
 
+    /// A line in the format before the summary came first (`{"report":R,"summary":S}`, as
+    /// 0.1 wrote it) is read whole: its report's bytes under its own key, its summary listed.
+    @Test func aLineInTheFormatBeforeTheSummaryCameFirstIsReadWhole() throws {
+        let disk = SimulatedDisk()
+        let report = #"{"users":[1,{"name":"a } \" ]"}],"done":true}"#
+        let summary = String(decoding: try JSONEncoder().encode(summary("old-1")), as: UTF8.self)
+        try disk.makeDirectory("/data/n1")
+        try disk.append(Array(#"{"report": \#(report) ,"summary":\#(summary)}"#.utf8) + [0x0A], to: "/data/n1/jobs.jsonl")
+        let store = store(disk)
+        #expect(try store.summaries().map(\.job) == ["old-1"])
+        #expect(try store.report(of: "old-1", key: "report") == Data(report.utf8))
+    }
+
+    /// The members of a stored line's object, as ``JobStore/members(ofObject:)`` splits them:
+    /// every kind of value, whitespace, brackets and quotes inside strings; nil for what is
+    /// not one whole object.
+    @Test func anObjectIsSplitIntoItsMembersAndAnythingElseIsRefused() {
+        func split(_ text: String) -> [String]? {
+            JobStore.members(ofObject: Array(text.utf8)[...])?.map { "\($0.key)=\(String(decoding: $0.value, as: UTF8.self))" }
+        }
+        #expect(split(#" { "a" : 1 , "b\"c":"x,}]" ,"d":[{"e":null}], "f":-2.5e3,"g":true } "#)
+            == ["a=1", #"b"c="x,}]""#, #"d=[{"e":null}]"#, "f=-2.5e3", "g=true"])
+        #expect(split("{}") == [])
+        for bad in ["", "[1]", #"{"a":1"#, #"{"a" 1}"#, #"{"a":1}x"#, #"{"a":1,}"#, #"{a:1}"#, #"{"a":"1}"#, #"{"a":}"#] {
+            #expect(split(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test func storedLinesSurviveAReopenWithTheirKinds() throws {
         let disk = SimulatedDisk()
         try store(disk).append(summary: summary("a"), key: "alpha", report: Data("[1]".utf8))

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SpokesReplication
 
 /// A bike job as a Raft group's state (`bikejob-ID` groups): the job, its
