@@ -370,7 +370,10 @@ struct HostileInputTests {
         try await target.expectHealthy(after: "connection cap")
 
         let status = try NodeStatus.resolve(id: ActorID(node: target.node.system.node, name: NodeStatus.wellKnownName), using: target.client)
-        let slow = (0..<2).map { _ in Task { try await status.ping(delay: 1) } }
+        // Slow enough that both run at once however late the second one arrives: with 1 s
+        // each, a loaded machine (a build beside the lane) delivered the second after the
+        // first had ended, and the two never ran together.
+        let slow = (0..<2).map { _ in Task { try await status.ping(delay: 10) } }
         // Both slow calls run on the node (its count, not the client's: the client's third
         // call could otherwise overtake one of them on the way).
         try await eventually("both slow pings run on the node", within: 30) { target.node.system.runningIncomingCallCount >= 2 }
