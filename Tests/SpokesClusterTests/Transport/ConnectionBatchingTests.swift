@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SpokesConcurrency
+import SpokesTestKit
 import Synchronization
 import Testing
 @testable import SpokesCluster
@@ -9,7 +10,7 @@ import Testing
 /// queued while a write waits go together, in batches on a connection of protocol 6 and
 /// one frame each below it. On a stream in memory whose writes may be held, so nothing
 /// here needs a socket, a sleep or a clock.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.hangGuard)
 struct ConnectionBatchingTests {
     /// A stream whose writes a test may hold: while held, `writeWithoutWaiting` takes
     /// nothing (a full socket buffer) and `write` blocks until ``release()``.

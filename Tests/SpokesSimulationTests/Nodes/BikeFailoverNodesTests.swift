@@ -1,3 +1,4 @@
+import SpokesTestKit
 import Testing
 @testable import SpokesSimulation
 
@@ -33,7 +34,7 @@ import Testing
     /// The node coordinating a running bike job crashes, keeping half of each file's
     /// unflushed bytes (a torn write), and restarts; another replica takes the job over
     /// from the committed book, and the client, which followed the job, is told every user.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangGuard)
     func aBikeJobWhoseCoordinatorCrashesWithATornWriteEndsWithEveryUserOnce() async {
         let verdict = await Self.play([NodesModel.Fault(kind: .crash, node: 0, atCoordinator: true, start: 0.8, duration: 3, rate: 0.5)])
         #expect(verdict.trace.contains { $0.contains("bike0 told: 6 of 6 users") }, "the client had every user\n\(verdict.trace.joined(separator: "\n"))")
@@ -44,7 +45,7 @@ import Testing
     /// steps down), and while the other two elect a new leader, one of them is cut off
     /// too for a moment, at a different point of the election each time: the take-over
     /// waits for the election, and the job ends with every user once.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.hangGuard)
     func aPartitionDuringAnElectionDelaysTheTakeOverOnly() async {
         for (seed, offset) in [(UInt64(1), 0.6), (2, 1.0), (3, 1.4)] {
             let verdict = await Self.play([
@@ -59,7 +60,7 @@ import Testing
     /// resumes believing it leads its stale term, where it can commit nothing (Raft allows
     /// such a leader; `RaftSimulationTests.aStaleTermsLeaderIsNoViolation` is the checker's
     /// side), steps down, and the job ends with every user once, from the committed book.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.hangGuard)
     func aStaleTermsLeaderCommitsNothing() async {
         for seed: UInt64 in 1...2 {
             let verdict = await Self.play([NodesModel.Fault(kind: .pause, node: 0, atCoordinator: true, start: 0.8, duration: 3, rate: 0)], seed: seed)
@@ -71,7 +72,7 @@ import Testing
     /// committed one (user 0's result from an attempt the committed book never began, as a
     /// coordinator that took the job over from an uncommitted book would count it) is
     /// caught as soon as it applies.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.hangGuard)
     func theInvariantsCatchABatchMadeFromAnotherBookThanTheCommittedOne() async {
         let verdict = await Self.play([]) { $0.staleBatchAt = 0.5 }
         let trace = verdict.trace.joined(separator: "\n")

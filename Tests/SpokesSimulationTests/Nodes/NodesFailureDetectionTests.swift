@@ -1,5 +1,6 @@
 import SpokesCluster
 import SpokesSimulatedCluster
+import SpokesTestKit
 import Testing
 @testable import SpokesSimulation
 
@@ -22,7 +23,7 @@ import Testing
         return await NodesModel.play(seed: 1, options: options, faults: [pause])
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangGuard)
     func aNodeThatKeepsAPausedMemberAliveIsCaught() async {
         // n0's membership suspects only after a hundred times the cluster's suspect
         // timeout: it shows n2 alive through the pause.
@@ -35,7 +36,7 @@ import Testing
         #expect(verdict.trace.contains { $0.contains("FAULT pause n2") }, "caught during the pause\n\(trace)")
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangGuard)
     func aCorrectRunOfTheSamePlanPasses() async {
         let verdict = await Self.pausedMember()
         let trace = verdict.trace.joined(separator: "\n")
@@ -47,7 +48,7 @@ import Testing
     /// relayed answers are all n0 hears of n2, and keeps it alive. Those count as news of
     /// n2 (nothing arrives from n2's host), so the check passes where a record of direct
     /// arrivals alone would blame n0.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangGuard)
     func aMemberVouchedForByAHelpersRelayedAnswersIsNotSilent() async throws {
         let cluster = try SimulatedCluster(3)
         defer { cluster.stop() }

@@ -1,6 +1,7 @@
 import SpokesConcurrency
 import SpokesSimulatedCluster
 import Synchronization
+import SpokesTestKit
 import Testing
 @testable import SpokesSimulation
 
@@ -8,7 +9,7 @@ import Testing
 /// assembled as `spokes node` assembles them, with real clients and seeded crashes,
 /// partitions and loss, in virtual time; `simulate-cluster --model nodes` plays more.
 @Suite(.serialized) struct NodesSimulationTests {
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangGuard)
     func threeNodesKeepEveryJobsInvariantsOverTwoSeeds() async {
         // Lighter than the command's seeds (two maps of four tasks, a bike job, one or two
         // faults): a few seconds each in a debug build.
@@ -42,7 +43,7 @@ import Testing
     /// following at once and said `JobRefused` while the job ran to its end elsewhere.
     /// Now it follows the job, carries its cancellation to the member that runs it, and
     /// prints the report that member stored.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangGuard)
     func aCancelledMapWhoseCoordinatorWasDeposedIsNeverToldRefused() async {
         for seed: UInt64 in 1...2 {
             // Paused for 2.5 s: the others elect within 1.2 s; the client's heartbeats
@@ -56,7 +57,7 @@ import Testing
     /// the coordinator paused for longer than the client's heartbeats wait (3.2 s). The
     /// client, its task cancelled, gave up at once with `CoordinatorLost` while the member
     /// that took the job over had been running it for 2 s and answered. Now it follows.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangGuard)
     func aCancelledMapWhoseCoordinatorWasPausedIsFollowedToItsNewCoordinator() async {
         for seed: UInt64 in 1...2 {
             let verdict = await Self.cancelledMapScenario(seed: seed, cancelAt: 4, pausedFrom: 3, for: 6)
@@ -78,7 +79,7 @@ import Testing
 
     /// The four faults added last, one after another on three nodes while a map and a
     /// bike job run (each aimed at the map's coordinator): every invariant holds.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangGuard)
     func delaySlowAndFullDisksAndAClockJumpKeepEveryJobsInvariants() async {
         var options = NodesModel.Options(nodes: 3)
         options.maps = 1
@@ -104,7 +105,7 @@ import Testing
     /// incarnation at its own address, starts while n1 runs a map. Its greeting is refused
     /// (`NameConflict`) and it yields the name; no observer replaces n1, which runs and is
     /// heard from, by the twin, checked after every event (``NodesSafety``).
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.hangGuard)
     func aTwinOfALiveNodesNameIsRefusedAndYields() async {
         var options = NodesModel.Options.twinName(nodes: 3)
         options.maps = 1
