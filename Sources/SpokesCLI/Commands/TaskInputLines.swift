@@ -48,12 +48,10 @@ struct TaskInputLines: Sendable {
             }
             do {
                 try settings.jsonLimits.check(bytes)
-                guard JSONText.isValid(bytes) else { throw JSONText.Invalid() }
-            } catch let violation as JSONShapeLimits.Violation {
-                throw problem("\(violation)")
             } catch {
-                throw problem("not valid JSON (one input per line, e.g. {\"samples\": 1000, \"seed\": 1})")
+                throw problem("\(error)")
             }
+            guard JSONText.isValid(bytes) else { throw problem("not valid JSON (one input per line, e.g. {\"samples\": 1000, \"seed\": 1})") }
             if known {
                 do {
                     try registry.check(kind: kind, input: json, settings: settings)

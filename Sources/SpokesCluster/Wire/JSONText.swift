@@ -8,11 +8,6 @@ import FoundationEssentials
 /// an idle node's memory goes"). Every value is visited, so nothing invalid passes
 /// unread. Check the shape first (``JSONShapeLimits``): this recurses once per level.
 public enum JSONText {
-    /// What ``isValid(_:)`` found: not JSON.
-    public struct Invalid: Error, Sendable, Equatable {
-        public init() {}
-    }
-
     /// Whether `bytes` are a JSON text.
     public static func isValid(_ bytes: some Collection<UInt8>) -> Bool {
         (try? JSONDecoder().decode(AnyValue.self, from: Data(bytes))) != nil

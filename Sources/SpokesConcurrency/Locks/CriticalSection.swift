@@ -130,14 +130,14 @@ public final class CriticalSection: @unchecked Sendable {
     }
 }
 
-/// A reading of `CLOCK_MONOTONIC`, which never jumps when the wall clock is adjusted.
+/// A reading of `CLOCK_MONOTONIC` (``RealClock``, the runtime's one reading of it), which
+/// never jumps when the wall clock is adjusted; in whole nanoseconds for
+/// `pthread_cond_timedwait`'s absolute deadline.
 private struct MonotonicInstant {
     let nanoseconds: Int64
 
     static func now() -> MonotonicInstant {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return MonotonicInstant(nanoseconds: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
+        MonotonicInstant(nanoseconds: Int64(RealClock().now * 1e9))
     }
 
     /// This instant plus `seconds`, clamped as ``Duration/clamped(seconds:)`` clamps (NaN

@@ -128,12 +128,9 @@ public final class DeadlineTimer: Sendable {
         }
     }
 
-    /// Seconds on `CLOCK_MONOTONIC`, as ``RealClock/now``.
-    private static var now: Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
+    /// Seconds on the machine's clock (``RealClock``): one reading of `CLOCK_MONOTONIC` for
+    /// the whole runtime.
+    private static var now: Double { RealClock().now }
 
     private static func compact(_ state: inout State) {
         let actions = state.actions

@@ -167,10 +167,7 @@ public final class ProtocolExecutor: SerialExecutor, TaskExecutor, Sendable {
         }
     }
 
-    /// `CLOCK_MONOTONIC` in seconds: the same clock as `RealClock`.
-    private static var now: Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
+    /// Seconds on the machine's clock (``RealClock``): one reading of `CLOCK_MONOTONIC` for
+    /// the whole runtime.
+    private static var now: Double { RealClock().now }
 }
