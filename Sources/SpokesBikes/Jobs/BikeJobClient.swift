@@ -70,7 +70,7 @@ public enum BikeJobClient {
 
     /// The report of a job followed after `lost`, or why there is none.
     private static func followed(_ job: String, at addresses: [String], with client: ClusterSystem, lost: CoordinatorLost) async throws -> SimulationReport {
-        switch await follow(job, at: addresses, with: client) {
+        switch await follow(job, at: addresses, lost: lost.address, with: client) {
         case .ended(let found): return found
         case .stalled(let reason): throw JobStalled(job: job, reason: reason)
         case .notFound: throw lost
@@ -82,8 +82,10 @@ public enum BikeJobClient {
     /// running, until one has it. Not found when none knows the job for 2 s in a row (it
     /// was not replicated, or it runs on at a coordinator only the client lost: members
     /// list a job whose coordinator died until one of them takes it over).
-    public static func follow(_ job: String, at addresses: [String], with client: ClusterSystem) async -> LostJobFollower.Followed<SimulationReport> {
-        await LostJobFollower(system: client, questionTimeout: questionTimeout, patience: 2).follow(at: addresses) { node in
+    public static func follow(
+        _ job: String, at addresses: [String], lost: String? = nil, with client: ClusterSystem
+    ) async -> LostJobFollower.Followed<SimulationReport> {
+        await LostJobFollower(system: client, questionTimeout: questionTimeout, patience: 2).follow(at: addresses, lost: lost) { node in
             let bikes = try BikeJobService.resolve(id: ActorID(node: node, name: BikeJobService.wellKnownName), using: client)
             let service = try JobService.resolve(id: ActorID(node: node, name: JobService.wellKnownName), using: client)
             if let report = try await bikes.report(of: job) { return .ended(report) }

@@ -274,7 +274,7 @@ public final class ClusterClient: Sendable {
         /// (issue 28: a cancelled client that lost its coordinator said "refused" at once
         /// while the job ran to its end elsewhere).
         @Sendable func follow() async -> LostJobFollower.Followed<TaskJobReport> {
-            let following = Task { await self.reattach(to: id, at: addresses, cancelling: isCancelled) }
+            let following = Task { await self.reattach(to: id, at: addresses, lost: entryAddress, cancelling: isCancelled) }
             return await withTaskCancellationHandler {
                 await following.value
             } onCancel: {
@@ -324,10 +324,10 @@ public final class ClusterClient: Sendable {
     /// the caller cancelled the job, a member that runs it is asked to cancel it (its
     /// report, saying so, ends the follow).
     func reattach(
-        to job: String, at addresses: [String], cancelling: @escaping @Sendable () -> Bool = { false }
+        to job: String, at addresses: [String], lost: String? = nil, cancelling: @escaping @Sendable () -> Bool = { false }
     ) async -> LostJobFollower.Followed<TaskJobReport> {
         let system = system
-        return await LostJobFollower(system: system, questionTimeout: callTimeout, patience: 3).follow(at: addresses) { node in
+        return await LostJobFollower(system: system, questionTimeout: callTimeout, patience: 3).follow(at: addresses, lost: lost) { node in
             let desk = try TaskJobs.resolve(id: ActorID(node: node, name: TaskJobs.wellKnownName), using: system)
             switch try await desk.lookup(job) {
             case .finished(let report): return .ended(report)
