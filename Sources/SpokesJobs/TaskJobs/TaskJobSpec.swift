@@ -25,6 +25,24 @@ public struct TaskJobSpec: Sendable, Hashable, Codable {
     /// Whose job it is, its priority and cap (`--owner`, `--priority`, `--max-slots`);
     /// nil in specs of older submitters (an unnamed owner, the default priority).
     public var share: JobShare?
+    /// The workload whose shared state the job's group carries beside its tasks, and its
+    /// parameters (the bike job's network and options); nil for a job of tasks alone.
+    public var workload: WorkloadParameters?
+
+    /// A workload a job runs with (``JobWorkloadState``): its registered name and its
+    /// parameters as the workload's JSON.
+    public struct WorkloadParameters: Sendable, Hashable, Codable {
+        public var name: String
+        public var parameters: String
+
+        public init(name: String, parameters: String) {
+            self.name = name
+            self.parameters = parameters
+        }
+    }
+
+    /// Longest workload parameters, in bytes (a network of many stations fits).
+    public static let maximumWorkloadParameterBytes = 16 << 20
 
     public init(id: String, kind: String, schema: TaskSchema?, title: String, inputs: [String], deadline: Double, retries: Int) {
         self.id = id
@@ -59,5 +77,9 @@ public struct TaskJobSpec: Sendable, Hashable, Codable {
         try OutOfRange.check("tasks", inputs.count, in: 1...Self.maximumTasks)
         try JobRunner.checkRanges(deadline: deadline, retries: retries)
         if let share { try share.checkRanges() }
+        if let workload {
+            try OutOfRange.check("workload name length", workload.name.utf8.count, in: 1...Self.maximumKindBytes)
+            try OutOfRange.check("workload parameters length", workload.parameters.utf8.count, in: 0...Self.maximumWorkloadParameterBytes)
+        }
     }
 }
