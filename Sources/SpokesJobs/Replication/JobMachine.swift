@@ -56,10 +56,10 @@ public struct JobMachine: ReplicatedStateMachine {
 
     private var state = State()
     private var workload: (any JobWorkloadState)?
-    private let workloads: JobWorkloadStates
+    private let workloads: JobWorkloads
 
     /// A machine whose jobs may carry the states of `workloads`.
-    public init(workloads: JobWorkloadStates = JobWorkloadStates()) {
+    public init(workloads: JobWorkloads = JobWorkloads()) {
         self.workloads = workloads
     }
 

@@ -21,31 +21,60 @@ import Synchronization
 /// a group of two replicas would stop every job at the death of either node (a majority
 /// of two is both), so a worker's crash would cost the job; with the journal it costs
 /// retries, and a restarted coordinator runs the job on.
+///
+/// A workload's job (``TaskJobSpec/workload``) is a group `job-ID` whose state is a
+/// ``JobMachine`` (Docs/one-job-layer.md): the run's events and task ends in one stream,
+/// epochs that fence a replaced coordinator. With too few members it is a group of the
+/// coordinator alone (the journal keeps no workload's state).
 public final class ReplicatedTaskJobs: TaskJobDurability {
     /// The kind of job groups, for ``RaftHost``'s machine factories.
     public static let groupKind = "taskjob"
+    /// The kind of a workload's job groups.
+    public static let workloadGroupKind = "job"
 
-    /// The group of `job`.
+    /// The group of `job`, a job of tasks alone.
     public static func group(of job: String) -> String { groupKind + "-" + job }
 
-    /// The machine factories a host needs for job groups.
-    public static var machines: [String: @Sendable () -> any ReplicatedStateMachine] { [groupKind: { TaskJobMachine() }] }
+    /// The group of `job`, a workload's job.
+    public static func workloadGroup(of job: String) -> String { workloadGroupKind + "-" + job }
+
+    /// The machine factories a host needs for job groups (those of `workloads` too).
+    public static func machines(workloads: JobWorkloads) -> [String: @Sendable () -> any ReplicatedStateMachine] {
+        [groupKind: { TaskJobMachine() }, workloadGroupKind: { JobMachine(workloads: workloads) }]
+    }
+
+    /// The machine factories a host needs for groups of jobs of tasks alone.
+    public static var machines: [String: @Sendable () -> any ReplicatedStateMachine] { machines(workloads: JobWorkloads()) }
 
     private let groups: JobGroups
     private var host: RaftHost { groups.host }
     private var system: ClusterSystem { groups.system }
     private let fallback: TaskJobJournal?
+    private let workloads: JobWorkloads
     /// Jobs this node has had replicated (it coordinated or took them over): once their
     /// group is gone, they are no longer this node's to record.
     private let replicatedJobs = Mutex<Set<String>>([])
 
     /// `members` are the node's members now (the node passes them, weakly held).
-    public init(host: RaftHost, system: ClusterSystem, members: @escaping @Sendable () -> [Member], fallback: TaskJobJournal?) {
+    /// `workloads`: those whose jobs' groups this node opens (its host's `job` machines
+    /// must know the same).
+    public init(
+        host: RaftHost, system: ClusterSystem, members: @escaping @Sendable () -> [Member], fallback: TaskJobJournal?,
+        workloads: JobWorkloads = JobWorkloads()
+    ) {
         groups = JobGroups(host: host, system: system, members: members)
         self.fallback = fallback
+        self.workloads = workloads
     }
 
     public func jobStarted(_ spec: TaskJobSpec) async throws {
+        if spec.workload != nil {
+            try await groups.open(
+                Self.workloadGroup(of: spec.id), for: spec.id, with: groups.replicaPeers() ?? [], machine: JobMachine(workloads: workloads),
+                first: JobMachine.start(spec, startedAt: spec.startedAt), cancel: JobMachine.cancel("refused: its start was not committed in time"))
+            replicatedJobs.withLock { _ = $0.insert(spec.id) }
+            return
+        }
         guard let peers = groups.replicaPeers() else {
             try await fallback?.jobStarted(spec)
             return
@@ -75,6 +104,30 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
         }
     }
 
+    public func streamed(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
+        let id = Self.workloadGroup(of: job)
+        guard host.groupIDs.contains(id) else { return false }
+        // The ends in bounded commands, the events with the first: one batch of the stream
+        // may take several entries, each applied whole and in order.
+        var commands = Self.endBatches(ends).enumerated().map { index, batch in
+            JobMachine.batch(epoch: epoch, events: index == 0 ? events : nil, ends: batch)
+        }
+        if commands.isEmpty { commands = [JobMachine.batch(epoch: epoch, events: events, ends: [])] }
+        for command in commands {
+            do {
+                let commit = try await host.propose(group: id, command: command, forward: false)
+                guard commit.result == JobMachine.applied else {
+                    system.log("job \(job): its replicas did not take this node's changes (\(commit.result)); the group's leader runs it")
+                    return false
+                }
+            } catch {
+                system.log("job \(job): cannot commit its changes here (\(error)); the group's leader runs it")
+                return false
+            }
+        }
+        return true
+    }
+
     /// At most about this many bytes of task outputs in one command: a batch of large
     /// outputs goes in several entries, each of which fits a frame on its way to the
     /// followers (review, issue 29 §1.5: one entry of many 2 MiB outputs wedged its group).
@@ -83,60 +136,87 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     /// The commands that record `ends`, in order, each within ``maximumEndBytesPerCommand``
     /// (one end always goes).
     static func endCommands(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)]) -> [String] {
-        var commands: [String] = []
-        var batch: [TaskJobMachine.Ended] = []
+        endBatches(ends).map { batch in TaskJobMachine.ended(batch.map { TaskJobMachine.Ended(task: $0.task, end: $0.end) }) }
+    }
+
+    /// `ends` in order, in batches of at most about ``maximumEndBytesPerCommand`` (one end
+    /// always goes).
+    static func endBatches(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)]) -> [[JobMachine.Ended]] {
+        var batches: [[JobMachine.Ended]] = []
+        var batch: [JobMachine.Ended] = []
         var bytes = 0
         for (task, end) in ends {
             let size = 64 + (end.output?.utf8.count ?? 0) + end.failures.reduce(0) { $0 + 64 + $1.reason.utf8.count }
             if !batch.isEmpty, bytes + size > maximumEndBytesPerCommand {
-                commands.append(TaskJobMachine.ended(batch))
+                batches.append(batch)
                 batch = []
                 bytes = 0
             }
-            batch.append(TaskJobMachine.Ended(task: task, end: end))
+            batch.append(JobMachine.Ended(task: task, end: end))
             bytes += size
         }
-        if !batch.isEmpty { commands.append(TaskJobMachine.ended(batch)) }
-        return commands
+        if !batch.isEmpty { batches.append(batch) }
+        return batches
     }
 
     /// Commits the cancellation (within the proposal timeout); false when it could not be
     /// committed here (this node does not lead the job's group any more).
     public func jobCancelled(_ job: String, reason: String) async -> Bool {
-        guard isReplicated(job) else { return true }
-        return await groups.commitHere(TaskJobMachine.cancel(reason), to: Self.group(of: job), for: job, what: "cancellation")
+        guard let id = groupID(of: job) else { return true }
+        let command = id == Self.group(of: job) ? TaskJobMachine.cancel(reason) : JobMachine.cancel(reason)
+        return await groups.commitHere(command, to: id, for: job, what: "cancellation")
     }
 
     public func jobFinished(_ job: String) async {
-        guard isReplicated(job) else {
+        guard let id = groupID(of: job) else {
             await fallback?.jobFinished(job)
             return
         }
-        _ = try? await host.propose(group: Self.group(of: job), command: TaskJobMachine.finish, forward: false)
+        let command = id == Self.group(of: job) ? TaskJobMachine.finish : JobMachine.finish
+        _ = try? await host.propose(group: id, command: command, forward: false)
     }
 
     /// The unfinished jobs held here whose leader is not an alive member (it died, and the
     /// election has not ended), or is this node (it takes the job over now).
     public func heldUnfinished() async -> [TaskJobJournal.Unfinished] {
-        await groups.heldWithoutOtherLeader(kind: Self.groupKind).compactMap { held in
+        let tasks = await groups.heldWithoutOtherLeader(kind: Self.groupKind).compactMap { held -> TaskJobJournal.Unfinished? in
             guard let machine = held.machine as? TaskJobMachine, let spec = machine.spec, !machine.finished else { return nil }
             return TaskJobJournal.Unfinished(spec: spec, ends: machine.ends, cancelReason: machine.cancelReason, stalled: held.stalled)
         }
+        let workloadJobs = await groups.heldWithoutOtherLeader(kind: Self.workloadGroupKind).compactMap { held -> TaskJobJournal.Unfinished? in
+            guard let machine = held.machine as? JobMachine, let spec = machine.spec, !machine.finished else { return nil }
+            return TaskJobJournal.Unfinished(spec: spec, ends: machine.ends, cancelReason: machine.cancelReason, stalled: held.stalled)
+        }
+        return tasks + workloadJobs
     }
 
     public func holdsReplica(of job: String) async -> Bool {
-        await groups.holds(Self.group(of: job))
+        if await groups.holds(Self.group(of: job)) { return true }
+        return await groups.holds(Self.workloadGroup(of: job))
     }
 
     public func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]? {
-        guard isReplicated(job) else { return replicatedJobs.withLock({ $0.contains(job) }) ? [:] : nil }
-        return (await host.stateMachine(of: Self.group(of: job)) as? TaskJobMachine)?.ends
+        guard let id = groupID(of: job) else { return replicatedJobs.withLock({ $0.contains(job) }) ? [:] : nil }
+        let machine = await host.stateMachine(of: id)
+        return (machine as? TaskJobMachine)?.ends ?? (machine as? JobMachine)?.ends
     }
 
     /// Watches the job groups this node holds (``JobGroups/watch(kind:job:isRunning:abandon:takeOver:)``):
     /// where this replica leads a job that has not finished and `desk` does not run it,
     /// `desk` takes it over.
     public func watch(_ desk: TaskJobs) -> Task<Void, Never> {
+        let watchers = [watchTasks(desk), watchWorkloadJobs(desk)]
+        return Task {
+            await withTaskCancellationHandler {
+                for watcher in watchers { await watcher.value }
+            } onCancel: {
+                for watcher in watchers { watcher.cancel() }
+            }
+        }
+    }
+
+    /// The watcher of jobs of tasks alone (`taskjob` groups).
+    private func watchTasks(_ desk: TaskJobs) -> Task<Void, Never> {
         groups.watch(
             kind: Self.groupKind,
             // A cancellation committed with no spec before it (a start that was refused)
@@ -153,8 +233,56 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
             })
     }
 
-    /// Whether `job` is kept in a group of replicas (else in the journal: the cluster was
-    /// too small when it started, or it was resumed from the journal after a restart).
+    /// The watcher of workload's jobs (`job` groups): a take-over first commits the next
+    /// epoch (``nextEpoch(of:)``), then runs the job from the state committed before it.
+    private func watchWorkloadJobs(_ desk: TaskJobs) -> Task<Void, Never> {
+        groups.watch(
+            kind: Self.workloadGroupKind,
+            job: { _, machine in
+                (machine as? JobMachine).map { JobGroups.JobState(job: $0.spec?.id, finished: $0.finished || ($0.spec == nil && $0.cancelReason != nil)) }
+            },
+            isRunning: { job in await desk.whenLocal { $0.isRunning(job) } ?? true },
+            abandon: { job in await desk.whenLocal { $0.abandon(job) } },
+            takeOver: { machine, _ in
+                guard let spec = (machine as? JobMachine)?.spec, let next = await self.nextEpoch(of: spec.id) else { return }
+                self.replicatedJobs.withLock { _ = $0.insert(spec.id) }
+                try? await desk.whenLocal {
+                    try await $0.resume(spec, ended: next.ends, cancelReason: next.cancelReason, epoch: next.epoch, state: next.state)
+                }
+            })
+    }
+
+    /// What a run of a workload's job in its next epoch starts from.
+    struct NextEpoch: Sendable {
+        var epoch: Int
+        var ends: [Int: TaskJobReport.TaskEnd]
+        var state: (any JobWorkloadState)?
+        var cancelReason: String?
+    }
+
+    /// Starts `job`'s next epoch here (this node leads its group): commits the epoch, so
+    /// no batch of an earlier coordinator (or of an earlier run here) can apply after the
+    /// state the new run starts from. Nil when this node cannot (it does not lead the
+    /// group, the job finished): a later try, here or on the group's next leader, goes on.
+    func nextEpoch(of job: String) async -> NextEpoch? {
+        let id = Self.workloadGroup(of: job)
+        guard let current = await host.stateMachine(of: id) as? JobMachine, current.spec != nil else { return nil }
+        let epoch = current.epoch + 1
+        guard let commit = try? await host.propose(group: id, command: JobMachine.takeOver(epoch: epoch), forward: false),
+              commit.result == JobMachine.applied,
+              let machine = await host.stateMachine(of: id) as? JobMachine, machine.epoch == epoch, !machine.finished
+        else { return nil }
+        return NextEpoch(epoch: epoch, ends: machine.ends, state: machine.workloadState, cancelReason: machine.cancelReason)
+    }
+
+    /// The group `job` is kept in, if any (else in the journal: the cluster was too small
+    /// when it started, or it was resumed from the journal after a restart).
+    private func groupID(of job: String) -> String? {
+        let ids = host.groupIDs
+        return [Self.group(of: job), Self.workloadGroup(of: job)].first { ids.contains($0) }
+    }
+
+    /// Whether `job`, a job of tasks alone, is kept in a group of replicas.
     private func isReplicated(_ job: String) -> Bool {
         host.groupIDs.contains(Self.group(of: job))
     }

@@ -12,6 +12,11 @@ public protocol TaskJobDurability: Sendable {
     /// Tasks that ended. False when this node no longer owns the job (another took it
     /// over): it stops running it and stores nothing.
     func tasksEnded(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool
+    /// One batch of a workload's job (``TaskJobSpec/workload``): the run's events (its
+    /// JSON, nil when none), then task ends, from the coordinator of `epoch`. False when
+    /// this node no longer owns the job (another took it over, in a later epoch): it stops
+    /// running it and stores nothing.
+    func streamed(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool
     /// The job is being cancelled (`reason`): kept before its run stops, so whoever takes
     /// it over runs none of its tasks. False when it could not be kept here (this node no
     /// longer owns the job): the run then stops and stores nothing.
@@ -30,10 +35,32 @@ public protocol TaskJobDurability: Sendable {
     func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]?
 }
 
+extension TaskJobDurability {
+    /// False: a durability that keeps no workload's jobs (the journal: it refuses them at
+    /// their start) has no stream to keep.
+    public func streamed(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
+        false
+    }
+}
+
 extension TaskJobJournal: TaskJobDurability {
+    /// A workload's job is refused: the journal keeps task ends, not a workload's state,
+    /// so a restart would run it on from a state that forgot its events (such a job is
+    /// kept in a group, of one node where there are no peers).
     public func jobStarted(_ spec: TaskJobSpec) async throws {
+        if let workload = spec.workload { throw WorkloadNotJournaled(job: spec.id, workload: workload.name) }
         try await runBlocking("spokes.job-journal") { try self.begin(spec) }
     }
+
+    /// Why a node's journal did not take a workload's job.
+    public struct WorkloadNotJournaled: Error, Sendable, CustomStringConvertible {
+        public var job: String
+        public var workload: String
+        public var description: String {
+            "job \(job) of workload \(workload) cannot be kept in a journal, only in a group of replicas"
+        }
+    }
+
 
     /// A failed write drops nothing from the job (its ends are in memory): a restart then
     /// runs those tasks again. The job stays this node's.

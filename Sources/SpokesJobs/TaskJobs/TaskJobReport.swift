@@ -48,6 +48,9 @@ public struct TaskJobReport: Sendable, Hashable, Codable {
     /// Whether the coordinator stored the report, and why not when it could not.
     public var stored: Bool?
     public var storeError: String?
+    /// A workload's job: the workload's own report (its JSON, e.g. a bike simulation's),
+    /// from its state at the end and every task's end.
+    public var workloadReport: String?
 
     public init(
         job: String, kind: String, schema: TaskSchema?, title: String, coordinator: String, inputs: [String], tasks: [TaskEnd],

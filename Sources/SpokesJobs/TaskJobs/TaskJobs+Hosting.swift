@@ -7,15 +7,16 @@ extension TaskJobs {
     /// `durability` (the `journal` when none is given), and returns it; the node keeps it
     /// alive. The jobs the `journal` holds from before a crash run on from there at once
     /// (their tasks spread as peers are found; tried again every 2 s for 20 s while no
-    /// alive node runs their kind).
+    /// alive node runs their kind). It runs the jobs of `workloads` too (their groups'
+    /// machines must know the same: ``ReplicatedTaskJobs/machines(workloads:)``).
     @discardableResult
     public static func host(
         on node: ClusterNode, history: any TaskJobHistory = InMemoryTaskJobHistory(), durability: (any TaskJobDurability)? = nil,
-        journal: TaskJobJournal? = nil
+        journal: TaskJobJournal? = nil, workloads: JobWorkloads = JobWorkloads()
     ) -> TaskJobs {
         let system = node.system
         let desk = ClusterSystem.withWellKnownName(wellKnownName) {
-            TaskJobs(actorSystem: system, node: node, history: history, durability: durability ?? journal)
+            TaskJobs(actorSystem: system, node: node, history: history, durability: durability ?? journal, workloads: workloads)
         }
         node.keep(desk)
         guard let journal else { return desk }

@@ -59,14 +59,21 @@ public distributed actor TaskJobs {
     private var storeRetries: [String: Task<Void, Never>] = [:]
     /// Who cancelled a running job (the first request wins), read as it ends.
     private var cancelReasons: [String: String] = [:]
+    /// The workloads whose jobs this desk runs beside plain jobs of tasks.
+    private let workloads: JobWorkloads
 
     /// A desk storing reports in `history` and keeping running jobs in `durability` (on
     /// disk, or on other nodes too) so they outlive this node.
-    public init(actorSystem: ClusterSystem, node: ClusterNode, history: any TaskJobHistory, durability: (any TaskJobDurability)? = nil) {
+    /// `workloads` are those whose jobs it runs (a spec naming another is refused).
+    public init(
+        actorSystem: ClusterSystem, node: ClusterNode, history: any TaskJobHistory, durability: (any TaskJobDurability)? = nil,
+        workloads: JobWorkloads = JobWorkloads()
+    ) {
         self.actorSystem = actorSystem
         self.node = node
         self.history = history
         self.durability = durability
+        self.workloads = workloads
     }
 
     /// Runs `spec` with this node as coordinator and returns its report once stored (or
@@ -85,9 +92,13 @@ public distributed actor TaskJobs {
     }
 
     /// Runs a job this node takes over (it restarted with the job in its journal, or it
-    /// now leads the job's replicas): only the tasks not `ended`, each result once. Throws
-    /// when it cannot start (no alive node runs the kind yet: try again later).
-    public func resume(_ spec: TaskJobSpec, ended: [Int: TaskJobReport.TaskEnd], cancelReason: String? = nil) async throws {
+    /// now leads the job's replicas): only the tasks not `ended`, each result once; a
+    /// workload's job from `state`, the committed one, as the coordinator of `epoch`.
+    /// Throws when it cannot start (no alive node runs the kind yet: try again later).
+    public func resume(
+        _ spec: TaskJobSpec, ended: [Int: TaskJobReport.TaskEnd], cancelReason: String? = nil, epoch: Int = 0,
+        state: (any JobWorkloadState)? = nil
+    ) async throws {
         guard !isRunning(spec.id) else { return }
         // Its report is stored here already (it ended just before this node lost the lead
         // and won it back): finish it rather than run it again.
@@ -96,7 +107,7 @@ public distributed actor TaskJobs {
             return
         }
         if let cancelReason { cancelReasons[spec.id] = cancelReason }
-        let work = try await launch(spec, ended: ended, isNew: false, listener: nil)
+        let work = try await launch(spec, ended: ended, isNew: false, listener: nil, epoch: epoch, state: state)
         // A cancelled job runs none of its tasks: it ends at once with its report.
         if cancelReason != nil { work.cancel() }
         actorSystem.log("took over job \(spec.id): \(ended.count) of \(spec.inputs.count) tasks had ended\(cancelReason.map { "; it was \($0)" } ?? "")")
@@ -135,9 +146,11 @@ public distributed actor TaskJobs {
     }
 
     /// Starts `spec` here: places its tasks (all but those `ended` before a restart),
-    /// relays their ends to `listener` and to the journal, and stores the report.
+    /// relays their ends to `listener` and to the journal, and stores the report. A
+    /// workload's job runs from `state` (nil: its start) as the coordinator of `epoch`.
     private func launch(
-        _ spec: TaskJobSpec, ended: [Int: TaskJobReport.TaskEnd], isNew: Bool, listener: TaskJobListener?
+        _ spec: TaskJobSpec, ended: [Int: TaskJobReport.TaskEnd], isNew: Bool, listener: TaskJobListener?, epoch: Int = 0,
+        state: (any JobWorkloadState)? = nil
     ) async throws -> Task<TaskJobReport, any Error> {
         var stamped = spec
         if isNew { stamped.startedAt = actorSystem.runtime.unixNow }
@@ -145,6 +158,13 @@ public distributed actor TaskJobs {
         guard let node else { throw RemoteCallError.actorNotFound("\(Self.wellKnownName): the node stopped") }
         guard starting.insert(spec.id).inserted else { throw TaskJobError.duplicateJob(spec.id) }
         defer { starting.remove(spec.id) }
+        // A workload's run, from its state: refused here, before anything runs or is kept,
+        // when the workload is not known or its parameters are out of range.
+        let run: (any JobWorkloadRun)? = try spec.workload.map { parameters in
+            guard let workload = workloads[parameters.name] else { throw TaskJobError.unknownWorkload(parameters.name) }
+            let state = try state ?? workload.start(parameters.parameters)
+            return try workload.run(JobWorkloadContext(spec: spec, state: state, epoch: epoch, node: node))
+        }
         let (systems, following, placement) = try await placedSystems(on: node, kind: spec.kind, schema: spec.schema, waiting: 2)
         let durability = durability
         if let durability, isNew {
@@ -172,23 +192,42 @@ public distributed actor TaskJobs {
             // on a majority, or in the journal): what a client prints is what the report
             // will hold, whichever node ends the job (review, issue 29 §1.3).
             let writer = durability.map { durability in
-                DurableEnds(durability: durability, job: spec.id, kept: { kept in kept.forEach(relay.send) }) { await self.lose(spec.id) }
+                DurableEnds(durability: durability, job: spec.id, run: run, epoch: epoch, kept: { kept in kept.forEach(relay.send) }) {
+                    await self.lose(spec.id)
+                }
             }
+            // A workload's events go to the job's group as they are made, with the ends.
+            let ringing = run.map { run in Task { for await _ in run.newEvents { writer?.eventsMade() } } }
+            defer { ringing?.cancel() }
             await relay.accepted(job: spec.id, coordinator: coordinator, nodes: placement.nodes.sorted())
             let inputs = spec.inputs
             // After a restart only the tasks that had not ended run; `remaining[i]` is the
             // job's task the runner's task `i` stands for.
             let remaining = inputs.indices.filter { ended[$0] == nil }
             let outcomes = await runner.run(
-                count: remaining.count, input: { task, _ in inputs[remaining[task]] }, onEvent: { board.record($0) },
+                count: remaining.count,
+                input: { task, attempt in try run?.input(task: remaining[task], attempt: attempt) ?? inputs[remaining[task]] },
+                accept: { task, attempt, output in run?.accept(task: remaining[task], attempt: attempt, output: output) ?? true },
+                onEvent: { board.record($0) },
                 onOutcome: { outcome in
                     var outcome = outcome
                     outcome.task = remaining[outcome.task]
+                    run?.ended(task: outcome.task, outcome: outcome)
                     // A cancelled attempt's end is no result: the report brings the task's
                     // end (and after a take-over, the end the new leader committed).
                     guard !outcome.cancelled else { return }
                     if let writer { writer.record(outcome) } else { relay.send(outcome) }
                 })
+            if let run {
+                // The tasks cancelled before they started were not heard in `onOutcome`.
+                for outcome in outcomes where outcome.attempts == 0 {
+                    run.ended(task: remaining[outcome.task], outcome: outcome)
+                }
+                // A cancelled attempt on another node may still be trying: the state stops
+                // changing first, and what it made last goes with the final batch.
+                run.close()
+                writer?.eventsMade()
+            }
             await writer?.flush()
             await relay.flush()
             var ends = ended
@@ -208,6 +247,7 @@ public distributed actor TaskJobs {
                 job: spec.id, kind: spec.kind, schema: placement.schema, title: spec.title, coordinator: coordinator,
                 inputs: inputs, tasks: inputs.indices.map { ends[$0]! }, wallTime: Self.wallTime(of: spec, runningSince: startedAt, now: actorSystem.runtime.now, unixNow: actorSystem.runtime.unixNow),
                 cancelReason: cancelReason)
+            report.workloadReport = run?.report(ends: ends, cancelReason: cancelReason)
             let finished = report
             do {
                 try await runBlocking("spokes.job-store") { try history.append(finished) }
@@ -366,6 +406,8 @@ public enum TaskJobError: Error, Sendable, Hashable, Codable, CustomStringConver
     case duplicateJob(String)
     /// Another node took the job over (this one lost it): the report comes from there.
     case takenOver(String)
+    /// The spec names a workload this node does not run.
+    case unknownWorkload(String)
 
     public var description: String {
         switch self {
@@ -373,6 +415,7 @@ public enum TaskJobError: Error, Sendable, Hashable, Codable, CustomStringConver
         case .takenOver(let id):
             "job \(id) stopped on this node: its replicas no longer take its progress from here (another node leads it now, "
                 + "or most of them cannot be reached); 'spokes result \(id) --wait' finds its end"
+        case .unknownWorkload(let name): "this node runs no jobs of workload '\(name)'"
         }
     }
 }
@@ -484,18 +527,38 @@ private final class OrderedBatches<Item: Sendable>: Sendable {
 }
 
 /// Keeps a job's task ends durable in batches, one at a time (group commit), and hands
-/// each batch to `kept` once it is. When the durability says the job is no longer this
-/// node's, `lost` runs and nothing more is kept (nor handed on).
+/// each batch to `kept` once it is. A workload's job sends its run's events in the same
+/// batches, before the ends (one stream, in the order they were made: an end is recorded
+/// after its attempt's events, so a batch taken later holds them). When the durability
+/// says the job is no longer this node's, `lost` runs and nothing more is kept (nor
+/// handed on).
 private final class DurableEnds: Sendable {
-    private let batches: OrderedBatches<JobRunner.Outcome>
+    /// One item of the stream: a task's end, or word that the run made events.
+    private enum Item: Sendable {
+        case ended(JobRunner.Outcome)
+        case eventsMade
+    }
+
+    private let batches: OrderedBatches<Item>
 
     init(
-        durability: any TaskJobDurability, job: String, kept: @escaping @Sendable ([JobRunner.Outcome]) -> Void,
-        lost: @escaping @Sendable () async -> Void
+        durability: any TaskJobDurability, job: String, run: (any JobWorkloadRun)?, epoch: Int,
+        kept: @escaping @Sendable ([JobRunner.Outcome]) -> Void, lost: @escaping @Sendable () async -> Void
     ) {
-        batches = OrderedBatches { outcomes in
+        batches = OrderedBatches { items in
+            let outcomes = items.compactMap { item -> JobRunner.Outcome? in
+                if case .ended(let outcome) = item { return outcome }
+                return nil
+            }
             let ends = outcomes.map { (task: $0.task, end: TaskJobReport.TaskEnd($0)) }
-            guard await durability.tasksEnded(ends, of: job) else {
+            let isKept: Bool
+            if let run {
+                let events = run.takeEvents()
+                isKept = events == nil && ends.isEmpty ? true : await durability.streamed(epoch: epoch, events: events, ends: ends, of: job)
+            } else {
+                isKept = await durability.tasksEnded(ends, of: job)
+            }
+            guard isKept else {
                 await lost()
                 return false
             }
@@ -504,7 +567,10 @@ private final class DurableEnds: Sendable {
         }
     }
 
-    func record(_ outcome: JobRunner.Outcome) { batches.add(outcome) }
+    func record(_ outcome: JobRunner.Outcome) { batches.add(.ended(outcome)) }
+
+    /// The run made events: they go in the next batch.
+    func eventsMade() { batches.add(.eventsMade) }
 
     func flush() async { await batches.flush() }
 }

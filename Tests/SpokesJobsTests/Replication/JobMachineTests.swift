@@ -1,6 +1,7 @@
 import FoundationEssentials
 import SpokesCluster
 import SpokesReplication
+import SpokesClusterTestKit
 import Testing
 @testable import SpokesJobs
 
@@ -9,38 +10,6 @@ import Testing
 /// applied all or nothing, bad commands refused alike on every replica. Each test is a
 /// transcript of commands replayed on fresh replicas.
 @Suite struct JobMachineTests {
-    /// A workload whose state must be conserved, as the bike job's bikes are: tokens in
-    /// bins, each event a move of one token, refused from an empty bin.
-    struct TokenBins: JobWorkloadState, Codable, Equatable {
-        var bins: [Int]
-
-        struct Move: Codable { var from: Int; var to: Int }
-
-        mutating func apply(events: Substring) -> String? {
-            guard let moves = try? JSONDecoder().decode([Move].self, from: Data(events.utf8)) else { return "not moves" }
-            var changed = bins
-            for move in moves {
-                guard changed.indices.contains(move.from), changed.indices.contains(move.to), changed[move.from] > 0 else {
-                    return "no token in bin \(move.from)"
-                }
-                changed[move.from] -= 1
-                changed[move.to] += 1
-            }
-            bins = changed
-            return nil
-        }
-
-        func snapshot() -> String { MachineText.encode(self) }
-
-        static var workloads: JobWorkloadStates {
-            var states = JobWorkloadStates()
-            states.register("tokens", .init(
-                start: { parameters in TokenBins(bins: try MachineText.decode([Int].self, from: parameters)) },
-                restore: { try MachineText.decode(TokenBins.self, from: $0) }))
-            return states
-        }
-    }
-
     static let spec = TaskJobSpec(id: "map-00000001", kind: "test.kind", schema: nil, title: "3 x test.kind", inputs: ["1", "2", "3"], deadline: 5, retries: 1)
 
     static var tokenSpec: TaskJobSpec {
@@ -58,7 +27,7 @@ import Testing
 
     /// Applies `commands` in order to two fresh replicas; expects them to agree on every
     /// result and on the whole state; returns the results and one replica.
-    func replay(_ commands: [String], workloads: JobWorkloadStates = TokenBins.workloads) -> ([String], JobMachine) {
+    func replay(_ commands: [String], workloads: JobWorkloads = TokenWorkload.workloads) -> ([String], JobMachine) {
         var first = JobMachine(workloads: workloads)
         var second = JobMachine(workloads: workloads)
         var results: [String] = []
@@ -71,7 +40,7 @@ import Testing
         return (results, first)
     }
 
-    func bins(of machine: JobMachine) -> [Int]? { (machine.workloadState as? TokenBins)?.bins }
+    func bins(of machine: JobMachine) -> [Int]? { (machine.workloadState as? TokenWorkload.State)?.bins }
 
     @Test func theFirstCommittedEndOfATaskWinsAndTheSpecIsKeptOnce() {
         var other = Self.spec
@@ -161,7 +130,7 @@ import Testing
             JobMachine.cancel("cancelled with 'spokes cancel'"),
             JobMachine.cancel("cancelled by the submitter"),
         ])
-        var restored = JobMachine(workloads: TokenBins.workloads)
+        var restored = JobMachine(workloads: TokenWorkload.workloads)
         try restored.restore(machine.snapshot())
         #expect(restored.snapshot() == machine.snapshot())
         #expect(restored.epoch == 2 && bins(of: restored) == [1, 1] && restored.ends[1]?.node == "n3" && restored.startedAt == 5)

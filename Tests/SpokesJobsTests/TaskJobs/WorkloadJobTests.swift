@@ -1,0 +1,145 @@
+import FoundationEssentials
+import SpokesCluster
+import SpokesClusterTestKit
+import SpokesConcurrency
+import SpokesReplication
+import SpokesTestKit
+import Synchronization
+import Testing
+@testable import SpokesJobs
+
+/// A workload's job run by the one job desk (Docs/one-job-layer.md, step 3): the test
+/// kit's ``TokenWorkload`` keeps shared state beside its tasks, as the bike job keeps its
+/// stations. On three nodes wired as `spokes node` wires them, in virtual time.
+@Suite(.hangGuard)
+struct WorkloadJobTests {
+    /// Three nodes, each with a Raft host, replicated jobs and a desk that run the token
+    /// workload.
+    final class Nodes: Sendable {
+        let cluster: SimulatedCluster
+        let hosts: [RaftHost]
+        let desks: [TaskJobs]
+        let histories: [InMemoryTaskJobHistory]
+        private let watchers: [Task<Void, Never>]
+
+        init() async throws {
+            cluster = try SimulatedCluster(3, registry: { _ in TaskRegistry(kinds: [CubeTask()]) }, disk: { _ in SimulatedDisk() })
+            try await cluster.awaitMesh()
+            var hosts: [RaftHost] = []
+            var desks: [TaskJobs] = []
+            var histories: [InMemoryTaskJobHistory] = []
+            var watchers: [Task<Void, Never>] = []
+            let workloads = TokenWorkload.workloads
+            for node in cluster.nodes {
+                let host = RaftHost(system: node.system, settings: RaftHostSettings(dataDirectory: "/data/\(node.system.node.name)/raft"),
+                                    machines: ReplicatedTaskJobs.machines(workloads: workloads))
+                let members: @Sendable () -> [Member] = { [weak node] in node?.members ?? [] }
+                let replicated = ReplicatedTaskJobs(host: host, system: node.system, members: members, fallback: nil, workloads: workloads)
+                let history = InMemoryTaskJobHistory()
+                let desk = TaskJobs.host(on: node, history: history, durability: replicated, workloads: workloads)
+                watchers.append(replicated.watch(desk))
+                hosts.append(host)
+                desks.append(desk)
+                histories.append(history)
+            }
+            self.hosts = hosts
+            self.desks = desks
+            self.histories = histories
+            self.watchers = watchers
+        }
+
+        /// The job's group state on node `index`.
+        func machine(of job: String, on index: Int) async -> JobMachine? {
+            await hosts[index].stateMachine(of: ReplicatedTaskJobs.workloadGroup(of: job)) as? JobMachine
+        }
+
+        func stop() async {
+            for watcher in watchers { watcher.cancel() }
+            // While virtual time still moves: a host's stop waits for its disk.
+            _ = try? await cluster.complete("the hosts stop", within: 30) { [hosts] in for host in hosts { await host.stop() } }
+            cluster.stop()
+        }
+    }
+
+    static func spec(_ id: String, numbers: [Int]) -> TaskJobSpec {
+        var spec = TaskJobSpec(
+            id: id, kind: CubeTask.name, schema: nil, title: "\(numbers.count) x cube", inputs: numbers.map { "{\"number\":\($0)}" },
+            deadline: TaskDeadlines.unreached, retries: 2)
+        spec.workload = .init(name: TokenWorkload.name, parameters: "[\(numbers.count),0]")
+        return spec
+    }
+
+    static func state(_ text: String?) throws -> TokenWorkload.State {
+        try MachineText.decode(TokenWorkload.State.self, from: try #require(text))
+    }
+
+    /// Every task's accepted output moves one token, once; the run's events are committed
+    /// with the ends, so every replica's state is the coordinator's, and the report shows it.
+    @Test func aWorkloadJobsStateIsCommittedOnEveryReplicaWithItsEnds() async throws {
+        let nodes = try await Nodes()
+        let spec = Self.spec("job-tokens1", numbers: [1, 2, 3, 4, 5, 6])
+        let coordinator = nodes.desks[0]
+        let report = try await nodes.cluster.complete("the job runs", within: 60) { try await coordinator.submit(spec, listener: nil) }
+        #expect(report.succeeded == 6 && report.stored == true)
+        let state = try Self.state(report.workloadReport)
+        #expect(state.bins == [0, 6] && state.counted == Set(0..<6), "every task counted once: \(state)")
+        for index in 0..<3 {
+            let machine = await nodes.machine(of: spec.id, on: index)
+            // A replica may have removed the finished group already.
+            guard let machine else { continue }
+            #expect((machine.workloadState as? TokenWorkload.State)?.bins == [0, 6], "replica \(index) holds the coordinator's state")
+            #expect(machine.ends.count == 6 && machine.epoch == 0)
+        }
+        await nodes.stop()
+    }
+
+    /// A workload the desk does not run is refused before anything runs or is kept.
+    @Test func aJobOfAnUnknownWorkloadIsRefused() async throws {
+        let nodes = try await Nodes()
+        var unknown = Self.spec("job-unknown", numbers: [1])
+        unknown.workload?.name = "weather"
+        let spec = unknown
+        let coordinator = nodes.desks[0]
+        await #expect(throws: TaskJobError.unknownWorkload("weather")) {
+            _ = try await nodes.cluster.complete("the refusal", within: 30) { try await coordinator.submit(spec, listener: nil) }
+        }
+        #expect(await nodes.hosts[0].status(of: ReplicatedTaskJobs.workloadGroup(of: spec.id)) == nil, "no group was opened")
+        await nodes.stop()
+    }
+
+    /// The coordinator is paused mid-job: a replica that leads the job's group commits the
+    /// next epoch and runs the job on from the committed state, counting each task once
+    /// (tokens conserved); the old coordinator, resumed, commits nothing more and stores
+    /// nothing.
+    @Test func aJobTakenOverRunsOnFromTheCommittedStateInTheNextEpoch() async throws {
+        let nodes = try await Nodes()
+        // Three quick tasks, three that take 3 s.
+        let spec = Self.spec("job-tokens2", numbers: [1, 2, 3, 4000, 4000, 4000])
+        let coordinator = nodes.desks[0]
+        let submitted = Task { try await coordinator.submit(spec, listener: nil) }
+        try await nodes.cluster.run(until: "the quick tasks' moves are committed", within: 30) {
+            guard let machine = await nodes.machine(of: spec.id, on: 1) else { return false }
+            return ((machine.workloadState as? TokenWorkload.State)?.counted.count ?? 0) >= 3
+        }
+        nodes.cluster.pause(0)
+        try await nodes.cluster.run(until: "another node stores the job's report", within: 60) {
+            nodes.histories[1...].contains { (try? $0.taskJobReport(of: spec.id)) != nil }
+        }
+        let taker = try #require(nodes.histories[1...].firstIndex { (try? $0.taskJobReport(of: spec.id)) != nil })
+        let report = try #require(try nodes.histories[taker].taskJobReport(of: spec.id))
+        let state = try Self.state(report.workloadReport)
+        #expect(state.bins == [0, 6] && state.counted == Set(0..<6), "every task counted once over two coordinators: \(state)")
+        #expect(report.succeeded == 6 && report.coordinator == nodes.cluster[taker].system.node.name)
+        if let machine = await nodes.machine(of: spec.id, on: taker) {
+            #expect(machine.epoch == 1, "the take-over committed the next epoch")
+        }
+
+        nodes.cluster.resume(0)
+        let first = try await nodes.cluster.complete("the old coordinator's run", within: 60) { () async -> Result<TaskJobReport, any Error> in
+            do { return .success(try await submitted.value) } catch { return .failure(error) }
+        }
+        if case .success(let told) = first { Issue.record("the old coordinator reported \(told.succeeded) tasks for a job it lost") }
+        #expect(try nodes.histories[0].taskJobReport(of: spec.id) == nil, "the old coordinator stored nothing")
+        await nodes.stop()
+    }
+}
