@@ -212,11 +212,16 @@ public distributed actor TaskJobs {
                 onOutcome: { outcome in
                     var outcome = outcome
                     outcome.task = remaining[outcome.task]
-                    run?.ended(task: outcome.task, outcome: outcome)
                     // A cancelled attempt's end is no result: the report brings the task's
                     // end (and after a take-over, the end the new leader committed).
-                    guard !outcome.cancelled else { return }
-                    if let writer { writer.record(outcome) } else { relay.send(outcome) }
+                    guard !outcome.cancelled else {
+                        run?.ended(task: outcome.task, outcome: outcome)
+                        return
+                    }
+                    // The run hears the end in the same step as it is kept: its record of
+                    // the end and the end itself are kept together.
+                    let hear: () -> Void = { run?.ended(task: outcome.task, outcome: outcome) }
+                    if let writer { writer.record(outcome, ended: hear) } else { hear(); relay.send(outcome) }
                 })
             if let run {
                 // The tasks cancelled before they started were not heard in `onOutcome`.
@@ -460,6 +465,11 @@ public distributed actor TaskJobListener {
 /// whatever was added while a batch was out goes in the next (a listener's calls, a
 /// journal's flushes: group commit). A consumer that returns false is done: it gets
 /// nothing more, and what comes is dropped.
+///
+/// What `takeAlong` gives (a workload's events) goes with each batch, taken in the same
+/// step as the batch's items; what an add's `alongside` makes, it makes in the same step
+/// as the add. So whatever `alongside` made for an item goes in that item's batch, never
+/// apart from it.
 private final class OrderedBatches<Item: Sendable>: Sendable {
     private struct State {
         var pending: [Item] = []
@@ -468,15 +478,19 @@ private final class OrderedBatches<Item: Sendable>: Sendable {
         var drained: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let consume: @Sendable ([Item]) async -> Bool
+    private let consume: @Sendable ([Item], _ along: String?) async -> Bool
+    private let takeAlong: (@Sendable () -> String?)?
     private let state = Mutex(State())
 
-    init(consume: @escaping @Sendable ([Item]) async -> Bool) {
+    init(takingAlong takeAlong: (@Sendable () -> String?)? = nil, consume: @escaping @Sendable ([Item], _ along: String?) async -> Bool) {
+        self.takeAlong = takeAlong
         self.consume = consume
     }
 
-    func add(_ item: Item) {
+    /// Adds `item`; `alongside` runs first, in the same step.
+    func add(_ item: Item, alongside: () -> Void = {}) {
         let start = state.withLock { state -> Bool in
+            alongside()
             guard !state.done else { return false }
             state.pending.append(item)
             guard !state.sending else { return false }
@@ -494,7 +508,7 @@ private final class OrderedBatches<Item: Sendable>: Sendable {
     private func drain() async {
         while true {
             var finished: [CheckedContinuation<Void, Never>] = []
-            let batch = state.withLock { state -> [Item]? in
+            let batch = state.withLock { state -> ([Item], String?)? in
                 guard !state.pending.isEmpty, !state.done else {
                     // Idle again: whoever waited for everything so far is served, in the
                     // same step, so a flush that comes after a later add waits for it.
@@ -505,11 +519,11 @@ private final class OrderedBatches<Item: Sendable>: Sendable {
                     return nil
                 }
                 defer { state.pending = [] }
-                return state.pending
+                return (state.pending, takeAlong?())
             }
             for continuation in finished { continuation.resume() }
-            guard let batch else { break }
-            if await !consume(batch) { stop() }
+            guard let (items, along) = batch else { break }
+            if await !consume(items, along) { stop() }
         }
     }
 
@@ -528,8 +542,11 @@ private final class OrderedBatches<Item: Sendable>: Sendable {
 
 /// Keeps a job's task ends durable in batches, one at a time (group commit), and hands
 /// each batch to `kept` once it is. A workload's job sends its run's events in the same
-/// batches, before the ends (one stream, in the order they were made: an end is recorded
-/// after its attempt's events, so a batch taken later holds them). When the durability
+/// batches, before the ends: one stream in the order things were made. A task's end is
+/// added in the same step as the run hears it (``record(_:ended:)``), and a batch takes
+/// the run's events in the same step as its ends, so an end and every event made before
+/// it (the attempt's moves, the run's own record of the end) are kept together or in
+/// order, never an end without them or its record without the end. When the durability
 /// says the job is no longer this node's, `lost` runs and nothing more is kept (nor
 /// handed on).
 private final class DurableEnds: Sendable {
@@ -545,15 +562,16 @@ private final class DurableEnds: Sendable {
         durability: any TaskJobDurability, job: String, run: (any JobWorkloadRun)?, epoch: Int,
         kept: @escaping @Sendable ([JobRunner.Outcome]) -> Void, lost: @escaping @Sendable () async -> Void
     ) {
-        batches = OrderedBatches { items in
+        var takeEvents: (@Sendable () -> String?)?
+        if let run { takeEvents = { run.takeEvents() } }
+        batches = OrderedBatches(takingAlong: takeEvents) { (items: [Item], events: String?) async -> Bool in
             let outcomes = items.compactMap { item -> JobRunner.Outcome? in
                 if case .ended(let outcome) = item { return outcome }
                 return nil
             }
             let ends = outcomes.map { (task: $0.task, end: TaskJobReport.TaskEnd($0)) }
             let isKept: Bool
-            if let run {
-                let events = run.takeEvents()
+            if run != nil {
                 isKept = events == nil && ends.isEmpty ? true : await durability.streamed(epoch: epoch, events: events, ends: ends, of: job)
             } else {
                 isKept = await durability.tasksEnded(ends, of: job)
@@ -567,7 +585,8 @@ private final class DurableEnds: Sendable {
         }
     }
 
-    func record(_ outcome: JobRunner.Outcome) { batches.add(.ended(outcome)) }
+    /// Keeps `outcome`; `ended` (the run hearing it) runs in the same step.
+    func record(_ outcome: JobRunner.Outcome, ended: () -> Void = {}) { batches.add(.ended(outcome), alongside: ended) }
 
     /// The run made events: they go in the next batch.
     func eventsMade() { batches.add(.eventsMade) }
@@ -589,7 +608,7 @@ private final class TaskJobRelay: Sendable {
     init(listener: TaskJobListener?, clock: any RuntimeClock) {
         self.listener = listener
         self.clock = clock
-        batches = OrderedBatches { outcomes in
+        batches = OrderedBatches { outcomes, _ in
             guard let listener else { return false }
             // A client that does not answer holds the job's end up for at most this.
             return (try? await withTimeout(seconds: Self.callTimeout, clock: clock) { try await listener.ended(outcomes) }) != nil
