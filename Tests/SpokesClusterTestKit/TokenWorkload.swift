@@ -98,6 +98,8 @@ public enum TokenWorkload {
             (newEvents, doorbell) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         }
 
+        public var cost: TaskCost? { nil }
+
         public func input(task: Int, attempt: Int) throws -> String { spec.inputs[task] }
 
         public func accept(task: Int, attempt: Int, output: String) -> Bool {

@@ -108,31 +108,19 @@ public struct BikeJob: Sendable, Codable {
         let (deadline, retries) = try validated(settings: node.settings)
         let id = id
         let book = book ?? startingBook
-        let ledger = JobLedger(book: book, recording: replica != nil)
         let epoch = replica?.epoch ?? 0
         let system = node.system
-        let stations = network.stations.indices.map { index in
-            ClusterSystem.withWellKnownName(JobStation.name(job: id, epoch: epoch, index: index)) {
-                JobStation(actorSystem: system, index: index, ledger: ledger)
-            }
-        }
-        // The stations again, as one desk taking many moves a call (this release's workers use it).
-        let desk = ClusterSystem.withWellKnownName(JobStationDesk.name(job: id, epoch: epoch)) {
-            JobStationDesk(actorSystem: system, ledger: ledger)
-        }
+        // The stations, the ledger, each attempt's input and which outputs count: the
+        // run the job layer drives (Docs/one-job-layer.md).
+        let run = BikeJobRun(job: self, book: book, epoch: epoch, on: node, recording: replica != nil, cancelReason: cancelReason)
+        let ledger = run.ledger
         let (systems, following, _) = try await node.makeSystems(for: BikeUserTask.name)
         defer { following.cancel() }
 
-        // Users that ended before (this job was taken over) do not run again; a resumed
-        // user's attempts are numbered above every attempt begun before, so none is fenced off.
+        // Users that ended before (this job was taken over) do not run again.
         let done = book.doneUsers
         let users = (0..<options.users).filter { !done.contains($0) }
-        let attemptBase = users.map { book.entries[$0].attempt }
-        let base = BikeUserTask.Input(
-            job: id, coordinator: system.node, epoch: epoch, stationCount: network.stations.count, goalIndex: book.goalIndex, user: 0,
-            paths: options.paths, seed: options.seed, timing: options.timing, maxMoves: options.maxMovesPerUser, attempt: 1,
-            progress: UserProgress(), batchesMoves: true)
-        let cost = BikeUserTask().cost(of: base)
+        let cost = run.cost ?? .waiting
         let shared = (share ?? .unnamed).capped(atPriority: node.settings.maximumPriority)
         let board = node.jobBoard.track(job: id, kind: BikeUserTask.name, title: title, total: users.count, share: shared, cost: cost)
         defer { board.end(cancelled: Task.isCancelled) }
@@ -148,26 +136,15 @@ public struct BikeJob: Sendable, Codable {
         let running = Task {
             await runner.run(
                 count: users.count,
-                input: { task, attempt in
-                    var input = base
-                    input.user = users[task]
-                    input.attempt = attemptBase[task] + attempt
-                    input.progress = ledger.beginAttempt(user: users[task], attempt: input.attempt)
-                    return String(decoding: try JSONEncoder().encode(input), as: UTF8.self)
-                },
-                accept: { task, attempt, output in
-                    let ending = (try? JSONDecoder().decode(SimulationResult.self, from: Data(output.utf8)))?.ending ?? .finishedPaths
-                    return ledger.accept(user: users[task], attempt: attemptBase[task] + attempt, ending: ending) != nil
-                },
+                input: { task, attempt in try run.input(task: users[task], attempt: attempt) },
+                accept: { task, attempt, output in run.accept(task: users[task], attempt: attempt, output: output) },
                 onEvent: { event in
                     tracker.record(event)
                     if case .failed(let task, let attempt, let node, let reason, let willRetry) = event {
-                        system.log("job \(id): user \(users[task]) attempt \(attemptBase[task] + attempt) on \(node) failed: \(reason); \(willRetry ? "retrying on another node" : "giving up")")
+                        system.log("job \(id): user \(users[task]) attempt \(run.attempt(of: users[task], attempt)) on \(node) failed: \(reason); \(willRetry ? "retrying on another node" : "giving up")")
                     }
                 },
-                onOutcome: { outcome in
-                    ledger.end(user: users[outcome.task], Self.end(of: outcome, cancelReason: cancelReason))
-                })
+                onOutcome: { outcome in run.ended(task: users[outcome.task], outcome: outcome) })
         }
         // Hands the ledger's changes to the replicas as they are made; a failed commit
         // stops the run (another node leads the job now).
@@ -190,16 +167,15 @@ public struct BikeJob: Sendable, Codable {
             }
         }
         let outcomes = await withTaskCancellationHandler { await running.value } onCancel: { running.cancel() }
-        // The stations are hosted (their well-known names registered) while they live.
-        withExtendedLifetime((stations, desk)) {}
         // The tasks cancelled before they started were not heard in `onOutcome`.
         for outcome in outcomes where outcome.output == nil {
-            ledger.end(user: users[outcome.task], Self.end(of: outcome, cancelReason: cancelReason))
+            run.ended(task: users[outcome.task], outcome: outcome)
         }
         // A cancelled attempt on another node may still be moving: stop the stations first.
-        ledger.close()
-        ledger.stopRecording()
+        run.close()
         let committed = await committing?.value
+        // The stations were hosted (their well-known names registered) while the run lived.
+        withExtendedLifetime(run) {}
         if committed == false {
             throw LostLead(job: id, node: system.node.name)
         }
@@ -210,23 +186,6 @@ public struct BikeJob: Sendable, Codable {
             finished: Date(timeIntervalSince1970: runtime.unixNow))
         report.epoch = replica.map { _ in epoch }
         return report
-    }
-
-    /// How a user's outcome of this run ends its part of the job.
-    private static func end(of outcome: JobRunner.Outcome, cancelReason: () -> String) -> BikeJobBook.UserEnd {
-        let reasons = outcome.failures.map { failure in
-            guard failure.cancelled else { return "attempt \(failure.attempt) on \(failure.node): \(failure.reason)" }
-            return failure.node.isEmpty
-                ? "attempt \(failure.attempt): \(cancelReason()) before it started"
-                : "attempt \(failure.attempt) on \(failure.node): \(cancelReason()) while it ran"
-        }
-        let ending: SimulationResult.Ending
-        if let output = outcome.output {
-            ending = (try? JSONDecoder().decode(SimulationResult.self, from: Data(output.utf8)))?.ending ?? .finishedPaths
-        } else {
-            ending = outcome.cancelled ? .cancelled : .failed
-        }
-        return BikeJobBook.UserEnd(ending: ending, node: outcome.output == nil ? nil : outcome.node, attempts: outcome.attempts, reasons: reasons)
     }
 
     /// The job's report from its book: every user's progress and end, the stations' counts.

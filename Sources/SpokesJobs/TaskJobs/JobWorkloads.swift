@@ -64,6 +64,9 @@ public struct JobWorkloadContext: Sendable {
 /// an event is made before any task end that depends on it is reported (``ended(task:outcome:)``
 /// comes after the ``accept(task:attempt:output:)`` of the same attempt).
 public protocol JobWorkloadRun: Sendable {
+    /// What each of the job's tasks costs a worker; nil: the kind's cost of the job's first
+    /// input.
+    var cost: TaskCost? { get }
     /// The input of `task`'s `attempt` in this run (1 for its first here): where it resumes,
     /// and the number it is fenced by.
     func input(task: Int, attempt: Int) throws -> String

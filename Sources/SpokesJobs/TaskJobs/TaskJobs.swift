@@ -180,7 +180,7 @@ public distributed actor TaskJobs {
         let registry = node.registry
         let first = spec.inputs.first ?? ""
         // A kind's cost may depend on its input; a job's tasks usually share what decides it.
-        let cost = registry.cost(kind: spec.kind, input: first) ?? .cpu
+        let cost = run?.cost ?? registry.cost(kind: spec.kind, input: first) ?? .cpu
         var runner = JobRunner(systems: systems, job: spec.id, kind: spec.kind, deadline: spec.deadline, retries: spec.retries, cost: cost)
         runner.share = (spec.share ?? .unnamed).capped(atPriority: actorSystem.settings.maximumPriority)
         let board = node.jobBoard.track(job: spec.id, kind: spec.kind, title: spec.title, total: spec.inputs.count, share: runner.share, cost: cost)

@@ -13,52 +13,8 @@ import Testing
 /// stations. On three nodes wired as `spokes node` wires them, in virtual time.
 @Suite(.hangGuard)
 struct WorkloadJobTests {
-    /// Three nodes, each with a Raft host, replicated jobs and a desk that run the token
-    /// workload.
-    final class Nodes: Sendable {
-        let cluster: SimulatedCluster
-        let hosts: [RaftHost]
-        let desks: [TaskJobs]
-        let histories: [InMemoryTaskJobHistory]
-        private let watchers: [Task<Void, Never>]
-
-        init() async throws {
-            cluster = try SimulatedCluster(3, registry: { _ in TaskRegistry(kinds: [CubeTask()]) }, disk: { _ in SimulatedDisk() })
-            try await cluster.awaitMesh()
-            var hosts: [RaftHost] = []
-            var desks: [TaskJobs] = []
-            var histories: [InMemoryTaskJobHistory] = []
-            var watchers: [Task<Void, Never>] = []
-            let workloads = TokenWorkload.workloads
-            for node in cluster.nodes {
-                let host = RaftHost(system: node.system, settings: RaftHostSettings(dataDirectory: "/data/\(node.system.node.name)/raft"),
-                                    machines: ReplicatedTaskJobs.machines(workloads: workloads))
-                let members: @Sendable () -> [Member] = { [weak node] in node?.members ?? [] }
-                let replicated = ReplicatedTaskJobs(host: host, system: node.system, members: members, fallback: nil, workloads: workloads)
-                let history = InMemoryTaskJobHistory()
-                let desk = TaskJobs.host(on: node, history: history, durability: replicated, workloads: workloads)
-                watchers.append(replicated.watch(desk))
-                hosts.append(host)
-                desks.append(desk)
-                histories.append(history)
-            }
-            self.hosts = hosts
-            self.desks = desks
-            self.histories = histories
-            self.watchers = watchers
-        }
-
-        /// The job's group state on node `index`.
-        func machine(of job: String, on index: Int) async -> JobMachine? {
-            await hosts[index].stateMachine(of: ReplicatedTaskJobs.workloadGroup(of: job)) as? JobMachine
-        }
-
-        func stop() async {
-            for watcher in watchers { watcher.cancel() }
-            // While virtual time still moves: a host's stop waits for its disk.
-            _ = try? await cluster.complete("the hosts stop", within: 30) { [hosts] in for host in hosts { await host.stop() } }
-            cluster.stop()
-        }
+    func nodes() async throws -> JobDeskCluster {
+        try await JobDeskCluster(3, kinds: [CubeTask()], workloads: TokenWorkload.workloads)
     }
 
     static func spec(_ id: String, numbers: [Int]) -> TaskJobSpec {
@@ -76,7 +32,7 @@ struct WorkloadJobTests {
     /// Every task's accepted output moves one token, once; the run's events are committed
     /// with the ends, so every replica's state is the coordinator's, and the report shows it.
     @Test func aWorkloadJobsStateIsCommittedOnEveryReplicaWithItsEnds() async throws {
-        let nodes = try await Nodes()
+        let nodes = try await nodes()
         let spec = Self.spec("job-tokens1", numbers: [1, 2, 3, 4, 5, 6])
         let coordinator = nodes.desks[0]
         let report = try await nodes.cluster.complete("the job runs", within: 60) { try await coordinator.submit(spec, listener: nil) }
@@ -95,7 +51,7 @@ struct WorkloadJobTests {
 
     /// A workload the desk does not run is refused before anything runs or is kept.
     @Test func aJobOfAnUnknownWorkloadIsRefused() async throws {
-        let nodes = try await Nodes()
+        let nodes = try await nodes()
         var unknown = Self.spec("job-unknown", numbers: [1])
         unknown.workload?.name = "weather"
         let spec = unknown
@@ -112,7 +68,7 @@ struct WorkloadJobTests {
     /// (tokens conserved); the old coordinator, resumed, commits nothing more and stores
     /// nothing.
     @Test func aJobTakenOverRunsOnFromTheCommittedStateInTheNextEpoch() async throws {
-        let nodes = try await Nodes()
+        let nodes = try await nodes()
         // Three quick tasks, three that take 3 s.
         let spec = Self.spec("job-tokens2", numbers: [1, 2, 3, 4000, 4000, 4000])
         let coordinator = nodes.desks[0]
@@ -123,10 +79,9 @@ struct WorkloadJobTests {
         }
         nodes.cluster.pause(0)
         try await nodes.cluster.run(until: "another node stores the job's report", within: 60) {
-            nodes.histories[1...].contains { (try? $0.taskJobReport(of: spec.id)) != nil }
+            nodes.storedReport(of: spec.id, excluding: 0) != nil
         }
-        let taker = try #require(nodes.histories[1...].firstIndex { (try? $0.taskJobReport(of: spec.id)) != nil })
-        let report = try #require(try nodes.histories[taker].taskJobReport(of: spec.id))
+        let (taker, report) = try #require(nodes.storedReport(of: spec.id, excluding: 0))
         let state = try Self.state(report.workloadReport)
         #expect(state.bins == [0, 6] && state.counted == Set(0..<6), "every task counted once over two coordinators: \(state)")
         #expect(report.succeeded == 6 && report.coordinator == nodes.cluster[taker].system.node.name)

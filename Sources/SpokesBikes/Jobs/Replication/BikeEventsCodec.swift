@@ -19,15 +19,49 @@ enum BikeEventsCodec {
         var out: [UInt8] = []
         out.reserveCapacity(32 + events.count * 72)
         out += Key.events
+        writeArray(events, to: &out)
+        out += Key.epochAfterEvents
+        HandJSON.integer(epoch, to: &out)
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `events` alone, as the JSON array `Codable` makes of them: what a bike job's run
+    /// hands the job layer to commit (``BikeJobBook/apply(events:)`` reads it back).
+    static func encodeEvents(_ events: [BikeJobBook.Event]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(2 + events.count * 72)
+        writeArray(events, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The events of an array in exactly the form ``encodeEvents(_:)`` writes; nil otherwise.
+    static func decodeEvents(_ text: Substring) -> [BikeJobBook.Event]? {
+        var reader = HandJSON.Reader(bytes: Array(text.utf8)[...])
+        guard let events = readArray(&reader), reader.atEnd else { return nil }
+        return events
+    }
+
+    private static func writeArray(_ events: [BikeJobBook.Event], to out: inout [UInt8]) {
         out.append(UInt8(ascii: "["))
         for (index, event) in events.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             write(event, to: &out)
         }
-        out += Key.epoch
-        HandJSON.integer(epoch, to: &out)
-        out.append(UInt8(ascii: "}"))
-        return String(decoding: out, as: UTF8.self)
+        out.append(UInt8(ascii: "]"))
+    }
+
+    private static func readArray(_ reader: inout HandJSON.Reader) -> [BikeJobBook.Event]? {
+        guard reader.byte(UInt8(ascii: "[")) else { return nil }
+        var events: [BikeJobBook.Event] = []
+        if !reader.byte(UInt8(ascii: "]")) {
+            repeat {
+                guard let event = readEvent(&reader) else { return nil }
+                events.append(event)
+            } while reader.byte(UInt8(ascii: ","))
+            guard reader.byte(UInt8(ascii: "]")) else { return nil }
+        }
+        return events
     }
 
     /// The events and epoch of a command in exactly the form ``encode(_:epoch:)`` writes;
@@ -38,15 +72,7 @@ enum BikeEventsCodec {
 
     private static func read(_ bytes: ArraySlice<UInt8>) -> (events: [BikeJobBook.Event], epoch: Int)? {
         var reader = HandJSON.Reader(bytes: bytes)
-        guard reader.literal(Key.events), reader.byte(UInt8(ascii: "[")) else { return nil }
-        var events: [BikeJobBook.Event] = []
-        if !reader.byte(UInt8(ascii: "]")) {
-            repeat {
-                guard let event = readEvent(&reader) else { return nil }
-                events.append(event)
-            } while reader.byte(UInt8(ascii: ","))
-            guard reader.byte(UInt8(ascii: "]")) else { return nil }
-        }
+        guard reader.literal(Key.events), let events = readArray(&reader) else { return nil }
         guard reader.literal(Key.epochAfterEvents), let epoch = reader.integer(), reader.byte(UInt8(ascii: "}")), reader.atEnd else { return nil }
         return (events, epoch)
     }
@@ -136,7 +162,6 @@ enum BikeEventsCodec {
     /// The fixed text between the values.
     private enum Key {
         static let events = Array(#"{"events":"#.utf8)
-        static let epoch = Array(#"],"epoch":"#.utf8)
         static let epochAfterEvents = Array(#","epoch":"#.utf8)
         static let attempt = Array(#"{"attempt":{"user":"#.utf8)
         static let attemptValue = Array(#","attempt":"#.utf8)

@@ -1,0 +1,87 @@
+import FoundationEssentials
+import SpokesCluster
+import SpokesClusterTestKit
+import SpokesJobs
+import SpokesReplication
+import SpokesTestKit
+import Testing
+@testable import SpokesBikes
+
+/// A bike job run by the job layer's one desk as the bike workload (Docs/one-job-layer.md,
+/// step 4): the job's group carries its book, the run's ledger events and the users' ends
+/// are one stream, and a take-over resumes from the committed book. Three simulated nodes
+/// in virtual time.
+@Suite(.hangGuard)
+struct BikeJobOnTheJobDeskTests {
+    static let network = Network.synthetic(stations: 4, bikes: 3, emptySlots: 3)
+
+    func nodes() async throws -> JobDeskCluster {
+        var workloads = JobWorkloads()
+        workloads.register(BikeWorkload.name, BikeWorkload.workload)
+        return try await JobDeskCluster(3, kinds: BikeKinds.all, workloads: workloads)
+    }
+
+    /// Every user once, in user order, and the bikes conserved.
+    func checkExactlyOnce(_ report: SimulationReport, users: Int) {
+        #expect(report.results.map(\.user) == Array(0..<users), "one result per user")
+        #expect(report.conservation.holds, "\(report.conservation)")
+        #expect(report.stations.allSatisfy { $0.freeBikes >= 0 && $0.emptySlots >= 0 })
+    }
+
+    static func simulation(_ report: TaskJobReport) throws -> SimulationReport {
+        try MachineText.decode(SimulationReport.self, from: try #require(report.workloadReport))
+    }
+
+    @Test func aBikeJobRunsOnTheJobDeskWithItsBookOnEveryReplica() async throws {
+        let nodes = try await nodes()
+        let job = BikeJob(id: "job-desk1", network: Self.network, options: SimulationOptions(users: 8, paths: 3, seed: 7))
+        let spec = try job.taskJobSpec(settings: nodes.cluster[0].settings)
+        let coordinator = nodes.desks[0]
+        let report = try await nodes.cluster.complete("the job runs", within: 120) { try await coordinator.submit(spec, listener: nil) }
+        #expect(report.succeeded == 8 && report.stored == true)
+        let simulation = try Self.simulation(report)
+        checkExactlyOnce(simulation, users: 8)
+        #expect(simulation.completedUsers == 8)
+        for index in 0..<3 {
+            guard let machine = await nodes.machine(of: spec.id, on: index) else { continue }
+            let book = try #require(machine.workloadState as? BikeJobBook)
+            #expect(book.doneUsers.count == 8 && book.bikesInPlay == job.startingBook.bikesInPlay, "replica \(index) holds the coordinator's book")
+            #expect(book.stations.map(\.freeBikes) == simulation.stations.map(\.freeBikes), "replica \(index): the stations the report shows")
+        }
+        await nodes.stop()
+    }
+
+    /// The coordinator is paused mid-job (its users moving): a replica commits the next
+    /// epoch and runs the users that had not ended from the committed book; the report
+    /// counts every user once and conserves the bikes; the old coordinator stores nothing.
+    @Test func aBikeJobTakenOverRunsOnFromTheCommittedBook() async throws {
+        let nodes = try await nodes()
+        let timing = MoveTiming(moveTime: 0.5, timeScale: 1)
+        let job = BikeJob(id: "job-desk2", network: Self.network, options: SimulationOptions(users: 12, paths: 4, seed: 11, timing: timing))
+        let spec = try job.taskJobSpec(settings: nodes.cluster[0].settings)
+        let coordinator = nodes.desks[0]
+        let submitted = Task { try await coordinator.submit(spec, listener: nil) }
+        try await nodes.cluster.run(until: "some moves are committed", within: 60) {
+            guard let book = await nodes.machine(of: spec.id, on: 1)?.workloadState as? BikeJobBook else { return false }
+            return book.entries.contains { $0.progress.moves > 0 }
+        }
+        nodes.cluster.pause(0)
+        try await nodes.cluster.run(until: "another node stores the job's report", within: 120) {
+            nodes.storedReport(of: spec.id, excluding: 0) != nil
+        }
+        let (taker, report) = try #require(nodes.storedReport(of: spec.id, excluding: 0))
+        let simulation = try Self.simulation(report)
+        checkExactlyOnce(simulation, users: 12)
+        #expect(report.succeeded == 12)
+        #expect(simulation.completedUsers == 12, "the users that ended before the take-over kept their ends: \(simulation.completedUsers)")
+        if let machine = await nodes.machine(of: spec.id, on: taker) {
+            #expect(machine.epoch == 1, "the take-over committed the next epoch")
+        }
+        nodes.cluster.resume(0)
+        _ = try await nodes.cluster.complete("the old coordinator's run", within: 60) { () async -> Bool in
+            (try? await submitted.value) != nil
+        }
+        #expect(try nodes.histories[0].taskJobReport(of: spec.id) == nil, "the old coordinator stored nothing")
+        await nodes.stop()
+    }
+}
