@@ -70,20 +70,25 @@ public final class NodeAssembly: Sendable {
         // A job's running state: replicated on `jobs.replicas` minus one other members, or,
         // without enough members, on this node's disk (maps and sweeps in its journal,
         // bike jobs in a group of this node alone).
+        // The workloads whose jobs the job desk runs: the bike simulation (Docs/one-job-layer.md).
+        let bikeRuns = LiveBikeRuns()
+        var workloads = JobWorkloads()
+        workloads.register(BikeWorkload.name, BikeWorkload.workload(live: bikeRuns))
         let raft = RaftHost(
             system: node.system,
             settings: RaftHostSettings(dataDirectory: DiskPath.join(folder, "raft")),
-            machines: ReplicatedTaskJobs.machines.merging(ReplicatedBikeJobs.machines) { first, _ in first },
+            machines: ReplicatedTaskJobs.machines(workloads: workloads).merging(ReplicatedBikeJobs.machines) { first, _ in first },
             commitLatency: node.raftCommitLatency)
         node.setReplicaGroups { await raft.groupViews() }
         let members: @Sendable () -> [Member] = { [weak node] in node?.members ?? [] }
-        let replicated = ReplicatedTaskJobs(host: raft, system: node.system, members: members, fallback: journal)
+        let replicated = ReplicatedTaskJobs(host: raft, system: node.system, members: members, fallback: journal, workloads: workloads)
+        // Bike jobs as releases before the one job layer kept them (`bikejob-` groups).
         let replicatedBikeJobs = ReplicatedBikeJobs(host: raft, system: node.system, members: members)
         node.start()
-        let taskJobs = TaskJobs.host(on: node, history: store, durability: replicated, journal: journal)
+        let taskJobs = TaskJobs.host(on: node, history: store, durability: replicated, journal: journal, workloads: workloads)
         for (group, problem) in await raft.reopenStoredGroups() { log.log("cannot reopen raft group \(group): \(problem)") }
         var watchers = [replicated.watch(taskJobs)]
-        let (jobs, bikeJobs) = BikeJobService.hostDesks(on: node, store: store, replication: replicatedBikeJobs)
+        let (jobs, bikeJobs) = BikeJobService.hostDesks(on: node, store: store, replication: replicatedBikeJobs, live: bikeRuns)
         watchers.append(replicatedBikeJobs.watch(bikeJobs))
         return NodeAssembly(
             node: node, store: store, journal: journal, raft: raft, replicatedTaskJobs: replicated, taskJobs: taskJobs, replicatedBikeJobs: replicatedBikeJobs,

@@ -57,11 +57,7 @@ public enum TokenWorkload {
             return nil
         }
 
-        public func snapshot() -> String {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = .sortedKeys
-            return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        }
+        public func snapshot() -> String { MachineText.canonical(self) }
     }
 
     /// The workload as a node registers it.
@@ -113,6 +109,8 @@ public enum TokenWorkload {
             if made { doorbell.yield() }
             return true
         }
+
+        public func keptOutput(task: Int, output: String) -> String { output }
 
         public func ended(task: Int, outcome: JobRunner.Outcome) {}
 

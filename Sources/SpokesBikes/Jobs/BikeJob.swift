@@ -281,9 +281,6 @@ private final class ProgressTracker: Sendable {
     }
 
     private func progress(of record: JobBoard.Record, now: Double) -> JobProgress {
-        JobProgress(
-            job: record.id, usersDone: record.done, usersTotal: record.total, usersFailed: record.failed, retries: record.retries,
-            elapsed: now - start,
-            runningPerNode: record.perNode.filter { $0.value.running > 0 }.mapValues(\.running))
+        JobProgress(record: record, elapsed: now - start)
     }
 }

@@ -27,16 +27,29 @@ public final class BikeJobRun: JobWorkloadRun {
     /// Each user's attempts begun before this run (0 for a new job).
     private let attemptBase: [Int]
     private let cancelReason: @Sendable () -> String
+    private let runtime: Runtime
+    /// When the job's first coordinator started it (seconds since 1970), else when this
+    /// run did (on the runtime's clock): what the report's wall time counts from.
+    private let startedAt: Double?
+    private let began: Double
+    /// Where the node's bike desk finds this run while it lives.
+    private let live: LiveBikeRuns?
 
     /// A run of `job` from `book` on `node` as the coordinator of `epoch`; `cancelReason`
     /// says, as a sentence, who cancelled it (read when a user's attempt is cancelled).
+    /// `startedAt`: when the job's first coordinator started it (seconds since 1970).
+    /// `live`: where the run is listed while it lives.
     public init(
-        job: BikeJob, book: BikeJobBook, epoch: Int, on node: ClusterNode, recording: Bool = true,
-        cancelReason: @escaping @Sendable () -> String = { "cancelled" }
+        job: BikeJob, book: BikeJobBook, epoch: Int, on node: ClusterNode, recording: Bool = true, startedAt: Double? = nil,
+        live: LiveBikeRuns? = nil, cancelReason: @escaping @Sendable () -> String = { "cancelled" }
     ) {
         self.job = job
         self.epoch = epoch
         self.cancelReason = cancelReason
+        runtime = node.system.runtime
+        self.startedAt = startedAt
+        began = node.system.runtime.now
+        self.live = live
         let ledger = JobLedger(book: book, recording: recording)
         self.ledger = ledger
         let system = node.system
@@ -55,6 +68,7 @@ public final class BikeJobRun: JobWorkloadRun {
             paths: options.paths, seed: options.seed, timing: options.timing, maxMoves: options.maxMovesPerUser, attempt: 1,
             progress: UserProgress(), batchesMoves: true)
         attemptBase = book.entries.map(\.attempt)
+        live?.add(self)
     }
 
     /// What every user task of the job costs a worker: waiting when its moves sleep, cpu
@@ -76,6 +90,10 @@ public final class BikeJobRun: JobWorkloadRun {
         ledger.accept(user: user, attempt: self.attempt(of: user, attempt), ending: Self.ending(of: output)) != nil
     }
 
+    /// Nothing: the book holds each user's end (its ``SimulationResult``'s ending is in the
+    /// `accepted` event), and the report is built from the book.
+    public func keptOutput(task: Int, output: String) -> String { "" }
+
     public func ended(task user: Int, outcome: JobRunner.Outcome) {
         ledger.end(user: user, end(of: outcome))
     }
@@ -90,12 +108,16 @@ public final class BikeJobRun: JobWorkloadRun {
     public func close() {
         ledger.close()
         ledger.stopRecording()
+        live?.remove(self)
     }
 
-    /// The job's ``SimulationReport`` as JSON, from the book now (its wall time 0: the
-    /// desk that stores it knows the job's).
+    /// The job's ``SimulationReport`` as JSON, from the book now: its wall time from the
+    /// job's first start, over every epoch and coordinator.
     public func report(ends: [Int: TaskJobReport.TaskEnd], cancelReason: String?) -> String? {
-        let report = job.report(from: ledger.book, wallTime: 0, cancelReason: cancelReason, finished: Date(timeIntervalSince1970: 0))
+        let now = runtime.unixNow
+        let wallTime = startedAt.map { max(0, now - $0) } ?? runtime.now - began
+        var report = job.report(from: ledger.book, wallTime: wallTime, cancelReason: cancelReason, finished: Date(timeIntervalSince1970: now))
+        report.epoch = epoch
         return (try? JSONEncoder().encode(report)).map { String(decoding: $0, as: UTF8.self) }
     }
 

@@ -56,8 +56,12 @@ public distributed actor BikeJobService {
     private let node: ClusterNode
     /// The node's store of finished jobs, shared with its ``JobService``.
     private let store: JobStore
-    /// Where running bike jobs are replicated (nil: on this node alone).
+    /// Where running bike jobs are replicated (nil: on this node alone), as releases
+    /// before the one job layer kept them, and as this one does until every member speaks
+    /// ``ProtocolVersions/oneJobLayer``.
     private let replication: ReplicatedBikeJobs?
+    /// The bike jobs the node's job desk runs now (Docs/one-job-layer.md).
+    private let live: LiveBikeRuns
     /// The jobs coordinated here now (until their report is stored).
     private var running: [String: RunningJob] = [:]
     /// Jobs whose replicas are being made, before they run.
@@ -72,23 +76,26 @@ public distributed actor BikeJobService {
 
     /// Stores finished jobs in `store` (the node's ``JobService/store``); `replication`
     /// keeps running jobs on other nodes too (nil: on this node alone).
-    public init(actorSystem: ClusterSystem, node: ClusterNode, store: JobStore, replication: ReplicatedBikeJobs? = nil) {
+    /// `live`: the bike jobs the node's job desk (``TaskJobs``) runs, as the bike workload
+    /// it registered lists them.
+    public init(actorSystem: ClusterSystem, node: ClusterNode, store: JobStore, replication: ReplicatedBikeJobs? = nil, live: LiveBikeRuns = LiveBikeRuns()) {
         self.actorSystem = actorSystem
         self.node = node
         self.replication = replication
         self.store = store
+        self.live = live
     }
 
     /// Hosts a node's two job desks under their well-known names: `bikejobs` (this one)
     /// and `jobs` (``JobService``, which lists and cancels bike jobs with every other),
     /// both storing in `store` (nil: the job store of the node's data directory).
     public static func hostDesks(
-        on node: ClusterNode, store: JobStore? = nil, replication: ReplicatedBikeJobs? = nil
+        on node: ClusterNode, store: JobStore? = nil, replication: ReplicatedBikeJobs? = nil, live: LiveBikeRuns = LiveBikeRuns()
     ) -> (jobs: JobService, bikes: BikeJobService) {
         let system = node.system
         let store = store ?? JobStore(of: node)
         let bikes = ClusterSystem.withWellKnownName(wellKnownName) {
-            BikeJobService(actorSystem: system, node: node, store: store, replication: replication)
+            BikeJobService(actorSystem: system, node: node, store: store, replication: replication, live: live)
         }
         let jobs = ClusterSystem.withWellKnownName(JobService.wellKnownName) {
             JobService(actorSystem: system, node: node, store: store, workloads: [bikes.workload])
@@ -122,6 +129,11 @@ public distributed actor BikeJobService {
             throw error
         }
         _ = try job.validated(settings: node.settings)
+        // The job layer's one desk runs it, once every member can hold its group.
+        if node.mayUse(protocolVersion: ProtocolVersions.oneJobLayer), let desk = TaskJobs.hosted(on: node),
+           await desk.whenLocal({ $0.runs(workload: BikeWorkload.name) }) == true {
+            return try await submit(job, to: desk, listener: listener)
+        }
         let replica = try await replication?.jobStarted(job)
         let cancelReason = CancelReason()
         let work = start(job, book: nil, replica: replica, cancelReason: cancelReason, listener: listener)
@@ -131,6 +143,57 @@ public distributed actor BikeJobService {
             cancelReason.set(.submitter)
             work.cancel()
         }
+    }
+
+    /// Runs `job` on the node's job desk as the bike workload (Docs/one-job-layer.md): the
+    /// desk keeps it in its group, runs its users, takes it over elsewhere if this node
+    /// dies, and stores its report. `listener` hears it was accepted, then its progress,
+    /// about ten times a second, from the node's record of the job. A call cancelled by
+    /// its submitter cancels the job.
+    private func submit(_ job: BikeJob, to desk: TaskJobs, listener: JobListener?) async throws -> SimulationReport {
+        let spec = try job.taskJobSpec(settings: node.settings)
+        let clock = clock
+        let board = node.jobBoard
+        let relay = TaskJobListener(actorSystem: actorSystem, tasks: spec.inputs.count, onAccepted: { id, coordinator, _ in
+            guard let listener else { return }
+            Task { _ = try? await withTimeout(seconds: 2, clock: clock) { try await listener.accepted(job: id, coordinator: coordinator) } }
+        }, onOutcome: { _ in })
+        let progress = listener.map { listener in
+            Task {
+                let start = clock.now
+                while !Task.isCancelled {
+                    try? await clock.sleep(for: 0.1)
+                    guard let record = board.record(of: job.id) else { continue }
+                    try? await listener.progress(JobProgress(record: record, elapsed: clock.now - start))
+                }
+            }
+        }
+        defer { progress?.cancel() }
+        let work = Task { try await desk.submit(spec, listener: relay) }
+        let done: TaskJobReport
+        do {
+            done = try await withTaskCancellationHandler {
+                try await work.value
+            } onCancel: {
+                Task { _ = try? await desk.cancelHere(job: job.id, reason: JobService.CancelOrigin.submitter.reason) }
+            }
+        } catch TaskJobError.takenOver {
+            throw BikeJob.LostLead(job: job.id, node: actorSystem.node.name)
+        } catch TaskJobError.duplicateJob {
+            throw Refusal.duplicateJob(job.id)
+        }
+        withExtendedLifetime(relay) {}
+        guard let report = SimulationReport(workloadOf: done) else {
+            throw BikeWorkload.NotABikeJob(job: job.id)
+        }
+        remember(report)
+        return report
+    }
+
+    /// Keeps `report` among the last finished here, for the dashboard.
+    private func remember(_ report: SimulationReport) {
+        recentReports.insert(report, at: 0)
+        recentReports = Array(recentReports.prefix(Self.recentReportCount))
     }
 
     /// Runs `job` here from `book` (nil: from its start) and stores its report; the
@@ -212,8 +275,7 @@ public distributed actor BikeJobService {
             report.storeError = "\(error)"
             actorSystem.log("cannot store job \(report.job ?? "?"): \(error)")
         }
-        recentReports.insert(report, at: 0)
-        recentReports = Array(recentReports.prefix(Self.recentReportCount))
+        remember(report)
         if let job = report.job {
             running[job] = nil
             // Only a stored report finishes the job in its replicas: one that could not be
@@ -311,7 +373,7 @@ public distributed actor BikeJobService {
     /// The network of a bike job coordinated here, as it was when the job started; nil
     /// when this node knows no such job (or only an old report without it).
     public distributed func networkAtStart(of job: String) async throws -> NetworkAtStart? {
-        if let running = running[job]?.job {
+        if let running = running[job]?.job ?? live[job]?.job {
             return NetworkAtStart(name: running.network.name, stations: running.network.stations.map(SimulationReport.StationState.init))
         }
         guard let report = try await report(of: job), let stations = report.stationsBefore else { return nil }
@@ -321,6 +383,9 @@ public distributed actor BikeJobService {
     /// Bikes at each station of a bike job coordinated here: now while it runs, at its end
     /// once it has finished; nil when this node knows no such job.
     public distributed func stationBikes(of job: String) async throws -> [Int]? {
+        if let run = live[job] {
+            return run.job.network.stations.indices.map { run.ledger.station($0).freeBikes }
+        }
         if let entry = running[job] {
             let running = entry.job
             var bikes: [Int] = []

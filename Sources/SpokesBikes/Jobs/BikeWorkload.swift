@@ -10,8 +10,9 @@ import SpokesReplication
 public enum BikeWorkload {
     public static let name = "bikes"
 
-    /// The workload as a node registers it (``JobWorkloads``).
-    public static var workload: JobWorkloads.Workload {
+    /// The workload as a node registers it (``JobWorkloads``); each run is listed in
+    /// `live` while it lives (the node's bike desk answers from there).
+    public static func workload(live: LiveBikeRuns? = nil) -> JobWorkloads.Workload {
         JobWorkloads.Workload(
             start: { parameters in try job(from: parameters).startingBook },
             restore: { try MachineText.decode(BikeJobBook.self, from: $0) },
@@ -19,7 +20,8 @@ public enum BikeWorkload {
                 guard let parameters = context.spec.workload?.parameters, let book = context.state as? BikeJobBook else {
                     throw NotABikeJob(job: context.spec.id)
                 }
-                return BikeJobRun(job: try job(from: parameters), book: book, epoch: context.epoch, on: context.node)
+                return BikeJobRun(
+                    job: try job(from: parameters), book: book, epoch: context.epoch, on: context.node, startedAt: context.spec.startedAt, live: live)
             })
     }
 

@@ -1,3 +1,5 @@
+import SpokesCluster
+
 /// A snapshot of a running cluster job, for live displays.
 public struct JobProgress: Sendable, Hashable, Codable {
     public var job: String
@@ -18,5 +20,15 @@ public struct JobProgress: Sendable, Hashable, Codable {
     /// Real seconds until the last user is likely done; nil before the first finishes.
     public var estimatedRemaining: Double? {
         rate > 0 ? Double(usersTotal - usersDone - usersFailed) / rate : nil
+    }
+}
+
+extension JobProgress {
+    /// The progress a coordinator's record of the job (its ``JobBoard`` entry) shows,
+    /// `elapsed` seconds after it started.
+    public init(record: JobBoard.Record, elapsed: Double) {
+        self.init(
+            job: record.id, usersDone: record.done, usersTotal: record.total, usersFailed: record.failed, retries: record.retries,
+            elapsed: elapsed, runningPerNode: record.perNode.filter { $0.value.running > 0 }.mapValues(\.running))
     }
 }

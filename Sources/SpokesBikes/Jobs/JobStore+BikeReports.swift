@@ -28,9 +28,31 @@ extension JobStore {
         return (Summary(report: report, coordinator: coordinator, finished: finished), try JSONEncoder().encode(report))
     }
 
-    /// The report of bike job `job`, or nil when it is not stored here (or no longer kept).
+    /// The report of bike job `job`, or nil when it is not stored here (or no longer kept):
+    /// stored as a bike report, or, for a job the job layer's one desk ran, the workload's
+    /// report in its job's report.
     public func report(of job: String) throws -> SimulationReport? {
-        try report(of: job, key: Self.bikeReportKey).flatMap { try? JSONDecoder().decode(SimulationReport.self, from: $0) }
+        if let bikes = try report(of: job, key: Self.bikeReportKey).flatMap({ try? JSONDecoder().decode(SimulationReport.self, from: $0) }) {
+            return bikes
+        }
+        guard let stored = try taskJobReport(of: job) else { return nil }
+        var report = SimulationReport(workloadOf: stored)
+        report?.stored = true
+        report?.storeError = nil
+        return report
+    }
+}
+
+extension SimulationReport {
+    /// The bike report a job of the job layer's one desk carries (``TaskJobReport/workloadReport``),
+    /// saying whether it was stored; nil when the job is no bike job.
+    public init?(workloadOf report: TaskJobReport) {
+        guard report.kind == BikeUserTask.name, let text = report.workloadReport,
+              var decoded = try? JSONDecoder().decode(SimulationReport.self, from: Data(text.utf8))
+        else { return nil }
+        decoded.stored = report.stored
+        decoded.storeError = report.storeError
+        self = decoded
     }
 }
 

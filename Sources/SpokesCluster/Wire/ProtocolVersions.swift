@@ -34,8 +34,15 @@ public struct ProtocolVersions: Sendable, Hashable, Codable, CustomStringConvert
     /// layer's module, the bike desk): ``CallTargetRenames/current``. Below 5 a call goes
     /// and is taken under its older name, so releases 0.2 (3) and 0.3 (3 to 4) still talk
     /// to this one. 6 adds ``WireMessage/batch(_:)``: many calls and replies in one frame
-    /// (``WireBatch``), sent only on a connection that agreed 6.
-    public static let current = ProtocolVersions(lowest: 3, highest: 6)
+    /// (``WireBatch``), sent only on a connection that agreed 6. 7 is the one job layer
+    /// (Docs/one-job-layer.md): a workload's job (a bike job) is a `job-ID` group that
+    /// only nodes of 7 can open, so a coordinator starts one only once every member speaks
+    /// 7 (``oneJobLayer``), and until then runs it as before.
+    public static let current = ProtocolVersions(lowest: 3, highest: 7)
+
+    /// The version from which a workload's job (a bike job) is kept in a `job-ID` group
+    /// and run by the job layer's one desk.
+    public static let oneJobLayer = 7
 
     /// The version from which a connection may carry ``WireMessage/batch(_:)`` frames.
     public static let batching = 6

@@ -31,7 +31,9 @@ struct TaskJobsWorkload: JobWorkload {
             summary: JobStore.Summary(taskJob: report, finished: Date(timeIntervalSince1970: system.runtime.unixNow)), storeError: report.storeError)
     }
 
-    /// Jobs of tasks are followed through their own desk (``TaskJobs/lookup(_:)``), which
-    /// asks their replicas: this desk answers for the other workloads.
-    func holdsReplica(of job: String) async -> Bool { false }
+    /// Whether this node holds `job`'s group (a workload's job, a bike job, is followed
+    /// through the node's job desk: a replica not caught up yet still says it runs on).
+    func holdsReplica(of job: String) async -> Bool {
+        await desk.whenLocal { await $0.holdsReplica(of: job) } ?? false
+    }
 }

@@ -179,9 +179,7 @@ public struct JobMachine: ReplicatedStateMachine {
     public func snapshot() -> String {
         var whole = state
         whole.workload = workload?.snapshot()
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return (try? encoder.encode(whole)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return MachineText.canonical(whole)
     }
 
     public mutating func restore(_ snapshot: String) throws {

@@ -72,6 +72,10 @@ public protocol JobWorkloadRun: Sendable {
     func input(task: Int, attempt: Int) throws -> String
     /// Whether `output` of `task`'s `attempt` counts (false: a newer attempt fenced it off).
     func accept(task: Int, attempt: Int, output: String) -> Bool
+    /// What of `task`'s accepted `output` the job keeps in its group and report: all of it,
+    /// or less where the workload's state already holds what counts (the bike job's book
+    /// holds each user's end, so its outputs are not kept twice).
+    func keptOutput(task: Int, output: String) -> String
     /// `task` ended in this run (cancelled ones too, and those cancelled before they started).
     func ended(task: Int, outcome: JobRunner.Outcome)
     /// The events made since the last take, in order, as one JSON value for the state's

@@ -113,6 +113,14 @@ public distributed actor TaskJobs {
         actorSystem.log("took over job \(spec.id): \(ended.count) of \(spec.inputs.count) tasks had ended\(cancelReason.map { "; it was \($0)" } ?? "")")
     }
 
+    /// Whether this desk runs jobs of the workload named `name`.
+    public func runs(workload name: String) -> Bool { workloads[name] != nil }
+
+    /// Whether this node holds `job`'s kept state (a replica of its group).
+    public func holdsReplica(of job: String) async -> Bool {
+        await durability?.holdsReplica(of: job) ?? false
+    }
+
     /// Whether this node runs `job` now (or still tries to store its report).
     public func isRunning(_ job: String) -> Bool { running[job] != nil || starting.contains(job) || storeRetries[job] != nil }
 
@@ -212,6 +220,7 @@ public distributed actor TaskJobs {
                 onOutcome: { outcome in
                     var outcome = outcome
                     outcome.task = remaining[outcome.task]
+                    if let run, let output = outcome.output { outcome.output = run.keptOutput(task: outcome.task, output: output) }
                     // A cancelled attempt's end is no result: the report brings the task's
                     // end (and after a take-over, the end the new leader committed).
                     guard !outcome.cancelled else {
@@ -236,7 +245,11 @@ public distributed actor TaskJobs {
             await writer?.flush()
             await relay.flush()
             var ends = ended
-            for outcome in outcomes { ends[remaining[outcome.task]] = TaskJobReport.TaskEnd(outcome) }
+            for var outcome in outcomes {
+                let task = remaining[outcome.task]
+                if let run, let output = outcome.output { outcome.output = run.keptOutput(task: task, output: output) }
+                ends[task] = TaskJobReport.TaskEnd(outcome)
+            }
             // Where the ends are replicated, the committed ones are the record (a task two
             // nodes ran counts with the end committed first).
             if let kept = await durability?.keptEnds(of: spec.id) { ends.merge(kept) { _, committed in committed } }

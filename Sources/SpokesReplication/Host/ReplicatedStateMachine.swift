@@ -30,6 +30,15 @@ public enum MachineText {
         (try? JSONEncoder().encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
+    /// `value` as JSON text with its keys sorted, so equal values write the same text on
+    /// every replica (for snapshots a check compares byte for byte); `"{}"` if it cannot
+    /// be encoded.
+    public static func canonical(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
     /// `text` read as a `T`.
     public static func decode<T: Decodable>(_ type: T.Type, from text: String) throws -> T {
         try JSONDecoder().decode(type, from: Data(text.utf8))

@@ -190,14 +190,14 @@ final class NodesRun: Sendable {
             try? await clock.sleep(for: start + time - clock.now)
             for _ in 0..<600 {
                 for (index, assembly) in liveAssemblies {
-                    for group in assembly.raft.groupIDs where group.hasPrefix(ReplicatedBikeJobs.groupKind + "-") {
+                    for group in assembly.raft.groupIDs {
                         guard let (status, machine) = await assembly.raft.statusAndMachine(of: group), status.role == .leader,
-                              let bikes = machine as? BikeJobMachine, !bikes.finished, let entry = bikes.book?.entries.first
+                              let (entry, sabotage) = Self.staleBatch(for: machine)
                         else { continue }
                         // Far above any attempt a coordinator could have begun meanwhile (on the
                         // pool, a retry's begun attempt could commit first and make the batch valid).
                         let attempt = entry.attempt + 1_000
-                        let batch = BikeJobMachine.record([.accepted(user: 0, attempt: attempt, ending: .finishedPaths)], epoch: bikes.epoch)
+                        let batch = sabotage([.accepted(user: 0, attempt: attempt, ending: .finishedPaths)])
                         // Tried again at the group's next leader if this one cannot commit it.
                         guard let commit = try? await assembly.raft.propose(group: group, command: batch, forward: false) else { continue }
                         record("SABOTAGE n\(index), leading \(group), committed user 0's result from attempt \(attempt), which the committed book never began: \(commit.result)")
@@ -207,6 +207,18 @@ final class NodesRun: Sendable {
                 try? await clock.sleep(for: 0.1)
             }
         }
+    }
+
+    /// A bike job's group that has not finished: its first user's entry, and how to write
+    /// a batch of events as its coordinator now would (in either kind of group).
+    private static func staleBatch(for machine: any ReplicatedStateMachine) -> (BikeJobBook.Entry, ([BikeJobBook.Event]) -> String)? {
+        if let bikes = machine as? BikeJobMachine, !bikes.finished, let entry = bikes.book?.entries.first {
+            return (entry, { BikeJobMachine.record($0, epoch: bikes.epoch) })
+        }
+        if let job = machine as? JobMachine, !job.finished, let entry = (job.workloadState as? BikeJobBook)?.entries.first {
+            return (entry, { events in JobMachine.batch(epoch: job.epoch, events: MachineText.encode(events), ends: []) })
+        }
+        return nil
     }
 
     private func startAssembly(_ index: Int, node: ClusterNode) async {

@@ -133,6 +133,8 @@ final class NodesSafety: Sendable {
         var lastApplied: [Replica: Int] = [:]
         /// (group, task or user): the counted result first seen, and on which node.
         var counted: [String: (node: Int, result: String)] = [:]
+        /// A bike job's network as it started, by its group (read once from the spec).
+        var bikeNetworks: [String: Network] = [:]
     }
 
     private let state = Mutex(State())
@@ -263,6 +265,34 @@ final class NodesSafety: Sendable {
 
     // MARK: Replicas
 
+    /// A bike job's book (in a job of the one desk's group): as ``check(_:of:network:on:)``,
+    /// its network read once from the job's spec.
+    private func checkBikes(_ book: BikeJobBook, of job: JobMachine, group: String, on index: Int) -> String? {
+        guard let spec = job.spec else { return nil }
+        let network = state.withLock { $0.bikeNetworks[group] } ?? {
+            let decoded = spec.workload.flatMap { try? MachineText.decode(BikeJob.self, from: $0.parameters) }?.network
+            if let decoded { state.withLock { $0.bikeNetworks[group] = decoded } }
+            return decoded
+        }()
+        guard let network else { return "n\(index)'s replica of \(group) carries a bike book, and its spec no bike job" }
+        return Self.check(book, of: spec.id, network: network, on: index)
+    }
+
+    /// A bike book conserves the bikes of `network` and keeps every station between
+    /// empty and full.
+    private static func check(_ book: BikeJobBook, of job: String, network: Network, on index: Int) -> String? {
+        let total = network.stations.reduce(0) { $0 + $1.freeBikes }
+        if book.bikesInPlay != total {
+            return "bikes not conserved: n\(index)'s replica of \(job) has \(book.bikesInPlay) bikes in play, of \(total)"
+        }
+        if book.stations.count == network.stations.count {
+            for (station, start) in zip(book.stations, network.stations) where station.freeBikes < 0 || station.freeBikes > start.capacity {
+                return "n\(index)'s replica of \(job): station \(station.name) holds \(station.freeBikes) bikes, in \(start.capacity) docks"
+            }
+        }
+        return nil
+    }
+
     private func checkReplicas(_ index: Int, _ assembly: NodeAssembly) async -> String? {
         let incarnation = assembly.node.system.node
         for group in assembly.raft.groupIDs {
@@ -289,6 +319,29 @@ final class NodesSafety: Sendable {
                 hasher.combine(bikes.finished)
                 for (user, entry) in (bikes.book?.entries ?? []).enumerated() {
                     if let accepted = entry.accepted { results.append(("\(group)/user \(user)", "\(accepted) from attempt \(entry.attempt)")) }
+                }
+            } else if let job = machine as? JobMachine {
+                hasher.combine(job.spec)
+                hasher.combine(job.epoch)
+                for (task, end) in job.ends.sorted(by: { $0.key < $1.key }) {
+                    hasher.combine(task)
+                    hasher.combine(end)
+                    results.append(("\(group)/task \(task)", "\(end.output ?? "no output") from \(end.node ?? "no node")"))
+                }
+                hasher.combine(job.cancelReason)
+                hasher.combine(job.finished)
+                if let book = job.workloadState as? BikeJobBook {
+                    if let broken = checkBikes(book, of: job, group: group, on: index) { return broken }
+                    hasher.combine(book)
+                    for (user, entry) in book.entries.enumerated() {
+                        if let accepted = entry.accepted { results.append(("\(group)/user \(user)", "\(accepted) from attempt \(entry.attempt)")) }
+                    }
+                } else {
+                    hasher.combine(job.workloadState?.snapshot())
+                }
+                if job.refusedBatches > 0 {
+                    let state = job.workloadState is BikeJobBook ? "a book" : "a state"
+                    return "n\(index)'s replica of \(group) refused \(job.refusedBatches) committed batch(es): a coordinator made a batch from \(state) that is not the committed one"
                 }
             } else {
                 continue
@@ -318,15 +371,7 @@ final class NodesSafety: Sendable {
     /// and full, and its machine refused no committed event.
     private static func check(_ machine: BikeJobMachine, on index: Int) -> String? {
         guard let job = machine.job, let book = machine.book else { return nil }
-        let total = job.network.stations.reduce(0) { $0 + $1.freeBikes }
-        if book.bikesInPlay != total {
-            return "bikes not conserved: n\(index)'s replica of \(job.id) has \(book.bikesInPlay) bikes in play, of \(total)"
-        }
-        if book.stations.count == job.network.stations.count {
-            for (station, start) in zip(book.stations, job.network.stations) where station.freeBikes < 0 || station.freeBikes > start.capacity {
-                return "n\(index)'s replica of \(job.id): station \(station.name) holds \(station.freeBikes) bikes, in \(start.capacity) docks"
-            }
-        }
+        if let broken = check(book, of: job.id, network: job.network, on: index) { return broken }
         if machine.refusedEvents > 0 {
             return "n\(index)'s replica of \(job.id) refused \(machine.refusedEvents) event(s) of committed batches: a coordinator made a batch from a book that is not the committed one"
         }

@@ -17,7 +17,7 @@ struct BikeJobOnTheJobDeskTests {
 
     func nodes() async throws -> JobDeskCluster {
         var workloads = JobWorkloads()
-        workloads.register(BikeWorkload.name, BikeWorkload.workload)
+        workloads.register(BikeWorkload.name, BikeWorkload.workload())
         return try await JobDeskCluster(3, kinds: BikeKinds.all, workloads: workloads)
     }
 

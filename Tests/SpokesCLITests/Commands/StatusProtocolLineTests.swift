@@ -24,9 +24,9 @@ import Testing
         // n3 answered through a node of the previous release, which reports no range: 3.
         let rolling = report([member("n1", .current), member("n2", .only(3)), member("n3", nil), member("n4", .only(3), state: .left)])
         #expect(rolling.protocolVersion == 3)
-        #expect(rolling.protocolLine == "protocol: 3 until n2, n3 speak 6 (a rolling upgrade under way?)")
+        #expect(rolling.protocolLine == "protocol: 3 until n2, n3 speak 7 (a rolling upgrade under way?)")
         let last = report([member("n1", .current), member("n2", nil)])
-        #expect(last.protocolLine == "protocol: 3 until n2 speaks 6 (a rolling upgrade under way?)")
+        #expect(last.protocolLine == "protocol: 3 until n2 speaks 7 (a rolling upgrade under way?)")
     }
 
     @Test func aClusterOfThePreviousReleaseAloneSaysNothing() {

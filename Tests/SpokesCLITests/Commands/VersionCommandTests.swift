@@ -14,7 +14,7 @@ import Testing
         #expect(run.standardError.isEmpty)
         #expect(run.standardOutput == """
             spokes    \(SpokesVersion.release)
-            protocol  3 to 6
+            protocol  3 to 7
             commit    \(commit)
             platform  \(SpokesVersion.platform)
 
@@ -26,7 +26,7 @@ import Testing
         #expect(run.status == 0)
         let json = try run.json()
         #expect(json["version"] as? String == SpokesVersion.release)
-        #expect(json["protocolVersions"] as? [Int] == [3, 4, 5, 6])
+        #expect(json["protocolVersions"] as? [Int] == [3, 4, 5, 6, 7])
         #expect(json["commit"] as? String == commit)
         #expect(json["platform"] as? String == SpokesVersion.platform)
         #expect(run.standardOutput.hasSuffix("}\n") && run.standardOutput.filter { $0 == "\n" }.count == 1, "one line")

@@ -55,19 +55,19 @@ struct ProtocolUpgradeInVirtualTimeTests {
             Issue.record("a node of protocol 2 was admitted")
         } catch {
             let text = "\(error)"
-            #expect(text.contains("node ancient speaks protocol 2 and node n0 speaks 3 to 6"), "\(text)")
+            #expect(text.contains("node ancient speaks protocol 2 and node n0 speaks 3 to 7"), "\(text)")
             #expect(text.contains("upgrade node ancient to a release that speaks 3"), "\(text)")
         }
         // The other way round: a node of this build dials a node of a later release whose
         // range it does not meet; the newer one refuses, saying which to upgrade.
-        let future = try cluster.startNode(named: "future") { $0.protocolVersions = ProtocolVersions(lowest: 7, highest: 8) }
+        let future = try cluster.startNode(named: "future") { $0.protocolVersions = ProtocolVersions(lowest: 8, highest: 9) }
         do {
             try await cluster.complete("n0's dial of the future node ends", within: 10) { try await cluster[0].system.join(future.system.address) }
-            Issue.record("a node of protocol 7 to 8 admitted n0")
+            Issue.record("a node of protocol 8 to 9 admitted n0")
         } catch {
             let text = "\(error)"
-            #expect(text.contains("node n0 speaks protocol 3 to 6 and node future speaks 7 to 8"), "\(text)")
-            #expect(text.contains("upgrade node future") == false && text.contains("upgrade node n0 to a release that speaks 7"), "\(text)")
+            #expect(text.contains("node n0 speaks protocol 3 to 7 and node future speaks 8 to 9"), "\(text)")
+            #expect(text.contains("upgrade node future") == false && text.contains("upgrade node n0 to a release that speaks 8"), "\(text)")
         }
         // Beacons still lead to dials, and every dial is refused: it never becomes a member.
         try await cluster.holds("the future node stays out of the cluster", for: 2) {
@@ -80,14 +80,14 @@ struct ProtocolUpgradeInVirtualTimeTests {
     @Test func aClientOutsideTheRangeIsToldWhatToUpgrade() async throws {
         let cluster = try SimulatedCluster(1)
         defer { cluster.stop() }
-        let client = try cluster.client(named: "cli") { $0.protocolVersions = ProtocolVersions(lowest: 7, highest: 8) }
+        let client = try cluster.client(named: "cli") { $0.protocolVersions = ProtocolVersions(lowest: 8, highest: 9) }
         do {
             try await cluster.complete("the client's dial ends", within: 10) { try await client.join(cluster[0].system.address) }
-            Issue.record("a client of protocol 7 to 8 was admitted")
+            Issue.record("a client of protocol 8 to 9 was admitted")
         } catch {
             let text = "\(error)"
             #expect(text.contains("this client (cli"), "\(text)")
-            #expect(text.contains("speaks protocol 7 to 8 and node n0 speaks 3 to 6: upgrade node n0 to a release that speaks 7"), "\(text)")
+            #expect(text.contains("speaks protocol 8 to 9 and node n0 speaks 3 to 7: upgrade node n0 to a release that speaks 8"), "\(text)")
         }
         // A client of the previous protocol is served, as 3.
         let older = try cluster.client(named: "older") { $0.protocolVersions = .only(3) }

@@ -11,10 +11,10 @@ import Testing
     let fourToFive = ProtocolVersions(lowest: 4, highest: 5)
 
     @Test func thisBuildSpeaksItsOwnVersionAndTheOneBefore() {
-        #expect(ProtocolVersions.current == ProtocolVersions(lowest: 3, highest: 6))
+        #expect(ProtocolVersions.current == ProtocolVersions(lowest: 3, highest: 7))
         #expect(ProtocolVersions.current.highest - ProtocolVersions.current.lowest >= 1)
-        #expect(WireMessage.protocolVersion == 6)
-        #expect(ProtocolVersions.current.description == "3 to 6" && three.description == "3")
+        #expect(WireMessage.protocolVersion == 7)
+        #expect(ProtocolVersions.current.description == "3 to 7" && three.description == "3")
     }
 
     @Test func twoPeersAgreeOnTheHighestVersionBothSpeak() {
@@ -57,9 +57,9 @@ import Testing
     @Test func aHandshakeCarriesItsRangeAsTheLowestVersionAndAnOptionalHighest() throws {
         let node = NodeID(name: "a", incarnation: 1)
         let current = WireMessage.Handshake(cluster: "c", node: node, address: "127.0.0.1:1", slots: 1)
-        #expect(current.protocolVersion == 3 && current.highestProtocolVersion == 6 && current.protocolVersions == .current)
+        #expect(current.protocolVersion == 3 && current.highestProtocolVersion == 7 && current.protocolVersions == .current)
         let text = String(decoding: try JSONEncoder().encode(current), as: UTF8.self)
-        #expect(text.contains(#""protocolVersion":3"#) && text.contains(#""highestProtocolVersion":6"#), "\(text)")
+        #expect(text.contains(#""protocolVersion":3"#) && text.contains(#""highestProtocolVersion":7"#), "\(text)")
         // A node that speaks only 3 sends what a release of protocol 3 sends: no range.
         let old = WireMessage.Handshake(protocolVersions: three, cluster: "c", node: node, address: "127.0.0.1:1", slots: 1)
         #expect(old.highestProtocolVersion == nil)
@@ -128,6 +128,6 @@ import Testing
         handshake.protocolVersion = 3
         handshake.highestProtocolVersion = Int.max
         #expect(throws: Never.self) { try handshake.checkRanges() }
-        #expect(handshake.protocolVersions.agreed(with: .current) == 6)
+        #expect(handshake.protocolVersions.agreed(with: .current) == 7)
     }
 }

@@ -20,5 +20,5 @@ extension BikeJobBook: JobWorkloadState {
         return nil
     }
 
-    public func snapshot() -> String { MachineText.encode(self) }
+    public func snapshot() -> String { MachineText.canonical(self) }
 }
