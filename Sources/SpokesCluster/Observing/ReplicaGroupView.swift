@@ -4,7 +4,8 @@
 /// dashboard shows where each job's leader and replicas are from them.
 ///
 /// Group ids name what the group keeps: `KIND-ID`, where a job's group is `taskjob-JOBID`
-/// (a map or sweep) or `bikejob-JOBID` (a bike job). For those, ``job`` is the job's id;
+/// (a map or sweep), `job-JOBID` (a workload's job, a bike job since protocol 7) or
+/// `bikejob-JOBID` (a bike job of an earlier release). For those, ``job`` is the job's id;
 /// for other groups it is nil.
 public struct ReplicaGroupView: Sendable, Hashable, Codable {
     /// The group's id, e.g. `taskjob-map-0a3f442b`.
@@ -26,10 +27,10 @@ public struct ReplicaGroupView: Sendable, Hashable, Codable {
     /// The highest log index this replica knows to be committed.
     public var commitIndex: Int
 
-    /// Whether groups of `kind` keep one job each: a kind named `...job` (`taskjob`, and
-    /// a workload's own, such as the bike module's `bikejob`), by the rule every job
-    /// layer names its groups with; the cluster names no workload's kind.
-    public static func keepsAJob(_ kind: String) -> Bool { kind.hasSuffix("job") && kind.count > 3 }
+    /// Whether groups of `kind` keep one job each: a kind named `job` or `...job` (`job`,
+    /// `taskjob`, and an earlier release's `bikejob`), by the rule every job layer names its
+    /// groups with; the cluster names no workload's kind.
+    public static func keepsAJob(_ kind: String) -> Bool { kind.hasSuffix("job") }
 
     /// A view of group `id`; its ``kind`` and ``job`` are read from the id.
     public init(id: String, node: String, replicas: [String], leader: String?, term: Int, role: String, commitIndex: Int) {

@@ -4,9 +4,9 @@ import SpokesConsensus
 import SpokesReplication
 
 /// What the job layers share about the Raft groups that keep running jobs, one group per
-/// job (`taskjob-ID` for jobs of tasks, `bikejob-ID` for bike jobs): choosing the
-/// replicas, opening the group on each of them, and proposing while the first election
-/// runs.
+/// job (`taskjob-ID` for jobs of tasks, `job-ID` for a workload's jobs, `bikejob-ID` for
+/// bike jobs an earlier release made): choosing the replicas, opening the group on each of
+/// them, and proposing while the first election runs.
 public struct JobGroups: Sendable {
     public let host: RaftHost
     public let system: ClusterSystem

@@ -330,7 +330,7 @@ final class NodesRun: Sendable {
         guard let assembly = incarnations.withLock({ $0[index].assembly }) else { return [] }
         let running = answers.withLock { $0.values.filter { $0.told == nil && $0.coordinator == index && $0.job != nil }.sorted { $0.name < $1.name } }
         for answer in running {
-            // Its group is `KIND-ID` (`taskjob-`, `bikejob-`), whichever kind it is.
+            // Its group is `KIND-ID` (`taskjob-`, `job-`, `bikejob-`), whichever kind it is.
             let groups = assembly.raft.groupIDs.filter { $0.hasSuffix("-" + answer.job!) }
             if let group = groups.first, let status = await assembly.raft.status(of: group) {
                 return status.replicas.compactMap(Self.index(of:)).filter { $0 != index }.sorted()

@@ -15,6 +15,7 @@ struct ReplicaGroupViewTests {
     @Test func theJobAndItsKindAreReadFromTheGroupsID() {
         #expect(ReplicaGroupView.parse("taskjob-map-0a3f442b") == ("taskjob", "map-0a3f442b"))
         #expect(ReplicaGroupView.parse("bikejob-job-12") == ("bikejob", "job-12"))
+        #expect(ReplicaGroupView.parse("job-job-12") == ("job", "job-12"), "a workload's job, a bike job since protocol 7")
         #expect(ReplicaGroupView.parse("g") == ("g", nil))
         #expect(ReplicaGroupView.parse("other-thing") == ("other", nil), "only job kinds keep a job")
         #expect(ReplicaGroupView.parse("taskjob-") == ("taskjob", nil))
