@@ -16,8 +16,13 @@ public final class JobDeskCluster: Sendable {
     public let histories: [InMemoryTaskJobHistory]
     private let watchers: [Task<Void, Never>]
 
-    public init(_ count: Int = 3, kinds: [any TaskKind], workloads: JobWorkloads) async throws {
-        cluster = try SimulatedCluster(count, registry: { _ in TaskRegistry(kinds: kinds) }, disk: { _ in SimulatedDisk() })
+    /// `machines`: the hosts' machines for other kinds of groups too; `configure`: node
+    /// `index`'s settings.
+    public init(
+        _ count: Int = 3, kinds: [any TaskKind], workloads: JobWorkloads, machines: [String: @Sendable () -> any ReplicatedStateMachine] = [:],
+        configure: (Int, inout ClusterSettings) -> Void = { _, _ in }
+    ) async throws {
+        cluster = try SimulatedCluster(count, configure: configure, registry: { _ in TaskRegistry(kinds: kinds) }, disk: { _ in SimulatedDisk() })
         try await cluster.awaitMesh()
         var hosts: [RaftHost] = []
         var desks: [TaskJobs] = []
@@ -25,7 +30,7 @@ public final class JobDeskCluster: Sendable {
         var watchers: [Task<Void, Never>] = []
         for node in cluster.nodes {
             let host = RaftHost(system: node.system, settings: RaftHostSettings(dataDirectory: "/data/\(node.system.node.name)/raft"),
-                                machines: ReplicatedTaskJobs.machines(workloads: workloads))
+                                machines: ReplicatedTaskJobs.machines(workloads: workloads).merging(machines) { first, _ in first })
             let members: @Sendable () -> [Member] = { [weak node] in node?.members ?? [] }
             let replicated = ReplicatedTaskJobs(host: host, system: node.system, members: members, fallback: nil, workloads: workloads)
             let history = InMemoryTaskJobHistory()

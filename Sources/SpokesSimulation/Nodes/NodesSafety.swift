@@ -265,6 +265,24 @@ final class NodesSafety: Sendable {
 
     // MARK: Replicas
 
+    /// A group's task ends, in task order, into its state's fingerprint and its counted results.
+    private static func count(
+        _ ends: [Int: TaskJobReport.TaskEnd], of group: String, in hasher: inout Hasher, results: inout [(key: String, result: String)]
+    ) {
+        for (task, end) in ends.sorted(by: { $0.key < $1.key }) {
+            hasher.combine(task)
+            hasher.combine(end)
+            results.append(("\(group)/task \(task)", "\(end.output ?? "no output") from \(end.node ?? "no node")"))
+        }
+    }
+
+    /// A bike book's counted results: each user's accepted ending and attempt.
+    private static func count(_ book: BikeJobBook, of group: String, results: inout [(key: String, result: String)]) {
+        for (user, entry) in book.entries.enumerated() {
+            if let accepted = entry.accepted { results.append(("\(group)/user \(user)", "\(accepted) from attempt \(entry.attempt)")) }
+        }
+    }
+
     /// A bike job's book (in a job of the one desk's group): as ``check(_:of:network:on:)``,
     /// its network read once from the job's spec.
     private func checkBikes(_ book: BikeJobBook, of job: JobMachine, group: String, on index: Int) -> String? {
@@ -304,11 +322,7 @@ final class NodesSafety: Sendable {
             var results: [(key: String, result: String)] = []
             if let tasks = machine as? TaskJobMachine {
                 hasher.combine(tasks.spec?.inputs)
-                for (task, end) in tasks.ends.sorted(by: { $0.key < $1.key }) {
-                    hasher.combine(task)
-                    hasher.combine(end)
-                    results.append(("\(group)/task \(task)", "\(end.output ?? "no output") from \(end.node ?? "no node")"))
-                }
+                Self.count(tasks.ends, of: group, in: &hasher, results: &results)
                 hasher.combine(tasks.cancelReason)
                 hasher.combine(tasks.finished)
             } else if let bikes = machine as? BikeJobMachine {
@@ -317,25 +331,17 @@ final class NodesSafety: Sendable {
                 hasher.combine(bikes.epoch)
                 hasher.combine(bikes.cancelReason)
                 hasher.combine(bikes.finished)
-                for (user, entry) in (bikes.book?.entries ?? []).enumerated() {
-                    if let accepted = entry.accepted { results.append(("\(group)/user \(user)", "\(accepted) from attempt \(entry.attempt)")) }
-                }
+                if let book = bikes.book { Self.count(book, of: group, results: &results) }
             } else if let job = machine as? JobMachine {
                 hasher.combine(job.spec)
                 hasher.combine(job.epoch)
-                for (task, end) in job.ends.sorted(by: { $0.key < $1.key }) {
-                    hasher.combine(task)
-                    hasher.combine(end)
-                    results.append(("\(group)/task \(task)", "\(end.output ?? "no output") from \(end.node ?? "no node")"))
-                }
+                Self.count(job.ends, of: group, in: &hasher, results: &results)
                 hasher.combine(job.cancelReason)
                 hasher.combine(job.finished)
                 if let book = job.workloadState as? BikeJobBook {
                     if let broken = checkBikes(book, of: job, group: group, on: index) { return broken }
                     hasher.combine(book)
-                    for (user, entry) in book.entries.enumerated() {
-                        if let accepted = entry.accepted { results.append(("\(group)/user \(user)", "\(accepted) from attempt \(entry.attempt)")) }
-                    }
+                    Self.count(book, of: group, results: &results)
                 } else {
                     hasher.combine(job.workloadState?.snapshot())
                 }

@@ -15,10 +15,45 @@ import Testing
 struct BikeJobOnTheJobDeskTests {
     static let network = Network.synthetic(stations: 4, bikes: 3, emptySlots: 3)
 
-    func nodes() async throws -> JobDeskCluster {
+    /// Three nodes whose job desks run the bike workload; `speaks` gives node `index`'s
+    /// protocol versions (all of this build's by default).
+    func nodes(speaks: (Int) -> ProtocolVersions = { _ in .current }) async throws -> JobDeskCluster {
         var workloads = JobWorkloads()
         workloads.register(BikeWorkload.name, BikeWorkload.workload())
-        return try await JobDeskCluster(3, kinds: BikeKinds.all, workloads: workloads)
+        return try await JobDeskCluster(3, kinds: BikeKinds.all, workloads: workloads, machines: ReplicatedBikeJobs.machines) { index, settings in
+            settings.protocolVersions = speaks(index)
+            settings.dataDirectory = "/data/n\(index)"
+        }
+    }
+
+    /// The bike desk hands a job to the job desk only once every member speaks protocol 7,
+    /// which can open its `job-` group; with a member of protocol 6 it runs it as before,
+    /// in a `bikejob-` group every release reads (Docs/upgrades.md).
+    @Test(arguments: [true, false])
+    func theBikeDeskUsesTheJobDeskOnceEveryMemberSpeaksSeven(everyMemberSpeaksSeven: Bool) async throws {
+        let nodes = try await nodes { index in
+            index == 2 && !everyMemberSpeaksSeven ? ProtocolVersions(lowest: 3, highest: ProtocolVersions.oneJobLayer - 1) : .current
+        }
+        let node = nodes.cluster[0]
+        try await nodes.cluster.run(until: "n0 knows what every member speaks", within: 10) {
+            node.members.count { $0.state == .alive } == 2
+        }
+        let members: @Sendable () -> [Member] = { [weak node] in node?.members ?? [] }
+        let legacy = ReplicatedBikeJobs(host: nodes.hosts[0], system: node.system, members: members)
+        let (_, bikes) = BikeJobService.hostDesks(on: node, replication: legacy)
+        let job = BikeJob(id: "job-gate\(everyMemberSpeaksSeven ? 7 : 6)", network: Self.network, options: SimulationOptions(users: 4, paths: 2, seed: 3))
+        let report = try await nodes.cluster.complete("the job runs", within: 120) { try await bikes.submit(job, listener: nil) }
+        checkExactlyOnce(report, users: 4)
+        #expect(report.stored == true)
+        let groups = nodes.hosts[0].groupIDs
+        if everyMemberSpeaksSeven {
+            #expect(nodes.storedReport(of: job.id)?.node == 0, "the job desk stored it")
+            #expect(!groups.contains(ReplicatedBikeJobs.group(of: job.id)))
+        } else {
+            #expect(nodes.storedReport(of: job.id) == nil, "the bike desk ran it as before")
+            #expect(!groups.contains(ReplicatedTaskJobs.workloadGroup(of: job.id)))
+        }
+        await nodes.stop()
     }
 
     /// Every user once, in user order, and the bikes conserved.
