@@ -47,8 +47,8 @@ public enum TokenWorkload {
             return nil
         }
 
-        public mutating func apply(events: Substring) -> String? {
-            guard let moves = try? JSONDecoder().decode([Move].self, from: Data(events.utf8)) else { return "not a list of moves" }
+        public mutating func apply(events: ArraySlice<UInt8>) -> String? {
+            guard let moves = try? JSONDecoder().decode([Move].self, from: Data(events)) else { return "not a list of moves" }
             var changed = self
             for move in moves {
                 if let refusal = changed.apply(move) { return refusal }

@@ -164,7 +164,7 @@ public struct JobMachine: ReplicatedStateMachine {
         guard ends.allSatisfy({ spec.inputs.indices.contains($0.task) }) else { return "error: a task out of range" }
         if let events {
             guard var changed = workload else { return "error: events for a job that carries no workload" }
-            if let refusal = changed.apply(events: Substring(decoding: events, as: UTF8.self)) {
+            if let refusal = changed.apply(events: events) {
                 state.refusedBatches += 1
                 return "error: the workload refused the batch (\(refusal)); it changed nothing"
             }

@@ -36,8 +36,8 @@ enum BikeEventsCodec {
     }
 
     /// The events of an array in exactly the form ``encodeEvents(_:)`` writes; nil otherwise.
-    static func decodeEvents(_ text: Substring) -> [BikeJobBook.Event]? {
-        var reader = HandJSON.Reader(bytes: Array(text.utf8)[...])
+    static func decodeEvents(_ bytes: ArraySlice<UInt8>) -> [BikeJobBook.Event]? {
+        var reader = HandJSON.Reader(bytes: bytes)
         guard let events = readArray(&reader), reader.atEnd else { return nil }
         return events
     }

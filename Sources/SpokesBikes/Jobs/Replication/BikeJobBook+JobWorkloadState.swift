@@ -6,10 +6,10 @@ import SpokesReplication
 /// batches of the ledger's events, as its run wrote them (``BikeEventsCodec``), applied
 /// all or nothing.
 extension BikeJobBook: JobWorkloadState {
-    public mutating func apply(events text: Substring) -> String? {
+    public mutating func apply(events bytes: ArraySlice<UInt8>) -> String? {
         // The form the run writes, by hand; any other spelling of the same array through
         // `Codable`.
-        guard let events = BikeEventsCodec.decodeEvents(text) ?? (try? JSONDecoder().decode([Event].self, from: Data(text.utf8))) else {
+        guard let events = BikeEventsCodec.decodeEvents(bytes) ?? (try? JSONDecoder().decode([Event].self, from: Data(bytes))) else {
             return "not a list of bike job events"
         }
         var book = self

@@ -49,6 +49,30 @@ import Testing
         }
     }
 
+    /// The events alone, as a bike job's run hands them to the job layer: the array
+    /// `JSONDecoder` reads, read back whole, in place within a larger command; and the
+    /// book applies it all or nothing.
+    @Test func eventsAloneAreWrittenAsJSONDecoderReadsThemAndReadBackInPlace() throws {
+        var random = TestGenerator(seed: 34)
+        for round in 0..<300 {
+            let events = Self.events(&random, count: round % 40)
+            let hand = BikeEventsCodec.encodeEvents(events)
+            #expect(try JSONDecoder().decode([BikeJobBook.Event].self, from: Data(hand.utf8)) == events, "round \(round): \(hand)")
+            let before = Array("{\"epoch\":3,\"events\":".utf8)
+            let command = before + Array(hand.utf8) + Array("}".utf8)
+            let start = before.count, end = command.count - 1
+            #expect(BikeEventsCodec.decodeEvents(command[start..<end]) == events, "read in place: round \(round)")
+            #expect(BikeEventsCodec.decodeEvents(command[start..<end - 1]) == nil, "a cut array is no array")
+        }
+        var book = BikeJobBook(users: 2)
+        let halfGood = BikeEventsCodec.encodeEvents([.attempt(user: 0, attempt: 1), .attempt(user: 9, attempt: 1)])
+        #expect(book.apply(events: Array(halfGood.utf8)[...]) == "event 2 of 2 did not apply", "no user 9")
+        #expect(book.entries[0].attempt == 0, "the refused batch changed nothing, its first event neither")
+        let good = BikeEventsCodec.encodeEvents([.attempt(user: 0, attempt: 1)])
+        #expect(book.apply(events: Array(good.utf8)[...]) == nil && book.entries[0].attempt == 1)
+        #expect(book.apply(events: Array("not events".utf8)[...]) == "not a list of bike job events")
+    }
+
     @Test func otherCommandsAndOtherSpellingsAreLeftToJSONDecoder() {
         #expect(BikeEventsCodec.decode(#"{"takeOver":2}"#) == nil)
         #expect(BikeEventsCodec.decode(#"{"epoch":0,"events":[]}"#) == nil, "keys in another order")
