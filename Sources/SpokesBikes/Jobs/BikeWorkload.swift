@@ -21,7 +21,8 @@ public enum BikeWorkload {
                     throw NotABikeJob(job: context.spec.id)
                 }
                 return BikeJobRun(
-                    job: try job(from: parameters), book: book, epoch: context.epoch, on: context.node, startedAt: context.spec.startedAt, live: live)
+                    job: try job(from: parameters), book: book, epoch: context.epoch, on: context.node, startedAt: context.spec.startedAt, live: live,
+                    cancelReason: context.cancelReason)
             })
     }
 

@@ -53,6 +53,9 @@ public struct JobWorkloadContext: Sendable {
     public var epoch: Int
     /// The coordinator's node.
     public var node: ClusterNode
+    /// Who cancelled the job, as a sentence (`cancelled by the submitter`), read when an
+    /// attempt is cancelled; `cancelled` until someone did.
+    public var cancelReason: @Sendable () -> String
 }
 
 /// One run of a workload's job on its coordinator (``TaskJobs`` drives it): the inputs of

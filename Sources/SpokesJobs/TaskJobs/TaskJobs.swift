@@ -38,6 +38,8 @@ public distributed actor TaskJobs {
 
     private struct Entry {
         var spec: TaskJobSpec
+        /// Who cancelled it, for its workload's run to read.
+        var told: CancelReasonCell
         var work: Task<TaskJobReport, any Error>
         var startedAt: Double
         /// The share its runner carries and the budget its tasks take.
@@ -168,10 +170,11 @@ public distributed actor TaskJobs {
         defer { starting.remove(spec.id) }
         // A workload's run, from its state: refused here, before anything runs or is kept,
         // when the workload is not known or its parameters are out of range.
+        let told = CancelReasonCell(cancelReasons[spec.id])
         let run: (any JobWorkloadRun)? = try spec.workload.map { parameters in
             guard let workload = workloads[parameters.name] else { throw TaskJobError.unknownWorkload(parameters.name) }
             let state = try state ?? workload.start(parameters.parameters)
-            return try workload.run(JobWorkloadContext(spec: spec, state: state, epoch: epoch, node: node))
+            return try workload.run(JobWorkloadContext(spec: spec, state: state, epoch: epoch, node: node, cancelReason: { told.text }))
         }
         let (systems, following, placement) = try await placedSystems(on: node, kind: spec.kind, schema: spec.schema, waiting: 2)
         let durability = durability
@@ -281,7 +284,7 @@ public distributed actor TaskJobs {
             self.running[spec.id] = nil
             return report
         }
-        running[spec.id] = Entry(spec: spec, work: work, startedAt: startedAt, share: runner.share ?? .unnamed, cost: cost)
+        running[spec.id] = Entry(spec: spec, told: told, work: work, startedAt: startedAt, share: runner.share ?? .unnamed, cost: cost)
         return work
     }
 
@@ -308,6 +311,7 @@ public distributed actor TaskJobs {
             return nil
         }
         guard let entry = running[job] else { return nil }
+        entry.told.set(cancelReasons[job] ?? reason)
         entry.work.cancel()
         let work = entry.work
         return try? await withTimeout(seconds: 10, clock: actorSystem.runtime.clock) { try await work.value }
@@ -472,6 +476,22 @@ public distributed actor TaskJobListener {
         }
         for outcome in outcomes { onOutcome(outcome) }
     }
+}
+
+/// Who cancelled a running job, set once (the first reason stays), read by its workload's
+/// run from any thread.
+private final class CancelReasonCell: Sendable {
+    private let reason: Mutex<String?>
+
+    init(_ reason: String?) {
+        self.reason = Mutex(reason)
+    }
+
+    func set(_ text: String) {
+        reason.withLock { if $0 == nil { $0 = text } }
+    }
+
+    var text: String { reason.withLock { $0 } ?? "cancelled" }
 }
 
 /// Hands items to an asynchronous consumer in order, in batches, one batch at a time:

@@ -119,4 +119,30 @@ struct BikeJobOnTheJobDeskTests {
         #expect(try nodes.histories[0].taskJobReport(of: spec.id) == nil, "the old coordinator stored nothing")
         await nodes.stop()
     }
+
+    /// A bike job cancelled on the job desk: its users' attempts say who cancelled them,
+    /// and the report says the job was cancelled, with every user once and the bikes
+    /// conserved.
+    @Test func aCancelledBikeJobSaysWhoCancelledEachUser() async throws {
+        let nodes = try await nodes()
+        let timing = MoveTiming(moveTime: 0.5, timeScale: 1)
+        let job = BikeJob(id: "job-desk3", network: Self.network, options: SimulationOptions(users: 12, paths: 6, seed: 5, timing: timing))
+        let spec = try job.taskJobSpec(settings: nodes.cluster[0].settings)
+        let coordinator = nodes.desks[0]
+        let submitted = Task { try await coordinator.submit(spec, listener: nil) }
+        try await nodes.cluster.run(until: "some users move", within: 60) {
+            (await nodes.machine(of: spec.id, on: 0)?.workloadState as? BikeJobBook)?.entries.contains { $0.progress.moves > 0 } ?? false
+        }
+        let cancelled = try await nodes.cluster.complete("the cancellation", within: 60) {
+            try await coordinator.cancelHere(job: spec.id, reason: "cancelled with 'spokes cancel'")
+        }
+        let report = try Self.simulation(try #require(cancelled))
+        _ = try await nodes.cluster.complete("the submit call ends", within: 30) { try? await submitted.value }
+        #expect(report.cancelled && report.cancelReason == "cancelled with 'spokes cancel'")
+        checkExactlyOnce(report, users: 12)
+        let reasons = (report.cancelledUsers ?? []).flatMap(\.reasons)
+        #expect(!reasons.isEmpty && reasons.allSatisfy { $0.hasSuffix(": cancelled with 'spokes cancel' while it ran") || $0.hasSuffix(": cancelled with 'spokes cancel' before it started") },
+                "each cancelled attempt says who cancelled it: \(reasons)")
+        await nodes.stop()
+    }
 }
