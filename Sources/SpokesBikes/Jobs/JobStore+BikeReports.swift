@@ -35,11 +35,7 @@ extension JobStore {
         if let bikes = try report(of: job, key: Self.bikeReportKey).flatMap({ try? JSONDecoder().decode(SimulationReport.self, from: $0) }) {
             return bikes
         }
-        guard let stored = try taskJobReport(of: job) else { return nil }
-        var report = SimulationReport(workloadOf: stored)
-        report?.stored = true
-        report?.storeError = nil
-        return report
+        return try taskJobReport(of: job).flatMap(SimulationReport.init(storedWorkloadOf:))
     }
 }
 
@@ -53,6 +49,14 @@ extension SimulationReport {
         decoded.stored = report.stored
         decoded.storeError = report.storeError
         self = decoded
+    }
+
+    /// The bike report a stored job of the job layer's one desk carries (it is stored, so
+    /// it says so); nil when the job is no bike job.
+    public init?(storedWorkloadOf report: TaskJobReport) {
+        self.init(workloadOf: report)
+        stored = true
+        storeError = nil
     }
 }
 
