@@ -63,6 +63,20 @@ struct BikeJobOnTheJobDeskTests {
         #expect(report.stations.allSatisfy { $0.freeBikes >= 0 && $0.emptySlots >= 0 })
     }
 
+    /// Submits a real-time job of 12 users to n0's job desk and returns once a replica
+    /// other than n0 holds some of their moves: its spec, and the call.
+    func startMoving(_ id: String, paths: Int, seed: UInt64, on nodes: JobDeskCluster) async throws -> (TaskJobSpec, Task<TaskJobReport, any Error>) {
+        let timing = MoveTiming(moveTime: 0.5, timeScale: 1)
+        let job = BikeJob(id: id, network: Self.network, options: SimulationOptions(users: 12, paths: paths, seed: seed, timing: timing))
+        let spec = try job.taskJobSpec(settings: nodes.cluster[0].settings)
+        let coordinator = nodes.desks[0]
+        let submitted = Task { try await coordinator.submit(spec, listener: nil) }
+        try await nodes.cluster.run(until: "some moves are committed", within: 60) {
+            (await nodes.machine(of: spec.id, on: 1)?.workloadState as? BikeJobBook)?.entries.contains { $0.progress.moves > 0 } ?? false
+        }
+        return (spec, submitted)
+    }
+
     static func simulation(_ report: TaskJobReport) throws -> SimulationReport {
         try MachineText.decode(SimulationReport.self, from: try #require(report.workloadReport))
     }
@@ -91,15 +105,7 @@ struct BikeJobOnTheJobDeskTests {
     /// counts every user once and conserves the bikes; the old coordinator stores nothing.
     @Test func aBikeJobTakenOverRunsOnFromTheCommittedBook() async throws {
         let nodes = try await nodes()
-        let timing = MoveTiming(moveTime: 0.5, timeScale: 1)
-        let job = BikeJob(id: "job-desk2", network: Self.network, options: SimulationOptions(users: 12, paths: 4, seed: 11, timing: timing))
-        let spec = try job.taskJobSpec(settings: nodes.cluster[0].settings)
-        let coordinator = nodes.desks[0]
-        let submitted = Task { try await coordinator.submit(spec, listener: nil) }
-        try await nodes.cluster.run(until: "some moves are committed", within: 60) {
-            guard let book = await nodes.machine(of: spec.id, on: 1)?.workloadState as? BikeJobBook else { return false }
-            return book.entries.contains { $0.progress.moves > 0 }
-        }
+        let (spec, submitted) = try await startMoving("job-desk2", paths: 4, seed: 11, on: nodes)
         nodes.cluster.pause(0)
         try await nodes.cluster.run(until: "another node stores the job's report", within: 120) {
             nodes.storedReport(of: spec.id, excluding: 0) != nil
@@ -125,14 +131,8 @@ struct BikeJobOnTheJobDeskTests {
     /// conserved.
     @Test func aCancelledBikeJobSaysWhoCancelledEachUser() async throws {
         let nodes = try await nodes()
-        let timing = MoveTiming(moveTime: 0.5, timeScale: 1)
-        let job = BikeJob(id: "job-desk3", network: Self.network, options: SimulationOptions(users: 12, paths: 6, seed: 5, timing: timing))
-        let spec = try job.taskJobSpec(settings: nodes.cluster[0].settings)
+        let (spec, submitted) = try await startMoving("job-desk3", paths: 6, seed: 5, on: nodes)
         let coordinator = nodes.desks[0]
-        let submitted = Task { try await coordinator.submit(spec, listener: nil) }
-        try await nodes.cluster.run(until: "some users move", within: 60) {
-            (await nodes.machine(of: spec.id, on: 0)?.workloadState as? BikeJobBook)?.entries.contains { $0.progress.moves > 0 } ?? false
-        }
         let cancelled = try await nodes.cluster.complete("the cancellation", within: 60) {
             try await coordinator.cancelHere(job: spec.id, reason: "cancelled with 'spokes cancel'")
         }
