@@ -18,28 +18,25 @@ enum ProbeCodec {
         var out: [UInt8] = []
         out.reserveCapacity(160)
         switch message {
-        case .ping(let nonce, let from):
-            out += Literal.ping
-            HandJSON.number(nonce, to: &out)
-            out += Literal.from
-            node(from, to: &out)
-        case .pingRequest(let nonce, let from, let target):
-            out += Literal.pingRequest
-            HandJSON.number(nonce, to: &out)
-            out += Literal.from
-            node(from, to: &out)
-            out += Literal.target
-            node(target, to: &out)
-        case .ack(let nonce, let from, let about):
-            out += Literal.ack
-            HandJSON.number(nonce, to: &out)
-            out += Literal.from
-            node(from, to: &out)
-            out += Literal.about
-            node(about, to: &out)
+        case .ping(let nonce, let from): fields(Literal.ping, nonce, from, then: nil, to: &out)
+        case .pingRequest(let nonce, let from, let target): fields(Literal.pingRequest, nonce, from, then: (Literal.target, target), to: &out)
+        case .ack(let nonce, let from, let about): fields(Literal.ack, nonce, from, then: (Literal.about, about), to: &out)
+        }
+        return out
+    }
+
+    /// A message of the kind `opening` names: its nonce, `from`, and the node of a
+    /// second key when it has one.
+    private static func fields(_ opening: [UInt8], _ nonce: UInt64, _ from: NodeID, then second: (key: [UInt8], node: NodeID)?, to out: inout [UInt8]) {
+        out += opening
+        HandJSON.number(nonce, to: &out)
+        out += Literal.from
+        node(from, to: &out)
+        if let second {
+            out += second.key
+            node(second.node, to: &out)
         }
         out += Literal.end
-        return out
     }
 
     /// The message in `bytes` when they are exactly in the form `encode(_:)` writes; nil
@@ -50,18 +47,12 @@ enum ProbeCodec {
         if reader.literal(Literal.ping) {
             guard let nonce = reader.number(), reader.literal(Literal.from), let from = node(&reader) else { return nil }
             message = .ping(nonce: nonce, from: from)
-        } else if reader.literal(Literal.pingRequest) {
-            guard let nonce = reader.number(), reader.literal(Literal.from), let from = node(&reader), reader.literal(Literal.target),
-                  let target = node(&reader)
-            else { return nil }
-            message = .pingRequest(nonce: nonce, from: from, target: target)
-        } else if reader.literal(Literal.ack) {
-            guard let nonce = reader.number(), reader.literal(Literal.from), let from = node(&reader), reader.literal(Literal.about),
-                  let about = node(&reader)
-            else { return nil }
-            message = .ack(nonce: nonce, from: from, about: about)
         } else {
-            return nil
+            let isRequest = reader.literal(Literal.pingRequest)
+            guard isRequest || reader.literal(Literal.ack), let nonce = reader.number(), reader.literal(Literal.from), let from = node(&reader),
+                  reader.literal(isRequest ? Literal.target : Literal.about), let second = node(&reader)
+            else { return nil }
+            message = isRequest ? .pingRequest(nonce: nonce, from: from, target: second) : .ack(nonce: nonce, from: from, about: second)
         }
         guard reader.literal(Literal.end), reader.atEnd else { return nil }
         return message
