@@ -60,6 +60,11 @@ final class NodesSafety: Sendable {
     /// the same either way, names being unique.
     private struct Observed {
         var observer: NodeID
+        /// The observer's ``ClusterNode/membershipChanges`` when its members were last
+        /// walked (and passed): while it stays, a walk would find every member as it was
+        /// left and pass again (the walk's only news is a member's change), so it is
+        /// skipped. Most events change one node's membership, not every node's.
+        var walkedAt: UInt64?
         private var names: [String] = []
         private var seen: [Seen] = []
         /// Where the last walk found its k-th member, by k.
@@ -207,10 +212,12 @@ final class NodesSafety: Sendable {
         return state.withLock { state in
             for (index, observer) in observers {
                 let me = observer.system.node
-                let now = observer.system.runtime.clock.now
-                let suspectTimeout = observer.settings.suspectTimeout
                 var observed = state.take(me, at: index)
                 defer { state.observed[index] = observed }
+                let changes = observer.membershipChanges.value
+                if observed.walkedAt == changes { continue }
+                let now = observer.system.runtime.clock.now
+                let suspectTimeout = observer.settings.suspectTimeout
                 // In place, under the observer's membership lock (``Broken`` ends it early).
                 do {
                     var step = 0
@@ -255,6 +262,7 @@ final class NodesSafety: Sendable {
                         observed.set(seen, of: id.name, at: position)
                         if let broken { throw Broken(message: broken) }
                     }
+                    observed.walkedAt = changes
                 } catch let broken as Broken {
                     return broken.message
                 } catch {
