@@ -31,8 +31,12 @@ public final class PausableClock: RuntimeClock {
     }
 
     private let gate = Mutex(Gate())
-    /// How far this node's monotonic clock and its wall clock are ahead of the shared one.
-    private let offsets = Mutex((monotonic: 0.0, wall: 0.0))
+    /// How far this node's wall clock is ahead of the shared one.
+    private let wallOffset = Mutex(0.0)
+    /// How far its monotonic clock is (a `Double`'s bits): read without a lock, as
+    /// ``now`` is read many times per event; moved only by ``jump(by:wallBy:)``, under
+    /// ``wallOffset``'s lock.
+    private let monotonicOffset = Atomic<UInt64>(0.0.bitPattern)
     /// This clock's sleepers on ``base`` (``VirtualClock/sleep(for:group:)``).
     private let group: Int
     private static let groups = Atomic<Int>(0)
@@ -42,8 +46,8 @@ public final class PausableClock: RuntimeClock {
         group = Self.groups.add(1, ordering: .relaxed).newValue
     }
 
-    public var now: Double { base.now + offsets.withLock { $0.monotonic } }
-    public var unixNow: Double { base.unixNow + offsets.withLock { $0.wall } }
+    public var now: Double { base.now + Double(bitPattern: monotonicOffset.load(ordering: .acquiring)) }
+    public var unixNow: Double { base.unixNow + wallOffset.withLock { $0 } }
 
     /// Leaps this node's monotonic clock `seconds` forward (never back: it is monotonic),
     /// waking at once each of its sleepers whose deadline that passes, and its wall clock
@@ -52,9 +56,10 @@ public final class PausableClock: RuntimeClock {
     @discardableResult
     public func jump(by seconds: Double, wallBy: Double? = nil) -> Int {
         let forward = max(0, seconds)
-        offsets.withLock { offsets in
-            offsets.monotonic += forward
-            offsets.wall += wallBy ?? forward
+        wallOffset.withLock { wall in
+            let monotonic = Double(bitPattern: monotonicOffset.load(ordering: .acquiring)) + forward
+            monotonicOffset.store(monotonic.bitPattern, ordering: .releasing)
+            wall += wallBy ?? forward
         }
         return base.bringForward(group: group, by: forward)
     }
@@ -62,7 +67,7 @@ public final class PausableClock: RuntimeClock {
     /// Steps the wall clock back in line with the shared one's (NTP correcting it); the
     /// monotonic clock keeps its leap.
     public func resetWallClock() {
-        offsets.withLock { $0.wall = 0 }
+        wallOffset.withLock { $0 = 0 }
     }
 
     /// Whether the node is paused now.

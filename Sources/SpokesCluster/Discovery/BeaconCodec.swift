@@ -15,6 +15,21 @@ enum BeaconCodec {
     static func encode(_ beacon: Beacon) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(192 + beacon.cluster.utf8.count + beacon.node.name.utf8.count + beacon.nonce.utf8.count)
+        write(beacon, to: &out)
+        return out
+    }
+
+    /// The beacon in `bytes` when they are exactly in the form `encode(_: Beacon)`
+    /// writes; nil otherwise (decode them with `JSONDecoder`).
+    static func beacon(_ bytes: ArraySlice<UInt8>) -> Beacon? {
+        var reader = HandJSON.Reader(bytes: bytes)
+        guard let beacon = handshake(from: &reader), reader.atEnd else { return nil }
+        return beacon
+    }
+
+    /// Writes a beacon, which is a handshake (``WireMessage/Handshake``): the form the
+    /// handshake's messages carry too (``WireCodec``).
+    static func write(_ beacon: Beacon, to out: inout [UInt8]) {
         out += Literal.protocolVersion
         HandJSON.integer(beacon.protocolVersion, to: &out)
         if let highest = beacon.highestProtocolVersion {
@@ -38,13 +53,11 @@ enum BeaconCodec {
         out += Literal.nonce
         HandJSON.string(beacon.nonce, to: &out)
         out.append(UInt8(ascii: "}"))
-        return out
     }
 
-    /// The beacon in `bytes` when they are exactly in the form `encode(_: Beacon)`
-    /// writes; nil otherwise (decode them with `JSONDecoder`).
-    static func beacon(_ bytes: ArraySlice<UInt8>) -> Beacon? {
-        var reader = HandJSON.Reader(bytes: bytes)
+    /// Reads a handshake (a beacon) in the form ``write(_:to:)`` writes, from where
+    /// `reader` stands; nil at the first byte off it.
+    static func handshake(from reader: inout HandJSON.Reader) -> WireMessage.Handshake? {
         guard reader.literal(Literal.protocolVersion), let lowest = reader.integer() else { return nil }
         var highest: Int?
         if reader.literal(Literal.highestProtocolVersion) {
@@ -55,7 +68,7 @@ enum BeaconCodec {
               reader.literal(Literal.incarnation), let incarnation = reader.number(), reader.literal(Literal.address), let address = reader.string(),
               reader.literal(Literal.slots), let slots = reader.integer(), reader.literal(Literal.waitingSlots), let waitingSlots = reader.integer(),
               reader.literal(Literal.authenticated), let authenticated = reader.bool(), reader.literal(Literal.nonce), let nonce = reader.string(),
-              reader.byte(UInt8(ascii: "}")), reader.atEnd
+              reader.byte(UInt8(ascii: "}"))
         else { return nil }
         var beacon = Beacon(cluster: cluster, node: NodeID(name: name, incarnation: incarnation), address: address, slots: slots,
                             waitingSlots: waitingSlots, authenticated: authenticated, nonce: nonce)

@@ -43,6 +43,12 @@ public final class ClusterNode: Sendable {
     private let madeSystems = Mutex<[WeakSystems]>([])
 
     private let membership: Mutex<Membership>
+    /// How many observations the membership was handed (``observe(_:at:)``, the only
+    /// way its members change): a reader that walked the members (``forEachMember(_:)``)
+    /// when this was the same count has seen them as they stand. Bumped after each
+    /// observation, so a count read before a walk never vouches for a change the walk
+    /// missed.
+    public let membershipChanges = ChangeCount()
     private let discovery: Discovery?
     /// Probes silent members over UDP (issue 21 §3); nil when the port was taken for UDP.
     private let prober: Mutex<Prober>
@@ -453,6 +459,7 @@ public final class ClusterNode: Sendable {
         let time = time ?? system.runtime.now
         guard !stopped.load(ordering: .acquiring) else { return }
         let actions = membership.withLock { $0.observe(observation, at: time) }
+        membershipChanges.bump()
         for action in actions {
             switch action {
             case .dial(let address):

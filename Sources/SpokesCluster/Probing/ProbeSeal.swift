@@ -40,17 +40,21 @@ public struct ProbeSeal: Sendable {
         self.init(keyring: secret.map { KeyringStore(Keyring(primary: $0)) })
     }
 
+    /// Written by hand (``ProbeCodec``), as bytes every release's `JSONDecoder` reads.
     func seal(_ message: Prober.Message) -> [UInt8] {
-        let body = (try? JSONEncoder().encode(message)).map(Array.init) ?? Array("{}".utf8)
-        let envelope = keyring.map { Envelope(m: "", s: Data($0.primary.probes.seal(body)).base64EncodedString()) }
-            ?? Envelope(m: String(decoding: body, as: UTF8.self), s: "")
-        return Array((try? JSONEncoder().encode(envelope)) ?? Data())
+        let body = ProbeCodec.encode(message)
+        if let keyring { return ProbeCodec.envelope(m: "", s: Data(keyring.primary.probes.seal(body)).base64EncodedString()) }
+        return ProbeCodec.envelope(m: String(decoding: body, as: UTF8.self), s: "")
     }
 
+    /// Read by hand in the form ``seal(_:)`` writes, and by `JSONDecoder` in any other
+    /// (an earlier release's key order); the same outcome either way.
     public func open<Bytes: Collection<UInt8>>(_ datagram: Bytes) -> Outcome {
-        guard datagram.count <= Self.maximumSize, let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(datagram)) else {
-            return .rejected(.malformedProbe)
-        }
+        guard datagram.count <= Self.maximumSize else { return .rejected(.malformedProbe) }
+        let bytes = Array(datagram)
+        guard let envelope = ProbeCodec.envelope(bytes[...]).map({ Envelope(m: $0.m, s: $0.s) })
+            ?? (try? JSONDecoder().decode(Envelope.self, from: Data(bytes)))
+        else { return .rejected(.malformedProbe) }
         let body: [UInt8]
         if let keyring {
             guard let sealed = Data(base64Encoded: envelope.s),
@@ -62,7 +66,9 @@ public struct ProbeSeal: Sendable {
         } else {
             body = Array(envelope.m.utf8)
         }
-        guard let message = try? JSONDecoder().decode(Prober.Message.self, from: Data(body)) else { return .rejected(.malformedProbe) }
+        guard let message = ProbeCodec.message(body[...]) ?? (try? JSONDecoder().decode(Prober.Message.self, from: Data(body))) else {
+            return .rejected(.malformedProbe)
+        }
         return .accepted(message)
     }
 }

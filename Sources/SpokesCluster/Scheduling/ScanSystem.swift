@@ -1,4 +1,5 @@
 import Distributed
+import SpokesConcurrency
 import Synchronization
 
 /// A node's worker (the SkyNet book's `ScanSystem`): it runs the tasks coordinators send
@@ -34,7 +35,11 @@ public distributed actor ScanSystem {
     private let faults: Faults
     private let counters: TaskCounters
     private let timeline: TaskTimeline?
-    private var admission: WorkerAdmission
+    /// Every change counted in ``TaskCounters/admissionChanges`` (the simulator's checks
+    /// read the admission again only when it changed).
+    private var admission: WorkerAdmission {
+        didSet { counters.admissionChanges.bump() }
+    }
     private var running: [String: Task<String, any Error>] = [:]
     /// Attempts waiting in a queue, by ticket; resumed with true when given a place.
     private var parked: [WorkerAdmission.Ticket: (key: String, resume: CheckedContinuation<Parked, Never>)] = [:]
@@ -202,6 +207,10 @@ public final class TaskCounters: Sendable {
     private let activeCPU = Atomic<Int>(0)
     private let activeWaiting = Atomic<Int>(0)
     private let ended = Mutex<[String: TaskAttemptCounts]>([:])
+    /// How many times the worker's admission (places in use, queues) changed: a reader
+    /// that saw the same count before has seen its admission as it stands
+    /// (``ScanSystem/admissionNow``) without a hop onto the worker.
+    public let admissionChanges = ChangeCount()
 
     public init() {}
 

@@ -16,7 +16,12 @@ public actor Systems {
     /// A place this coordinator holds on one worker, until ``Systems/release(_:)``.
     public typealias Commitment = Placement<ScanSystem>.Grant
 
-    private var placement: Placement<ScanSystem>
+    private var placement: Placement<ScanSystem> {
+        didSet { placementChanges.bump() }
+    }
+    /// How many times the placement (``loads``) changed: a reader that saw the same count
+    /// before has seen the loads as they stand, without a hop onto this actor.
+    public nonisolated let placementChanges = ChangeCount()
     private var waiters: [CheckedContinuation<Void, Never>] = []
     /// The node's runtime clock: the busy cool-down's, and its coordinators' deadlines.
     public nonisolated let clock: any RuntimeClock

@@ -1,6 +1,9 @@
 /// The hot messages of every connection as JSON by hand, without `Codable`'s generic
 /// paths (issue 33 §1: no generic metadata lookups per message): calls, replies and
-/// batches of them, heartbeats and their acknowledgements, and `leave`.
+/// batches of them, heartbeats and their acknowledgements, and `leave`; and the
+/// handshake's `hello`, `welcome` and `proof` (once per connection, but a simulated
+/// cluster's clients open many: about 2% of its time went to their `Codable`), whose
+/// handshake is a beacon's form (`BeaconCodec`).
 ///
 /// ``encode(_:)`` writes one of them as `JSONEncoder` would, but with its keys in one
 /// fixed order (which any JSON reader, an earlier release's `JSONDecoder` among them,
@@ -62,6 +65,22 @@ public enum WireCodec {
             out += Literal.close2
         case .leave:
             out += Literal.leave
+        case .hello(let handshake):
+            out.reserveCapacity(224 + handshake.cluster.utf8.count + handshake.node.name.utf8.count + handshake.nonce.utf8.count)
+            out += Literal.helloOpen
+            BeaconCodec.write(handshake, to: &out)
+            out.append(UInt8(ascii: "}"))
+        case .welcome(let welcome):
+            out.reserveCapacity(256 + welcome.handshake.cluster.utf8.count + welcome.handshake.node.name.utf8.count + welcome.proof.utf8.count)
+            out += Literal.welcomeOpen
+            BeaconCodec.write(welcome.handshake, to: &out)
+            out += Literal.welcomeProof
+            HandJSON.string(welcome.proof, to: &out)
+            out += Literal.close2
+        case .proof(let proof):
+            out += Literal.proofOpen
+            HandJSON.string(proof.tag, to: &out)
+            out += Literal.close2
         default:
             return nil
         }
@@ -95,6 +114,10 @@ public enum WireCodec {
         static let heartbeatOpen = Array(#"{"type":"heartbeat","body":{"sequence":"#.utf8)
         static let heartbeatAckOpen = Array(#"{"type":"heartbeatAck","body":{"sequence":"#.utf8)
         static let leave = Array(#"{"type":"leave"}"#.utf8)
+        static let helloOpen = Array(#"{"type":"hello","body":"#.utf8)
+        static let welcomeOpen = Array(#"{"type":"welcome","body":{"handshake":"#.utf8)
+        static let welcomeProof = Array(#","proof":"#.utf8)
+        static let proofOpen = Array(#"{"type":"proof","body":{"tag":"#.utf8)
         static let close2 = Array("}}".utf8)
         static let close4 = Array("}}}}".utf8)
     }
@@ -112,6 +135,20 @@ public enum WireCodec {
             return .heartbeatAck(WireMessage.Heartbeat(sequence: sequence))
         }
         if reader.literal(Literal.leave) { return .leave }
+        if reader.literal(Literal.helloOpen) {
+            guard let handshake = BeaconCodec.handshake(from: &reader), reader.byte(UInt8(ascii: "}")) else { return nil }
+            return .hello(handshake)
+        }
+        if reader.literal(Literal.welcomeOpen) {
+            guard let handshake = BeaconCodec.handshake(from: &reader), reader.literal(Literal.welcomeProof), let proof = reader.string(),
+                  reader.literal(Literal.close2)
+            else { return nil }
+            return .welcome(WireMessage.Welcome(handshake: handshake, proof: proof))
+        }
+        if reader.literal(Literal.proofOpen) {
+            guard let tag = reader.string(), reader.literal(Literal.close2) else { return nil }
+            return .proof(WireMessage.Proof(tag: tag))
+        }
         guard reader.literal(Literal.batchOpen) else { return nil }
         var members: [WireMessage] = []
         repeat {

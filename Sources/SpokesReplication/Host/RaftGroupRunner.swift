@@ -1,6 +1,7 @@
 import SpokesCluster
 import SpokesConcurrency
 import SpokesConsensus
+import Synchronization
 
 /// One replica of one group on this node: a `RaftDriver` (the replica under
 /// `RaftAction`'s contract, the same code the simulator drives), its `RaftStorage` and
@@ -29,6 +30,13 @@ actor RaftGroupRunner {
     private let runtime: Runtime
     private let log: @Sendable (String, LogLevel) -> Void
 
+    /// The replica's applied index as its machine holds it, stored at the end of every
+    /// ``perform(_:)`` (the only way the driver's applied index or the machine moves).
+    private let appliedIndexNow: Atomic<Int>
+    /// The host's count of applied indices moved (``RaftHost/appliedChanges``), bumped
+    /// when this replica's moves.
+    private let appliedChanges: ChangeCount
+
     private var waiters: [Int: Waiter] = [:]
     private var failure: String?
     private var stopped = false
@@ -36,7 +44,8 @@ actor RaftGroupRunner {
 
     init(
         id: String, node: String, replica: RaftReplica, storage: RaftStorage, machine: any ReplicatedStateMachine,
-        settings: RaftHostSettings, outbox: RaftOutbox, runtime: Runtime, log: @escaping @Sendable (String, LogLevel) -> Void
+        settings: RaftHostSettings, outbox: RaftOutbox, runtime: Runtime, appliedChanges: ChangeCount,
+        log: @escaping @Sendable (String, LogLevel) -> Void
     ) {
         self.runtime = runtime
         self.id = id
@@ -47,7 +56,14 @@ actor RaftGroupRunner {
         self.machine = machine
         self.outbox = outbox
         self.log = log
+        appliedIndexNow = Atomic(replica.appliedIndex)
+        self.appliedChanges = appliedChanges
     }
+
+    /// The replica's applied index at the end of this actor's last turn, read without a
+    /// hop onto it (``RaftHost/appliedIndex(of:)``): a reader that saw this index before
+    /// knows the machine has not changed since (a snapshot moves the index too).
+    nonisolated var appliedIndex: Int { appliedIndexNow.load(ordering: .acquiring) }
 
     /// Starts the replica and its timer, which ticks when the driver says, on the
     /// runtime's protocol thread (never behind user tasks on the pool). Once: a runner
@@ -161,6 +177,7 @@ actor RaftGroupRunner {
     // MARK: - Performing the driver's effects
 
     private func perform(_ effects: [RaftDriver.Effect]) {
+        defer { publishAppliedIndex() }
         for effect in effects {
             guard !stopped, failure == nil else { return }
             switch effect {
@@ -195,6 +212,13 @@ actor RaftGroupRunner {
         let machine = machine
         let compaction = driver.compactIfDue { machine.snapshot() }
         if !compaction.isEmpty { perform(compaction) }
+    }
+
+    /// Stores the applied index for readers off this actor (``appliedIndex``), and counts
+    /// a move in the host's ``RaftHost/appliedChanges``.
+    private func publishAppliedIndex() {
+        let applied = driver.replica.appliedIndex
+        if appliedIndexNow.exchange(applied, ordering: .acquiringAndReleasing) != applied { appliedChanges.bump() }
     }
 
     private func apply(_ entry: RaftEntry) {

@@ -24,6 +24,11 @@ public final class RaftHost: Sendable {
     private let commitLatency: LatencyHistogram?
     private let outbox: RaftOutbox
     private let groups = Mutex<[String: RaftGroupRunner]>([:])
+    /// How many times a group was opened here or a replica here applied something (its
+    /// applied index moved, ``appliedIndex(of:)``): a reader that saw the same count
+    /// before knows every replica here holds the state it held then, without a hop onto
+    /// any of them (the simulator's checks, after every event).
+    public let appliedChanges = ChangeCount()
     private let opening = Mutex<Set<String>>([])
     private let endpoint = Mutex<RaftEndpoint?>(nil)
     private let stopped = Atomic<Bool>(false)
@@ -141,8 +146,9 @@ public final class RaftHost: Sendable {
         let system = system
         let runner = RaftGroupRunner(
             id: id, node: name, replica: replica, storage: storage, machine: machine, settings: settings, outbox: outbox,
-            runtime: system.runtime, log: { line, level in system.log(line, level: level) })
+            runtime: system.runtime, appliedChanges: appliedChanges, log: { line, level in system.log(line, level: level) })
         groups.withLock { $0[id] = runner }
+        appliedChanges.bump()
         if starts { await runner.start() }
         if stopped.load(ordering: .acquiring) { await runner.stop() }
     }
@@ -294,6 +300,14 @@ public final class RaftHost: Sendable {
     public func statusAndMachine(of group: String) async -> (status: RaftGroupStatus, machine: any ReplicatedStateMachine)? {
         guard let runner = groups.withLock({ $0[group] }) else { return nil }
         return await runner.statusAndMachine
+    }
+
+    /// The applied index of this node's replica of `group` (nil if it holds none), read
+    /// without waiting for the replica's turn: what it was when the replica last
+    /// finished handling something. The simulator's checks read a replica's state again
+    /// (``statusAndMachine(of:)``) only when this moved.
+    public func appliedIndex(of group: String) -> Int? {
+        groups.withLock { $0[group] }?.appliedIndex
     }
 
     /// This node's replica of `group` now, or nil if it holds none.

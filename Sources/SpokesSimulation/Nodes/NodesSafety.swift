@@ -60,6 +60,11 @@ final class NodesSafety: Sendable {
     /// the same either way, names being unique.
     private struct Observed {
         var observer: NodeID
+        /// The observer's ``ClusterNode/membershipChanges`` when its members were last
+        /// walked (and passed): while it stays, a walk would find every member as it was
+        /// left and pass again (the walk's only news is a member's change), so it is
+        /// skipped. Most events change one node's membership, not every node's.
+        var walkedAt: UInt64?
         private var names: [String] = []
         private var seen: [Seen] = []
         /// Where the last walk found its k-th member, by k.
@@ -109,6 +114,30 @@ final class NodesSafety: Sendable {
         var group: String
     }
 
+    /// What a node incarnation's checks found, as the ``ChangeCount``s of what they read
+    /// when they passed: a check of state whose count has not moved since would pass
+    /// again (each is a function of that state alone), and is skipped, with the hop onto
+    /// the actor that holds it (and, for a replica, the copy of its status and machine):
+    /// most events change no worker, coordinator or replica of most nodes.
+    private struct Unchanged {
+        var node: NodeID
+        /// Its worker's admission (``TaskCounters/admissionChanges``).
+        var admission: UInt64?
+        /// Its coordinators' placements (``Systems/placementChanges``), those listed at
+        /// the last check.
+        var placements: [CheckedPlacement] = []
+        /// Its replicas, every one (``RaftHost/appliedChanges``).
+        var replicas: UInt64?
+    }
+
+    /// A coordinator's placement as last checked. Held weakly (the checks keep no
+    /// coordinator alive) and found by identity: another ``Systems`` made at the address
+    /// of one that ended is not taken for it, since this one is gone.
+    private struct CheckedPlacement {
+        weak var systems: Systems?
+        var changes: UInt64
+    }
+
     private struct State {
         /// What each node's observer listed last (by the node's index; of the incarnation
         /// running there), and what incarnations that no longer run there listed.
@@ -135,6 +164,20 @@ final class NodesSafety: Sendable {
         var counted: [String: (node: Int, result: String)] = [:]
         /// A bike job's network as it started, by its group (read once from the spec).
         var bikeNetworks: [String: Network] = [:]
+        /// What the checks last saw unchanged of the incarnation at each node's index.
+        var unchanged: [Unchanged?] = []
+
+        /// What was last seen of `node`, the incarnation at `index` now (nothing when it
+        /// is new there).
+        func unchanged(_ node: NodeID, at index: Int) -> Unchanged {
+            if index < unchanged.count, let seen = unchanged[index], seen.node == node { return seen }
+            return Unchanged(node: node)
+        }
+
+        mutating func set(_ seen: Unchanged, at index: Int) {
+            while unchanged.count <= index { unchanged.append(nil) }
+            unchanged[index] = seen
+        }
     }
 
     private let state = Mutex(State())
@@ -171,10 +214,12 @@ final class NodesSafety: Sendable {
         return state.withLock { state in
             for (index, observer) in observers {
                 let me = observer.system.node
-                let now = observer.system.runtime.clock.now
-                let suspectTimeout = observer.settings.suspectTimeout
                 var observed = state.take(me, at: index)
                 defer { state.observed[index] = observed }
+                let changes = observer.membershipChanges.value
+                if observed.walkedAt == changes { continue }
+                let now = observer.system.runtime.clock.now
+                let suspectTimeout = observer.settings.suspectTimeout
                 // In place, under the observer's membership lock (``Broken`` ends it early).
                 do {
                     var step = 0
@@ -219,6 +264,7 @@ final class NodesSafety: Sendable {
                         observed.set(seen, of: id.name, at: position)
                         if let broken { throw Broken(message: broken) }
                     }
+                    observed.walkedAt = changes
                 } catch let broken as Broken {
                     return broken.message
                 } catch {
@@ -236,8 +282,13 @@ final class NodesSafety: Sendable {
 
     // MARK: Scheduling
 
+    /// Reads a worker's admission, or a coordinator's loads, only when it changed since it
+    /// was last checked (``Unchanged``).
     private func checkScheduling(_ index: Int, _ node: ClusterNode) async -> String? {
-        if let admission = await node.worker?.whenLocal({ $0.admissionNow }) {
+        var seen = state.withLock { $0.unchanged(node.system.node, at: index) }
+        defer { state.withLock { $0.set(seen, at: index) } }
+        let admissionChanges = node.counters.admissionChanges.value
+        if seen.admission != admissionChanges, let worker = node.worker, let admission = await worker.whenLocal({ $0.admissionNow }) {
             for cost in TaskCost.allCases {
                 if admission.inUse[cost] > admission.budgets[cost] {
                     return "n\(index)'s worker runs \(admission.inUse[cost]) \(cost) attempts, on \(admission.budgets[cost]) slots"
@@ -252,13 +303,22 @@ final class NodesSafety: Sendable {
                     return "n\(index)'s worker keeps \(admission.queued(cost)) \(cost) attempts waiting with \(admission.budgets[cost] - admission.inUse[cost]) slots free"
                 }
             }
+            seen.admission = admissionChanges
         }
+        let before = seen.placements
+        seen.placements = []
         for systems in node.coordinatorSystems {
+            let changes = systems.placementChanges.value
+            if let checked = before.first(where: { $0.systems === systems }), checked.changes == changes {
+                seen.placements.append(checked)
+                continue
+            }
             for load in await systems.loads {
                 for cost in TaskCost.allCases where load.inFlight[cost] > load.places(cost) {
                     return "a coordinator on n\(index) has \(load.inFlight[cost]) \(cost) attempts out on \(load.node), which has \(load.places(cost)) slots and queue places"
                 }
             }
+            seen.placements.append(CheckedPlacement(systems: systems, changes: changes))
         }
         return nil
     }
@@ -313,9 +373,16 @@ final class NodesSafety: Sendable {
 
     private func checkReplicas(_ index: Int, _ assembly: NodeAssembly) async -> String? {
         let incarnation = assembly.node.system.node
+        // A machine changes only with its applied index: nothing to read again (and no hop
+        // onto a replica) while no group here opened or applied anything since the last
+        // check, nor a group whose applied index stayed where it was checked.
+        let appliedChanges = assembly.raft.appliedChanges.value
+        if state.withLock({ $0.unchanged(incarnation, at: index).replicas }) == appliedChanges { return nil }
         for group in assembly.raft.groupIDs {
-            guard let (status, machine) = await assembly.raft.statusAndMachine(of: group) else { continue }
             let replica = Replica(node: incarnation, group: group)
+            guard let published = assembly.raft.appliedIndex(of: group) else { continue }
+            if state.withLock({ $0.lastApplied[replica] }) == published { continue }
+            guard let (status, machine) = await assembly.raft.statusAndMachine(of: group) else { continue }
             let applied = status.appliedIndex
             if state.withLock({ $0.lastApplied[replica] }) == applied { continue }
             var hasher = Hasher()
@@ -369,6 +436,11 @@ final class NodesSafety: Sendable {
                 return nil
             }
             if let broken { return broken }
+        }
+        state.withLock { state in
+            var seen = state.unchanged(incarnation, at: index)
+            seen.replicas = appliedChanges
+            state.set(seen, at: index)
         }
         return nil
     }

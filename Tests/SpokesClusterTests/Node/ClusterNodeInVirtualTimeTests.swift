@@ -20,6 +20,30 @@ struct ClusterNodeInVirtualTimeTests {
         
     }
 
+    /// ``ClusterNode/membershipChanges`` counts the observations the membership is handed
+    /// (the only way its members change): it moves as the nodes find each other and with
+    /// every tick and beacon after, and stays once the node stopped, its members as they
+    /// were. The simulator's membership check skips an observer whose count stayed.
+    @Test func theMembershipsChangeCountMovesWithEveryObservationAndOnlyThen() async throws {
+        let cluster = try SimulatedCluster(3)
+        defer { cluster.stop() }
+        let node = cluster[0]
+        try await cluster.awaitMesh()
+        var seen = node.membershipChanges.value
+        #expect(seen > 0, "joining the others took observations")
+        for _ in 0..<3 {
+            try await cluster.run(for: node.settings.heartbeatInterval)
+            #expect(node.membershipChanges.value > seen, "a tick is an observation")
+            seen = node.membershipChanges.value
+        }
+        // Without waiting for the goodbyes (the synchronous stop).
+        let stopNow: () -> Void = { node.stop() }
+        stopNow()
+        let stopped = (node.membershipChanges.value, node.members)
+        try await cluster.run(for: 1)
+        #expect(node.membershipChanges.value == stopped.0 && node.members == stopped.1, "a stopped node observes nothing")
+    }
+
     @Test func aNodeCutOffIsDeclaredDeadWithinDeadAfterAndTwoIntervalsAndReturnsWhenHealed() async throws {
         let cluster = try SimulatedCluster(3)
         defer { cluster.stop() }

@@ -190,6 +190,42 @@ struct SchedulingTests {
         #expect(try await cluster.complete("the waiter gets the released place", within: 1) { try await waiting.value } == "w0")
     }
 
+    /// A worker's admission and a coordinator's placement count their changes
+    /// (``ChangeCount``), readable without a hop onto either actor: each change moves the
+    /// count, and time passing with nothing placed or run leaves it where it was (the
+    /// simulator's checks skip what did not change on that).
+    @Test func aWorkersAndACoordinatorsChangeCountsMoveWithEveryChangeAndOnlyThen() async throws {
+        let cluster = try startCluster(1, slots: 1)
+        defer { cluster.stop() }
+        let worker = try #require(cluster[0].worker)
+        let admission = cluster[0].counters.admissionChanges
+        let gauge = gauge
+        var seen = admission.value
+        let first = Task { try await worker.run(Self.probe("c", 0, seconds: 60)) }
+        try await cluster.run(until: "running the first task", within: 1) { gauge.ran["w0", default: 0] == 1 }
+        #expect(admission.value > seen, "a task took the slot")
+        seen = admission.value
+        try await cluster.run(for: 2)
+        #expect(admission.value == seen, "nothing changed while the task ran")
+        try await worker.cancel("c/0/1")
+        await #expect(throws: CancellationError.self) { try await cluster.complete("the task ends", within: 1) { try await first.value } }
+        #expect(admission.value > seen, "the slot was freed")
+
+        let (systems, following) = try cluster[0].makeSystems()
+        defer { following.cancel() }
+        let placement = systems.placementChanges
+        seen = placement.value
+        let held = try await systems.firstAvailableSystem()
+        #expect(placement.value > seen, "a place was taken")
+        seen = placement.value
+        let (slots, loads) = (await systems.totalSlots, await systems.loads)
+        #expect(slots == 1 && loads.count == 1)
+        try await cluster.run(for: 2)
+        #expect(placement.value == seen, "reading the placement, and time passing, change nothing")
+        await systems.release(held)
+        #expect(placement.value > seen, "the place was given back")
+    }
+
     @Test func everySlotIsHandedOutBeforeAnyQueuePlace() async throws {
         let cluster = try startCluster(2, slots: 2)
         defer { cluster.stop() }

@@ -28,11 +28,22 @@ import Testing
         messages.append(.call(.init(id: 0, recipient: ActorID(node: NodeID(name: "", incarnation: 0), name: ""), target: "",
                                     genericSubstitutions: [], arguments: [])))
         messages.append(.reply(.init(id: .max, outcome: .void)))
+        messages += handshakeMessages
         for sequence: UInt64 in [0, 1, 9, 10, 1_234_567, .max] {
             messages += [.heartbeat(.init(sequence: sequence)), .heartbeatAck(.init(sequence: sequence))]
         }
         messages.append(.leave)
         return messages
+    }
+
+    /// The handshake's messages over `BeaconCodecTests`' beacons (a beacon is a
+    /// handshake): hostile strings, no highest version, versions and slots at their
+    /// extremes.
+    static var handshakeMessages: [WireMessage] {
+        BeaconCodecTests.beacons.enumerated().flatMap { index, handshake -> [WireMessage] in
+            let text = hostileStrings[index % hostileStrings.count]
+            return [.hello(handshake), .welcome(.init(handshake: handshake, proof: text)), .proof(.init(tag: text))]
+        }
     }
 
     func decodedByJSONDecoder(_ bytes: [UInt8]) throws -> WireMessage {
@@ -52,16 +63,15 @@ import Testing
         #expect(try decodedByJSONDecoder(joined) == .batch(members))
     }
 
-    @Test func onlyTheHotMessagesAreWrittenByHand() {
-        let handshake = WireMessage.Handshake(cluster: "c", node: NodeID(name: "a", incarnation: 1), address: "", slots: 0)
-        let others: [WireMessage] = [.hello(handshake), .welcome(.init(handshake: handshake, proof: "")), .proof(.init(tag: "")),
-                                     .refused(.init(reason: "no")), .unsupported(.init(reason: "no")), .batch([]), .unknown(type: "x")]
+    @Test func onlyTheHotMessagesAndTheHandshakesAreWrittenByHand() {
+        let others: [WireMessage] = [.refused(.init(reason: "no")), .unsupported(.init(reason: "no")), .batch([]), .unknown(type: "x")]
         #expect(others.allSatisfy { WireCodec.encode($0) == nil })
+        #expect(Self.handshakeMessages.allSatisfy { WireCodec.encode($0) != nil })
     }
 
-    @Test func heartbeatsAndLeaveAreNotReadInsideABatch() throws {
+    @Test func heartbeatsLeaveAndTheHandshakesAreNotReadInsideABatch() throws {
         let reply = try #require(WireCodec.encode(.reply(.init(id: 1, outcome: .void))))
-        for other in [WireMessage.heartbeat(.init(sequence: 1)), .heartbeatAck(.init(sequence: 1)), .leave] {
+        for other in [WireMessage.heartbeat(.init(sequence: 1)), .heartbeatAck(.init(sequence: 1)), .leave] + Self.handshakeMessages.prefix(3) {
             let joined = WireBatch.payload(joining: [reply, try #require(WireCodec.encode(other))])
             #expect(WireCodec.decode(joined[...]) == nil)
             #expect(throws: DecodingError.self) { try decodedByJSONDecoder(joined) }
@@ -105,7 +115,16 @@ import Testing
             Array(#"{"type":"heartbeat","body":{"sequence":-1}}"#.utf8), Array(#"{"type":"heartbeatAck","body":{"sequence":1.0}}"#.utf8),
             Array(#"{"type":"heartbeat","body":{"sequence":18446744073709551616}}"#.utf8), Array(#"{"type":"leave"} "#.utf8),
             [], Array("{".utf8),
+            Array(#"{"type":"proof","body":{"tag":"x"}} "#.utf8), Array(#"{"type":"proof","body":{"tag":"x","extra":1}}"#.utf8),
+            Array(#"{"type":"hello","body":{}}"#.utf8), Array(#"{"type":"welcome","body":{"proof":"p","handshake":{}}}"#.utf8),
         ]
+        // A welcome with its keys the other way round (JSONDecoder's to read), and a
+        // hello one byte short.
+        let handshake = String(decoding: BeaconCodec.encode(BeaconCodecTests.beacons[0]), as: UTF8.self)
+        let swapped = Array(#"{"type":"welcome","body":{"proof":"","handshake":\#(handshake)}}"#.utf8)
+        #expect(try decodedByJSONDecoder(swapped) == Self.handshakeMessages[1])
+        offForm.append(swapped)
+        offForm.append(Array(try #require(WireCodec.encode(Self.handshakeMessages[0])).dropLast()))
         // Invalid UTF-8 inside a string.
         offForm.append(Array(text.replacingOccurrences(of: "plain", with: "pl\u{1}in").utf8).map { $0 == 0x01 ? 0xFF : $0 })
         offForm.append(WireBatch.payload(joining: Array(repeating: call, count: WireBatch.maximumCount + 1)))
@@ -116,7 +135,7 @@ import Testing
 
     @Test func seededMutationsOfItsFormNeverCrashAndReadOnlyWhatJSONDecoderReads() throws {
         var generator = TestGenerator(seed: 33)
-        let forms = try (Self.messages.prefix(12) + Self.messages.suffix(5)).map { try #require(WireCodec.encode($0)) }
+        let forms = try (Self.messages.prefix(12) + Self.handshakeMessages.prefix(9) + Self.messages.suffix(5)).map { try #require(WireCodec.encode($0)) }
         for round in 0..<2_000 {
             let bytes = generator.mutated(forms[round % forms.count])
             if let read = WireCodec.decode(bytes[...]) {
