@@ -161,10 +161,20 @@ public distributed actor BikeJobService {
         let progress = listener.map { listener in
             Task {
                 let start = clock.now
+                var sent: (progress: JobProgress, at: Double)?
                 while !Task.isCancelled {
                     try? await clock.sleep(for: 0.1)
                     guard let record = board.record(of: job.id) else { continue }
-                    try? await listener.progress(JobProgress(record: record, elapsed: clock.now - start))
+                    let now = clock.now
+                    var progress = JobProgress(record: record, elapsed: now - start)
+                    // Only what changed, and at least once a second for the elapsed time.
+                    if let sent, now - sent.at < 1 {
+                        progress.elapsed = sent.progress.elapsed
+                        if progress == sent.progress { continue }
+                        progress.elapsed = now - start
+                    }
+                    sent = (progress, now)
+                    try? await listener.progress(progress)
                 }
             }
         }

@@ -46,7 +46,8 @@ public final class CriticalSection: @unchecked Sendable {
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
         #if !canImport(Darwin)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        // Deadlines are `RealClock` instants (``MonotonicInstant``): the same clock.
+        pthread_condattr_setclock(&attributes, RealClock.monotonicClockID)
         #endif
         precondition(pthread_cond_init(released, &attributes) == 0, "pthread_cond_init failed")
         pthread_condattr_destroy(&attributes)

@@ -55,9 +55,13 @@ public struct ClockTimer: Sendable {
 public struct RealClock: RuntimeClock {
     public init() {}
 
+    /// The system clock ``now`` reads: what a thread's timed wait must be measured on
+    /// (``CriticalSection`` sets its condition variable to it) so its deadlines agree.
+    public static let monotonicClockID = CLOCK_MONOTONIC
+
     public var now: Double {
         var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
+        clock_gettime(Self.monotonicClockID, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 

@@ -217,39 +217,47 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
 
     /// The watcher of jobs of tasks alone (`taskjob` groups).
     private func watchTasks(_ desk: TaskJobs) -> Task<Void, Never> {
-        groups.watch(
-            kind: Self.groupKind,
-            // A cancellation committed with no spec before it (a start that was refused)
-            // leaves nothing to run, ever: the spec can only have come first.
-            job: { _, machine in
-                (machine as? TaskJobMachine).map { JobGroups.JobState(job: $0.spec?.id, finished: $0.finished || ($0.spec == nil && $0.cancelReason != nil)) }
-            },
-            isRunning: { job in await desk.whenLocal { $0.isRunning(job) } ?? true },
-            abandon: { job in await desk.whenLocal { $0.abandon(job) } },
-            takeOver: { machine, _ in
-                guard let machine = machine as? TaskJobMachine, let spec = machine.spec else { return }
-                self.replicatedJobs.withLock { _ = $0.insert(spec.id) }
-                try? await desk.whenLocal { try await $0.resume(spec, ended: machine.ends, cancelReason: machine.cancelReason) }
-            })
+        watch(kind: Self.groupKind, for: desk, state: { machine in
+            (machine as? TaskJobMachine).map { Self.state(spec: $0.spec, finished: $0.finished, cancelReason: $0.cancelReason) }
+        }) { machine in
+            guard let machine = machine as? TaskJobMachine, let spec = machine.spec else { return }
+            self.replicatedJobs.withLock { _ = $0.insert(spec.id) }
+            try? await desk.whenLocal { try await $0.resume(spec, ended: machine.ends, cancelReason: machine.cancelReason) }
+        }
     }
 
     /// The watcher of workload's jobs (`job` groups): a take-over first commits the next
     /// epoch (``nextEpoch(of:)``), then runs the job from the state committed before it.
     private func watchWorkloadJobs(_ desk: TaskJobs) -> Task<Void, Never> {
+        watch(kind: Self.workloadGroupKind, for: desk, state: { machine in
+            (machine as? JobMachine).map { Self.state(spec: $0.spec, finished: $0.finished, cancelReason: $0.cancelReason) }
+        }) { machine in
+            guard let spec = (machine as? JobMachine)?.spec, let next = await self.nextEpoch(of: spec.id) else { return }
+            self.replicatedJobs.withLock { _ = $0.insert(spec.id) }
+            try? await desk.whenLocal {
+                try await $0.resume(spec, ended: next.ends, cancelReason: next.cancelReason, epoch: next.epoch, state: next.state)
+            }
+        }
+    }
+
+    /// Watches this node's groups of `kind` for `desk` (``JobGroups/watch(kind:job:isRunning:abandon:takeOver:)``):
+    /// `state` reads a group's job, `takeOver` runs it here.
+    private func watch(
+        kind: String, for desk: TaskJobs, state: @escaping @Sendable (any ReplicatedStateMachine) -> JobGroups.JobState?,
+        takeOver: @escaping @Sendable (any ReplicatedStateMachine) async -> Void
+    ) -> Task<Void, Never> {
         groups.watch(
-            kind: Self.workloadGroupKind,
-            job: { _, machine in
-                (machine as? JobMachine).map { JobGroups.JobState(job: $0.spec?.id, finished: $0.finished || ($0.spec == nil && $0.cancelReason != nil)) }
-            },
+            kind: kind, job: { _, machine in state(machine) },
             isRunning: { job in await desk.whenLocal { $0.isRunning(job) } ?? true },
             abandon: { job in await desk.whenLocal { $0.abandon(job) } },
-            takeOver: { machine, _ in
-                guard let spec = (machine as? JobMachine)?.spec, let next = await self.nextEpoch(of: spec.id) else { return }
-                self.replicatedJobs.withLock { _ = $0.insert(spec.id) }
-                try? await desk.whenLocal {
-                    try await $0.resume(spec, ended: next.ends, cancelReason: next.cancelReason, epoch: next.epoch, state: next.state)
-                }
-            })
+            takeOver: { machine, _ in await takeOver(machine) })
+    }
+
+    /// A group's job as the watcher sees it. A cancellation committed with no spec before
+    /// it (a start that was refused) leaves nothing to run, ever: the spec can only have
+    /// come first.
+    private static func state(spec: TaskJobSpec?, finished: Bool, cancelReason: String?) -> JobGroups.JobState {
+        JobGroups.JobState(job: spec?.id, finished: finished || (spec == nil && cancelReason != nil))
     }
 
     /// What a run of a workload's job in its next epoch starts from.
