@@ -81,7 +81,9 @@ public final class NodeAssembly: Sendable {
             commitLatency: node.raftCommitLatency)
         node.setReplicaGroups { await raft.groupViews() }
         let members: @Sendable () -> [Member] = { [weak node] in node?.members ?? [] }
-        let replicated = ReplicatedTaskJobs(host: raft, system: node.system, members: members, fallback: journal, workloads: workloads)
+        let usesJobGroups: @Sendable () -> Bool = { [weak node] in node?.mayUse(protocolVersion: ProtocolVersions.oneJobLayer) ?? false }
+        let replicated = ReplicatedTaskJobs(
+            host: raft, system: node.system, members: members, fallback: journal, workloads: workloads, usesJobGroups: usesJobGroups)
         // Bike jobs as releases before the one job layer kept them (`bikejob-` groups).
         let replicatedBikeJobs = ReplicatedBikeJobs(host: raft, system: node.system, members: members)
         node.start()

@@ -17,10 +17,13 @@ public final class JobDeskCluster: Sendable {
     private let watchers: [Task<Void, Never>]
 
     /// `machines`: the hosts' machines for other kinds of groups too; `configure`: node
-    /// `index`'s settings.
+    /// `index`'s settings; `usesJobGroups`: whether every member speaks protocol 7 (false:
+    /// jobs of tasks go in `taskjob-` groups, as in a rolling upgrade from the release
+    /// before).
     public init(
-        _ count: Int = 3, kinds: [any TaskKind], workloads: JobWorkloads, machines: [String: @Sendable () -> any ReplicatedStateMachine] = [:],
-        configure: (Int, inout ClusterSettings) -> Void = { _, _ in }
+        _ count: Int = 3, kinds: [any TaskKind], workloads: JobWorkloads = JobWorkloads(),
+        machines: [String: @Sendable () -> any ReplicatedStateMachine] = [:],
+        configure: (Int, inout ClusterSettings) -> Void = { _, _ in }, usesJobGroups: Bool = true
     ) async throws {
         cluster = try SimulatedCluster(count, configure: configure, registry: { _ in TaskRegistry(kinds: kinds) }, disk: { _ in SimulatedDisk() })
         try await cluster.awaitMesh()
@@ -32,7 +35,8 @@ public final class JobDeskCluster: Sendable {
             let host = RaftHost(system: node.system, settings: RaftHostSettings(dataDirectory: "/data/\(node.system.node.name)/raft"),
                                 machines: ReplicatedTaskJobs.machines(workloads: workloads).merging(machines) { first, _ in first })
             let members: @Sendable () -> [Member] = { [weak node] in node?.members ?? [] }
-            let replicated = ReplicatedTaskJobs(host: host, system: node.system, members: members, fallback: nil, workloads: workloads)
+            let replicated = ReplicatedTaskJobs(
+                host: host, system: node.system, members: members, fallback: nil, workloads: workloads, usesJobGroups: { usesJobGroups })
             let history = InMemoryTaskJobHistory()
             let desk = TaskJobs.host(on: node, history: history, durability: replicated, workloads: workloads)
             watchers.append(replicated.watch(desk))
@@ -48,7 +52,7 @@ public final class JobDeskCluster: Sendable {
 
     /// The group state of `job`, a workload's job, on node `index` (nil once removed).
     public func machine(of job: String, on index: Int) async -> JobMachine? {
-        await hosts[index].stateMachine(of: ReplicatedTaskJobs.workloadGroup(of: job)) as? JobMachine
+        await hosts[index].stateMachine(of: ReplicatedTaskJobs.group(of: job)) as? JobMachine
     }
 
     /// The node other than `excluded` that stored `job`'s report, and the report.

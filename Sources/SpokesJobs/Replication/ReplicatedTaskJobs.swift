@@ -5,42 +5,46 @@ import SpokesConsensus
 import SpokesReplication
 import Synchronization
 
-/// Keeps a node's running jobs of tasks on three nodes, so the job outlives its
-/// coordinator (issue 19): each job is a Raft group `taskjob-ID` of the coordinator and
-/// two alive members, its state a ``TaskJobMachine``. The job's spec
-/// is committed (on a majority's disk) before its submitter hears it started; task ends
-/// are committed as they come, in batches; `finished` once its report is stored.
+/// Keeps a node's running jobs on three nodes, so the job outlives its coordinator
+/// (issue 19): each job is a Raft group `job-ID` of the coordinator and two alive
+/// members, its state a ``JobMachine`` (Docs/one-job-layer.md). The job's spec is
+/// committed (on a majority's disk) before its submitter hears it started; the
+/// coordinator's stream (its workload's events, task ends) is committed as it comes, in
+/// batches, under the coordinator's epoch; `finished` once its report is stored.
 ///
 /// Every replica watches the job groups it holds (``watch(_:)``): one that leads a job
-/// nobody here runs and that has not finished takes it over, running the tasks with no
-/// committed end. The coordinator that loses the lead (it died and came back, or was cut
-/// off: Raft's terms fence it) cannot commit any more ends: its run stops and stores
-/// nothing. So a task's result counts once, whichever node ran it.
+/// nobody here runs and that has not finished takes it over: it commits the next epoch,
+/// then runs the tasks with no committed end, from the workload's committed state. The
+/// coordinator that loses the lead (it died and came back, or was cut off: Raft's terms
+/// fence it) or its epoch cannot commit any more: its run stops and stores nothing. So a
+/// task's result counts once, whichever node ran it.
 ///
 /// A cluster of one or two nodes keeps its jobs on the coordinator's disk (`fallback`):
 /// a group of two replicas would stop every job at the death of either node (a majority
 /// of two is both), so a worker's crash would cost the job; with the journal it costs
-/// retries, and a restarted coordinator runs the job on.
+/// retries, and a restarted coordinator runs the job on. A workload's job
+/// (``TaskJobSpec/workload``) is then a group of the coordinator alone: the journal keeps
+/// no workload's state.
 ///
-/// A workload's job (``TaskJobSpec/workload``) is a group `job-ID` whose state is a
-/// ``JobMachine`` (Docs/one-job-layer.md): the run's events and task ends in one stream,
-/// epochs that fence a replaced coordinator. With too few members it is a group of the
-/// coordinator alone (the journal keeps no workload's state).
+/// Until every member speaks protocol 7 (``ProtocolVersions/oneJobLayer``, a rolling
+/// upgrade), a job of tasks alone goes in a `taskjob-ID` group (``TaskJobMachine``) as
+/// the release before kept it, which its members can hold; such groups made earlier run
+/// on as they were (fenced by Raft's terms alone).
 public final class ReplicatedTaskJobs: TaskJobDurability {
     /// The kind of job groups, for ``RaftHost``'s machine factories.
-    public static let groupKind = "taskjob"
-    /// The kind of a workload's job groups.
-    public static let workloadGroupKind = "job"
+    public static let groupKind = "job"
+    /// The kind of the groups releases before protocol 7 kept jobs of tasks in.
+    public static let tasksGroupKind = "taskjob"
 
-    /// The group of `job`, a job of tasks alone.
+    /// The group of `job`.
     public static func group(of job: String) -> String { groupKind + "-" + job }
 
-    /// The group of `job`, a workload's job.
-    public static func workloadGroup(of job: String) -> String { workloadGroupKind + "-" + job }
+    /// The group of `job`, a job of tasks alone kept as releases before protocol 7 kept it.
+    public static func tasksGroup(of job: String) -> String { tasksGroupKind + "-" + job }
 
     /// The machine factories a host needs for job groups (those of `workloads` too).
     public static func machines(workloads: JobWorkloads) -> [String: @Sendable () -> any ReplicatedStateMachine] {
-        [groupKind: { TaskJobMachine() }, workloadGroupKind: { JobMachine(workloads: workloads) }]
+        [groupKind: { JobMachine(workloads: workloads) }, tasksGroupKind: { TaskJobMachine() }]
     }
 
     /// The machine factories a host needs for groups of jobs of tasks alone.
@@ -51,49 +55,61 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     private var system: ClusterSystem { groups.system }
     private let fallback: TaskJobJournal?
     private let workloads: JobWorkloads
+    /// Whether every member speaks protocol 7, so a job of tasks alone goes in a `job-`
+    /// group (else in a `taskjob-` group).
+    private let usesJobGroups: @Sendable () -> Bool
     /// Jobs this node has had replicated (it coordinated or took them over): once their
     /// group is gone, they are no longer this node's to record.
     private let replicatedJobs = Mutex<Set<String>>([])
 
     /// `members` are the node's members now (the node passes them, weakly held).
     /// `workloads`: those whose jobs' groups this node opens (its host's `job` machines
-    /// must know the same).
+    /// must know the same). `usesJobGroups`: whether every member speaks protocol 7
+    /// (``ProtocolVersions/oneJobLayer``; a node passes its `mayUse(protocolVersion:)`);
+    /// true by default, a cluster of this release.
     public init(
         host: RaftHost, system: ClusterSystem, members: @escaping @Sendable () -> [Member], fallback: TaskJobJournal?,
-        workloads: JobWorkloads = JobWorkloads()
+        workloads: JobWorkloads = JobWorkloads(), usesJobGroups: @escaping @Sendable () -> Bool = { true }
     ) {
         groups = JobGroups(host: host, system: system, members: members)
         self.fallback = fallback
         self.workloads = workloads
+        self.usesJobGroups = usesJobGroups
     }
 
     public func jobStarted(_ spec: TaskJobSpec) async throws {
-        if spec.workload != nil {
+        let refused = "refused: its start was not committed in time"
+        let peers = groups.replicaPeers()
+        if spec.workload != nil || (peers != nil && usesJobGroups()) {
             try await groups.open(
-                Self.workloadGroup(of: spec.id), for: spec.id, with: groups.replicaPeers() ?? [], machine: JobMachine(workloads: workloads),
-                first: JobMachine.start(spec, startedAt: spec.startedAt), cancel: JobMachine.cancel("refused: its start was not committed in time"))
-            replicatedJobs.withLock { _ = $0.insert(spec.id) }
-            return
-        }
-        guard let peers = groups.replicaPeers() else {
+                Self.group(of: spec.id), for: spec.id, with: peers ?? [], machine: JobMachine(workloads: workloads),
+                first: JobMachine.start(spec, startedAt: spec.startedAt), cancel: JobMachine.cancel(refused))
+        } else if let peers {
+            try await groups.open(
+                Self.tasksGroup(of: spec.id), for: spec.id, with: peers, machine: TaskJobMachine(), first: TaskJobMachine.start(spec),
+                cancel: TaskJobMachine.cancel(refused))
+        } else {
             try await fallback?.jobStarted(spec)
             return
         }
-        try await groups.open(
-            Self.group(of: spec.id), for: spec.id, with: peers, machine: TaskJobMachine(), first: TaskJobMachine.start(spec),
-            cancel: TaskJobMachine.cancel("refused: its start was not committed in time"))
         replicatedJobs.withLock { _ = $0.insert(spec.id) }
     }
 
-    public func tasksEnded(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
-        guard isReplicated(job) else {
-            // A replicated job whose group is gone (it finished elsewhere) is not ours.
-            if replicatedJobs.withLock({ $0.contains(job) }) { return false }
-            return await fallback?.tasksEnded(ends, of: job) ?? true
-        }
+    public func streamed(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
+        let ids = host.groupIDs
+        if ids.contains(Self.group(of: job)) { return await commitBatch(epoch: epoch, events: events, ends: ends, of: job) }
+        if ids.contains(Self.tasksGroup(of: job)), events == nil { return await commitEnds(ends, of: job) }
+        // A replicated job whose group is gone (it finished elsewhere) is not ours.
+        if replicatedJobs.withLock({ $0.contains(job) }) { return false }
+        return await fallback?.streamed(epoch: epoch, events: events, ends: ends, of: job) ?? (events == nil)
+    }
+
+    /// Commits `ends` to `job`'s `taskjob-` group (a job a release before protocol 7 kept,
+    /// or started while a member did not speak it).
+    private func commitEnds(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
         do {
             for command in Self.endCommands(ends) {
-                _ = try await host.propose(group: Self.group(of: job), command: command, forward: false)
+                _ = try await host.propose(group: Self.tasksGroup(of: job), command: command, forward: false)
             }
             return true
         } catch {
@@ -104,9 +120,10 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
         }
     }
 
-    public func streamed(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
-        let id = Self.workloadGroup(of: job)
-        guard host.groupIDs.contains(id) else { return false }
+    /// Commits one batch of `job`'s stream to its `job-` group, in the coordinator's
+    /// `epoch`: refused (false) once another run took the job over.
+    private func commitBatch(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
+        let id = Self.group(of: job)
         // The ends in bounded commands, the events with the first: one batch of the stream
         // may take several entries, each applied whole and in order.
         var commands = Self.endBatches(ends).enumerated().map { index, batch in
@@ -163,7 +180,7 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     /// committed here (this node does not lead the job's group any more).
     public func jobCancelled(_ job: String, reason: String) async -> Bool {
         guard let id = groupID(of: job) else { return true }
-        let command = id == Self.group(of: job) ? TaskJobMachine.cancel(reason) : JobMachine.cancel(reason)
+        let command = id == Self.tasksGroup(of: job) ? TaskJobMachine.cancel(reason) : JobMachine.cancel(reason)
         return await groups.commitHere(command, to: id, for: job, what: "cancellation")
     }
 
@@ -172,27 +189,27 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
             await fallback?.jobFinished(job)
             return
         }
-        let command = id == Self.group(of: job) ? TaskJobMachine.finish : JobMachine.finish
+        let command = id == Self.tasksGroup(of: job) ? TaskJobMachine.finish : JobMachine.finish
         _ = try? await host.propose(group: id, command: command, forward: false)
     }
 
     /// The unfinished jobs held here whose leader is not an alive member (it died, and the
     /// election has not ended), or is this node (it takes the job over now).
     public func heldUnfinished() async -> [TaskJobJournal.Unfinished] {
-        let tasks = await groups.heldWithoutOtherLeader(kind: Self.groupKind).compactMap { held -> TaskJobJournal.Unfinished? in
+        let tasks = await groups.heldWithoutOtherLeader(kind: Self.tasksGroupKind).compactMap { held -> TaskJobJournal.Unfinished? in
             guard let machine = held.machine as? TaskJobMachine, let spec = machine.spec, !machine.finished else { return nil }
             return TaskJobJournal.Unfinished(spec: spec, ends: machine.ends, cancelReason: machine.cancelReason, stalled: held.stalled)
         }
-        let workloadJobs = await groups.heldWithoutOtherLeader(kind: Self.workloadGroupKind).compactMap { held -> TaskJobJournal.Unfinished? in
+        let jobs = await groups.heldWithoutOtherLeader(kind: Self.groupKind).compactMap { held -> TaskJobJournal.Unfinished? in
             guard let machine = held.machine as? JobMachine, let spec = machine.spec, !machine.finished else { return nil }
             return TaskJobJournal.Unfinished(spec: spec, ends: machine.ends, cancelReason: machine.cancelReason, stalled: held.stalled)
         }
-        return tasks + workloadJobs
+        return jobs + tasks
     }
 
     public func holdsReplica(of job: String) async -> Bool {
         if await groups.holds(Self.group(of: job)) { return true }
-        return await groups.holds(Self.workloadGroup(of: job))
+        return await groups.holds(Self.tasksGroup(of: job))
     }
 
     public func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]? {
@@ -205,7 +222,7 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     /// where this replica leads a job that has not finished and `desk` does not run it,
     /// `desk` takes it over.
     public func watch(_ desk: TaskJobs) -> Task<Void, Never> {
-        let watchers = [watchTasks(desk), watchWorkloadJobs(desk)]
+        let watchers = [watchJobs(desk), watchTasks(desk)]
         return Task {
             await withTaskCancellationHandler {
                 for watcher in watchers { await watcher.value }
@@ -215,9 +232,9 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
         }
     }
 
-    /// The watcher of jobs of tasks alone (`taskjob` groups).
+    /// The watcher of `taskjob` groups (jobs of tasks alone, kept as before protocol 7).
     private func watchTasks(_ desk: TaskJobs) -> Task<Void, Never> {
-        watch(kind: Self.groupKind, for: desk, state: { machine in
+        watch(kind: Self.tasksGroupKind, for: desk, state: { machine in
             (machine as? TaskJobMachine).map { Self.state(spec: $0.spec, finished: $0.finished, cancelReason: $0.cancelReason) }
         }) { machine in
             guard let machine = machine as? TaskJobMachine, let spec = machine.spec else { return }
@@ -226,10 +243,10 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
         }
     }
 
-    /// The watcher of workload's jobs (`job` groups): a take-over first commits the next
-    /// epoch (``nextEpoch(of:)``), then runs the job from the state committed before it.
-    private func watchWorkloadJobs(_ desk: TaskJobs) -> Task<Void, Never> {
-        watch(kind: Self.workloadGroupKind, for: desk, state: { machine in
+    /// The watcher of `job` groups: a take-over first commits the next epoch
+    /// (``nextEpoch(of:)``), then runs the job from the state committed before it.
+    private func watchJobs(_ desk: TaskJobs) -> Task<Void, Never> {
+        watch(kind: Self.groupKind, for: desk, state: { machine in
             (machine as? JobMachine).map { Self.state(spec: $0.spec, finished: $0.finished, cancelReason: $0.cancelReason) }
         }) { machine in
             guard let spec = (machine as? JobMachine)?.spec, let next = await self.nextEpoch(of: spec.id) else { return }
@@ -260,7 +277,7 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
         JobGroups.JobState(job: spec?.id, finished: finished || (spec == nil && cancelReason != nil))
     }
 
-    /// What a run of a workload's job in its next epoch starts from.
+    /// What a run of a job in its next epoch starts from.
     struct NextEpoch: Sendable {
         var epoch: Int
         var ends: [Int: TaskJobReport.TaskEnd]
@@ -273,7 +290,7 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     /// state the new run starts from. Nil when this node cannot (it does not lead the
     /// group, the job finished): a later try, here or on the group's next leader, goes on.
     func nextEpoch(of job: String) async -> NextEpoch? {
-        let id = Self.workloadGroup(of: job)
+        let id = Self.group(of: job)
         guard let current = await host.stateMachine(of: id) as? JobMachine, current.spec != nil else { return nil }
         let epoch = current.epoch + 1
         guard let commit = try? await host.propose(group: id, command: JobMachine.takeOver(epoch: epoch), forward: false),
@@ -287,12 +304,7 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     /// when it started, or it was resumed from the journal after a restart).
     private func groupID(of job: String) -> String? {
         let ids = host.groupIDs
-        return [Self.group(of: job), Self.workloadGroup(of: job)].first { ids.contains($0) }
-    }
-
-    /// Whether `job`, a job of tasks alone, is kept in a group of replicas.
-    private func isReplicated(_ job: String) -> Bool {
-        host.groupIDs.contains(Self.group(of: job))
+        return [Self.group(of: job), Self.tasksGroup(of: job)].first { ids.contains($0) }
     }
 
     public typealias ReplicationFailure = JobGroups.ReplicationFailure

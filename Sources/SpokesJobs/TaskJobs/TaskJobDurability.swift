@@ -9,13 +9,10 @@ import SpokesConcurrency
 public protocol TaskJobDurability: Sendable {
     /// A new job: kept before its submitter hears it started. Throws when it cannot be.
     func jobStarted(_ spec: TaskJobSpec) async throws
-    /// Tasks that ended. False when this node no longer owns the job (another took it
-    /// over): it stops running it and stores nothing.
-    func tasksEnded(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool
-    /// One batch of a workload's job (``TaskJobSpec/workload``): the run's events (its
-    /// JSON, nil when none), then task ends, from the coordinator of `epoch`. False when
-    /// this node no longer owns the job (another took it over, in a later epoch): it stops
-    /// running it and stores nothing.
+    /// One batch of the job's stream, from its coordinator of `epoch` (0 until a
+    /// take-over): its workload's events (JSON, nil when none, always nil for a job of
+    /// tasks alone), then tasks that ended. False when this node no longer owns the job
+    /// (another took it over, in a later epoch): it stops running it and stores nothing.
     func streamed(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool
     /// The job is being cancelled (`reason`): kept before its run stops, so whoever takes
     /// it over runs none of its tasks. False when it could not be kept here (this node no
@@ -33,14 +30,6 @@ public protocol TaskJobDurability: Sendable {
     /// The ends of `job`'s tasks as kept here, which the report must show (where two
     /// nodes ran a task, the end kept first); nil when this node's own ends are the record.
     func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]?
-}
-
-extension TaskJobDurability {
-    /// False: a durability that keeps no workload's jobs (the journal: it refuses them at
-    /// their start) has no stream to keep.
-    public func streamed(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
-        false
-    }
 }
 
 extension TaskJobJournal: TaskJobDurability {
@@ -63,8 +52,10 @@ extension TaskJobJournal: TaskJobDurability {
 
 
     /// A failed write drops nothing from the job (its ends are in memory): a restart then
-    /// runs those tasks again. The job stays this node's.
-    public func tasksEnded(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
+    /// runs those tasks again. The job stays this node's. Events are refused (false): the
+    /// journal keeps no workload's jobs (it refuses them at their start).
+    public func streamed(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
+        guard events == nil else { return false }
         _ = try? await runBlocking("spokes.job-journal") { try self.record(ends, of: job) }
         return true
     }

@@ -603,12 +603,7 @@ private final class DurableEnds: Sendable {
                 return nil
             }
             let ends = outcomes.map { (task: $0.task, end: TaskJobReport.TaskEnd($0)) }
-            let isKept: Bool
-            if run != nil {
-                isKept = events == nil && ends.isEmpty ? true : await durability.streamed(epoch: epoch, events: events, ends: ends, of: job)
-            } else {
-                isKept = await durability.tasksEnded(ends, of: job)
-            }
+            let isKept = events == nil && ends.isEmpty ? true : await durability.streamed(epoch: epoch, events: events, ends: ends, of: job)
             guard isKept else {
                 await lost()
                 return false

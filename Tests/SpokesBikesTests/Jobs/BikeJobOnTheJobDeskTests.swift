@@ -51,7 +51,7 @@ struct BikeJobOnTheJobDeskTests {
             #expect(!groups.contains(ReplicatedBikeJobs.group(of: job.id)))
         } else {
             #expect(nodes.storedReport(of: job.id) == nil, "the bike desk ran it as before")
-            #expect(!groups.contains(ReplicatedTaskJobs.workloadGroup(of: job.id)))
+            #expect(!groups.contains(ReplicatedTaskJobs.group(of: job.id)))
         }
         await nodes.stop()
     }

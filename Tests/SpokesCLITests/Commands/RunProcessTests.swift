@@ -98,7 +98,7 @@ extension ClusterProcessTests {
         for node in nodes.dropFirst() {
             let raft = node.raftDirectory
             try await eventually("\(node.name) removed the finished job's group", within: 25) {
-                (try? FileManager.default.contentsOfDirectory(atPath: raft))?.allSatisfy { !$0.hasPrefix("taskjob-") } ?? false
+                (try? FileManager.default.contentsOfDirectory(atPath: raft))?.allSatisfy { !$0.hasPrefix("job-") } ?? false
             }
         }
     }

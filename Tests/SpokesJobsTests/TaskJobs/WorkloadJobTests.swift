@@ -59,7 +59,7 @@ struct WorkloadJobTests {
         await #expect(throws: TaskJobError.unknownWorkload("weather")) {
             _ = try await nodes.cluster.complete("the refusal", within: 30) { try await coordinator.submit(spec, listener: nil) }
         }
-        #expect(await nodes.hosts[0].status(of: ReplicatedTaskJobs.workloadGroup(of: spec.id)) == nil, "no group was opened")
+        #expect(await nodes.hosts[0].status(of: ReplicatedTaskJobs.group(of: spec.id)) == nil, "no group was opened")
         await nodes.stop()
     }
 
