@@ -32,19 +32,18 @@ public final class NodeAssembly: Sendable {
     /// Every Raft group with a replica here.
     public let raft: RaftHost
     public let replicatedTaskJobs: ReplicatedTaskJobs
-    /// The node's `task-jobs` desk: maps and sweeps.
+    /// The node's `task-jobs` desk: every job it coordinates (maps, sweeps, bike jobs).
     public let taskJobs: TaskJobs
-    public let replicatedBikeJobs: ReplicatedBikeJobs
     /// The node's `jobs` desk: the list of every job, where a job is, cancel.
     public let jobs: JobService
     /// The node's `bikejobs` desk: bike jobs submitted, their reports and stations.
     public let bikeJobs: BikeJobService
-    /// Take-overs and replica changes of task jobs and bike jobs.
+    /// Take-overs and replica changes of the jobs held here.
     private let watchers: [Task<Void, Never>]
 
     private init(
         node: ClusterNode, store: JobStore, journal: TaskJobJournal, raft: RaftHost, replicatedTaskJobs: ReplicatedTaskJobs, taskJobs: TaskJobs,
-        replicatedBikeJobs: ReplicatedBikeJobs, jobs: JobService, bikeJobs: BikeJobService, watchers: [Task<Void, Never>]
+        jobs: JobService, bikeJobs: BikeJobService, watchers: [Task<Void, Never>]
     ) {
         self.node = node
         self.store = store
@@ -52,7 +51,6 @@ public final class NodeAssembly: Sendable {
         self.raft = raft
         self.replicatedTaskJobs = replicatedTaskJobs
         self.taskJobs = taskJobs
-        self.replicatedBikeJobs = replicatedBikeJobs
         self.jobs = jobs
         self.bikeJobs = bikeJobs
         self.watchers = watchers
@@ -77,23 +75,20 @@ public final class NodeAssembly: Sendable {
         let raft = RaftHost(
             system: node.system,
             settings: RaftHostSettings(dataDirectory: DiskPath.join(folder, "raft")),
-            machines: ReplicatedTaskJobs.machines(workloads: workloads).merging(ReplicatedBikeJobs.machines) { first, _ in first },
+            machines: ReplicatedTaskJobs.machines(workloads: workloads),
             commitLatency: node.raftCommitLatency)
         node.setReplicaGroups { await raft.groupViews() }
         let members: @Sendable () -> [Member] = { [weak node] in node?.members ?? [] }
         let usesJobGroups: @Sendable () -> Bool = { [weak node] in node?.mayUse(protocolVersion: ProtocolVersions.oneJobLayer) ?? false }
         let replicated = ReplicatedTaskJobs(
             host: raft, system: node.system, members: members, fallback: journal, workloads: workloads, usesJobGroups: usesJobGroups)
-        // Bike jobs as releases before the one job layer kept them (`bikejob-` groups).
-        let replicatedBikeJobs = ReplicatedBikeJobs(host: raft, system: node.system, members: members)
         node.start()
         let taskJobs = TaskJobs.host(on: node, history: store, durability: replicated, journal: journal, workloads: workloads)
         for (group, problem) in await raft.reopenStoredGroups() { log.log("cannot reopen raft group \(group): \(problem)") }
-        var watchers = [replicated.watch(taskJobs)]
-        let (jobs, bikeJobs) = BikeJobService.hostDesks(on: node, store: store, replication: replicatedBikeJobs, live: bikeRuns)
-        watchers.append(replicatedBikeJobs.watch(bikeJobs))
+        let watchers = [replicated.watch(taskJobs)]
+        let (jobs, bikeJobs) = await BikeJobService.hostDesks(on: node, store: store, live: bikeRuns)
         return NodeAssembly(
-            node: node, store: store, journal: journal, raft: raft, replicatedTaskJobs: replicated, taskJobs: taskJobs, replicatedBikeJobs: replicatedBikeJobs,
+            node: node, store: store, journal: journal, raft: raft, replicatedTaskJobs: replicated, taskJobs: taskJobs,
             jobs: jobs, bikeJobs: bikeJobs, watchers: watchers)
     }
 

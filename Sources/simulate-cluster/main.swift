@@ -10,7 +10,7 @@ import SpokesSimulation
 //                                              restarts, partitions and loss, in virtual
 //                                              time, every task on one thread (issue 28 §2;
 //                                              --twice plays each seed again and compares;
-//                                              --scenario bike-failover|twin-name)
+//                                              --scenario bike-failover|twin-name|upgrade)
 //   simulate-cluster --model raft --nodes N --seeds A-B ...         one Raft group of N
 //                                              replicas, each under the node's RaftDriver
 //   simulate-cluster --model raft-changes --nodes N ...  the same, its replicas changed one
@@ -43,8 +43,9 @@ struct Request {
     /// failing seed's shrunk replay names them.
     var dropped: Set<Int> = []
     /// `--scenario` (`--model nodes`): `mixed` (maps, a cancel, a bike job, every kind of
-    /// fault), `bike-failover` (bike jobs whose coordinators the faults hit) or
-    /// `twin-name` (the mixed run with a second process started under a running node's name).
+    /// fault), `bike-failover` (bike jobs whose coordinators the faults hit), `twin-name`
+    /// (the mixed run with a second process started under a running node's name) or
+    /// `upgrade` (a node of the release before, upgraded when it restarts).
     var scenario = "mixed"
 }
 
@@ -81,7 +82,9 @@ func parse(_ given: [String]) -> Request {
             request.faultsChosen = true
         case "--scenario":
             let text = value()
-            guard ["mixed", "bike-failover", "twin-name"].contains(text) else { fail("--scenario expects mixed, bike-failover or twin-name, got '\(text)'") }
+            guard ["mixed", "bike-failover", "twin-name", "upgrade"].contains(text) else {
+                fail("--scenario expects mixed, bike-failover, twin-name or upgrade, got '\(text)'")
+            }
             request.scenario = text
         case "--drop":
             let text = value()
@@ -99,7 +102,7 @@ func parse(_ given: [String]) -> Request {
             }
             request.model = text
         case "-h", "--help":
-            print("usage: simulate-cluster [--model nodes|raft|raft-changes] --nodes N --seeds A-B [--faults KIND,...] [--json (raft)] [--scenario mixed|bike-failover|twin-name, --twice, --drop I,J (nodes)]")
+            print("usage: simulate-cluster [--model nodes|raft|raft-changes] --nodes N --seeds A-B [--faults KIND,...] [--json (raft)] [--scenario mixed|bike-failover|twin-name|upgrade, --twice, --drop I,J (nodes)]")
             exit(0)
         default:
             fail("unknown flag \(flag)")
@@ -163,6 +166,7 @@ case "nodes":
     var options = switch request.scenario {
     case "bike-failover": NodesModel.Options.bikeFailover(nodes: nodes)
     case "twin-name": NodesModel.Options.twinName(nodes: nodes)
+    case "upgrade": NodesModel.Options.upgrade(nodes: nodes)
     default: NodesModel.Options(nodes: nodes)
     }
     if request.scenario == "twin-name", nodes < 2 { fail("--scenario twin-name needs --nodes 2 or more") }

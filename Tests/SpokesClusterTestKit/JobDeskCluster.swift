@@ -17,13 +17,12 @@ public final class JobDeskCluster: Sendable {
     private let watchers: [Task<Void, Never>]
 
     /// `machines`: the hosts' machines for other kinds of groups too; `configure`: node
-    /// `index`'s settings; `usesJobGroups`: whether every member speaks protocol 7 (false:
-    /// jobs of tasks go in `taskjob-` groups, as in a rolling upgrade from the release
-    /// before).
+    /// `index`'s settings (a node that speaks only protocols below 7 makes the others keep
+    /// their jobs in the formats of the release before, as in a rolling upgrade).
     public init(
         _ count: Int = 3, kinds: [any TaskKind], workloads: JobWorkloads = JobWorkloads(),
         machines: [String: @Sendable () -> any ReplicatedStateMachine] = [:],
-        configure: (Int, inout ClusterSettings) -> Void = { _, _ in }, usesJobGroups: Bool = true
+        configure: (Int, inout ClusterSettings) -> Void = { _, _ in }
     ) async throws {
         cluster = try SimulatedCluster(count, configure: configure, registry: { _ in TaskRegistry(kinds: kinds) }, disk: { _ in SimulatedDisk() })
         try await cluster.awaitMesh()
@@ -36,7 +35,8 @@ public final class JobDeskCluster: Sendable {
                                 machines: ReplicatedTaskJobs.machines(workloads: workloads).merging(machines) { first, _ in first })
             let members: @Sendable () -> [Member] = { [weak node] in node?.members ?? [] }
             let replicated = ReplicatedTaskJobs(
-                host: host, system: node.system, members: members, fallback: nil, workloads: workloads, usesJobGroups: { usesJobGroups })
+                host: host, system: node.system, members: members, fallback: nil, workloads: workloads,
+                usesJobGroups: { [weak node] in node?.mayUse(protocolVersion: ProtocolVersions.oneJobLayer) ?? false })
             let history = InMemoryTaskJobHistory()
             let desk = TaskJobs.host(on: node, history: history, durability: replicated, workloads: workloads)
             watchers.append(replicated.watch(desk))

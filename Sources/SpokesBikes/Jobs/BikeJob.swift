@@ -53,26 +53,6 @@ public struct BikeJob: Sendable, Codable {
         return (deadline, retries)
     }
 
-    /// How a replicated job's run keeps its state on other nodes (see `ReplicatedBikeJobs`).
-    public struct Replica: Sendable {
-        /// The coordinator's epoch: 0 for the job's first, then one more for each take-over.
-        public var epoch: Int
-        /// Commits events in order; false when this node no longer owns the job (another
-        /// node leads its group): the run stops and reports nothing.
-        public var commit: @Sendable (_ events: [BikeJobBook.Event]) async -> Bool
-        /// When the job's first coordinator started it (seconds since 1970): its report's
-        /// wall time counts from then on whichever node ends it.
-        public var startedAt: Double?
-
-        public init(
-            epoch: Int, startedAt: Double? = nil, commit: @escaping @Sendable (_ events: [BikeJobBook.Event]) async -> Bool
-        ) {
-            self.epoch = epoch
-            self.startedAt = startedAt
-            self.commit = commit
-        }
-    }
-
     /// This node lost a replicated job to another node (it was cut off or paused, and the
     /// job's replicas chose another leader): its run stopped and counts nothing.
     public struct LostLead: Error, Sendable, CustomStringConvertible {
@@ -83,109 +63,9 @@ public struct BikeJob: Sendable, Codable {
         }
     }
 
-    /// Events handed on in one commit, at most.
-    static let eventsPerCommit = 4000
-
     /// The book a new run of the job starts from: the network's stations, no user begun.
     public var startingBook: BikeJobBook {
         BikeJobBook(users: options.users, stations: network.stations, goalIndex: options.goal.flatMap { goal in network.stations.firstIndex { $0.id == goal } })
-    }
-
-    /// Runs the job with `node` as coordinator: hosts the stations, sends one
-    /// `bikes.user` task per user that has not ended in `book` to the first available
-    /// system, retries failures on another node, and reports. Cancelling the calling task
-    /// cancels the job everywhere; `cancelReason` then says who did, as a sentence
-    /// (`cancelled by the submitter`).
-    ///
-    /// With a `replica`, every change of the book is committed to the job's replicas as it
-    /// is made, and the report is built only once all of them are: if a commit fails, the
-    /// run stops and throws ``LostLead``.
-    public func run(
-        on node: ClusterNode, resuming book: BikeJobBook? = nil, replica: Replica? = nil,
-        cancelReason: @escaping @Sendable () -> String = { "cancelled" },
-        onProgress: @escaping @Sendable (JobProgress) -> Void = { _ in }
-    ) async throws -> SimulationReport {
-        let (deadline, retries) = try validated(settings: node.settings)
-        let id = id
-        let book = book ?? startingBook
-        let epoch = replica?.epoch ?? 0
-        let system = node.system
-        // The stations, the ledger, each attempt's input and which outputs count: the
-        // run the job layer drives (Docs/one-job-layer.md).
-        let run = BikeJobRun(job: self, book: book, epoch: epoch, on: node, recording: replica != nil, cancelReason: cancelReason)
-        let ledger = run.ledger
-        let (systems, following, _) = try await node.makeSystems(for: BikeUserTask.name)
-        defer { following.cancel() }
-
-        // Users that ended before (this job was taken over) do not run again.
-        let done = book.doneUsers
-        let users = (0..<options.users).filter { !done.contains($0) }
-        let cost = run.cost ?? .waiting
-        let shared = (share ?? .unnamed).capped(atPriority: node.settings.maximumPriority)
-        let board = node.jobBoard.track(job: id, kind: BikeUserTask.name, title: title, total: users.count, share: shared, cost: cost)
-        defer { board.end(cancelled: Task.isCancelled) }
-        let tracker = ProgressTracker(board: board, clock: system.runtime.clock, onProgress: onProgress)
-        // Every user of a job costs the same: waiting when its moves sleep, cpu at time scale 0.
-        let runner = {
-            var runner = JobRunner(systems: systems, job: id, kind: BikeUserTask.name, deadline: deadline, retries: retries, cost: cost)
-            runner.share = shared
-            return runner
-        }()
-        let runtime = system.runtime
-        let start = runtime.now
-        let running = Task {
-            await runner.run(
-                count: users.count,
-                input: { task, attempt in try run.input(task: users[task], attempt: attempt) },
-                accept: { task, attempt, output in run.accept(task: users[task], attempt: attempt, output: output) },
-                onEvent: { event in
-                    tracker.record(event)
-                    if case .failed(let task, let attempt, let node, let reason, let willRetry) = event {
-                        system.log("job \(id): user \(users[task]) attempt \(run.attempt(of: users[task], attempt)) on \(node) failed: \(reason); \(willRetry ? "retrying on another node" : "giving up")")
-                    }
-                },
-                onOutcome: { outcome in run.ended(task: users[outcome.task], outcome: outcome) })
-        }
-        // Hands the ledger's changes to the replicas as they are made; a failed commit
-        // stops the run (another node leads the job now).
-        let committing = replica.map { replica in
-            Task { () -> Bool in
-                func drain() async -> Bool {
-                    while true {
-                        let (events, _) = ledger.takeEvents(limit: Self.eventsPerCommit)
-                        if events.isEmpty { return true }
-                        guard await replica.commit(events) else { return false }
-                    }
-                }
-                for await _ in ledger.newEvents {
-                    guard await drain() else {
-                        running.cancel()
-                        return false
-                    }
-                }
-                return await drain()
-            }
-        }
-        let outcomes = await withTaskCancellationHandler { await running.value } onCancel: { running.cancel() }
-        // The tasks cancelled before they started were not heard in `onOutcome`.
-        for outcome in outcomes where outcome.output == nil {
-            run.ended(task: users[outcome.task], outcome: outcome)
-        }
-        // A cancelled attempt on another node may still be moving: stop the stations first.
-        run.close()
-        let committed = await committing?.value
-        // The stations were hosted (their well-known names registered) while the run lived.
-        withExtendedLifetime(run) {}
-        if committed == false {
-            throw LostLead(job: id, node: system.node.name)
-        }
-        let cancelled = Task.isCancelled
-        if cancelled { system.log("job \(id): \(cancelReason())") }
-        var report = report(
-            from: ledger.book, wallTime: runtime.now - start, cancelReason: cancelled ? cancelReason() : nil,
-            finished: Date(timeIntervalSince1970: runtime.unixNow))
-        report.epoch = replica.map { _ in epoch }
-        return report
     }
 
     /// The job's report from its book: every user's progress and end, the stations' counts.
@@ -223,64 +103,5 @@ public struct BikeJob: Sendable, Codable {
         report.retriedUsers = retriedUsers
         report.tasksPerNode = tasksPerNode
         return report
-    }
-}
-
-/// Turns job events into progress snapshots: at most ten a second, and always the
-/// latest state within a tenth of a second (a suppressed update is sent when the
-/// interval ends), so a display never shows a stale count. The counts are the job's
-/// record on the coordinator's ``JobBoard``, which the dashboard shows too.
-private final class ProgressTracker: Sendable {
-    private struct State {
-        var lastSent: Double?
-        var trailingScheduled = false
-    }
-
-    private let board: JobBoard.Tracker
-    private let onProgress: @Sendable (JobProgress) -> Void
-    private let state = Mutex(State())
-    private let clock: any RuntimeClock
-    private let start: Double
-    private static let interval = 0.1
-
-    init(board: JobBoard.Tracker, clock: any RuntimeClock, onProgress: @escaping @Sendable (JobProgress) -> Void) {
-        self.board = board
-        self.onProgress = onProgress
-        self.clock = clock
-        start = clock.now
-    }
-
-    func record(_ event: JobRunner.Event) {
-        board.record(event)
-        publish()
-    }
-
-    private func publish() {
-        let now = clock.now
-        let (snapshot, scheduleTrailing): (JobProgress?, Bool) = state.withLock { state in
-            // Read under this lock (the board's lock nests inside it, never the other
-            // way), so a snapshot sent later never holds older counts.
-            guard let record = board.current else { return (nil, false) }
-            let last = record.done + record.failed == record.total
-            if last || state.lastSent.map({ now - $0 >= Self.interval }) ?? true {
-                state.lastSent = now
-                return (progress(of: record, now: now), false)
-            }
-            guard !state.trailingScheduled else { return (nil, false) }
-            state.trailingScheduled = true
-            return (nil, true)
-        }
-        if let snapshot { onProgress(snapshot) }
-        if scheduleTrailing {
-            Task {
-                try? await self.clock.sleep(for: Self.interval)
-                self.state.withLock { $0.trailingScheduled = false; $0.lastSent = nil }
-                self.publish()
-            }
-        }
-    }
-
-    private func progress(of record: JobBoard.Record, now: Double) -> JobProgress {
-        JobProgress(record: record, elapsed: now - start)
     }
 }

@@ -23,7 +23,8 @@ public enum BikeWorkload {
                 return BikeJobRun(
                     job: try job(from: parameters), book: book, epoch: context.epoch, on: context.node, startedAt: context.spec.startedAt, live: live,
                     cancelReason: context.cancelReason)
-            })
+            },
+            olderFormat: BikeJobMachine.format())
     }
 
     /// The bike job a spec's parameters hold, checked: every field in range and the

@@ -27,24 +27,30 @@ import Synchronization
 /// no workload's state.
 ///
 /// Until every member speaks protocol 7 (``ProtocolVersions/oneJobLayer``, a rolling
-/// upgrade), a job of tasks alone goes in a `taskjob-ID` group (``TaskJobMachine``) as
-/// the release before kept it, which its members can hold; such groups made earlier run
-/// on as they were (fenced by Raft's terms alone).
+/// upgrade), a job goes in the group an earlier release reads, which its members can
+/// hold (``JobGroupFormat``: `taskjob-ID` for a job of tasks alone, a workload's own
+/// older format); groups earlier releases made are taken over and finished here. Only
+/// the group's text differs: the desk runs every job the same way.
 public final class ReplicatedTaskJobs: TaskJobDurability {
-    /// The kind of job groups, for ``RaftHost``'s machine factories.
+    /// The kind of this release's job groups.
     public static let groupKind = "job"
     /// The kind of the groups releases before protocol 7 kept jobs of tasks in.
-    public static let tasksGroupKind = "taskjob"
+    public static let tasksGroupKind = JobGroupFormat.tasks.kind
 
     /// The group of `job`.
     public static func group(of job: String) -> String { groupKind + "-" + job }
 
     /// The group of `job`, a job of tasks alone kept as releases before protocol 7 kept it.
-    public static func tasksGroup(of job: String) -> String { tasksGroupKind + "-" + job }
+    public static func tasksGroup(of job: String) -> String { JobGroupFormat.tasks.group(of: job) }
+
+    /// Every format a node reads, this release's first (those of `workloads` too).
+    static func formats(workloads: JobWorkloads) -> [JobGroupFormat] {
+        [JobGroupFormat.jobs(workloads: workloads), JobGroupFormat.tasks] + workloads.olderFormats
+    }
 
     /// The machine factories a host needs for job groups (those of `workloads` too).
     public static func machines(workloads: JobWorkloads) -> [String: @Sendable () -> any ReplicatedStateMachine] {
-        [groupKind: { JobMachine(workloads: workloads) }, tasksGroupKind: { TaskJobMachine() }]
+        Dictionary(formats(workloads: workloads).map { ($0.kind, $0.machine) }) { first, _ in first }
     }
 
     /// The machine factories a host needs for groups of jobs of tasks alone.
@@ -54,90 +60,74 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     private var host: RaftHost { groups.host }
     private var system: ClusterSystem { groups.system }
     private let fallback: TaskJobJournal?
-    private let workloads: JobWorkloads
-    /// Whether every member speaks protocol 7, so a job of tasks alone goes in a `job-`
-    /// group (else in a `taskjob-` group).
+    /// This release's format first, then those of earlier releases.
+    private let formats: [JobGroupFormat]
+    /// Whether every member speaks protocol 7, so a job goes in a `job-` group (else in a
+    /// format of the release before).
     private let usesJobGroups: @Sendable () -> Bool
     /// Jobs this node has had replicated (it coordinated or took them over): once their
     /// group is gone, they are no longer this node's to record.
     private let replicatedJobs = Mutex<Set<String>>([])
 
     /// `members` are the node's members now (the node passes them, weakly held).
-    /// `workloads`: those whose jobs' groups this node opens (its host's `job` machines
-    /// must know the same). `usesJobGroups`: whether every member speaks protocol 7
-    /// (``ProtocolVersions/oneJobLayer``; a node passes its `mayUse(protocolVersion:)`);
-    /// true by default, a cluster of this release.
+    /// `workloads`: those whose jobs' groups this node opens (its host's machines must be
+    /// ``machines(workloads:)`` of the same). `usesJobGroups`: whether every member speaks
+    /// protocol 7 (``ProtocolVersions/oneJobLayer``; a node passes its
+    /// `mayUse(protocolVersion:)`); true by default, a cluster of this release.
     public init(
         host: RaftHost, system: ClusterSystem, members: @escaping @Sendable () -> [Member], fallback: TaskJobJournal?,
         workloads: JobWorkloads = JobWorkloads(), usesJobGroups: @escaping @Sendable () -> Bool = { true }
     ) {
         groups = JobGroups(host: host, system: system, members: members)
         self.fallback = fallback
-        self.workloads = workloads
+        formats = Self.formats(workloads: workloads)
         self.usesJobGroups = usesJobGroups
     }
 
+    /// The format a new job of `spec` goes in: this release's once every member speaks 7
+    /// (or for a group of this node alone), else the first earlier one that keeps it.
+    private func format(for spec: TaskJobSpec, alone: Bool) -> JobGroupFormat {
+        if alone || usesJobGroups() { return formats[0] }
+        return formats.dropFirst().first { $0.keeps(spec) } ?? formats[0]
+    }
+
+    /// `job`'s group here and its format, if this node holds one.
+    private func group(of job: String) -> (id: String, format: JobGroupFormat)? {
+        let ids = host.groupIDs
+        return formats.lazy.map { ($0.group(of: job), $0) }.first { ids.contains($0.0) }
+    }
+
     public func jobStarted(_ spec: TaskJobSpec) async throws {
-        let refused = "refused: its start was not committed in time"
         let peers = groups.replicaPeers()
-        if spec.workload != nil || (peers != nil && usesJobGroups()) {
-            try await groups.open(
-                Self.group(of: spec.id), for: spec.id, with: peers ?? [], machine: JobMachine(workloads: workloads),
-                first: JobMachine.start(spec, startedAt: spec.startedAt), cancel: JobMachine.cancel(refused))
-        } else if let peers {
-            try await groups.open(
-                Self.tasksGroup(of: spec.id), for: spec.id, with: peers, machine: TaskJobMachine(), first: TaskJobMachine.start(spec),
-                cancel: TaskJobMachine.cancel(refused))
-        } else {
-            try await fallback?.jobStarted(spec)
+        // A job of tasks alone without peers is kept on this node's disk; a workload's, in
+        // a group of this node alone (the journal keeps no workload's state).
+        if peers == nil, spec.workload == nil, let fallback {
+            try await fallback.jobStarted(spec)
             return
         }
+        let format = format(for: spec, alone: peers == nil)
+        try await groups.open(
+            format.group(of: spec.id), for: spec.id, with: peers ?? [], machine: format.machine(), first: try format.start(spec),
+            cancel: format.cancel("refused: its start was not committed in time"))
         replicatedJobs.withLock { _ = $0.insert(spec.id) }
     }
 
     public func streamed(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
-        let ids = host.groupIDs
-        if ids.contains(Self.group(of: job)) { return await commitBatch(epoch: epoch, events: events, ends: ends, of: job) }
-        if ids.contains(Self.tasksGroup(of: job)), events == nil { return await commitEnds(ends, of: job) }
-        // A replicated job whose group is gone (it finished elsewhere) is not ours.
-        if replicatedJobs.withLock({ $0.contains(job) }) { return false }
-        return await fallback?.streamed(epoch: epoch, events: events, ends: ends, of: job) ?? (events == nil)
-    }
-
-    /// Commits `ends` to `job`'s `taskjob-` group (a job a release before protocol 7 kept,
-    /// or started while a member did not speak it).
-    private func commitEnds(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
-        do {
-            for command in Self.endCommands(ends) {
-                _ = try await host.propose(group: Self.tasksGroup(of: job), command: command, forward: false)
-            }
-            return true
-        } catch {
-            // Not the leader any more, or cut off from the majority: the leader takes the job
-            // over from what was committed (this node too, if it still leads: see watch).
-            system.log("job \(job): cannot commit task ends here (\(error)); the group's leader runs it")
-            return false
+        guard let (id, format) = group(of: job) else {
+            // A replicated job whose group is gone (it finished elsewhere) is not ours.
+            if replicatedJobs.withLock({ $0.contains(job) }) { return false }
+            return await fallback?.streamed(epoch: epoch, events: events, ends: ends, of: job) ?? (events == nil)
         }
-    }
-
-    /// Commits one batch of `job`'s stream to its `job-` group, in the coordinator's
-    /// `epoch`: refused (false) once another run took the job over.
-    private func commitBatch(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
-        let id = Self.group(of: job)
-        // The ends in bounded commands, the events with the first: one batch of the stream
-        // may take several entries, each applied whole and in order.
-        var commands = Self.endBatches(ends).enumerated().map { index, batch in
-            JobMachine.batch(epoch: epoch, events: index == 0 ? events : nil, ends: batch)
-        }
-        if commands.isEmpty { commands = [JobMachine.batch(epoch: epoch, events: events, ends: [])] }
-        for command in commands {
+        for command in format.batch(epoch, events, ends.map { JobMachine.Ended(task: $0.task, end: $0.end) }) {
             do {
                 let commit = try await host.propose(group: id, command: command, forward: false)
-                guard commit.result == JobMachine.applied else {
+                guard commit.result == JobGroupFormat.applied else {
                     system.log("job \(job): its replicas did not take this node's changes (\(commit.result)); the group's leader runs it")
                     return false
                 }
             } catch {
+                // Not the leader any more, or cut off from the majority: the leader takes the
+                // job over from what was committed (this node too, if it still leads: see watch).
                 system.log("job \(job): cannot commit its changes here (\(error)); the group's leader runs it")
                 return false
             }
@@ -145,84 +135,70 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
         return true
     }
 
-    /// At most about this many bytes of task outputs in one command: a batch of large
-    /// outputs goes in several entries, each of which fits a frame on its way to the
-    /// followers (review, issue 29 §1.5: one entry of many 2 MiB outputs wedged its group).
-    static let maximumEndBytesPerCommand = 1 << 20
-
-    /// The commands that record `ends`, in order, each within ``maximumEndBytesPerCommand``
-    /// (one end always goes).
-    static func endCommands(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)]) -> [String] {
-        endBatches(ends).map { batch in TaskJobMachine.ended(batch.map { TaskJobMachine.Ended(task: $0.task, end: $0.end) }) }
-    }
-
-    /// `ends` in order, in batches of at most about ``maximumEndBytesPerCommand`` (one end
-    /// always goes).
-    static func endBatches(_ ends: [(task: Int, end: TaskJobReport.TaskEnd)]) -> [[JobMachine.Ended]] {
-        var batches: [[JobMachine.Ended]] = []
-        var batch: [JobMachine.Ended] = []
-        var bytes = 0
-        for (task, end) in ends {
-            let size = 64 + (end.output?.utf8.count ?? 0) + end.failures.reduce(0) { $0 + 64 + $1.reason.utf8.count }
-            if !batch.isEmpty, bytes + size > maximumEndBytesPerCommand {
-                batches.append(batch)
-                batch = []
-                bytes = 0
-            }
-            batch.append(JobMachine.Ended(task: task, end: end))
-            bytes += size
-        }
-        if !batch.isEmpty { batches.append(batch) }
-        return batches
-    }
-
     /// Commits the cancellation (within the proposal timeout); false when it could not be
     /// committed here (this node does not lead the job's group any more).
     public func jobCancelled(_ job: String, reason: String) async -> Bool {
-        guard let id = groupID(of: job) else { return true }
-        let command = id == Self.tasksGroup(of: job) ? TaskJobMachine.cancel(reason) : JobMachine.cancel(reason)
-        return await groups.commitHere(command, to: id, for: job, what: "cancellation")
+        guard let (id, format) = group(of: job) else { return true }
+        return await groups.commitHere(format.cancel(reason), to: id, for: job, what: "cancellation")
     }
 
     public func jobFinished(_ job: String) async {
-        guard let id = groupID(of: job) else {
+        guard let (id, format) = group(of: job) else {
             await fallback?.jobFinished(job)
             return
         }
-        let command = id == Self.tasksGroup(of: job) ? TaskJobMachine.finish : JobMachine.finish
-        _ = try? await host.propose(group: id, command: command, forward: false)
+        _ = try? await host.propose(group: id, command: format.finish, forward: false)
     }
 
     /// The unfinished jobs held here whose leader is not an alive member (it died, and the
     /// election has not ended), or is this node (it takes the job over now).
     public func heldUnfinished() async -> [TaskJobJournal.Unfinished] {
-        let tasks = await groups.heldWithoutOtherLeader(kind: Self.tasksGroupKind).compactMap { held -> TaskJobJournal.Unfinished? in
-            guard let machine = held.machine as? TaskJobMachine, let spec = machine.spec, !machine.finished else { return nil }
-            return TaskJobJournal.Unfinished(spec: spec, ends: machine.ends, cancelReason: machine.cancelReason, stalled: held.stalled)
+        let settings = system.settings
+        var unfinished: [TaskJobJournal.Unfinished] = []
+        for format in formats {
+            for held in await groups.heldWithoutOtherLeader(kind: format.kind) {
+                guard let job = format.read(held.machine, settings), let spec = job.spec, !job.finished else { continue }
+                unfinished.append(TaskJobJournal.Unfinished(spec: spec, ends: job.ends, cancelReason: job.cancelReason, stalled: held.stalled))
+            }
         }
-        let jobs = await groups.heldWithoutOtherLeader(kind: Self.groupKind).compactMap { held -> TaskJobJournal.Unfinished? in
-            guard let machine = held.machine as? JobMachine, let spec = machine.spec, !machine.finished else { return nil }
-            return TaskJobJournal.Unfinished(spec: spec, ends: machine.ends, cancelReason: machine.cancelReason, stalled: held.stalled)
-        }
-        return jobs + tasks
+        return unfinished
     }
 
     public func holdsReplica(of job: String) async -> Bool {
-        if await groups.holds(Self.group(of: job)) { return true }
-        return await groups.holds(Self.tasksGroup(of: job))
+        for format in formats where await groups.holds(format.group(of: job)) { return true }
+        return false
     }
 
     public func keptEnds(of job: String) async -> [Int: TaskJobReport.TaskEnd]? {
-        guard let id = groupID(of: job) else { return replicatedJobs.withLock({ $0.contains(job) }) ? [:] : nil }
-        let machine = await host.stateMachine(of: id)
-        return (machine as? TaskJobMachine)?.ends ?? (machine as? JobMachine)?.ends
+        guard let (id, format) = group(of: job) else { return replicatedJobs.withLock({ $0.contains(job) }) ? [:] : nil }
+        guard let machine = await host.stateMachine(of: id) else { return nil }
+        return format.read(machine, system.settings)?.ends
     }
 
-    /// Watches the job groups this node holds (``JobGroups/watch(kind:job:isRunning:abandon:takeOver:)``):
+    /// Watches the job groups this node holds, of every format (``JobGroups/watch(kind:job:isRunning:abandon:takeOver:)``):
     /// where this replica leads a job that has not finished and `desk` does not run it,
-    /// `desk` takes it over.
+    /// `desk` takes it over: in the next epoch (``nextEpoch(of:)``), from the state
+    /// committed before it.
     public func watch(_ desk: TaskJobs) -> Task<Void, Never> {
-        let watchers = [watchJobs(desk), watchTasks(desk)]
+        let settings = system.settings
+        let watchers = formats.map { format in
+            groups.watch(
+                kind: format.kind,
+                // A cancellation committed with no spec before it (a start that was refused)
+                // leaves nothing to run, ever: the spec can only have come first.
+                job: { _, machine in
+                    format.read(machine, settings).map { JobGroups.JobState(job: $0.spec?.id, finished: $0.finished || ($0.spec == nil && $0.cancelReason != nil)) }
+                },
+                isRunning: { job in await desk.whenLocal { $0.isRunning(job) } ?? true },
+                abandon: { job in await desk.whenLocal { $0.abandon(job) } },
+                takeOver: { machine, _ in
+                    guard let spec = format.read(machine, settings)?.spec, let next = await self.nextEpoch(of: spec.id) else { return }
+                    self.replicatedJobs.withLock { _ = $0.insert(spec.id) }
+                    try? await desk.whenLocal {
+                        try await $0.resume(spec, ended: next.ends, cancelReason: next.cancelReason, epoch: next.epoch, state: next.workloadState)
+                    }
+                })
+        }
         return Task {
             await withTaskCancellationHandler {
                 for watcher in watchers { await watcher.value }
@@ -232,79 +208,25 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
         }
     }
 
-    /// The watcher of `taskjob` groups (jobs of tasks alone, kept as before protocol 7).
-    private func watchTasks(_ desk: TaskJobs) -> Task<Void, Never> {
-        watch(kind: Self.tasksGroupKind, for: desk, state: { machine in
-            (machine as? TaskJobMachine).map { Self.state(spec: $0.spec, finished: $0.finished, cancelReason: $0.cancelReason) }
-        }) { machine in
-            guard let machine = machine as? TaskJobMachine, let spec = machine.spec else { return }
-            self.replicatedJobs.withLock { _ = $0.insert(spec.id) }
-            try? await desk.whenLocal { try await $0.resume(spec, ended: machine.ends, cancelReason: machine.cancelReason) }
-        }
-    }
-
-    /// The watcher of `job` groups: a take-over first commits the next epoch
-    /// (``nextEpoch(of:)``), then runs the job from the state committed before it.
-    private func watchJobs(_ desk: TaskJobs) -> Task<Void, Never> {
-        watch(kind: Self.groupKind, for: desk, state: { machine in
-            (machine as? JobMachine).map { Self.state(spec: $0.spec, finished: $0.finished, cancelReason: $0.cancelReason) }
-        }) { machine in
-            guard let spec = (machine as? JobMachine)?.spec, let next = await self.nextEpoch(of: spec.id) else { return }
-            self.replicatedJobs.withLock { _ = $0.insert(spec.id) }
-            try? await desk.whenLocal {
-                try await $0.resume(spec, ended: next.ends, cancelReason: next.cancelReason, epoch: next.epoch, state: next.state)
-            }
-        }
-    }
-
-    /// Watches this node's groups of `kind` for `desk` (``JobGroups/watch(kind:job:isRunning:abandon:takeOver:)``):
-    /// `state` reads a group's job, `takeOver` runs it here.
-    private func watch(
-        kind: String, for desk: TaskJobs, state: @escaping @Sendable (any ReplicatedStateMachine) -> JobGroups.JobState?,
-        takeOver: @escaping @Sendable (any ReplicatedStateMachine) async -> Void
-    ) -> Task<Void, Never> {
-        groups.watch(
-            kind: kind, job: { _, machine in state(machine) },
-            isRunning: { job in await desk.whenLocal { $0.isRunning(job) } ?? true },
-            abandon: { job in await desk.whenLocal { $0.abandon(job) } },
-            takeOver: { machine, _ in await takeOver(machine) })
-    }
-
-    /// A group's job as the watcher sees it. A cancellation committed with no spec before
-    /// it (a start that was refused) leaves nothing to run, ever: the spec can only have
-    /// come first.
-    private static func state(spec: TaskJobSpec?, finished: Bool, cancelReason: String?) -> JobGroups.JobState {
-        JobGroups.JobState(job: spec?.id, finished: finished || (spec == nil && cancelReason != nil))
-    }
-
-    /// What a run of a job in its next epoch starts from.
-    struct NextEpoch: Sendable {
-        var epoch: Int
-        var ends: [Int: TaskJobReport.TaskEnd]
-        var state: (any JobWorkloadState)?
-        var cancelReason: String?
-    }
-
     /// Starts `job`'s next epoch here (this node leads its group): commits the epoch, so
     /// no batch of an earlier coordinator (or of an earlier run here) can apply after the
-    /// state the new run starts from. Nil when this node cannot (it does not lead the
-    /// group, the job finished): a later try, here or on the group's next leader, goes on.
-    func nextEpoch(of job: String) async -> NextEpoch? {
-        let id = Self.group(of: job)
-        guard let current = await host.stateMachine(of: id) as? JobMachine, current.spec != nil else { return nil }
-        let epoch = current.epoch + 1
-        guard let commit = try? await host.propose(group: id, command: JobMachine.takeOver(epoch: epoch), forward: false),
-              commit.result == JobMachine.applied,
-              let machine = await host.stateMachine(of: id) as? JobMachine, machine.epoch == epoch, !machine.finished
+    /// state the new run starts from, and returns that state. Nil when this node cannot
+    /// (it does not lead the group, the job finished): a later try, here or on the group's
+    /// next leader, goes on. A format without epochs runs on from its state as it is.
+    func nextEpoch(of job: String) async -> JobGroupState? {
+        let settings = system.settings
+        guard let (id, format) = group(of: job), let machine = await host.stateMachine(of: id),
+              let current = format.read(machine, settings), current.spec != nil
         else { return nil }
-        return NextEpoch(epoch: epoch, ends: machine.ends, state: machine.workloadState, cancelReason: machine.cancelReason)
-    }
-
-    /// The group `job` is kept in, if any (else in the journal: the cluster was too small
-    /// when it started, or it was resumed from the journal after a restart).
-    private func groupID(of job: String) -> String? {
-        let ids = host.groupIDs
-        return [Self.group(of: job), Self.tasksGroup(of: job)].first { ids.contains($0) }
+        if let takeOver = format.takeOver {
+            guard let commit = try? await host.propose(group: id, command: takeOver(current.epoch + 1), forward: false),
+                  commit.result == JobGroupFormat.applied
+            else { return nil }
+        }
+        guard let machine = await host.stateMachine(of: id), let next = format.read(machine, settings), !next.finished,
+              format.takeOver == nil || next.epoch == current.epoch + 1
+        else { return nil }
+        return next
     }
 
     public typealias ReplicationFailure = JobGroups.ReplicationFailure

@@ -17,15 +17,21 @@ public struct JobWorkloads: Sendable {
         /// One run of a job on its coordinator, from the job's state now (its start, or
         /// what its group committed when this node takes it over).
         public var run: @Sendable (_ context: JobWorkloadContext) throws -> any JobWorkloadRun
+        /// The group format an earlier release kept this workload's jobs in (the bike job's
+        /// `bikejob-ID`), if any: used while a member does not speak protocol 7, and to
+        /// take over and finish the groups such a release made (``JobGroupFormat``).
+        public var olderFormat: JobGroupFormat?
 
         public init(
             start: @escaping @Sendable (_ parameters: String) throws -> any JobWorkloadState,
             restore: @escaping @Sendable (_ snapshot: String) throws -> any JobWorkloadState,
-            run: @escaping @Sendable (_ context: JobWorkloadContext) throws -> any JobWorkloadRun
+            run: @escaping @Sendable (_ context: JobWorkloadContext) throws -> any JobWorkloadRun,
+            olderFormat: JobGroupFormat? = nil
         ) {
             self.start = start
             self.restore = restore
             self.run = run
+            self.olderFormat = olderFormat
         }
     }
 
@@ -40,6 +46,11 @@ public struct JobWorkloads: Sendable {
 
     /// The workload named `name`, if registered.
     public subscript(name: String) -> Workload? { workloads[name] }
+
+    /// The group formats of earlier releases the workloads bring, by name.
+    public var olderFormats: [JobGroupFormat] {
+        workloads.sorted { $0.key < $1.key }.compactMap(\.value.olderFormat)
+    }
 }
 
 /// What a workload's run is made from.

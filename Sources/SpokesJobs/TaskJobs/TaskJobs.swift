@@ -49,7 +49,7 @@ public distributed actor TaskJobs {
 
     /// Weak: the node holds its desk.
     private weak var node: ClusterNode?
-    private let history: any TaskJobHistory
+    private var history: any TaskJobHistory
     /// Where running jobs are kept so they outlive this node (nil: in memory only, as in tests).
     private let durability: (any TaskJobDurability)?
     /// Jobs whose run stopped because another node took them over: they store nothing.
@@ -62,7 +62,7 @@ public distributed actor TaskJobs {
     /// Who cancelled a running job (the first request wins), read as it ends.
     private var cancelReasons: [String: String] = [:]
     /// The workloads whose jobs this desk runs beside plain jobs of tasks.
-    private let workloads: JobWorkloads
+    private var workloads: JobWorkloads
 
     /// A desk storing reports in `history` and keeping running jobs in `durability` (on
     /// disk, or on other nodes too) so they outlive this node.
@@ -117,6 +117,16 @@ public distributed actor TaskJobs {
 
     /// Whether this desk runs jobs of the workload named `name`.
     public func runs(workload name: String) -> Bool { workloads[name] != nil }
+
+    /// Runs jobs of `workload` under `name` from now on, storing every report in
+    /// `history`, unless a workload of that name is registered already (the node's, whose
+    /// groups its host can open): wires a desk hosted without them (a test's node) as
+    /// `spokes node` wires its own.
+    public func addIfAbsent(workload name: String, _ workload: JobWorkloads.Workload, storingIn history: any TaskJobHistory) {
+        guard workloads[name] == nil else { return }
+        workloads.register(name, workload)
+        self.history = history
+    }
 
     /// Whether this node holds `job`'s kept state (a replica of its group).
     public func holdsReplica(of job: String) async -> Bool {

@@ -78,8 +78,25 @@ public enum NodesModel {
         /// holds every node to the cluster's timeouts (``NodesFailureDetection``), must
         /// catch it.
         public var slowSuspicionOf: Int?
+        /// A rolling upgrade (`--scenario upgrade`): this node speaks only the protocols
+        /// below 7 (``ProtocolVersions/oneJobLayer``) until it crashes, and every protocol
+        /// of this build once it restarts. Until then the others keep every job in the
+        /// group formats of the release before (`taskjob-`, `bikejob-`; ``JobGroupFormat``)
+        /// and take jobs over from them; after it, new jobs go in `job-` groups while the
+        /// old ones run on. (This build's code stands in for the release before.)
+        public var upgradedOnRestart: Int?
 
         public init(nodes: Int) { self.nodes = nodes }
+
+        /// A rolling upgrade under the seed's faults (`--scenario upgrade`): the last node
+        /// is of the release before until it crashes (``upgradedOnRestart``), and crashes
+        /// are common.
+        public static func upgrade(nodes: Int) -> Options {
+            var options = Options(nodes: nodes)
+            options.upgradedOnRestart = nodes - 1
+            options.faultKinds = [.crash, .pause, .partition, .loss, .slowDisk]
+            return options
+        }
 
         /// A twin of a running node's name (`--scenario twin-name`): a second process with
         /// n1's name starts on its own host while maps and a bike job run, with the

@@ -64,6 +64,9 @@ final class NodesRun: Sendable {
             settings.dataDirectory = NodesRun.dataDirectory(root: root, node: index)
             // A node's own beacon pace, not the tests' 50 ms: as `spokes node` runs.
             settings.discoveryInterval = ClusterSettings().discoveryInterval
+            if index == options.upgradedOnRestart {
+                settings.protocolVersions = ProtocolVersions(lowest: ProtocolVersions.current.lowest, highest: ProtocolVersions.oneJobLayer - 1)
+            }
             if index == options.slowSuspicionOf {
                 settings.suspectTimeout *= 100
                 settings.deadTimeout *= 100
@@ -354,7 +357,9 @@ final class NodesRun: Sendable {
                 return disks[fault.node]
             }
             incarnations.withLock { $0[fault.node].number = number }
-            let node = try cluster.restartNode(fault.node, disk: survivor)
+            // A node of the release before restarts upgraded (`--scenario upgrade`).
+            let upgraded = fault.node == options.upgradedOnRestart
+            let node = try cluster.restartNode(fault.node, disk: survivor) { if upgraded { $0.protocolVersions = .current } }
             await startAssembly(fault.node, node: node)
         case .partition, .oneWay, .replicaCut:
             heal()

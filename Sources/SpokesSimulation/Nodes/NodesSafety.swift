@@ -378,6 +378,12 @@ final class NodesSafety: Sendable {
         // check, nor a group whose applied index stayed where it was checked.
         let appliedChanges = assembly.raft.appliedChanges.value
         if state.withLock({ $0.unchanged(incarnation, at: index).replicas }) == appliedChanges { return nil }
+        // A member of the release before has no machine for this release's job groups: it
+        // must never be asked to hold one (`--scenario upgrade`).
+        if assembly.node.settings.protocolVersions.highest < ProtocolVersions.oneJobLayer,
+           let group = assembly.raft.groupIDs.first(where: { ReplicaGroupView.parse($0).kind == ReplicatedTaskJobs.groupKind }) {
+            return "n\(index) speaks protocols below \(ProtocolVersions.oneJobLayer) and holds \(group), a group kind its release cannot read"
+        }
         for group in assembly.raft.groupIDs {
             let replica = Replica(node: incarnation, group: group)
             guard let published = assembly.raft.appliedIndex(of: group) else { continue }

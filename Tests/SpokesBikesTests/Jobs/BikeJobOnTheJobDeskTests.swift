@@ -20,38 +20,38 @@ struct BikeJobOnTheJobDeskTests {
     func nodes(speaks: (Int) -> ProtocolVersions = { _ in .current }) async throws -> JobDeskCluster {
         var workloads = JobWorkloads()
         workloads.register(BikeWorkload.name, BikeWorkload.workload())
-        return try await JobDeskCluster(3, kinds: BikeKinds.all, workloads: workloads, machines: ReplicatedBikeJobs.machines) { index, settings in
+        return try await JobDeskCluster(3, kinds: BikeKinds.all, workloads: workloads) { index, settings in
             settings.protocolVersions = speaks(index)
             settings.dataDirectory = "/data/n\(index)"
         }
     }
 
-    /// The bike desk hands a job to the job desk only once every member speaks protocol 7,
-    /// which can open its `job-` group; with a member of protocol 6 it runs it as before,
-    /// in a `bikejob-` group every release reads (Docs/upgrades.md).
+    /// A bike job's group is one every member reads: once every member speaks protocol 7,
+    /// a `job-` group; with a member of protocol 6, a `bikejob-` group in the commands of
+    /// the release before (Docs/upgrades.md), which that member can hold and take over. The
+    /// job desk runs and stores the job the same either way.
     @Test(arguments: [true, false])
-    func theBikeDeskUsesTheJobDeskOnceEveryMemberSpeaksSeven(everyMemberSpeaksSeven: Bool) async throws {
+    func aBikeJobsGroupIsOneEveryMemberReads(everyMemberSpeaksSeven: Bool) async throws {
         let nodes = try await nodes { index in
             index == 2 && !everyMemberSpeaksSeven ? ProtocolVersions(lowest: 3, highest: ProtocolVersions.oneJobLayer - 1) : .current
         }
         let node = nodes.cluster[0]
         try await nodes.cluster.run(until: "n0 knows what every member speaks", within: 10) {
-            node.members.count { $0.state == .alive } == 2
+            node.members.count { $0.state == .alive } == 2 && node.mayUse(protocolVersion: ProtocolVersions.oneJobLayer) == everyMemberSpeaksSeven
         }
-        let members: @Sendable () -> [Member] = { [weak node] in node?.members ?? [] }
-        let legacy = ReplicatedBikeJobs(host: nodes.hosts[0], system: node.system, members: members)
-        let (_, bikes) = BikeJobService.hostDesks(on: node, replication: legacy)
+        let (_, bikes) = await BikeJobService.hostDesks(on: node)
         let job = BikeJob(id: "job-gate\(everyMemberSpeaksSeven ? 7 : 6)", network: Self.network, options: SimulationOptions(users: 4, paths: 2, seed: 3))
         let report = try await nodes.cluster.complete("the job runs", within: 120) { try await bikes.submit(job, listener: nil) }
         checkExactlyOnce(report, users: 4)
         #expect(report.stored == true)
-        let groups = nodes.hosts[0].groupIDs
-        if everyMemberSpeaksSeven {
-            #expect(nodes.storedReport(of: job.id)?.node == 0, "the job desk stored it")
-            #expect(!groups.contains(ReplicatedBikeJobs.group(of: job.id)))
-        } else {
-            #expect(nodes.storedReport(of: job.id) == nil, "the bike desk ran it as before")
-            #expect(!groups.contains(ReplicatedTaskJobs.group(of: job.id)))
+        #expect(nodes.storedReport(of: job.id)?.node == 0, "the job desk stored it")
+        let groups = nodes.hosts[1].groupIDs
+        let (kept, other) = everyMemberSpeaksSeven
+            ? (ReplicatedTaskJobs.group(of: job.id), BikeJobMachine.format().group(of: job.id))
+            : (BikeJobMachine.format().group(of: job.id), ReplicatedTaskJobs.group(of: job.id))
+        #expect(groups.contains(kept) && !groups.contains(other), "\(groups)")
+        if !everyMemberSpeaksSeven, let machine = await nodes.hosts[1].stateMachine(of: kept) as? BikeJobMachine {
+            #expect(machine.book?.doneUsers.count == 4, "the old format's book holds every user's end")
         }
         await nodes.stop()
     }

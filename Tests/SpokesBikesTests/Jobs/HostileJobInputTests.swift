@@ -34,7 +34,7 @@ struct HostileJobInputTests {
             node.start()
             TaskJobs.host(on: node)
             self.node = node
-            (jobs, bikes) = BikeJobService.hostDesks(on: node)
+            (jobs, bikes) = await BikeJobService.hostDesks(on: node)
             var clientSettings = settings
             clientSettings.nodeName = "client"
             client = try ClusterSystem(settings: clientSettings, isMember: false)

@@ -61,7 +61,7 @@ struct JobDesksUnderOldNamesTests {
                                            registry: { _ in TaskRegistry(kinds: BikeKinds.all) }, disk: { _ in SimulatedDisk() })
         defer { cluster.stop() }
         let node = cluster[0]
-        let desks = BikeJobService.hostDesks(on: node)
+        let desks = await BikeJobService.hostDesks(on: node)
         defer { withExtendedLifetime(desks) {} }
         let renamed = CallTargetRenames.current.renames.count
 

@@ -20,11 +20,13 @@ struct JobServiceTests {
     }
 
     /// The desks on each node, each storing under a folder of this test's own.
-    func services(on nodes: [ClusterNode], disk: any Disk = RealDisk()) -> [Desks] {
-        nodes.map { node in
-            let (jobs, bikes) = BikeJobService.hostDesks(on: node, store: JobStore(directory: directory + "/" + node.settings.nodeName, disk: disk))
-            return Desks(jobs: jobs, bikes: bikes)
+    func services(on nodes: [ClusterNode], disk: any Disk = RealDisk()) async -> [Desks] {
+        var desks: [Desks] = []
+        for node in nodes {
+            let (jobs, bikes) = await BikeJobService.hostDesks(on: node, store: JobStore(directory: directory + "/" + node.settings.nodeName, disk: disk))
+            desks.append(Desks(jobs: jobs, bikes: bikes))
         }
+        return desks
     }
 
     @Test func aReportThatCannotBeStoredSaysSoAndWhy() async throws {
@@ -33,7 +35,7 @@ struct JobServiceTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let fullDisk = SimulatedDisk()
         fullDisk.capacity = 0
-        let service = services(on: nodes, disk: fullDisk)[0]
+        let service = await services(on: nodes, disk: fullDisk)[0]
         let options = SimulationOptions(users: 5, paths: 2, seed: 1, timing: MoveTiming(timeScale: 0))
         let report = try await service.bikes.submit(BikeJob(id: "job-full", network: BikeJobTests.contendedNetwork(), options: options), listener: nil)
         #expect(report.completedUsers == 5)
@@ -46,7 +48,7 @@ struct JobServiceTests {
         let nodes = try await BikeJobTests().startCluster(1)
         defer { nodes.forEach { $0.stop() } }
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let service = services(on: nodes)[0]
+        let service = await services(on: nodes)[0]
         let options = SimulationOptions(users: 5, paths: 2, seed: 1, timing: MoveTiming(timeScale: 0))
         let report = try await service.bikes.submit(BikeJob(id: "job-ok", network: BikeJobTests.contendedNetwork(), options: options), listener: nil)
         #expect(report.stored == true && report.storeError == nil)
@@ -58,7 +60,7 @@ struct JobServiceTests {
         let nodes = try await BikeJobTests().startCluster(1, faults: [.init(failEvery: 5)])
         defer { nodes.forEach { $0.stop() } }
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let service = services(on: nodes)[0]
+        let service = await services(on: nodes)[0]
         let options = SimulationOptions(users: 20, paths: 2, seed: 1, timing: MoveTiming(timeScale: 0))
         let report = try await service.bikes.submit(BikeJob(network: BikeJobTests.contendedNetwork(), options: options, retries: 0), listener: nil)
         #expect(report.retries == 0, "no attempt was started again")
@@ -72,7 +74,7 @@ struct JobServiceTests {
         let nodes = try await BikeJobTests().startCluster(2, slots: 2)
         defer { nodes.forEach { $0.stop() } }
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let services = services(on: nodes)
+        let services = await services(on: nodes)
         let options = SimulationOptions(users: 30, paths: 1_000, seed: 5, timing: MoveTiming(moveTime: 0.1, timeScale: 0.5))
         let job = BikeJob(id: "job-stop", network: try BikeJobTests.contendedNetwork(), options: options)
         let submitted = Task { try await services[0].bikes.submit(job, listener: nil) }

@@ -21,8 +21,11 @@ struct StoredJobReportTests {
                                            disk: { _ in SimulatedDisk() })
         defer { cluster.stop() }
         let node = cluster[0]
-        TaskJobs.host(on: node, history: history)
-        let desks = BikeJobService.hostDesks(on: node)
+        // The job desk runs bikes and stores in `history`; the bike desk reads a store of its own.
+        var workloads = JobWorkloads()
+        workloads.register(BikeWorkload.name, BikeWorkload.workload())
+        TaskJobs.host(on: node, history: history, workloads: workloads)
+        let desks = await BikeJobService.hostDesks(on: node)
         defer { withExtendedLifetime(desks) {} }
         let job = BikeJob(id: "job-found", network: Network.synthetic(stations: 2, bikes: 2, emptySlots: 2), options: SimulationOptions(users: 2, paths: 1, seed: 1))
         let bike = job.report(from: job.startingBook, wallTime: 1, cancelReason: nil, finished: Date(timeIntervalSince1970: 0))

@@ -26,7 +26,8 @@ struct DashboardCluster {
                 settings.dataDirectory = dataDirectory.path
             },
             registry: { _ in TaskRegistry(kinds: BikeKinds.all) })
-        let hosted = cluster.nodes.map { BikeJobService.hostDesks(on: $0) }
+        var hosted: [(jobs: JobService, bikes: BikeJobService)] = []
+        for node in cluster.nodes { hosted.append(await BikeJobService.hostDesks(on: node)) }
         try await cluster.awaitMesh()
         return DashboardCluster(nodes: cluster.nodes, services: hosted.map(\.bikes), desks: hosted.map(\.jobs), dataDirectory: dataDirectory)
     }

@@ -73,7 +73,12 @@ struct TaskJobGroupTests {
     /// While a member does not speak protocol 7 (a rolling upgrade), a job of tasks goes in
     /// a `taskjob-` group, which the release before can hold, and runs as before.
     @Test func untilEveryMemberSpeaksProtocol7AJobOfTasksGoesInATaskjobGroup() async throws {
-        let nodes = try await JobDeskCluster(3, kinds: [CubeTask()], usesJobGroups: false)
+        let nodes = try await JobDeskCluster(3, kinds: [CubeTask()]) { index, settings in
+            if index == 2 { settings.protocolVersions = ProtocolVersions(lowest: 3, highest: ProtocolVersions.oneJobLayer - 1) }
+        }
+        try await nodes.cluster.run(until: "n0 knows what every member speaks", within: 10) {
+            !nodes.cluster[0].mayUse(protocolVersion: ProtocolVersions.oneJobLayer)
+        }
         let spec = Self.spec("map-older", numbers: [1, 2, 4000])
         let coordinator = nodes.desks[0]
         let submitted = Task { try await coordinator.submit(spec, listener: nil) }

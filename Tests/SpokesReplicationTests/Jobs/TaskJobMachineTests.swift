@@ -63,15 +63,15 @@ import Testing
     /// large for a frame. They are spread over commands of bounded size, each applying.
     @Test func largeOutputsAreRecordedInSeveralBoundedCommands() {
         let big = TaskJobReport.TaskEnd(JobRunner.Outcome(task: 0, output: "\"" + String(repeating: "y", count: 600_000) + "\"", node: "n1", attempts: 1, failures: []))
-        let ends = [(task: 0, end: big), (task: 1, end: big), (task: 2, end: big)]
-        let commands = ReplicatedTaskJobs.endCommands(ends)
+        let ends = (0..<3).map { JobMachine.Ended(task: $0, end: big) }
+        let commands = JobGroupFormat.tasks.batch(0, nil, ends)
         #expect(commands.count == 3)
-        #expect(commands.allSatisfy { $0.utf8.count < 2 * ReplicatedTaskJobs.maximumEndBytesPerCommand })
+        #expect(commands.allSatisfy { $0.utf8.count < 2 * JobEndBatches.maximumBytesPerCommand })
         var machine = TaskJobMachine()
         #expect(machine.apply(TaskJobMachine.start(Self.spec)) == "ok")
         for command in commands { #expect(machine.apply(command) == "ok") }
         #expect(machine.ends.count == 3)
-        let small = (0..<3).map { (task: $0, end: TaskJobReport.TaskEnd(JobRunner.Outcome(task: 0, output: "1", node: "n1", attempts: 1, failures: []))) }
-        #expect(ReplicatedTaskJobs.endCommands(small).count == 1, "small ends share one command")
+        let small = (0..<3).map { JobMachine.Ended(task: $0, end: TaskJobReport.TaskEnd(JobRunner.Outcome(task: 0, output: "1", node: "n1", attempts: 1, failures: []))) }
+        #expect(JobGroupFormat.tasks.batch(0, nil, small).count == 1, "small ends share one command")
     }
 }

@@ -3,7 +3,7 @@ import Testing
 @testable import SpokesSimulation
 
 /// A bike job failing over on whole nodes (issue 19 §3, issue 28 §2): the real
-/// `ReplicatedBikeJobs` and `BikeJobService` of three nodes assembled as `spokes node`
+/// job desk, `ReplicatedTaskJobs` and `BikeJobService` of three nodes assembled as `spokes node`
 /// assembles them, the faults aimed at the coordinator of the running job; every
 /// replica's book is checked after every event (``NodesSafety``), the stored report and
 /// what the client was told at the end. These were `BikeFailoverModel`'s scenarios, played

@@ -26,6 +26,18 @@ enum BikeEventsCodec {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The command of ``encode(_:epoch:)`` around `events`, an array ``encodeEvents(_:)``
+    /// wrote: the same text.
+    static func encode(eventsJSON events: String, epoch: Int) -> String {
+        var out = Key.events
+        out.reserveCapacity(events.utf8.count + 32)
+        out += events.utf8
+        out += Key.epochAfterEvents
+        HandJSON.integer(epoch, to: &out)
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// `events` alone, as the JSON array `Codable` makes of them: what a bike job's run
     /// hands the job layer to commit (``BikeJobBook/apply(events:)`` reads it back).
     static func encodeEvents(_ events: [BikeJobBook.Event]) -> String {

@@ -75,6 +75,9 @@ public struct BikeJobMachine: ReplicatedStateMachine {
     /// The command that records the ledger's events, made by the coordinator of `epoch`
     /// (written by hand: ``BikeEventsCodec``, the same JSON `Codable` writes).
     public static func record(_ events: [BikeJobBook.Event], epoch: Int) -> String { BikeEventsCodec.encode(events, epoch: epoch) }
+    /// The same command around events already written as one JSON array
+    /// (``BikeEventsCodec/encodeEvents(_:)``, what a run hands the job layer).
+    public static func record(eventsJSON events: String, epoch: Int) -> String { BikeEventsCodec.encode(eventsJSON: events, epoch: epoch) }
     /// The command a leader commits before it runs the job from the book, in `epoch`.
     public static func takeOver(epoch: Int) -> String { encode(Command(takeOver: epoch)) }
     /// What applying a command that was used answers.

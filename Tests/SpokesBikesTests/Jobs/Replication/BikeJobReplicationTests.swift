@@ -1,4 +1,6 @@
 import Foundation
+import SpokesCluster
+import SpokesJobs
 import Testing
 @testable import SpokesBikes
 
@@ -128,7 +130,7 @@ import Testing
 
     /// Sharded stations were removed (issue 28 §3): a group a release 0.2 coordinator
     /// started for a sharded job (its first command names its shards) says so, and its
-    /// book, which holds no station of the shards, is never run on (``ReplicatedBikeJobs``
+    /// book, which holds no station of the shards, is never run on (``BikeJobMachine/groupState(settings:)``
     /// ends such a job with its reason).
     @Test func aGroupOfAShardedJobFromAnEarlierReleaseSaysItWasSharded() throws {
         var machine = BikeJobMachine()
@@ -160,5 +162,41 @@ import Testing
         let report = Self.job.report(from: book, wallTime: 1, cancelReason: nil, finished: Date(timeIntervalSince1970: 1_800_000_000))
         #expect(report.results.map(\.user) == Array(0..<6), "the report has every user, ended before or not")
         #expect(report.failedUsers?.map(\.user) == [1])
+    }
+
+    /// The format releases before protocol 7 keep a bike job in (``BikeJobMachine/format()``):
+    /// the job desk's batch of events is the command those releases write, byte for byte,
+    /// and the group reads back as the job, its epoch, its book and an end for every user
+    /// that ended, so a take-over runs only the others.
+    @Test func aBikejobGroupReadsBackAsTheJobItsBookAndItsEnds() throws {
+        let format = BikeJobMachine.format()
+        let settings = ClusterSettings()
+        let spec = try Self.job.taskJobSpec(settings: settings)
+        var machine = BikeJobMachine()
+        #expect(format.keeps(spec) && format.kind == "bikejob")
+        #expect(machine.apply(try format.start(spec)) == JobGroupFormat.applied)
+        let ledger = JobLedger(book: Self.job.startingBook, recording: true)
+        _ = ledger.beginAttempt(user: 0, attempt: 1)
+        _ = ledger.accept(user: 0, attempt: 1, ending: .finishedPaths)
+        ledger.end(user: 0, BikeJobBook.UserEnd(ending: .finishedPaths, node: "n1", attempts: 1, reasons: []))
+        ledger.end(user: 1, BikeJobBook.UserEnd(ending: .failed, node: nil, attempts: 3, reasons: ["gave up"]))
+        _ = ledger.beginAttempt(user: 2, attempt: 1)
+        let (events, _) = ledger.takeEvents(limit: .max)
+        let commands = format.batch(0, BikeEventsCodec.encodeEvents(events), [])
+        #expect(commands == [BikeJobMachine.record(events, epoch: 0)], "the command releases before 7 write")
+        for command in commands { #expect(machine.apply(command) == JobGroupFormat.applied) }
+        #expect(format.batch(0, nil, []).isEmpty, "ends alone: the book holds them")
+        let takeOver = try #require(format.takeOver)
+        let applied = machine.apply(takeOver(1))
+        #expect(applied == JobGroupFormat.applied)
+
+        let read = try #require(format.read(machine, settings))
+        #expect(read.spec?.id == Self.job.id && read.spec?.inputs.count == Self.job.options.users && read.epoch == 1)
+        let book = read.workloadState as? BikeJobBook
+        #expect(book == ledger.book)
+        #expect(Set(read.ends.keys) == [0, 1], "the users that ended")
+        #expect(read.ends[0]?.output != nil && read.ends[0]?.node == "n1" && read.ends[1]?.output == nil)
+        let other = format.read(JobMachine(), settings)
+        #expect(other == nil, "another format's machine")
     }
 }

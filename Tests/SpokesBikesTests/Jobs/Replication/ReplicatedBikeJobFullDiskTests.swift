@@ -41,7 +41,8 @@ private final class FullStoreDisk: Disk {
 }
 
 /// A replicated bike job whose report cannot be stored (a full disk) on one node wired as
-/// `spokes node` wires it (Raft host, replicated bike jobs, their watcher), in virtual time.
+/// `spokes node` wires it (Raft host, replicated jobs, the job desk and its watcher), in
+/// virtual time.
 @Suite(.hangGuard)
 struct ReplicatedBikeJobFullDiskTests {
     /// Found as seed 23 of `simulate-cluster --model nodes` with only full-disk faults: the
@@ -55,11 +56,17 @@ struct ReplicatedBikeJobFullDiskTests {
             registry: { _ in TaskRegistry(kinds: BikeKinds.all) }, disk: { _ in disk })
         defer { cluster.stop() }
         let node = cluster[0]
-        let raft = RaftHost(system: node.system, settings: RaftHostSettings(dataDirectory: "/data/n0/raft"), machines: ReplicatedBikeJobs.machines)
-        let replication = ReplicatedBikeJobs(host: raft, system: node.system, members: { [weak node] in node?.members ?? [] })
+        var workloads = JobWorkloads()
+        workloads.register(BikeWorkload.name, BikeWorkload.workload())
+        let raft = RaftHost(
+            system: node.system, settings: RaftHostSettings(dataDirectory: "/data/n0/raft"), machines: ReplicatedTaskJobs.machines(workloads: workloads))
+        let replication = ReplicatedTaskJobs(
+            host: raft, system: node.system, members: { [weak node] in node?.members ?? [] }, fallback: nil, workloads: workloads)
         node.start()
-        let (jobs, bikes) = BikeJobService.hostDesks(on: node, store: JobStore(of: node), replication: replication)
-        let watcher = replication.watch(bikes)
+        let store = JobStore(of: node)
+        let desk = TaskJobs.host(on: node, history: store, durability: replication, workloads: workloads)
+        let (jobs, bikes) = await BikeJobService.hostDesks(on: node, store: store)
+        let watcher = replication.watch(desk)
         defer { watcher.cancel() }
 
         let options = SimulationOptions(users: 4, paths: 2, seed: 1, timing: MoveTiming(moveTime: 0.1, timeScale: 1))
@@ -69,11 +76,11 @@ struct ReplicatedBikeJobFullDiskTests {
         #expect(told.stored == false && told.storeError?.contains("no space left on device") == true, "its client hears the report was not stored, and why")
         // While the disk is full, the job stays held (not finished) in its group, and is
         // not run again: its coordinator tries to store the report it has.
-        func epoch() async -> Int? { (await raft.stateMachine(of: ReplicatedBikeJobs.group(of: job.id)) as? BikeJobMachine)?.epoch }
+        func epoch() async -> Int? { (await raft.stateMachine(of: ReplicatedTaskJobs.group(of: job.id)) as? JobMachine)?.epoch }
         let epochWhenTold = await epoch()
         try await cluster.run(for: 20)
         #expect(try await jobs.finishedJobs().isEmpty)
-        #expect(await replication.heldUnfinished().map(\.job.id) == [job.id], "the job is not finished while its report is not stored")
+        #expect(await replication.heldUnfinished().map(\.spec.id) == [job.id], "the job is not finished while its report is not stored")
         #expect(await epoch() == epochWhenTold, "not run again every watch (a new epoch each time) while the disk is full")
 
         disk.refusing = false
