@@ -251,92 +251,33 @@ public final class ClusterClient: Sendable {
         }, onOutcome: deliver)
         let desk = try TaskJobs.resolve(id: ActorID(node: entry, name: TaskJobs.wellKnownName), using: system)
         let entryAddress = system.connectedPeers.first { $0.node == entry }?.address ?? entry.name
-        // Where else to look for the job if its coordinator is lost (another member takes
-        // a replicated job over): every member but those that left, the suspect and dead
-        // ones too (one just back from a pause or a cut may be a replica, and asking one
-        // that is gone costs nothing: each member is asked on its own).
-        let status = try NodeStatus.resolve(id: ActorID(node: entry, name: NodeStatus.wellKnownName), using: system)
-        let others = ((try? await withTimeout(seconds: callTimeout, clock: system.runtime.clock) { try await status.members() }) ?? [])
-            .filter { $0.name != entry.name && $0.state != Member.State.left.rawValue }.map(\.address)
-        // The call is not the job: cancelling this task asks the coordinator to cancel the
-        // job, and the call still brings its report.
-        let call = Task { try await desk.submit(spec, listener: listener) }
-        // Set once the caller cancels: a follow after a lost coordinator then carries the
-        // cancellation to the member that runs the job (the lost one could not keep it).
-        let cancelled = Atomic<Bool>(false)
-        let isCancelled: @Sendable () -> Bool = { cancelled.load(ordering: .acquiring) }
-        let markCancelled: @Sendable () -> Void = { cancelled.store(true, ordering: .releasing) }
-        let addresses = others + [entryAddress]
-        /// Follows the job to the member that runs it now: the coordinator's own address
-        /// too (a node restarted there, a rolling upgrade, takes the job back from its
-        /// replica when it wins the election). Not cut short by the caller's cancellation,
-        /// which it passes on instead: a cancelled call still brings the job's report
-        /// (issue 28: a cancelled client that lost its coordinator said "refused" at once
-        /// while the job ran to its end elsewhere).
-        @Sendable func follow() async -> LostJobFollower.Followed<TaskJobReport> {
-            let following = Task { await self.reattach(to: id, at: addresses, lost: entryAddress, cancelling: isCancelled) }
-            return await withTaskCancellationHandler {
-                await following.value
-            } onCancel: {
-                markCancelled()
-            }
-        }
-        let report: TaskJobReport
-        do {
-            report = try await withTaskCancellationHandler {
-                try await call.value
-            } onCancel: {
-                markCancelled()
-                Task { _ = try? await desk.cancelHere(job: id, reason: "cancelled by the submitter") }
-            }
-        } catch RemoteCallError.remoteError(let type, let message, let node) where accepted.withLock({ $0 == nil }) && FailureReason.readable(message) {
-            throw JobRefused(node: node, type: type, reason: message)
-        } catch RemoteCallError.peerDisconnected(let node, let reason) where accepted.withLock({ $0 != nil }) {
-            let lost = CoordinatorLost(job: id, node: node, address: entryAddress, reason: reason)
-            onReattaching?(lost)
-            switch await follow() {
-            case .ended(let found): report = found
-            case .stalled(let reason): throw JobStalled(job: id, reason: reason)
-            case .notFound: throw lost
-            }
-        } catch RemoteCallError.remoteError(let type, let message, let node) where accepted.withLock({ $0 != nil }) && type == "TaskJobError" {
-            // The coordinator stopped running the job (another replica leads it, or most of
-            // its replicas cannot be reached): follow it there. Not found is no refusal:
-            // the job was accepted and may go on.
-            let lost = CoordinatorLost(job: id, node: node, address: entryAddress, reason: message, stoppedThere: true)
-            onReattaching?(lost)
-            switch await follow() {
-            case .ended(let found): report = found
-            case .stalled(let reason): throw JobStalled(job: id, reason: reason)
-            case .notFound: throw lost
-            }
-        }
+        let submission = JobSubmission(job: id, entry: entry, entryAddress: entryAddress, client: system, questionTimeout: callTimeout, patience: 3)
+        let (system, submitted) = (system, spec)
+        let report = try await submission.run(
+            accepted: { accepted.withLock { $0 != nil } }, stoppedRunning: { $0 == "TaskJobError" }, onReattaching: { onReattaching?($0) },
+            call: { try await desk.submit(submitted, listener: listener) },
+            cancelAtCoordinator: { _ = try? await desk.cancelHere(job: id, reason: "cancelled by the submitter") },
+            ask: { node, cancelling in try await Self.ask(node, about: id, cancelling: cancelling, using: system) })
         withExtendedLifetime(listener) {}
         for outcome in report.outcomes where !(outcome.cancelled && outcome.attempts == 0) { deliver(outcome) }
         tally.withLock { $0.closed = true }
         return report
     }
 
-    /// Follows a job whose coordinator was lost to the member that took it over: asks
-    /// `addresses` every half second what they know of it, while one runs or holds it,
-    /// until one has its report. Nil when none knows it for 3 s in a row (it was not
-    /// replicated: it runs on only if its coordinator comes back). Once `cancelling` says
-    /// the caller cancelled the job, a member that runs it is asked to cancel it (its
-    /// report, saying so, ends the follow).
-    func reattach(
-        to job: String, at addresses: [String], lost: String? = nil, cancelling: @escaping @Sendable () -> Bool = { false }
-    ) async -> LostJobFollower.Followed<TaskJobReport> {
-        let system = system
-        return await LostJobFollower(system: system, questionTimeout: callTimeout, patience: 3).follow(at: addresses, lost: lost) { node in
-            let desk = try TaskJobs.resolve(id: ActorID(node: node, name: TaskJobs.wellKnownName), using: system)
-            switch try await desk.lookup(job) {
-            case .finished(let report): return .ended(report)
-            case .running:
-                if cancelling(), let report = try await desk.cancelHere(job: job, reason: "cancelled by the submitter") { return .ended(report) }
-                return .running
-            case .stalled(let reason): return .stalled(reason)
-            case .unknown: return .unknown
-            }
+    /// What `node` knows of `job`, for a client following it (``JobSubmission``): its
+    /// report, or whether it runs or holds it. Once `cancelling`, a member that runs it is
+    /// asked to cancel it (its report, saying so, ends the follow).
+    static func ask(
+        _ node: NodeID, about job: String, cancelling: Bool, using system: ClusterSystem
+    ) async throws -> LostJobFollower.Answer<TaskJobReport> {
+        let desk = try TaskJobs.resolve(id: ActorID(node: node, name: TaskJobs.wellKnownName), using: system)
+        switch try await desk.lookup(job) {
+        case .finished(let report): return .ended(report)
+        case .running:
+            if cancelling, let report = try await desk.cancelHere(job: job, reason: "cancelled by the submitter") { return .ended(report) }
+            return .running
+        case .stalled(let reason): return .stalled(reason)
+        case .unknown: return .unknown
         }
     }
 
