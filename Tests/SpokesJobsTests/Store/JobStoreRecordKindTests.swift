@@ -57,7 +57,15 @@ import Testing
         #expect(split(#" { "a" : 1 , "b\"c":"x,}]" ,"d":[{"e":null}], "f":-2.5e3,"g":true } "#)
             == ["a=1", #"b"c="x,}]""#, #"d=[{"e":null}]"#, "f=-2.5e3", "g=true"])
         #expect(split("{}") == [])
-        for bad in ["", "[1]", #"{"a":1"#, #"{"a" 1}"#, #"{"a":1}x"#, #"{"a":1,}"#, #"{a:1}"#, #"{"a":"1}"#, #"{"a":}"#] {
+        // Escapes within nested strings; an object read in place within a larger line.
+        let nested = #"{"a":["x\\\"]",{"b":"\\\\"}],"c":{"d":"}"}}"#
+        #expect(split(nested) == [#"a=["x\\\"]",{"b":"\\\\"}]"#, #"c={"d":"}"}"#])
+        let line = Array(("garbage" + nested + "tail").utf8)
+        let inPlace = JobStore.members(ofObject: line[7..<(line.count - 4)])?.map { "\($0.key)=\(String(decoding: $0.value, as: UTF8.self))" }
+        #expect(inPlace == split(nested))
+        #expect(JobStore.endOfValue(in: line[7..<(line.count - 5)], from: 7) == nil, "an object cut before its brace")
+        #expect(JobStore.endOfValue(in: line[7...], from: 7) == line.count - 4)
+        for bad in ["", "[1]", #"{"a":1"#, #"{"a" 1}"#, #"{"a":1}x"#, #"{"a":1,}"#, #"{a:1}"#, #"{"a":"1}"#, #"{"a":}"#, #"{"a":["\"]}"#, #"{"a":["x\"#] {
             #expect(split(bad) == nil, "\(bad)")
         }
     }
