@@ -127,13 +127,21 @@ public struct JobMachine: ReplicatedStateMachine {
         func member<T: Decodable>(_ key: String, as type: T.Type) throws -> T? {
             try values[key].map { try JSONDecoder().decode(T.self, from: Data($0)) }
         }
+        /// The integer member `key`, by hand when written as ``HandJSON`` writes one (every
+        /// batch's epoch), else as ``member(_:as:)`` reads it.
+        func integer(_ key: String) throws -> Int? {
+            guard let bytes = values[key] else { return nil }
+            var reader = HandJSON.Reader(bytes: bytes)
+            if let value = reader.integer(), reader.atEnd { return value }
+            return try member(key, as: Int.self)
+        }
         let spec: TaskJobSpec?, startedAt: Double?, takeOver: Int?, epoch: Int?
         let ends: [Ended]?, cancelled: String?, finished: Bool?
         do {
             spec = try member("spec", as: TaskJobSpec.self)
             startedAt = try member("startedAt", as: Double.self)
-            takeOver = try member("takeOver", as: Int.self)
-            epoch = try member("epoch", as: Int.self)
+            takeOver = try integer("takeOver")
+            epoch = try integer("epoch")
             // A batch's ends by hand when in the form `batch` writes, else as before.
             ends = try values["ends"].map(JobEndsCodec.decode)
             cancelled = try member("cancelled", as: String.self)

@@ -530,7 +530,7 @@ public final class JobStore: TaskJobHistory {
         } else {
             while true {
                 guard index < bytes.endIndex, bytes[index] == UInt8(ascii: "\""), let keyEnd = endOfValue(in: bytes, from: index),
-                      let key = try? JSONDecoder().decode(String.self, from: Data(bytes[index..<keyEnd])) else { return nil }
+                      let key = Self.string(bytes[index..<keyEnd]) else { return nil }
                 index = keyEnd
                 skipSpaces(&index)
                 guard index < bytes.endIndex, bytes[index] == UInt8(ascii: ":") else { return nil }
@@ -550,6 +550,15 @@ public final class JobStore: TaskJobHistory {
         }
         skipSpaces(&index)
         return index == bytes.endIndex ? members : nil
+    }
+
+    /// The JSON string `bytes` holds: read by hand (``HandJSON/Reader``, the value
+    /// `JSONDecoder` gives, a key of every job command on every replica), else by
+    /// `JSONDecoder`; nil when it is not one.
+    static func string(_ bytes: ArraySlice<UInt8>) -> String? {
+        var reader = HandJSON.Reader(bytes: bytes)
+        if let text = reader.string(), reader.atEnd { return text }
+        return try? JSONDecoder().decode(String.self, from: Data(bytes))
     }
 
     /// Where the JSON value starting at `start` ends (the index after it): an object or
