@@ -18,42 +18,40 @@ import SpokesCluster
 /// the same value or the same error, never another.
 enum JobEndsCodec {
     /// `ends` as the JSON array `JSONDecoder` reads as them, appended to `out`.
-    static func write(_ ends: [JobMachine.Ended], to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "["))
-        for (index, ended) in ends.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            out += Key.task
-            HandJSON.integer(ended.task, to: &out)
-            out += Key.end
-            let end = ended.end
-            if let output = end.output {
-                out += Key.output
-                HandJSON.string(output, to: &out)
-                out.append(UInt8(ascii: ","))
-            }
-            if let node = end.node {
-                out += Key.node
-                HandJSON.string(node, to: &out)
-                out.append(UInt8(ascii: ","))
-            }
-            out += Key.attempts
-            HandJSON.integer(end.attempts, to: &out)
-            out += Key.failures
-            for (index, failure) in end.failures.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                out += Key.attempt
-                HandJSON.integer(failure.attempt, to: &out)
-                out += Key.failureNode
-                HandJSON.string(failure.node, to: &out)
-                out += Key.reason
-                HandJSON.string(failure.reason, to: &out)
-                out += Key.cancelled
-                HandJSON.bool(failure.cancelled, to: &out)
-                out.append(UInt8(ascii: "}"))
-            }
-            out += Key.close
+    static func write(_ ends: [JobMachine.Ended], to out: inout [UInt8]) { HandJSON.array(ends, to: &out, write) }
+
+    private static func write(_ ended: JobMachine.Ended, to out: inout [UInt8]) {
+        out += Key.task
+        HandJSON.integer(ended.task, to: &out)
+        out += Key.end
+        let end = ended.end
+        if let output = end.output {
+            out += Key.output
+            HandJSON.string(output, to: &out)
+            out.append(UInt8(ascii: ","))
         }
-        out.append(UInt8(ascii: "]"))
+        if let node = end.node {
+            out += Key.node
+            HandJSON.string(node, to: &out)
+            out.append(UInt8(ascii: ","))
+        }
+        out += Key.attempts
+        HandJSON.integer(end.attempts, to: &out)
+        out += Key.failures
+        HandJSON.array(end.failures, to: &out, write)
+        out += Key.close
+    }
+
+    private static func write(_ failure: JobRunner.Failure, to out: inout [UInt8]) {
+        out += Key.attempt
+        HandJSON.integer(failure.attempt, to: &out)
+        out += Key.failureNode
+        HandJSON.string(failure.node, to: &out)
+        out += Key.reason
+        HandJSON.string(failure.reason, to: &out)
+        out += Key.cancelled
+        HandJSON.bool(failure.cancelled, to: &out)
+        out.append(UInt8(ascii: "}"))
     }
 
     /// The ends of the JSON array `bytes`: read by hand when it is in exactly the form
@@ -67,16 +65,8 @@ enum JobEndsCodec {
     /// (then `JSONDecoder` reads it, or refuses it).
     static func readByHand(_ bytes: ArraySlice<UInt8>) -> [JobMachine.Ended]? {
         var reader = HandJSON.Reader(bytes: bytes)
-        guard reader.byte(UInt8(ascii: "[")) else { return nil }
-        var ends: [JobMachine.Ended] = []
-        if !reader.byte(UInt8(ascii: "]")) {
-            repeat {
-                guard let ended = readEnded(&reader) else { return nil }
-                ends.append(ended)
-            } while reader.byte(UInt8(ascii: ","))
-            guard reader.byte(UInt8(ascii: "]")) else { return nil }
-        }
-        return reader.atEnd ? ends : nil
+        guard let ends = reader.array(readEnded), reader.atEnd else { return nil }
+        return ends
     }
 
     private static func readEnded(_ reader: inout HandJSON.Reader) -> JobMachine.Ended? {
@@ -90,20 +80,17 @@ enum JobEndsCodec {
             guard let text = reader.string(), reader.byte(UInt8(ascii: ",")) else { return nil }
             node = text
         }
-        guard reader.literal(Key.attempts), let attempts = reader.integer(), reader.literal(Key.failures) else { return nil }
-        var failures: [JobRunner.Failure] = []
-        if !reader.byte(UInt8(ascii: "]")) {
-            repeat {
-                guard reader.literal(Key.attempt), let attempt = reader.integer(), reader.literal(Key.failureNode), let failureNode = reader.string(),
-                      reader.literal(Key.reason), let reason = reader.string(), reader.literal(Key.cancelled), let cancelled = reader.bool(),
-                      reader.byte(UInt8(ascii: "}")) else { return nil }
-                failures.append(JobRunner.Failure(attempt: attempt, node: failureNode, reason: reason, cancelled: cancelled))
-            } while reader.byte(UInt8(ascii: ","))
-            guard reader.byte(UInt8(ascii: "]")) else { return nil }
-        }
-        guard reader.literal(Key.closeEnd) else { return nil }
+        guard reader.literal(Key.attempts), let attempts = reader.integer(), reader.literal(Key.failures), let failures = reader.array(readFailure),
+              reader.literal(Key.close) else { return nil }
         let outcome = JobRunner.Outcome(task: task, output: output, node: node, attempts: attempts, failures: failures)
         return JobMachine.Ended(task: task, end: TaskJobReport.TaskEnd(outcome))
+    }
+
+    private static func readFailure(_ reader: inout HandJSON.Reader) -> JobRunner.Failure? {
+        guard reader.literal(Key.attempt), let attempt = reader.integer(), reader.literal(Key.failureNode), let node = reader.string(),
+              reader.literal(Key.reason), let reason = reader.string(), reader.literal(Key.cancelled), let cancelled = reader.bool(),
+              reader.byte(UInt8(ascii: "}")) else { return nil }
+        return JobRunner.Failure(attempt: attempt, node: node, reason: reason, cancelled: cancelled)
     }
 
     /// The fixed text between the values.
@@ -113,16 +100,12 @@ enum JobEndsCodec {
         static let output = Array(#""output":"#.utf8)
         static let node = Array(#""node":"#.utf8)
         static let attempts = Array(#""attempts":"#.utf8)
-        /// The failures' opening bracket; the writer closes them with ``close``.
-        static let failures = Array(#","failures":["#.utf8)
+        static let failures = Array(#","failures":"#.utf8)
         static let attempt = Array(#"{"attempt":"#.utf8)
         static let failureNode = Array(#","node":"#.utf8)
         static let reason = Array(#","reason":"#.utf8)
         static let cancelled = Array(#","cancelled":"#.utf8)
-        /// The failures' closing bracket, then the end's and the entry's braces.
-        static let close = Array("]}}".utf8)
-        /// What follows the failures' closing bracket (read apart from it: an empty list
-        /// closes at once).
-        static let closeEnd = Array("}}".utf8)
+        /// The end's and the entry's closing braces.
+        static let close = Array("}}".utf8)
     }
 }
