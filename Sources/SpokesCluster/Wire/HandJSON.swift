@@ -77,11 +77,16 @@ public enum HandJSON {
         out.append(UInt8(ascii: "\""))
     }
 
-    public static func strings(_ texts: [String], to out: inout [UInt8]) {
+    public static func strings(_ texts: [String], to out: inout [UInt8]) { array(texts, to: &out, string) }
+
+    /// `elements` as a JSON array, each written by `element`, no space (what
+    /// ``Reader/array(_:)`` reads back).
+    @inlinable
+    public static func array<Element>(_ elements: [Element], to out: inout [UInt8], _ element: (Element, inout [UInt8]) -> Void) {
         out.append(UInt8(ascii: "["))
-        for (index, text) in texts.enumerated() {
+        for (index, value) in elements.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            string(text, to: &out)
+            element(value, &out)
         }
         out.append(UInt8(ascii: "]"))
     }
@@ -177,15 +182,20 @@ public enum HandJSON {
             return nil
         }
 
-        public mutating func strings() -> [String]? {
+        public mutating func strings() -> [String]? { array { $0.string() } }
+
+        /// A JSON array as the writers put one out: `[`, the elements `element` reads
+        /// between commas, `]`, no space; nil at the first element it does not read.
+        @inlinable
+        public mutating func array<Element>(_ element: (inout Reader) -> Element?) -> [Element]? {
             guard byte(UInt8(ascii: "[")) else { return nil }
-            var texts: [String] = []
-            if byte(UInt8(ascii: "]")) { return texts }
+            var elements: [Element] = []
+            if byte(UInt8(ascii: "]")) { return elements }
             repeat {
-                guard let text = string() else { return nil }
-                texts.append(text)
+                guard let next = element(&self) else { return nil }
+                elements.append(next)
             } while byte(UInt8(ascii: ","))
-            return byte(UInt8(ascii: "]")) ? texts : nil
+            return byte(UInt8(ascii: "]")) ? elements : nil
         }
 
         /// A JSON string: valid UTF-8, no raw control character, escapes as JSON has

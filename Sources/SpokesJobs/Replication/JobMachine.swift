@@ -90,12 +90,21 @@ public struct JobMachine: ReplicatedStateMachine {
     public static func takeOver(epoch: Int) -> String { "{\"takeOver\":\(epoch)}" }
 
     /// The command that records one batch of the coordinator of `epoch`: `events` (the
-    /// workload's JSON value, nil when none) and then `ends`.
+    /// workload's JSON value, nil when none) and then `ends` (written by hand:
+    /// ``JobEndsCodec``, the JSON `Codable` writes of them).
     public static func batch(epoch: Int, events: String?, ends: [Ended]) -> String {
-        var text = "{\"epoch\":\(epoch)"
-        if let events { text += ",\"events\":" + events }
-        if !ends.isEmpty { text += ",\"ends\":" + MachineText.encode(ends) }
-        return text + "}"
+        var out = Array(#"{"epoch":"#.utf8)
+        HandJSON.integer(epoch, to: &out)
+        if let events {
+            out += #","events":"#.utf8
+            out += events.utf8
+        }
+        if !ends.isEmpty {
+            out += #","ends":"#.utf8
+            JobEndsCodec.write(ends, to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// The command that records a cancellation.
@@ -118,14 +127,23 @@ public struct JobMachine: ReplicatedStateMachine {
         func member<T: Decodable>(_ key: String, as type: T.Type) throws -> T? {
             try values[key].map { try JSONDecoder().decode(T.self, from: Data($0)) }
         }
+        /// The integer member `key`, by hand when written as ``HandJSON`` writes one (every
+        /// batch's epoch), else as ``member(_:as:)`` reads it.
+        func integer(_ key: String) throws -> Int? {
+            guard let bytes = values[key] else { return nil }
+            var reader = HandJSON.Reader(bytes: bytes)
+            if let value = reader.integer(), reader.atEnd { return value }
+            return try member(key, as: Int.self)
+        }
         let spec: TaskJobSpec?, startedAt: Double?, takeOver: Int?, epoch: Int?
         let ends: [Ended]?, cancelled: String?, finished: Bool?
         do {
             spec = try member("spec", as: TaskJobSpec.self)
             startedAt = try member("startedAt", as: Double.self)
-            takeOver = try member("takeOver", as: Int.self)
-            epoch = try member("epoch", as: Int.self)
-            ends = try member("ends", as: [Ended].self)
+            takeOver = try integer("takeOver")
+            epoch = try integer("epoch")
+            // A batch's ends by hand when in the form `batch` writes, else as before.
+            ends = try values["ends"].map(JobEndsCodec.decode)
             cancelled = try member("cancelled", as: String.self)
             finished = try member("finished", as: Bool.self)
         } catch {

@@ -530,7 +530,7 @@ public final class JobStore: TaskJobHistory {
         } else {
             while true {
                 guard index < bytes.endIndex, bytes[index] == UInt8(ascii: "\""), let keyEnd = endOfValue(in: bytes, from: index),
-                      let key = try? JSONDecoder().decode(String.self, from: Data(bytes[index..<keyEnd])) else { return nil }
+                      let key = Self.string(bytes[index..<keyEnd]) else { return nil }
                 index = keyEnd
                 skipSpaces(&index)
                 guard index < bytes.endIndex, bytes[index] == UInt8(ascii: ":") else { return nil }
@@ -552,6 +552,15 @@ public final class JobStore: TaskJobHistory {
         return index == bytes.endIndex ? members : nil
     }
 
+    /// The JSON string `bytes` holds: read by hand (``HandJSON/Reader``, the value
+    /// `JSONDecoder` gives, a key of every job command on every replica), else by
+    /// `JSONDecoder`; nil when it is not one.
+    static func string(_ bytes: ArraySlice<UInt8>) -> String? {
+        var reader = HandJSON.Reader(bytes: bytes)
+        if let text = reader.string(), reader.atEnd { return text }
+        return try? JSONDecoder().decode(String.self, from: Data(bytes))
+    }
+
     /// Where the JSON value starting at `start` ends (the index after it): an object or
     /// array at its closing bracket, a string after its closing quote, a number or literal
     /// before the next separator. Nil when it does not end within `bytes`.
@@ -559,25 +568,38 @@ public final class JobStore: TaskJobHistory {
         guard start < bytes.endIndex else { return nil }
         switch bytes[start] {
         case UInt8(ascii: "{"), UInt8(ascii: "["):
-            var depth = 0
-            var inString = false
-            var escaped = false
-            for index in start..<bytes.endIndex {
-                let byte = bytes[index]
-                if inString {
-                    if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-                    continue
+            // Over the buffer rather than the slice's indices, a string skipped in a loop
+            // of its own: a job batch's command is split so on every replica, and its
+            // workload's events may be hundreds of kilobytes.
+            return bytes.withUnsafeBufferPointer { buffer -> Int? in
+                var depth = 0
+                var offset = start - bytes.startIndex
+                while offset < buffer.count {
+                    let byte = buffer[offset]
+                    offset += 1
+                    switch byte {
+                    case UInt8(ascii: "\""):
+                        // To the closing quote; an escape's next byte is never one.
+                        var closed = false
+                        while offset < buffer.count {
+                            let inner = buffer[offset]
+                            offset += 1
+                            if inner == UInt8(ascii: "\"") {
+                                closed = true
+                                break
+                            }
+                            if inner == UInt8(ascii: "\\") { offset += 1 }
+                        }
+                        guard closed else { return nil }
+                    case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                    case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                        depth -= 1
+                        if depth == 0 { return bytes.startIndex + offset }
+                    default: break
+                    }
                 }
-                switch byte {
-                case UInt8(ascii: "\""): inString = true
-                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-                case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                    depth -= 1
-                    if depth == 0 { return index + 1 }
-                default: break
-                }
+                return nil
             }
-            return nil
         case UInt8(ascii: "\""):
             var escaped = false
             for index in (start + 1)..<bytes.endIndex {

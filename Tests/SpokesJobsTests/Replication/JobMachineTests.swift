@@ -122,6 +122,21 @@ import Testing
         #expect(machine.spec == Self.spec && machine.ends.isEmpty && machine.epoch == 0)
     }
 
+    /// A batch's epoch and a take-over's are read by hand when written as the machine
+    /// writes them; any other spelling answers as `JSONDecoder` reads it.
+    @Test func anEpochSpelledOtherwiseIsReadAsJSONDecoderReadsIt() {
+        /// What a fresh job answers to `command`, after its start.
+        func answer(_ command: String) -> String? { replay([JobMachine.start(Self.spec), command]).0.last }
+        for spelling in ["0", "1", "-0", "01", "1.0", "1e0", "1.5", "\"1\"", "9223372036854775808", "-9223372036854775809", "true"] {
+            // The value `JSONDecoder` reads, as the machine writes it; nil when it reads none.
+            let read = try? JSONDecoder().decode(Int.self, from: Data(spelling.utf8))
+            let notOfItsType = "error: a member of the command is not of its type"
+            #expect(answer("{\"takeOver\":\(spelling)}") == (read.map { answer(JobMachine.takeOver(epoch: $0)) } ?? notOfItsType), "\(spelling)")
+            #expect(answer("{\"epoch\":\(spelling),\"ends\":[]}") == (read.map { answer("{\"epoch\":\($0),\"ends\":[]}") } ?? notOfItsType), "\(spelling)")
+        }
+        #expect(answer("{\"epoch\":0,\"ends\":[]}") == JobMachine.applied && answer("{\"epoch\":1,\"ends\":[]}") != JobMachine.applied)
+    }
+
     @Test func aSnapshotKeepsTheEpochTheEndsAndTheWorkloadsState() throws {
         let (_, machine) = replay([
             JobMachine.start(Self.tokenSpec, startedAt: 5),

@@ -57,7 +57,16 @@ import Testing
         #expect(split(#" { "a" : 1 , "b\"c":"x,}]" ,"d":[{"e":null}], "f":-2.5e3,"g":true } "#)
             == ["a=1", #"b"c="x,}]""#, #"d=[{"e":null}]"#, "f=-2.5e3", "g=true"])
         #expect(split("{}") == [])
-        for bad in ["", "[1]", #"{"a":1"#, #"{"a" 1}"#, #"{"a":1}x"#, #"{"a":1,}"#, #"{a:1}"#, #"{"a":"1}"#, #"{"a":}"#] {
+        #expect(split(#"{"\u0061\/":1,"ü\n":2}"#) == ["a/=1", "ü\n=2"], "keys with escapes, read as JSONDecoder reads them")
+        // Escapes within nested strings; an object read in place within a larger line.
+        let nested = #"{"a":["x\\\"]",{"b":"\\\\"}],"c":{"d":"}"}}"#
+        #expect(split(nested) == [#"a=["x\\\"]",{"b":"\\\\"}]"#, #"c={"d":"}"}"#])
+        let line = Array(("garbage" + nested + "tail").utf8)
+        let inPlace = JobStore.members(ofObject: line[7..<(line.count - 4)])?.map { "\($0.key)=\(String(decoding: $0.value, as: UTF8.self))" }
+        #expect(inPlace == split(nested))
+        #expect(JobStore.endOfValue(in: line[7..<(line.count - 5)], from: 7) == nil, "an object cut before its brace")
+        #expect(JobStore.endOfValue(in: line[7...], from: 7) == line.count - 4)
+        for bad in ["", "[1]", #"{"a":1"#, #"{"a" 1}"#, #"{"a":1}x"#, #"{"a":1,}"#, #"{a:1}"#, #"{"a":"1}"#, #"{"a":}"#, #"{"a":["\"]}"#, #"{"a":["x\"#, #"{"\x":1}"#, #"{"\ud800":1}"#, "{\"a\u{1}\":1}"] {
             #expect(split(bad) == nil, "\(bad)")
         }
     }

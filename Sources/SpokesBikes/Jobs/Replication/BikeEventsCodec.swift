@@ -54,27 +54,9 @@ enum BikeEventsCodec {
         return events
     }
 
-    private static func writeArray(_ events: [BikeJobBook.Event], to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "["))
-        for (index, event) in events.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            write(event, to: &out)
-        }
-        out.append(UInt8(ascii: "]"))
-    }
+    private static func writeArray(_ events: [BikeJobBook.Event], to out: inout [UInt8]) { HandJSON.array(events, to: &out, write) }
 
-    private static func readArray(_ reader: inout HandJSON.Reader) -> [BikeJobBook.Event]? {
-        guard reader.byte(UInt8(ascii: "[")) else { return nil }
-        var events: [BikeJobBook.Event] = []
-        if !reader.byte(UInt8(ascii: "]")) {
-            repeat {
-                guard let event = readEvent(&reader) else { return nil }
-                events.append(event)
-            } while reader.byte(UInt8(ascii: ","))
-            guard reader.byte(UInt8(ascii: "]")) else { return nil }
-        }
-        return events
-    }
+    private static func readArray(_ reader: inout HandJSON.Reader) -> [BikeJobBook.Event]? { reader.array(readEvent) }
 
     /// The events and epoch of a command in exactly the form ``encode(_:epoch:)`` writes;
     /// nil otherwise.
