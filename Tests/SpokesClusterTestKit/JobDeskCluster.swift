@@ -63,6 +63,16 @@ public final class JobDeskCluster: Sendable {
         return nil
     }
 
+    /// Resumes paused node `index`, a coordinator replaced while it was paused, and waits
+    /// for its run of `job` (the `submitted` call) to end: the report it told its
+    /// submitter, if any (one that lost the job must tell none), and whether it stored one
+    /// (it must not).
+    public func resumeDeposed(_ index: Int, run submitted: Task<TaskJobReport, any Error>, of job: String) async throws -> (told: TaskJobReport?, stored: Bool) {
+        cluster.resume(index)
+        let told = try await cluster.complete("the old coordinator's run", within: 60) { () async -> TaskJobReport? in try? await submitted.value }
+        return (told, (try? histories[index].taskJobReport(of: job)) != nil)
+    }
+
     /// Stops the watchers and the hosts (while virtual time still moves: a host's stop
     /// waits for its disk), then the cluster.
     public func stop() async {

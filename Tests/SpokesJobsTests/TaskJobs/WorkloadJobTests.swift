@@ -89,12 +89,9 @@ struct WorkloadJobTests {
             #expect(machine.epoch == 1, "the take-over committed the next epoch")
         }
 
-        nodes.cluster.resume(0)
-        let first = try await nodes.cluster.complete("the old coordinator's run", within: 60) { () async -> Result<TaskJobReport, any Error> in
-            do { return .success(try await submitted.value) } catch { return .failure(error) }
-        }
-        if case .success(let told) = first { Issue.record("the old coordinator reported \(told.succeeded) tasks for a job it lost") }
-        #expect(try nodes.histories[0].taskJobReport(of: spec.id) == nil, "the old coordinator stored nothing")
+        let deposed = try await nodes.resumeDeposed(0, run: submitted, of: spec.id)
+        #expect(deposed.told == nil, "the old coordinator reported nothing for a job it lost")
+        #expect(!deposed.stored, "the old coordinator stored nothing")
         await nodes.stop()
     }
 }
