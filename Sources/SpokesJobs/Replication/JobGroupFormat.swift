@@ -78,9 +78,10 @@ public struct JobGroupFormat: Sendable {
             takeOver: { JobMachine.takeOver(epoch: $0) }, cancel: { JobMachine.cancel($0) }, finish: JobMachine.finish,
             read: { machine, _ in
                 guard let machine = machine as? JobMachine else { return nil }
+                let ended = machine.workloadState?.endedTasks() ?? [:]
                 return JobGroupState(
-                    spec: machine.spec, epoch: machine.epoch, ends: machine.ends, workloadState: machine.workloadState,
-                    cancelReason: machine.cancelReason, finished: machine.finished)
+                    spec: machine.spec, epoch: machine.epoch, ends: machine.ends.merging(ended) { committed, _ in committed },
+                    workloadState: machine.workloadState, cancelReason: machine.cancelReason, finished: machine.finished)
             })
     }
 

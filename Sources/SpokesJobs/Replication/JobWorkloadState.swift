@@ -13,4 +13,15 @@ public protocol JobWorkloadState: Sendable {
     mutating func apply(events: ArraySlice<UInt8>) -> String?
     /// The whole state as text, which ``JobWorkloads/Workload/restore`` reads back.
     func snapshot() -> String
+    /// The tasks this state says have ended, each as its end: a run that takes the job
+    /// over runs none of them, even where the end itself was not committed yet (the bike
+    /// job's book counts a user's result in one event and records its end in a later
+    /// one; a take-over between the two must not run the user again). The ends the
+    /// group committed win over these.
+    func endedTasks() -> [Int: TaskJobReport.TaskEnd]
+}
+
+extension JobWorkloadState {
+    /// None: the state knows no task's end beyond those committed.
+    public func endedTasks() -> [Int: TaskJobReport.TaskEnd] { [:] }
 }

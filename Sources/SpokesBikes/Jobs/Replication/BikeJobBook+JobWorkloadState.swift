@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SpokesCluster
 import SpokesJobs
 import SpokesReplication
 
@@ -21,4 +22,25 @@ extension BikeJobBook: JobWorkloadState {
     }
 
     public func snapshot() -> String { MachineText.canonical(self) }
+
+    /// Every user whose result counted or who ended, as its task's end: a run that takes
+    /// the job over runs none of them again (its moves would be refused, the user
+    /// finished). A counted user's end has an output (empty: the book holds what counts,
+    /// as ``BikeJobRun/keptOutput(task:output:)`` keeps); a failed or cancelled one none.
+    public func endedTasks() -> [Int: TaskJobReport.TaskEnd] {
+        var ends: [Int: TaskJobReport.TaskEnd] = [:]
+        for (user, entry) in entries.enumerated() {
+            guard let ending = entry.end?.ending ?? entry.accepted else { continue }
+            ends[user] = Self.taskEnd(of: user, ending: ending, entry: entry)
+        }
+        return ends
+    }
+
+    /// `user`'s end as a task's, ending with `ending`.
+    static func taskEnd(of user: Int, ending: SimulationResult.Ending, entry: Entry) -> TaskJobReport.TaskEnd {
+        let counted = ending != .failed && ending != .cancelled
+        let failures = ending == .cancelled ? [JobRunner.Failure(attempt: entry.attempt, node: "", reason: "cancelled", cancelled: true)] : []
+        return TaskJobReport.TaskEnd(JobRunner.Outcome(
+            task: user, output: counted ? "" : nil, node: entry.end?.node, attempts: entry.end?.attempts ?? entry.attempt, failures: failures))
+    }
 }

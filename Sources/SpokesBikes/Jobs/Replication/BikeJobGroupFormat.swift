@@ -36,14 +36,14 @@ extension BikeJobMachine {
         guard let job, let book, var spec = try? job.taskJobSpec(settings: settings) else { return state }
         spec.startedAt = startedAt
         state.spec = spec
-        for (user, entry) in book.entries.enumerated() {
-            guard let ending = entry.end?.ending ?? entry.accepted ?? (wasSharded ? .cancelled : nil) else { continue }
-            let counted = ending != .failed && ending != .cancelled
-            let failures = ending == .cancelled ? [JobRunner.Failure(attempt: entry.attempt, node: "", reason: "cancelled", cancelled: true)] : []
-            state.ends[user] = TaskJobReport.TaskEnd(JobRunner.Outcome(
-                task: user, output: counted ? "" : nil, node: entry.end?.node, attempts: entry.end?.attempts ?? entry.attempt, failures: failures))
+        state.ends = book.endedTasks()
+        if wasSharded {
+            // Its book holds no station of the shards: every user ends, cancelled.
+            for (user, entry) in book.entries.enumerated() where state.ends[user] == nil {
+                state.ends[user] = BikeJobBook.taskEnd(of: user, ending: .cancelled, entry: entry)
+            }
+            if state.cancelReason == nil { state.cancelReason = Self.shardedJobEnded }
         }
-        if wasSharded, state.cancelReason == nil { state.cancelReason = Self.shardedJobEnded }
         return state
     }
 

@@ -199,4 +199,28 @@ import Testing
         let other = format.read(JobMachine(), settings)
         #expect(other == nil, "another format's machine")
     }
+
+    /// A user's result counts in one event and its end is recorded in a later one, so a
+    /// batch may commit the first without the second. A take-over then must not run the
+    /// user again (its moves would be refused, and its counted result reported failed):
+    /// the job's group reads back with an end for every user the book says ended or
+    /// counted, the committed ends first.
+    @Test func aUserWhoseResultCountedRunsNoMoreAfterATakeOver() throws {
+        var workloads = JobWorkloads()
+        workloads.register(BikeWorkload.name, BikeWorkload.workload())
+        let format = JobGroupFormat.jobs(workloads: workloads)
+        let settings = ClusterSettings()
+        let spec = try Self.job.taskJobSpec(settings: settings)
+        var machine = JobMachine(workloads: workloads)
+        #expect(machine.apply(try format.start(spec)) == JobGroupFormat.applied)
+        let ledger = JobLedger(book: Self.job.startingBook, recording: true)
+        _ = ledger.beginAttempt(user: 3, attempt: 1)
+        _ = ledger.accept(user: 3, attempt: 1, ending: .reachedGoal)
+        let (events, _) = ledger.takeEvents(limit: .max)
+        for command in format.batch(0, BikeEventsCodec.encodeEvents(events), []) { #expect(machine.apply(command) == JobGroupFormat.applied) }
+        #expect(machine.ends.isEmpty, "no end committed")
+        let read = try #require(format.read(machine, settings))
+        #expect(Set(read.ends.keys) == [3], "the counted user is not run again")
+        #expect(read.ends[3]?.output == "")
+    }
 }
