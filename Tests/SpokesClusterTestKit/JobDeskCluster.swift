@@ -63,6 +63,16 @@ public final class JobDeskCluster: Sendable {
         return nil
     }
 
+    /// Pauses node `index`, `job`'s coordinator, and waits (at most `seconds` of virtual
+    /// time) for another node to take the job over and store its report: that node, and
+    /// the report.
+    public func pauseForTakeOver(_ index: Int, of job: String, within seconds: Double = 60) async throws -> (node: Int, report: TaskJobReport) {
+        cluster.pause(index)
+        try await cluster.run(until: "another node stores the job's report", within: seconds) { self.storedReport(of: job, excluding: index) != nil }
+        guard let stored = storedReport(of: job, excluding: index) else { throw VirtualTimeout(what: "the report of \(job)", seconds: cluster.clock.now) }
+        return stored
+    }
+
     /// Resumes paused node `index`, a coordinator replaced while it was paused, and waits
     /// for its run of `job` (the `submitted` call) to end: the report it told its
     /// submitter, if any (one that lost the job must tell none), and whether it stored one

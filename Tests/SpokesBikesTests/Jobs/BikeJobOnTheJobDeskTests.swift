@@ -106,11 +106,7 @@ struct BikeJobOnTheJobDeskTests {
     @Test func aBikeJobTakenOverRunsOnFromTheCommittedBook() async throws {
         let nodes = try await nodes()
         let (spec, submitted) = try await startMoving("job-desk2", paths: 4, seed: 11, on: nodes)
-        nodes.cluster.pause(0)
-        try await nodes.cluster.run(until: "another node stores the job's report", within: 120) {
-            nodes.storedReport(of: spec.id, excluding: 0) != nil
-        }
-        let (taker, report) = try #require(nodes.storedReport(of: spec.id, excluding: 0))
+        let (taker, report) = try await nodes.pauseForTakeOver(0, of: spec.id, within: 120)
         let simulation = try Self.simulation(report)
         checkExactlyOnce(simulation, users: 12)
         #expect(report.succeeded == 12)

@@ -48,11 +48,7 @@ struct TaskJobGroupTests {
             (await nodes.machine(of: spec.id, on: 1)?.ends.count ?? 0) >= 3
         }
         let committed = try #require(await nodes.machine(of: spec.id, on: 1)).ends
-        nodes.cluster.pause(0)
-        try await nodes.cluster.run(until: "another node stores the job's report", within: 60) {
-            nodes.storedReport(of: spec.id, excluding: 0) != nil
-        }
-        let (taker, report) = try #require(nodes.storedReport(of: spec.id, excluding: 0))
+        let (taker, report) = try await nodes.pauseForTakeOver(0, of: spec.id)
         #expect(report.succeeded == 6 && report.coordinator == nodes.cluster[taker].system.node.name)
         for (task, end) in committed {
             #expect(report.tasks[task] == end, "task \(task) as committed before the take-over, not run again")

@@ -77,11 +77,7 @@ struct WorkloadJobTests {
             guard let machine = await nodes.machine(of: spec.id, on: 1) else { return false }
             return ((machine.workloadState as? TokenWorkload.State)?.counted.count ?? 0) >= 3
         }
-        nodes.cluster.pause(0)
-        try await nodes.cluster.run(until: "another node stores the job's report", within: 60) {
-            nodes.storedReport(of: spec.id, excluding: 0) != nil
-        }
-        let (taker, report) = try #require(nodes.storedReport(of: spec.id, excluding: 0))
+        let (taker, report) = try await nodes.pauseForTakeOver(0, of: spec.id)
         let state = try Self.state(report.workloadReport)
         #expect(state.bins == [0, 6] && state.counted == Set(0..<6), "every task counted once over two coordinators: \(state)")
         #expect(report.succeeded == 6 && report.coordinator == nodes.cluster[taker].system.node.name)
