@@ -29,9 +29,11 @@ import Synchronization
 /// the jobs of every other test running in parallel run on its thread too. That keeps
 /// ``untilIdle()`` exact (nothing ready anywhere means nothing ready in the simulation, and
 /// those jobs are run, not lost); they only wait behind one another, as on a pool of one
-/// thread, their blocking work inline too. A job that blocks its thread until another
-/// task runs would stall the drain: such waits belong on threads of their own (the unit
-/// lane's are, `Threads.run`).
+/// thread. Only the drain's own tasks (``isCurrent``) run blocking work inline and charge
+/// a slow disk's latency: another test's blocking work still gets a thread of its own, and
+/// its slow disk still waits. A job that blocks its thread until another task runs would
+/// stall the drain: such waits belong on threads of their own (the unit lane's are,
+/// `Threads.run`).
 public enum SimulationExecutor {
     /// What the runtime passes the hook: the default enqueue, which the hook may call.
     private typealias Original = @convention(thin) (UnownedJob) -> Void
@@ -277,9 +279,8 @@ public enum SimulationExecutor {
         while wake.wait(timeout: .now()) == .success {}
     }
 
-    /// Whether the caller runs on the thread that drains (``runBlocking(_:_:)`` runs its
-    /// work inline there).
-    public static var isDrainingThread: Bool {
+    /// Whether the caller runs on the thread that drains (its own tasks' or another test's).
+    private static var isDrainingThread: Bool {
         let thread = drainer.load(ordering: .acquiring)
         return thread != 0 && thread == UInt(pthread_self())
     }
@@ -292,10 +293,10 @@ public enum SimulationExecutor {
     /// Charges `seconds` of `clock` to the blocking work running inline on the draining
     /// thread now (a slow simulated disk's write), instead of blocking that thread, which
     /// would stop every task and the clock with it: the work's caller sleeps them out on
-    /// `clock` when the work returns. False (nothing charged) on any other thread: the
-    /// caller waits as it would.
+    /// `clock` when the work returns. False (nothing charged) outside the drain's own
+    /// tasks (``isCurrent``): the caller waits as it would.
     public static func charge(_ seconds: Double, on clock: any RuntimeClock) -> Bool {
-        guard isDrainingThread else { return false }
+        guard isCurrent else { return false }
         charged.withLock { charged in
             charged = (clock, (charged?.seconds ?? 0) + seconds)
         }
