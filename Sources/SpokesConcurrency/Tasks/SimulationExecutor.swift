@@ -81,10 +81,6 @@ public enum SimulationExecutor {
         hookAddress.flatMap { UnsafeMutablePointer<Hook?>(bitPattern: $0) }
     }
 
-    /// Whether a drain runs now: every job of the global executor runs on its thread, one
-    /// at a time.
-    public static var isRunning: Bool { draining.load(ordering: .acquiring) }
-
     /// True in the task a drain runs (``run(_:)``'s operation, ``runInTurn(_:)``'s caller
     /// during its operation) and in every task it starts (task-locals are inherited).
     @TaskLocal private static var insideDrain = false
