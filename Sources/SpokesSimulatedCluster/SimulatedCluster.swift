@@ -1,6 +1,5 @@
 import Distributed
 import Foundation
-import Glibc
 import SpokesCluster
 import SpokesJobs
 import SpokesConcurrency
@@ -14,11 +13,11 @@ import Synchronization
 /// real time and asserts no wall-clock bound.
 ///
 /// How time moves: a step of virtual time is taken only once every task the last step
-/// woke has run and gone back to sleep (``settle()``). Inside ``SimulationExecutor/run(_:)``
-/// (the simulator) that is exact: no job is ready. On the cooperative pool (the tests) it
-/// is quiet as observed: the network quiet and the clock's sleepers the same for several
-/// turns of the pool, not a proof: a node that computes for long between two awaits
-/// could be overtaken.
+/// woke has run and gone back to sleep (``settle()``), which is exact because every job of
+/// the process runs on one thread (``SimulationExecutor``): no job is ready. So a cluster
+/// lives only inside a drain: the simulator's (``SimulationExecutor/run(_:)``) or a
+/// test's (``SimulationExecutor/runInTurn(_:)``, the `.simulated` trait of `SpokesTestKit`);
+/// made or driven anywhere else it throws ``OutsideSimulation``, never guesses.
 ///
 /// Used by the tests (`SpokesClusterTestKit` re-exports it) and by the simulator's whole
 /// nodes (`simulate-cluster --model nodes`), which start each node as `spokes node` does
@@ -56,6 +55,7 @@ public final class SimulatedCluster: Sendable {
         registry: (Int) -> TaskRegistry = { _ in TaskRegistry() }, faults: (Int) -> ScanSystem.Faults = { _ in .init() },
         durability: (Int) -> (any TaskJobDurability)? = { _ in nil }, disk: (Int) -> any Disk = { _ in RealDisk() }
     ) throws {
+        guard SimulationExecutor.isCurrent else { throw OutsideSimulation() }
         let clock = clock
         let network = SimulatedNetwork(clock: clock, seed: seed)
         self.network = network
@@ -311,71 +311,18 @@ public final class SimulatedCluster: Sendable {
         return try await task.value
     }
 
-    /// Waits, turning the pool, until the network is quiet, the clock's sleepers have
-    /// stayed the same for 20 turns, and no thread of the process is running or ready to
-    /// run other than the drivers of simulated clusters (``ProcessThreads``), or at most
-    /// ``busyPatience`` of real time while one is. A thread the system preempted in the
-    /// middle of a node's job (a woken timer not yet asleep again, a task not yet
-    /// started) holds work the counts cannot see, and a driver that only counted turns
-    /// moved time past it: on a loaded machine a call's deadline timer was registered
-    /// 0.2 virtual seconds late, 1 run in 20. The patience bounds what a busy thread of
-    /// another test (a pure test computing in parallel) costs each step. Bounded: 2
-    /// million turns (minutes of real time) mean a node never goes quiet, which is a
-    /// failure of its own.
+    /// Returns once every task the last step of time woke has run and waits again (on the
+    /// clock or for a message): no job of the process is ready
+    /// (``SimulationExecutor/untilIdle()``), so time may move. Throws ``OutsideSimulation``
+    /// when the caller is not a task of the drain that runs now, and ``VirtualTimeout``
+    /// when jobs ran ``SimulationExecutor/patience`` times without a pause (a node that
+    /// never waits, a failure of its own).
     public func settle() async throws {
-        if SimulationExecutor.isRunning { return try await settleOnOneThread() }
-        let driver = Self.nextDriver.add(1, ordering: .relaxed).oldValue
-        defer { Self.drivingThreads.withLock { $0[driver] = nil } }
-        var quietTurns = 0
-        var lastSleepers = -1
-        // The machine's time (the runtime's real clock): how long other threads stay busy.
-        let machine = RealClock()
-        var busySince: Double?
-        for _ in 0..<2_000_000 {
-            // Listed only while this driver runs: a thread it left may take a node's job.
-            Self.drivingThreads.withLock { $0[driver] = nil }
-            await Task.yield()
-            let thread = ProcessThreads.current()
-            Self.drivingThreads.withLock { $0[driver] = thread }
-            let sleepers = clock.sleepers
-            quietTurns = network.inFlight == 0 && sleepers == lastSleepers ? quietTurns + 1 : 0
-            lastSleepers = sleepers
-            if quietTurns >= 20 {
-                let drivers = Set(Self.drivingThreads.withLock { $0.values })
-                if ProcessThreads.busy().allSatisfy(drivers.contains) { return }
-                let now = machine.now
-                if let since = busySince, now - since > Self.busyPatience { return }
-                busySince = busySince ?? now
-                // A thread has work in hand (or another driver is between two turns): wait
-                // off the processor, so that neither this driver's turns nor those of the
-                // others keep it from that work, and look again.
-                Self.drivingThreads.withLock { $0[driver] = nil }
-                try? await machine.sleep(for: 50e-6)
-                quietTurns = 19
-            }
-        }
-        throw VirtualTimeout(what: "the simulated cluster to go quiet (\(network.inFlight) on the network)", seconds: clock.now)
-    }
-
-    /// ``settle()`` when every job of the process runs on the simulator's one thread
-    /// (``SimulationExecutor``): no guess. The driver waits until no other job is ready;
-    /// then every task of every node waits on the clock or for a message, and time may
-    /// move.
-    private func settleOnOneThread() async throws {
+        guard SimulationExecutor.isCurrent else { throw OutsideSimulation() }
         guard await SimulationExecutor.untilIdle() else {
             throw VirtualTimeout(what: "the simulated cluster to go quiet (\(SimulationExecutor.patience) jobs ran without a pause)", seconds: clock.now)
         }
     }
-
-    /// How long one step waits at most for the other threads of the process to have no
-    /// work in hand: longer than a preempted thread waits for a processor on a loaded
-    /// 2-core machine, short enough that a test beside busy ones still runs in seconds.
-    static let busyPatience = 0.004
-
-    /// The threads on which a driver of some simulated cluster of this process runs now
-    /// (by driver), so that one driver does not take another for a node's busy job.
-    private static let drivingThreads = Mutex<[Int: Int32]>([:])
-    private static let nextDriver = Atomic<Int>(0)
 
     /// Waits until every node started with the cluster sees every other one alive (at
     /// most 10 virtual seconds).
@@ -406,5 +353,14 @@ public final class SimulatedCluster: Sendable {
     /// Steps node `index`'s wall clock back in line (``PausableClock/resetWallClock()``).
     public func resetWallClock(of index: Int) {
         nodeClocks[index].resetWallClock()
+    }
+}
+
+/// A ``SimulatedCluster`` made or driven outside a drain of ``SimulationExecutor``, where
+/// nobody knows when its nodes are quiet.
+public struct OutsideSimulation: Error, CustomStringConvertible {
+    public var description: String {
+        "a SimulatedCluster runs only inside SimulationExecutor, where settle() is exact: in a test, "
+            + "mark the suite or test `.simulated` (SpokesTestKit); in a program, drive it inside SimulationExecutor.run"
     }
 }

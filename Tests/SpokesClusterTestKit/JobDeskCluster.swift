@@ -7,7 +7,7 @@ import SpokesSimulatedCluster
 /// Simulated nodes wired as `spokes node` wires its job layer: on each, a Raft host on a
 /// simulated disk, replicated jobs, and the job desk (``TaskJobs``) with `workloads`, its
 /// group watcher running. For tests of jobs that outlive their coordinator, in virtual
-/// time.
+/// time, inside a `.simulated` suite or test (elsewhere it throws ``OutsideSimulation``).
 public final class JobDeskCluster: Sendable {
     public let cluster: SimulatedCluster
     public let hosts: [RaftHost]

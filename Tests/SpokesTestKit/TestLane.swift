@@ -1,4 +1,5 @@
 import Glibc
+import SpokesConcurrency
 import Testing
 
 /// The two test lanes (ARCHITECTURE.md, "Tests").
@@ -33,12 +34,39 @@ extension Trait where Self == ConditionTrait {
     }
 }
 
+/// Runs each test of a suite (or one test) that drives a `SimulatedCluster` inside
+/// ``SimulationExecutor/runInTurn(_:)``: in its own task, every job of the process on one
+/// thread, so the cluster's `settle()` knows when the nodes are quiet instead of guessing.
+/// Such tests take turns (one drain at a time, first come first served); the others run
+/// beside them, their jobs on that thread meanwhile. A cluster made without it throws
+/// `OutsideSimulation`, naming this trait.
+///
+/// In the process lane it does nothing: its tests use real time, sockets and threads
+/// (and none drives a simulated cluster), so a suite that mixes both lanes may carry it.
+public struct SimulatedTrait: SuiteTrait, TestTrait, TestScoping {
+    public var isRecursive: Bool { true }
+
+    /// Each test case, not the suite as a whole: a suite's tests take turns one by one.
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        testCase == nil || TestLane.isProcessLane ? nil : self
+    }
+
+    public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        try await SimulationExecutor.runInTurn(function)
+    }
+}
+
+extension Trait where Self == SimulatedTrait {
+    /// Marks a suite or test whose simulated clusters run under exact quiescence
+    /// (``SimulatedTrait``).
+    public static var simulated: Self { Self() }
+}
+
 extension Trait where Self == TimeLimitTrait {
     /// A unit-lane test's guard against a hang, not a bound on its speed: the lane asserts
-    /// no wall-clock time. A test of whole nodes in virtual time shares the cooperative
-    /// pool with every other test of the run, so on a loaded 2-core machine it took 40 to
-    /// 175 s of real time for a few seconds alone (and failed a one-minute limit, 2 runs
-    /// of 5 at load 8 to 11); ten minutes still turns a hang into a failure, well inside
-    /// CI's bound.
+    /// no wall-clock time. Tests of whole nodes in virtual time take turns on one thread
+    /// (``SimulatedTrait``), and on a loaded 2-core machine a test waited and ran for
+    /// minutes of real time (before the turns: 40 to 175 s for a few seconds alone); ten
+    /// minutes still turns a hang into a failure, well inside CI's bound.
     public static var hangGuard: Self { .timeLimit(.minutes(10)) }
 }

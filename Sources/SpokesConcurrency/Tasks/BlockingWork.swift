@@ -9,12 +9,13 @@ import FoundationEssentials
 /// `Task.sleep` took 2.1 s while four global items slept for 2 s. A thread per call costs
 /// tens of microseconds, so this is for calls that may block, not for hot paths.
 ///
-/// On the simulator's one thread (``SimulationExecutor``) the work runs inline: there it
-/// is a simulated node's, on its in-memory disk, and must not run beside the queue; what
-/// a slow disk would have waited is then slept out on the virtual clock afterwards
-/// (``SimulationExecutor/charge(_:on:)``).
+/// In a task of a simulation's one thread (``SimulationExecutor/isCurrent``) the work runs
+/// inline: there it is a simulated node's, on its in-memory disk, and must not run beside
+/// the queue; what a slow disk would have waited is then slept out on the virtual clock
+/// afterwards (``SimulationExecutor/charge(_:on:)``). Another test's task whose job that
+/// thread runs meanwhile gets a thread of its own, as anywhere.
 public func runBlocking<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
-    if SimulationExecutor.isDrainingThread { return try await SimulationExecutor.runInline(body) }
+    if SimulationExecutor.isCurrent { return try await SimulationExecutor.runInline(body) }
     return try await withCheckedThrowingContinuation { continuation in
         PlainThread.start(name: name) { continuation.resume(with: Result { try body() }) }
     }
@@ -22,7 +23,7 @@ public func runBlocking<T: Sendable>(_ name: String, _ body: @escaping @Sendable
 
 /// ``runBlocking(_:_:)`` for work that cannot fail.
 public func runBlocking<T: Sendable>(_ name: String, _ body: @escaping @Sendable () -> T) async -> T {
-    if SimulationExecutor.isDrainingThread { return await SimulationExecutor.runInline(body) }
+    if SimulationExecutor.isCurrent { return await SimulationExecutor.runInline(body) }
     return await withCheckedContinuation { continuation in
         PlainThread.start(name: name) { continuation.resume(returning: body()) }
     }
@@ -30,8 +31,8 @@ public func runBlocking<T: Sendable>(_ name: String, _ body: @escaping @Sendable
 
 /// Starts blocking work on a thread of its own and returns at once; for work whose end
 /// the caller awaits with a deadline of its own (through a ``Promise``, say).
-/// On the simulator's one thread it runs inline, before this returns.
+/// In a task of a simulation's one thread it runs inline, before this returns.
 public func startBlocking(_ name: String, _ body: @escaping @Sendable () -> Void) {
-    if SimulationExecutor.isDrainingThread { return SimulationExecutor.runInlineUnawaited(body) }
+    if SimulationExecutor.isCurrent { return SimulationExecutor.runInlineUnawaited(body) }
     PlainThread.start(name: name, body)
 }

@@ -6,7 +6,7 @@ import Synchronization
 /// became ready: the simulator's kernel for whole nodes (issue 28 §2), as FoundationDB runs
 /// a simulated cluster's every process on one thread.
 ///
-/// Why: on the cooperative pool, tasks run on several threads at once, so a driver can
+/// Why: on the cooperative pool, tasks run on several threads at once, so a driver could
 /// only guess when the nodes have done what a step of virtual time woke (it turned the
 /// pool and watched the threads: "quiet as observed, not a proof"), and two runs of one
 /// seed interleave differently. Here the driver knows: when no other job is ready
@@ -18,21 +18,32 @@ import Synchronization
 /// How: the Swift runtime's `swift_task_enqueueGlobal_hook`, a documented hook of the
 /// concurrency runtime (the one test libraries use to run tasks serially), sends every job
 /// bound for the global concurrent executor (a task that runs no actor, a default actor's
-/// turn) to this queue while ``run(_:)`` drains it on the caller's thread. Jobs of custom
-/// executors (the main actor, a ``ProtocolExecutor``) and delayed jobs (a real
-/// `Task.sleep`) do not pass through it: a simulated node has neither. Blocking work
-/// (``runBlocking(_:_:)``) runs inline while the executor drains: a simulated node's
-/// blocking calls are on its in-memory disk, and a thread of their own would run beside
-/// the queue, unseen by ``untilIdle()``.
+/// turn) to this queue while a drain (``run(_:)``, ``runInTurn(_:)``) runs them on its
+/// thread. Jobs of custom executors (the main actor, a ``ProtocolExecutor``) and delayed
+/// jobs (a real `Task.sleep`) do not pass through it: a simulated node has neither.
+/// Blocking work (``runBlocking(_:_:)``) runs inline while the executor drains: a
+/// simulated node's blocking calls are on its in-memory disk, and a thread of their own
+/// would run beside the queue, unseen by ``untilIdle()``.
 ///
-/// Not for tests: the hook is the process's, so every test running in parallel would
-/// share the one thread (and keep it from ever being idle).
+/// Tests take turns (``runInTurn(_:)``): the hook is the process's, so while one drains,
+/// the jobs of every other test running in parallel run on its thread too. That keeps
+/// ``untilIdle()`` exact (nothing ready anywhere means nothing ready in the simulation, and
+/// those jobs are run, not lost); they only wait behind one another, as on a pool of one
+/// thread. Only the drain's own tasks (``isCurrent``) run blocking work inline and charge
+/// a slow disk's latency: another test's blocking work still gets a thread of its own, and
+/// its slow disk still waits. A job that blocks its thread until another task runs would
+/// stall the drain: such waits belong on threads of their own (the unit lane's are,
+/// `Threads.run`).
 public enum SimulationExecutor {
     /// What the runtime passes the hook: the default enqueue, which the hook may call.
     private typealias Original = @convention(thin) (UnownedJob) -> Void
     private typealias Hook = @convention(thin) (UnownedJob, Original) -> Void
 
     private struct State {
+        /// Jobs go to ``jobs`` (not to the runtime's pool) only while true: set and cleared
+        /// under the lock, so a thread that read the hook just before it was cleared still
+        /// hands its job to the pool instead of leaving it in a queue nobody drains.
+        var active = false
         var jobs: [UnownedJob] = []
         /// Where the next job to run is in ``jobs`` (jobs before it have run).
         var next = 0
@@ -47,6 +58,8 @@ public enum SimulationExecutor {
     private static let state = Mutex(State())
     private static let wake = DispatchSemaphore(value: 0)
     private static let draining = Atomic<Bool>(false)
+    /// Set to end the drain that runs now (read by the draining thread between two jobs).
+    private static let ended = Atomic<Bool>(false)
     /// The draining thread's `pthread_t` (0 while none drains).
     private static let drainer = Atomic<UInt>(0)
     /// The runtime's own enqueue, as the hook last received it: where jobs left ready at
@@ -54,29 +67,32 @@ public enum SimulationExecutor {
     private static let original = Mutex<Original?>(nil)
 
     /// The address of the runtime's hook variable, found by name in the process (nil
-    /// where the runtime does not export it: then ``run(_:)`` runs on the pool as before,
-    /// see ``isAvailable``). Kept as a number, a value; ``hook`` makes the pointer.
+    /// where the runtime does not export it: every Swift 6 runtime on Linux does; without
+    /// it nothing can be simulated exactly, and a drain stops the process saying so). Kept
+    /// as a number, a value; ``hook`` makes the pointer.
     private static let hookAddress: UInt? = dlsym(dlopen(nil, RTLD_NOW), "swift_task_enqueueGlobal_hook").map { UInt(bitPattern: $0) }
 
     /// The runtime's hook variable. The runtime reads it, unsynchronised, on every
-    /// enqueue of every thread, as its hooks are meant to be used: set while no other
-    /// thread enqueues through it differently. ``run(_:)`` sets it before its operation
-    /// starts and clears it after the operation has ended (jobs of tasks still alive then
-    /// may take either path, and both run them).
+    /// enqueue of every thread, as its hooks are meant to be used (a pointer-sized,
+    /// aligned store: a thread sees the old hook or the new one). A drain sets it before
+    /// its first job and clears it after its last; a thread that read it just before
+    /// either still has its job run (``State/active``).
     private static var hook: UnsafeMutablePointer<Hook?>? {
         hookAddress.flatMap { UnsafeMutablePointer<Hook?>(bitPattern: $0) }
     }
 
-    /// Whether this process's Swift runtime lets jobs be sent here.
-    public static var isAvailable: Bool { hook != nil }
+    /// True in the task a drain runs (``run(_:)``'s operation, ``runInTurn(_:)``'s caller
+    /// during its operation) and in every task it starts (task-locals are inherited).
+    @TaskLocal private static var insideDrain = false
 
-    /// Whether ``run(_:)`` is draining now: every job of the global executor runs on its
-    /// thread, one at a time.
-    public static var isRunning: Bool { draining.load(ordering: .acquiring) }
+    /// Whether the caller is a task of the drain that runs now, on its thread: where a
+    /// simulation may be driven (``untilIdle()`` is exact). False in a task of another
+    /// test whose job the drain merely runs, and anywhere off the draining thread.
+    public static var isCurrent: Bool { insideDrain && isDrainingThread }
 
     /// Returns when no job but the caller's is ready to run: every other task of the
     /// process waits (on a clock, a message, a continuation), so nothing happens until
-    /// the caller moves time or sends something. For a driver inside ``run(_:)``; elsewhere
+    /// the caller moves time or sends something. For a driver inside a drain; elsewhere
     /// it returns at once. (Not `Task.yield()` in a loop: the runtime sends a yield's job
     /// to its own pool, past the hook, so the driver would come back at a time that
     /// depends on the threads.) False when other jobs ran ``patience`` times without a
@@ -91,38 +107,121 @@ public enum SimulationExecutor {
     /// How many jobs may run while a task waits in ``untilIdle()`` (minutes of work).
     public static let patience = 50_000_000
 
-    /// Jobs run by ``run(_:)`` so far in this process.
+    /// Jobs run by drains so far in this process.
     public static var jobsRun: Int { state.withLock { $0.jobsRun } }
 
     /// Runs `operation` with every job of the global executor run on the calling thread
     /// (which waits, so it must not be a thread of the cooperative pool: the simulator's
     /// `main`), until `operation` ends; returns what it returned. Jobs still ready when it
-    /// ends go back to the pool. Where the hook is unavailable, `operation` runs on the
-    /// pool and the caller waits for it.
+    /// ends go back to the pool. Only one drain at a time: async callers (tests) use
+    /// ``runInTurn(_:)``, which waits its turn.
     public static func run<Value: Sendable>(_ operation: @escaping @Sendable () async -> Value) -> Value {
-        let result = Mutex<Value?>(nil)
-        let ended = Atomic<Bool>(false)
-        guard let hook else {
-            let done = DispatchSemaphore(value: 0)
+        let result = Slot<Value>()
+        drainHere {
             Task.detached {
-                let value = await operation()
-                result.withLock { $0 = value }
-                done.signal()
+                let value = await $insideDrain.withValue(true) { await operation() }
+                result.value.withLock { $0 = value }
+                SimulationExecutor.endDrain()
             }
-            done.wait()
-            return result.withLock { $0! }
         }
-        precondition(!draining.exchange(true, ordering: .acquiringAndReleasing), "SimulationExecutor.run is already draining")
+        return result.value.withLock { $0! }
+    }
+
+    /// Where ``run(_:)``'s operation leaves its value for the draining thread.
+    private final class Slot<Value: Sendable>: Sendable {
+        let value = Mutex<Value?>(nil)
+    }
+
+    /// Runs `operation` in the caller's own task (its task-locals, cancellation and
+    /// priority kept: a test's issues are recorded against it) with every job of the
+    /// process drained by a thread started for it, as ``run(_:)`` drains on the
+    /// simulator's `main`; returns what it returned, throws what it threw. Callers take
+    /// turns, first come first served, since only one drain may run at a time: how a
+    /// unit test runs a simulated cluster (`.simulated` in `SpokesTestKit`).
+    ///
+    /// The task hops onto the draining thread (a task resumed while the hook is set is
+    /// queued there) before `operation` starts, and back to the pool after it ended (the
+    /// thread resumes it once the hook is cleared). `operation` must not block its thread on
+    /// something another task does: that task's job waits for the same thread.
+    public static func runInTurn<Value>(_ operation: () async throws -> Value) async throws -> Value {
+        await takeTurn()
+        defer { passTurn() }
+        let finished = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        await withCheckedContinuation { (started: CheckedContinuation<Void, Never>) in
+            PlainThread.start(name: "simulation") {
+                drainHere { started.resume() }
+                finished.withLock { $0.take() }?.resume()
+            }
+        }
+        // The hook is set: a task resumed now is queued for the draining thread, unless it
+        // is resumed before it even suspended (then it goes on where it was, and tries again).
+        while !isDrainingThread {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                Task { continuation.resume() }
+            }
+        }
+        let result: Result<Value, any Error>
+        do {
+            result = .success(try await $insideDrain.withValue(true) { try await operation() })
+        } catch {
+            result = .failure(error)
+        }
+        // Inside this job the drain cannot yet see its end: the continuation is kept
+        // before this task suspends and the thread resumes it.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            finished.withLock { $0 = continuation }
+            endDrain()
+        }
+        return try result.get()
+    }
+
+    /// Callers of ``runInTurn(_:)`` waiting for theirs, first come first; `taken` while
+    /// one runs.
+    private static let turns = Mutex<(taken: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    private static func takeTurn() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = turns.withLock { turns in
+                guard turns.taken else {
+                    turns.taken = true
+                    return true
+                }
+                turns.waiting.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    private static func passTurn() {
+        let next = turns.withLock { turns -> CheckedContinuation<Void, Never>? in
+            guard !turns.waiting.isEmpty else {
+                turns.taken = false
+                return nil
+            }
+            return turns.waiting.removeFirst()
+        }
+        next?.resume()
+    }
+
+    /// Ends the drain that runs now after the job running now (the draining thread may wait).
+    private static func endDrain() {
+        ended.store(true, ordering: .releasing)
+        SimulationExecutor.state.withLock { $0.waiting = false }
+        SimulationExecutor.wake.signal()
+    }
+
+    /// Drains on the calling thread: sets the hook, calls `start` (which makes the first
+    /// job ready), runs jobs one at a time until ``endDrain()``, then clears the hook and
+    /// hands what is still ready to the pool.
+    private static func drainHere(_ start: @Sendable () -> Void) {
+        guard let hook else { preconditionFailure("SimulationExecutor: this Swift runtime exports no swift_task_enqueueGlobal_hook") }
+        precondition(!draining.exchange(true, ordering: .acquiringAndReleasing), "SimulationExecutor is already draining")
+        ended.store(false, ordering: .releasing)
         drainer.store(UInt(pthread_self()), ordering: .releasing)
+        state.withLock { $0.active = true }
         hook.pointee = { job, original in SimulationExecutor.enqueue(job, original: original) }
-        Task.detached {
-            let value = await operation()
-            result.withLock { $0 = value }
-            ended.store(true, ordering: .releasing)
-            // Wakes the drainer if it waits: nothing may be ready after the last job.
-            SimulationExecutor.state.withLock { $0.waiting = false }
-            SimulationExecutor.wake.signal()
-        }
+        start()
         // The generic executor (no actor, no executor of its own), as the runtime's own
         // global executor passes it: `SerialExecutorRef::generic()`, two null words.
         let generic = unsafeBitCast((Int(0), Int(0)), to: UnownedSerialExecutor.self)
@@ -155,30 +254,29 @@ public enum SimulationExecutor {
                 if !ended.load(ordering: .acquiring) { wake.wait() }
             }
         }
-        hook.pointee = nil
-        drainer.store(0, ordering: .releasing)
-        draining.store(false, ordering: .releasing)
-        // What became ready after the end goes to the pool, whose hook is gone now.
+        // What is ready now, and whatever becomes ready from here on, goes to the pool.
         let left = state.withLock { state -> [UnownedJob] in
             defer {
+                state.active = false
                 state.jobs.removeAll()
                 state.next = 0
                 state.waiting = false
             }
             return Array(state.jobs[state.next...])
         }
+        hook.pointee = nil
+        drainer.store(0, ordering: .releasing)
+        draining.store(false, ordering: .releasing)
         for waiter in state.withLock({ state in defer { state.idleWaiters.removeAll() }; return state.idleWaiters }) { waiter.continuation.resume(returning: false) }
         if let original = original.withLock({ $0 }) {
             for job in left { original(job) }
         }
-        // A signal given after the drainer stopped waiting would wake a later run early.
+        // A signal given after the drainer stopped waiting would wake a later drain early.
         while wake.wait(timeout: .now()) == .success {}
-        return result.withLock { $0! }
     }
 
-    /// Whether the caller runs on the thread that drains (``runBlocking(_:_:)`` runs its
-    /// work inline there).
-    public static var isDrainingThread: Bool {
+    /// Whether the caller runs on the thread that drains (its own tasks' or another test's).
+    private static var isDrainingThread: Bool {
         let thread = drainer.load(ordering: .acquiring)
         return thread != 0 && thread == UInt(pthread_self())
     }
@@ -191,10 +289,10 @@ public enum SimulationExecutor {
     /// Charges `seconds` of `clock` to the blocking work running inline on the draining
     /// thread now (a slow simulated disk's write), instead of blocking that thread, which
     /// would stop every task and the clock with it: the work's caller sleeps them out on
-    /// `clock` when the work returns. False (nothing charged) on any other thread: the
-    /// caller waits as it would.
+    /// `clock` when the work returns. False (nothing charged) outside the drain's own
+    /// tasks (``isCurrent``): the caller waits as it would.
     public static func charge(_ seconds: Double, on clock: any RuntimeClock) -> Bool {
-        guard isDrainingThread else { return false }
+        guard isCurrent else { return false }
         charged.withLock { charged in
             charged = (clock, (charged?.seconds ?? 0) + seconds)
         }
@@ -236,11 +334,13 @@ public enum SimulationExecutor {
 
     private static func enqueue(_ job: UnownedJob, original given: Original) {
         original.withLock { if $0 == nil { $0 = given } }
-        let signal = state.withLock { state in
+        let (queued, signal) = state.withLock { state -> (Bool, Bool) in
+            guard state.active else { return (false, false) }
             state.jobs.append(job)
             defer { state.waiting = false }
-            return state.waiting
+            return (true, state.waiting)
         }
+        if !queued { return given(job) }
         if signal { wake.signal() }
     }
 }

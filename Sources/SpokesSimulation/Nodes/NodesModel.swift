@@ -244,8 +244,9 @@ public enum NodesModel {
         /// FNV-1a over the run's events as the driver saw them (faults, clients' answers,
         /// the jobs' ends), at millisecond virtual times, and over ``jobsRun``.
         public var traceHash: UInt64
-        /// Jobs the ``SimulationExecutor`` ran for the seed (0 on the pool): two runs that
-        /// interleaved differently almost never run the same number.
+        /// Jobs the ``SimulationExecutor`` ran for the seed (in a unit test, with those of the
+        /// other tests it ran meanwhile): two runs that interleaved differently almost never
+        /// run the same number.
         public var jobsRun: Int
         /// The same over the events alone, without their times (see Docs/simulator.md on
         /// what stays the same between two runs of a seed).
@@ -283,7 +284,7 @@ public enum NodesModel {
         await run.tearDown()
         let wall = wallClock.now - started
         let trace = run.trace.lines
-        let jobsRun = SimulationExecutor.isRunning ? SimulationExecutor.jobsRun - jobsBefore : 0
+        let jobsRun = SimulationExecutor.jobsRun - jobsBefore
         var hasher = TraceHasher()
         hasher.combine(run.trace.hash)
         hasher.combine(jobsRun)

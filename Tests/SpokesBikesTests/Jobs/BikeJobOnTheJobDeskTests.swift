@@ -11,7 +11,7 @@ import Testing
 /// step 4): the job's group carries its book, the run's ledger events and the users' ends
 /// are one stream, and a take-over resumes from the committed book. Three simulated nodes
 /// in virtual time.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct BikeJobOnTheJobDeskTests {
     static let network = Network.synthetic(stations: 4, bikes: 3, emptySlots: 3)
 

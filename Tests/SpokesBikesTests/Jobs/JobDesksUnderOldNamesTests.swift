@@ -14,7 +14,7 @@ import Testing
 /// old actor, and the node of this build answers each (and calls the client's listener
 /// under its old names); a client of this build uses the new names. On the simulated
 /// network, in virtual time.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct JobDesksUnderOldNamesTests {
     /// Calls every renamed function once through `client`, and checks the answers.
     func callEveryRenamedFunction(on node: ClusterNode, with client: ClusterSystem, cluster: SimulatedCluster, job id: String) async throws {

@@ -10,7 +10,7 @@ import Testing
 /// the coordinator's ``JobStationDesk`` in one call, on a simulated network in virtual
 /// time. Each move is applied in order and as a call of its own would be: idempotent,
 /// fenced, refused alone.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct JobStationDeskTests {
     /// Two nodes; a desk on n0 over a recording ledger of `users` and `stations`, reached from n1.
     struct Setup {

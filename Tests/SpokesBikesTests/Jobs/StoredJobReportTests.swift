@@ -9,7 +9,7 @@ import Testing
 
 /// What `spokes result` finds on a node (``StoredJobReport/find(_:on:using:)``), on a
 /// simulated node in virtual time.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct StoredJobReportTests {
     /// A bike job the one job desk ran is stored as a job of tasks carrying the bike
     /// report. Found there (it was stored after the bike desk was asked, as a whole-node

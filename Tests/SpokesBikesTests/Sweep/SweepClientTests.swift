@@ -10,7 +10,7 @@ import Testing
 /// A sweep's client (`spokes sweep`, the simulator's whole nodes): a plan run as one job
 /// of `bikes.sweep-run` tasks on nodes of a simulated network, and its report rebuilt
 /// from the stored job.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct SweepClientTests {
     @Test func aSweepRunsEachRunOnceAsATaskAndItsReportGroupsThem() async throws {
         let cluster = try SimulatedCluster(2, configure: { $1.slots = 2 }, registry: { _ in TaskRegistry(kinds: BikeKinds.all) })

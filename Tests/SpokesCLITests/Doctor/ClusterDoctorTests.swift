@@ -8,7 +8,7 @@ import Testing
 /// `spokes doctor` on the simulated network in virtual time: whole nodes, a firewall
 /// that drops UDP to one port, a member cut off, one on another discovery port, and
 /// dashboards that answer or not.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct ClusterDoctorTests {
     /// The doctor's checks of `cluster`, asked of node 0 from a host of its own.
     private func examine(_ cluster: SimulatedCluster, timeout: Double = 2, host: (String, Runtime)? = nil) async throws -> DoctorReport {

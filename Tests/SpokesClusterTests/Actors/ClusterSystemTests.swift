@@ -9,7 +9,7 @@ import Testing
 /// Actor systems calling each other: on a simulated network under a virtual clock (the
 /// unit lane), with bounds in virtual seconds; what needs real sockets (a call over real
 /// loopback, bytes from a raw socket) in the process lane.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct ClusterSystemTests {
     /// Two systems on a simulated network, `node-0` hosting a greeter named "greeter"
     /// and `node-1` joined to it.

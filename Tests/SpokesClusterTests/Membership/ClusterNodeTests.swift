@@ -9,7 +9,7 @@ import Testing
 /// Membership of nodes that ship: on a simulated network under a virtual clock (the unit
 /// lane), with bounds in virtual seconds that follow from the settings; real UDP
 /// broadcast and raw datagrams on loopback in the process lane.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct ClusterNodeTests {
     /// `count` nodes `n0`, `n1`, ... on a cluster and discovery port of their own, unless given.
     static func startNodes(_ count: Int, discoveryPort: UInt16? = nil, cluster: String? = nil) throws -> [ClusterNode] {

@@ -8,7 +8,7 @@ import Testing
 /// The nodes that ship (discovery, handshake, heartbeats, probes, membership, calls) on a
 /// simulated network under a virtual clock: what the process lane tests in real time and
 /// on real sockets, here in the unit lane, with bounds in virtual seconds.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct ClusterNodeInVirtualTimeTests {
     @Test func threeNodesFindEachOtherByBeaconsWithinAFewBeaconIntervals() async throws {
         let cluster = try SimulatedCluster(3)

@@ -11,7 +11,7 @@ import Testing
 /// only once every alive member speaks it. A node or client outside the range is refused
 /// with both ranges and what to do. (The previous release's own binary meets this build
 /// in `Scripts/test-rolling-upgrade`.)
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct ProtocolUpgradeInVirtualTimeTests {
     @Test func aNodeOfThePreviousProtocolJoinsNewerNodesAndHoldsTheClusterAtItsVersion() async throws {
         let cluster = try SimulatedCluster(3) { index, settings in

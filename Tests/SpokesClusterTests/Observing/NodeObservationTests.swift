@@ -7,7 +7,7 @@ import Testing
 
 /// What `NodeStatus.observe` tells a remote caller, from nodes on a simulated network
 /// under a virtual clock.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct NodeObservationTests {
     @Test func aRemoteObservationHasTheTasksItRanTheJobsItCoordinatesAndItsRoundTrips() async throws {
         let cluster = try SimulatedCluster(2)

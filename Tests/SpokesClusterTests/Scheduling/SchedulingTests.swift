@@ -47,7 +47,7 @@ struct AlwaysFails: TaskKind {
 /// Placement, admission and retries of tasks over nodes that ship, on a simulated network
 /// under a virtual clock; what needs a real deadline (`JobRunner`'s is a real-time bound)
 /// or the real clock's handling of huge timeouts in the process lane.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct SchedulingTests {
     let gauge = ConcurrencyGauge()
 

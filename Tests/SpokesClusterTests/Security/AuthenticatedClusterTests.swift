@@ -7,7 +7,7 @@ import Testing
 
 /// Systems with a secret, on a simulated network: who gets in, and what the refused side
 /// is told.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct AuthenticatedClusterTests {
     static let secret = try! ClusterSecret("authenticated-cluster-secret", source: "test")
     static let otherSecret = try! ClusterSecret("a-different-secret-entirely", source: "test")

@@ -41,7 +41,7 @@ import Testing
 }
 
 /// A secret changed under a running cluster, on the simulated network in virtual time.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct KeyringRotationTests {
     @Test func aRotationUnderCallsLosesNoCallJudgesNobodyAndThenTheOldSecretIsRefused() async throws {
         let cluster = try SimulatedCluster(3, configure: { _, settings in settings.secret = KeyringTests.old })

@@ -7,7 +7,7 @@ import Testing
 
 /// What an eavesdropper sees of a cluster with a secret: every byte the simulated network
 /// carried (handshakes, frames, beacons, probes), searched for what must stay private.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct WireConfidentialityTests {
     static let secretText = "wire-confidentiality-test-secret"
     static let marker = "MARKER-7f3a9c"

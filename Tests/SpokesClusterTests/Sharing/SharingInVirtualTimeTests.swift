@@ -8,7 +8,7 @@ import Testing
 /// Several people on one cluster (issue 32), with real nodes on a simulated network in
 /// virtual time: a short job submitted behind a long one runs at its share from the
 /// next places that free, not after the long job's queue drains.
-@Suite struct SharingInVirtualTimeTests {
+@Suite(.simulated) struct SharingInVirtualTimeTests {
     /// A task of 0.2 s of virtual time (`test.cube` sleeps number - 1000 ms).
     private static let fifthOfASecond = CubeTask.Input(number: 1200)
 

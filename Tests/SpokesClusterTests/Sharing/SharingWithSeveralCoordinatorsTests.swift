@@ -24,7 +24,7 @@ import Testing
 /// well under a millisecond; the coordinator keeps an attempt queued at each worker). The
 /// check runs over the whole test: before a coordinator dies, while the others have not
 /// yet noticed, and after.
-@Suite struct SharingWithSeveralCoordinatorsTests {
+@Suite(.simulated) struct SharingWithSeveralCoordinatorsTests {
     /// A task's length: 0.2 s of virtual time.
     private static let taskLength = 0.2
     /// Slack for the messages between a slot freeing and the next task starting.

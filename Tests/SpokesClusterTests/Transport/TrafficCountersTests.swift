@@ -4,7 +4,7 @@ import Testing
 @testable import SpokesCluster
 
 /// What connections carried, counted on the simulated network.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct TrafficCountersTests {
     @Test func whatOneNodeSentIsWhatTheOtherReceivedOnceTheNetworkIsQuiet() async throws {
         let cluster = try SimulatedCluster(2)

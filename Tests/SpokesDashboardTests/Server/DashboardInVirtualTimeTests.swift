@@ -6,7 +6,7 @@ import Testing
 
 /// A node's dashboard on its runtime's network: the nodes that ship on a simulated
 /// network under a virtual clock, asked by a client on that network, in the unit lane.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct DashboardInVirtualTimeTests {
     @Test func aSimulatedNodesDashboardServesItsSnapshotAndLiveEventsWithoutRealTime() async throws {
         let cluster = try SimulatedCluster(2)

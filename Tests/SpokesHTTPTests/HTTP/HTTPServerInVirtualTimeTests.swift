@@ -10,7 +10,7 @@ import Testing
 /// (header, idle, keep-alive), pipelining, caps and stopping, each to the virtual
 /// millisecond and without waiting for real time. What only real sockets show (a
 /// client that stops reading fills a send buffer) stays in `HTTPServerTests`.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct HTTPServerInVirtualTimeTests {
     /// A server on host 127.0.0.1 of a simulated network (a cluster of no nodes, for its
     /// network, its clock and its way of moving time).

@@ -51,7 +51,7 @@ final class HeldDurability: TaskJobDurability {
 /// Mapping a kind over inputs from Swift code, with nodes on a simulated network under a
 /// virtual clock; an attempt's deadline (a real-time bound in `JobRunner`) in the process
 /// lane.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct ClusterClientTests {
     /// `count` nodes `c0`, `c1`, ... that run `test.cube`, each seeing the others alive.
     func startNodes(_ count: Int, slots: Int = 2) async throws -> SimulatedCluster {

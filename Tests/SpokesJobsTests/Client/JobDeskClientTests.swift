@@ -10,7 +10,7 @@ import Testing
 /// The job layer's client for submitted jobs (`spokes jobs`, `spokes result [--wait]`,
 /// `spokes cancel`), asking a node that does not coordinate the job, on a simulated
 /// network under a virtual clock.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct JobDeskClientTests {
     /// Two nodes `c0`, `c1` running `test.cube`, each with its `jobs` desk (kept until the
     /// test ends: `withExtendedLifetime`); a client of each: the submitter's of c0, and a

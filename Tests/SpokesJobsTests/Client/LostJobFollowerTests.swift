@@ -1,5 +1,6 @@
 import SpokesClusterTestKit
 import SpokesConcurrency
+import SpokesTestKit
 import Synchronization
 import Testing
 import SpokesCluster
@@ -7,7 +8,7 @@ import SpokesCluster
 
 /// How a client follows a job whose coordinator it lost (``LostJobFollower``), on a
 /// simulated cluster in virtual time, with the members' answers scripted.
-@Suite struct LostJobFollowerTests {
+@Suite(.simulated) struct LostJobFollowerTests {
     /// Issue 28, `simulate-cluster --model nodes` seed 214: the lost coordinator, cut off,
     /// never answers; the member that takes the job over says "unknown" at first and runs
     /// it a second later. The follower asked the members one after another, each question

@@ -10,7 +10,7 @@ import Testing
 /// The node's job desk with a workload it knows nothing of: it lists that workload's
 /// running jobs beside the stored ones, finds and cancels them on the member that runs
 /// them, and answers for its replicas. On the simulated network, in virtual time.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct JobServiceWorkloadTests {
     /// A workload of made-up jobs: `running` ones it coordinates, `held` ones it holds
     /// replicas of; a cancelled job stops running and is remembered.

@@ -34,7 +34,7 @@ private final class RefusingHistory: TaskJobHistory {
 
 /// A replicated job of tasks whose coordinator cannot store its report (a full disk), on
 /// three nodes wired as `spokes node` wires them, in virtual time.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct TaskJobFullStoreTests {
     /// Its coordinator keeps the report and tries again, 1 s, then twice as long each time
     /// up to 30 s, rather than have the watcher run the job again every 0.25 s; once the

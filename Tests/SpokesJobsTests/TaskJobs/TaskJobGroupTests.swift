@@ -11,7 +11,7 @@ import Testing
 /// `job-ID` group (``JobMachine``) once every member speaks protocol 7, with the epochs
 /// a workload's job has; a `taskjob-ID` group (``TaskJobMachine``) while one does not.
 /// On three nodes wired as `spokes node` wires them, in virtual time.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct TaskJobGroupTests {
     static func spec(_ id: String, numbers: [Int]) -> TaskJobSpec {
         TaskJobSpec(

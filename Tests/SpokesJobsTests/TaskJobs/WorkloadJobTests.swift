@@ -11,7 +11,7 @@ import Testing
 /// A workload's job run by the one job desk (Docs/one-job-layer.md, step 3): the test
 /// kit's ``TokenWorkload`` keeps shared state beside its tasks, as the bike job keeps its
 /// stations. On three nodes wired as `spokes node` wires them, in virtual time.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct WorkloadJobTests {
     func nodes() async throws -> JobDeskCluster {
         try await JobDeskCluster(3, kinds: [CubeTask()], workloads: TokenWorkload.workloads)

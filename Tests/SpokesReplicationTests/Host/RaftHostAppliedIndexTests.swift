@@ -10,7 +10,7 @@ import Testing
 /// onto the replica (``RaftHost/appliedIndex(of:)``, ``RaftHost/appliedChanges``), in
 /// virtual time on simulated nodes and disks: what the simulator's checks skip a replica
 /// on must follow what the replica applied.
-@Suite struct RaftHostAppliedIndexTests {
+@Suite(.simulated) struct RaftHostAppliedIndexTests {
     @Test(.hangGuard)
     func theAppliedIndexAndItsChangeCountFollowWhatEachReplicaApplied() async throws {
         let cluster = try SimulatedCluster(3, disk: { _ in SimulatedDisk() })

@@ -11,7 +11,7 @@ import Testing
 /// Groups that heal (issue 29 §2): a job's replica on a node dead for
 /// `jobs.replace_after` is replaced by an alive member, one change at a time, so one
 /// death after another never leaves the job without a majority.
-@Suite struct GroupHealingTests {
+@Suite(.simulated) struct GroupHealingTests {
     @Test func aDeadReplicaIsRemovedBeforeAnAliveMemberIsAdded() {
         let alive: Set<String> = ["a", "b", "d", "e"]
         func next(_ replicas: [String], deadSince: [String: Double], now: Double) -> JobGroups.ReplicaChange? {

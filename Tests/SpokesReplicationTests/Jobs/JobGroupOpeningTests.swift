@@ -8,7 +8,7 @@ import Testing
 
 /// How a job's group is opened (``JobGroups/open(_:for:with:machine:first:cancel:)``), in
 /// virtual time on simulated nodes and disks.
-@Suite struct JobGroupOpeningTests {
+@Suite(.simulated) struct JobGroupOpeningTests {
     /// Issue 33 §2: the first leader of a new group started before its peers held the
     /// group, so its first appends were dropped there and sent again only at its next
     /// heartbeat: every replicated job's start waited a heartbeat interval (100 ms of a

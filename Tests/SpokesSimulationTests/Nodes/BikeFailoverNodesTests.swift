@@ -8,7 +8,7 @@ import Testing
 /// replica's book is checked after every event (``NodesSafety``), the stored report and
 /// what the client was told at the end. These were `BikeFailoverModel`'s scenarios, played
 /// on a copy of the coordinator.
-@Suite(.serialized) struct BikeFailoverNodesTests {
+@Suite(.simulated, .serialized) struct BikeFailoverNodesTests {
     /// One bike job of six users on three nodes, submitted at once, under `faults`.
     static func play(_ faults: [NodesModel.Fault], seed: UInt64 = 1, adjust: (inout NodesModel.Options) -> Void = { _ in }) async -> NodesModel.Verdict {
         var options = NodesModel.Options.bikeFailover(nodes: 3)

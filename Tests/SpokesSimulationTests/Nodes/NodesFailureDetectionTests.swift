@@ -9,7 +9,7 @@ import Testing
 /// ``NodesSafety`` after every event), on the real nodes: caught when a node's membership
 /// keeps a paused member alive, silent on a correct run of the same plan, and blind to
 /// nothing the membership takes as news (a helper's relayed probe answers).
-@Suite(.serialized) struct NodesFailureDetectionTests {
+@Suite(.simulated, .serialized) struct NodesFailureDetectionTests {
     /// One map on three nodes, submitted at once, while n2 is paused for 3 s from 2 s.
     static func pausedMember(adjust: (inout NodesModel.Options) -> Void = { _ in }) async -> NodesModel.Verdict {
         var options = NodesModel.Options(nodes: 3)

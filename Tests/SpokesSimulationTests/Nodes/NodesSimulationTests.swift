@@ -8,7 +8,7 @@ import Testing
 /// Whole nodes in the simulator (issue 28 §2): `NodesModel` plays seeds of three nodes
 /// assembled as `spokes node` assembles them, with real clients and seeded crashes,
 /// partitions and loss, in virtual time; `simulate-cluster --model nodes` plays more.
-@Suite(.serialized) struct NodesSimulationTests {
+@Suite(.simulated, .serialized) struct NodesSimulationTests {
     @Test(.hangGuard)
     func threeNodesKeepEveryJobsInvariantsOverTwoSeeds() async {
         // Lighter than the command's seeds (two maps of four tasks, a bike job, one or two

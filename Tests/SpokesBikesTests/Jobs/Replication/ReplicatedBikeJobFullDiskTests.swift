@@ -5,6 +5,7 @@ import SpokesClusterTestKit
 import SpokesConcurrency
 import SpokesJobs
 import SpokesReplication
+import SpokesTestKit
 import Synchronization
 import Testing
 @testable import SpokesBikes
@@ -43,7 +44,7 @@ private final class FullStoreDisk: Disk {
 /// A replicated bike job whose report cannot be stored (a full disk) on one node wired as
 /// `spokes node` wires it (Raft host, replicated jobs, the job desk and its watcher), in
 /// virtual time.
-@Suite(.hangGuard)
+@Suite(.simulated, .hangGuard)
 struct ReplicatedBikeJobFullDiskTests {
     /// Found as seed 23 of `simulate-cluster --model nodes` with only full-disk faults: the
     /// coordinator told its client the report (saying it was not stored) and committed the
