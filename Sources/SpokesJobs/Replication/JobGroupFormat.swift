@@ -37,13 +37,17 @@ public struct JobGroupFormat: Sendable {
     /// `settings`: the node's, for what a format leaves to the node (a bike job's
     /// deadline and retries).
     public var read: @Sendable (_ machine: any ReplicatedStateMachine, _ settings: ClusterSettings) -> JobGroupState?
+    /// Only which job the group holds and whether it finished: what the watcher reads
+    /// of every group several times a second, without ``read``'s work (a job's every end).
+    public var glance: @Sendable (_ machine: any ReplicatedStateMachine) -> JobGroups.JobState?
 
     public init(
         kind: String, machine: @escaping @Sendable () -> any ReplicatedStateMachine, keeps: @escaping @Sendable (_ spec: TaskJobSpec) -> Bool,
         start: @escaping @Sendable (_ spec: TaskJobSpec) throws -> String,
         batch: @escaping @Sendable (_ epoch: Int, _ events: String?, _ ends: [JobMachine.Ended]) -> [String],
         takeOver: (@Sendable (_ epoch: Int) -> String)?, cancel: @escaping @Sendable (_ reason: String) -> String, finish: String,
-        read: @escaping @Sendable (_ machine: any ReplicatedStateMachine, _ settings: ClusterSettings) -> JobGroupState?
+        read: @escaping @Sendable (_ machine: any ReplicatedStateMachine, _ settings: ClusterSettings) -> JobGroupState?,
+        glance: @escaping @Sendable (_ machine: any ReplicatedStateMachine) -> JobGroups.JobState?
     ) {
         self.kind = kind
         self.machine = machine
@@ -54,6 +58,7 @@ public struct JobGroupFormat: Sendable {
         self.cancel = cancel
         self.finish = finish
         self.read = read
+        self.glance = glance
     }
 
     /// The group of `job` in this format.
@@ -82,6 +87,9 @@ public struct JobGroupFormat: Sendable {
                 return JobGroupState(
                     spec: machine.spec, epoch: machine.epoch, ends: machine.ends.merging(ended) { committed, _ in committed },
                     workloadState: machine.workloadState, cancelReason: machine.cancelReason, finished: machine.finished)
+            },
+            glance: { machine in
+                (machine as? JobMachine).map { JobGroups.JobState(job: $0.spec?.id, finished: $0.finished, cancelled: $0.cancelReason != nil) }
             })
     }
 
@@ -98,6 +106,9 @@ public struct JobGroupFormat: Sendable {
             return JobGroupState(
                 spec: machine.spec, epoch: 0, ends: machine.ends, workloadState: nil, cancelReason: machine.cancelReason,
                 finished: machine.finished)
+        },
+        glance: { machine in
+            (machine as? TaskJobMachine).map { JobGroups.JobState(job: $0.spec?.id, finished: $0.finished, cancelled: $0.cancelReason != nil) }
         })
 }
 

@@ -141,6 +141,14 @@ public struct JobGroups: Sendable {
             self.job = job
             self.finished = finished
         }
+
+        /// A group's job as the watcher sees it: `job`, `finished`, and whether a
+        /// cancellation is committed. A cancellation committed with no job before it (a
+        /// start that was refused) leaves nothing to run, ever: the job can only have
+        /// come first.
+        public init(job: String?, finished: Bool, cancelled: Bool) {
+            self.init(job: job, finished: finished || (job == nil && cancelled))
+        }
     }
 
     /// The state machines of this node's groups of `kind` whose leader is not an alive

@@ -180,19 +180,13 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     /// `desk` takes it over: in the next epoch (``nextEpoch(of:)``), from the state
     /// committed before it.
     public func watch(_ desk: TaskJobs) -> Task<Void, Never> {
-        let settings = system.settings
         let watchers = formats.map { format in
             groups.watch(
-                kind: format.kind,
-                // A cancellation committed with no spec before it (a start that was refused)
-                // leaves nothing to run, ever: the spec can only have come first.
-                job: { _, machine in
-                    format.read(machine, settings).map { JobGroups.JobState(job: $0.spec?.id, finished: $0.finished || ($0.spec == nil && $0.cancelReason != nil)) }
-                },
+                kind: format.kind, job: { _, machine in format.glance(machine) },
                 isRunning: { job in await desk.whenLocal { $0.isRunning(job) } ?? true },
                 abandon: { job in await desk.whenLocal { $0.abandon(job) } },
                 takeOver: { machine, _ in
-                    guard let spec = format.read(machine, settings)?.spec, let next = await self.nextEpoch(of: spec.id) else { return }
+                    guard let job = format.glance(machine)?.job, let next = await self.nextEpoch(of: job), let spec = next.spec else { return }
                     self.replicatedJobs.withLock { _ = $0.insert(spec.id) }
                     try? await desk.whenLocal {
                         try await $0.resume(spec, ended: next.ends, cancelReason: next.cancelReason, epoch: next.epoch, state: next.workloadState)

@@ -24,6 +24,9 @@ extension BikeJobMachine {
             read: { machine, settings in
                 guard let machine = machine as? BikeJobMachine else { return nil }
                 return machine.groupState(settings: settings)
+            },
+            glance: { machine in
+                (machine as? BikeJobMachine).map { JobGroups.JobState(job: $0.job?.id, finished: $0.finished, cancelled: $0.cancelReason != nil) }
             })
     }
 
