@@ -204,11 +204,17 @@ public enum SimulationExecutor {
         next?.resume()
     }
 
-    /// Ends the drain that runs now after the job running now (the draining thread may wait).
+    /// Ends the drain that runs now after the job running now, waking the draining thread
+    /// if it waits. Every signal of ``wake`` answers one wait: the drainer decides to wait
+    /// under the lock, after reading ``ended``, so a drain that ends never leaves a signal
+    /// behind to wake a later drain early.
     private static func endDrain() {
         ended.store(true, ordering: .releasing)
-        SimulationExecutor.state.withLock { $0.waiting = false }
-        SimulationExecutor.wake.signal()
+        let waits = SimulationExecutor.state.withLock { state in
+            defer { state.waiting = false }
+            return state.waiting
+        }
+        if waits { SimulationExecutor.wake.signal() }
     }
 
     /// Drains on the calling thread: sets the hook, calls `start` (which makes the first
@@ -231,6 +237,7 @@ public enum SimulationExecutor {
                     state.jobs.removeAll(keepingCapacity: true)
                     state.next = 0
                     if !state.idleWaiters.isEmpty { return .idle(state.idleWaiters.removeFirst().continuation, true) }
+                    if ended.load(ordering: .acquiring) { return .end }
                     state.waiting = true
                     return .wait
                 }
@@ -251,7 +258,9 @@ public enum SimulationExecutor {
                 // Its task becomes ready (through the hook, on this thread) and runs next.
                 waiter.resume(returning: idle)
             case .wait:
-                if !ended.load(ordering: .acquiring) { wake.wait() }
+                wake.wait()
+            case .end:
+                break
             }
         }
         // What is ready now, and whatever becomes ready from here on, goes to the pool.
@@ -271,8 +280,6 @@ public enum SimulationExecutor {
         if let original = original.withLock({ $0 }) {
             for job in left { original(job) }
         }
-        // A signal given after the drainer stopped waiting would wake a later drain early.
-        while wake.wait(timeout: .now()) == .success {}
     }
 
     /// Whether the caller runs on the thread that drains (its own tasks' or another test's).
@@ -329,7 +336,10 @@ public enum SimulationExecutor {
         case job(UnownedJob)
         /// Resume a task in ``untilIdle()``: with true when nothing else was ready.
         case idle(CheckedContinuation<Bool, Never>, Bool)
+        /// Nothing is ready: wait for ``wake``.
         case wait
+        /// Nothing is ready and the drain has ended.
+        case end
     }
 
     private static func enqueue(_ job: UnownedJob, original given: Original) {

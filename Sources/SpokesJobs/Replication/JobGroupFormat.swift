@@ -67,10 +67,13 @@ public struct JobGroupFormat: Sendable {
     /// What every format's machine answers a command it used.
     public static let applied = "ok"
 
+    /// The kind of this release's format's groups.
+    public static let jobsKind = "job"
+
     /// This release's format: `job-ID`, a ``JobMachine`` that knows `workloads`; any job.
     public static func jobs(workloads: JobWorkloads) -> JobGroupFormat {
         JobGroupFormat(
-            kind: "job", machine: { JobMachine(workloads: workloads) }, keeps: { _ in true },
+            kind: jobsKind, machine: { JobMachine(workloads: workloads) }, keeps: { _ in true },
             start: { JobMachine.start($0, startedAt: $0.startedAt) },
             batch: { epoch, events, ends in
                 // The ends in bounded commands, the events with the first.
@@ -98,7 +101,7 @@ public struct JobGroupFormat: Sendable {
     public static let tasks = JobGroupFormat(
         kind: "taskjob", machine: { TaskJobMachine() }, keeps: { $0.workload == nil }, start: { TaskJobMachine.start($0) },
         batch: { _, _, ends in
-            JobEndBatches.split(ends).map { TaskJobMachine.ended($0.map { TaskJobMachine.Ended(task: $0.task, end: $0.end) }) }
+            JobEndBatches.split(ends).map(TaskJobMachine.ended)
         },
         takeOver: nil, cancel: { TaskJobMachine.cancel($0) }, finish: TaskJobMachine.finish,
         read: { machine, _ in

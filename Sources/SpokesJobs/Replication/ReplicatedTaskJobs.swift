@@ -33,7 +33,7 @@ import Synchronization
 /// the group's text differs: the desk runs every job the same way.
 public final class ReplicatedTaskJobs: TaskJobDurability {
     /// The kind of this release's job groups.
-    public static let groupKind = "job"
+    public static let groupKind = JobGroupFormat.jobsKind
     /// The kind of the groups releases before protocol 7 kept jobs of tasks in.
     public static let tasksGroupKind = JobGroupFormat.tasks.kind
 

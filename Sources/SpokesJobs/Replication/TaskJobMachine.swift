@@ -12,10 +12,8 @@ import SpokesReplication
 /// range, ends before the spec) changes nothing and returns an `error:` result, the same
 /// on every replica.
 public struct TaskJobMachine: ReplicatedStateMachine, Equatable {
-    public struct Ended: Codable, Equatable, Sendable {
-        public var task: Int
-        public var end: TaskJobReport.TaskEnd
-    }
+    /// One task's end in an `ends` command: the same as a ``JobMachine`` batch's.
+    public typealias Ended = JobMachine.Ended
 
     private struct Command: Codable {
         var spec: TaskJobSpec?
