@@ -67,6 +67,10 @@ public final class JobBoard: Sendable {
 
         /// The job ended (cancelled: stopped on request).
         public func end(cancelled: Bool) { board.end(job: job, cancelled: cancelled) }
+
+        /// Another node took the job over: it leaves this board without ending (the
+        /// taker's board lists it, running), and counts in no ending here.
+        public func handOver() { board.handOver(job: job) }
     }
 
     private struct Contents {
@@ -143,6 +147,10 @@ public final class JobBoard: Sendable {
             state.ended.insert(record, at: 0)
             if state.ended.count > keepFinished { state.ended.removeLast(state.ended.count - keepFinished) }
         }
+    }
+
+    func handOver(job: String) {
+        _ = state.withLock { $0.running.removeValue(forKey: job) }
     }
 
     /// The record of `job`, running or among the ended ones kept.

@@ -156,9 +156,10 @@ public actor ClusterObserver {
     private func jobViews() async -> [JobView] {
         var running: [(start: Double, view: JobView)] = []
         var ended: [(end: Double, view: JobView)] = []
-        for (name, observation) in observations {
+        for (name, records) in Self.oneRecordPerJob(observations.mapValues(\.jobs)) {
+            let observation = observations[name]!
             let offset = timeline.offset(of: name) ?? 0
-            for record in observation.jobs {
+            for record in records {
                 let bikes = record.kind == BikeUserTask.name ? await stationBikes(of: record) : nil
                 let view = JobView(record, coordinatorNow: observation.now, stationBikes: bikes)
                 if record.state == .running {
@@ -169,6 +170,21 @@ public actor ClusterObserver {
             }
         }
         return running.sorted { $0.start > $1.start }.map(\.view) + ended.sorted { $0.end > $1.end }.map(\.view)
+    }
+
+    /// The boards' records with each job once: where two boards list it (a coordinator that
+    /// lost it to a take-over, an older release's board), a running record wins, then the
+    /// board of the lowest node name. Keyed by the board's node, each board's order kept.
+    static func oneRecordPerJob(_ boards: [String: [JobBoard.Record]]) -> [String: [JobBoard.Record]] {
+        let running = Set(boards.values.flatMap { $0.filter { $0.state == .running }.map(\.id) })
+        var shown = Set<String>()
+        var kept: [String: [JobBoard.Record]] = [:]
+        for (node, records) in boards.sorted(by: { $0.key < $1.key }) {
+            kept[node] = records.filter { record in
+                (record.state == .running || !running.contains(record.id)) && shown.insert(record.id).inserted
+            }
+        }
+        return kept
     }
 
     private func stationBikes(of record: JobBoard.Record) async -> [Int]? {

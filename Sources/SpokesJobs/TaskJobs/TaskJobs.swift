@@ -267,7 +267,7 @@ public distributed actor TaskJobs {
             // nodes ran counts with the end committed first).
             if let kept = await durability?.keptEnds(of: spec.id) { ends.merge(kept) { _, committed in committed } }
             if self.lost.remove(spec.id) != nil {
-                board.end(cancelled: true)
+                board.handOver()
                 self.running[spec.id] = nil
                 throw TaskJobError.takenOver(spec.id)
             }

@@ -96,6 +96,18 @@ import Testing
         #expect(board.records.allSatisfy { $0.endedAt != nil && $0.perNode.values.allSatisfy { $0.running == 0 } })
     }
 
+    /// A job another node took over is not an ending here: it leaves the board, counted
+    /// nowhere, so the dashboard does not show a job that runs on as cancelled.
+    @Test func aJobTakenOverLeavesTheBoardWithoutEnding() {
+        let board = JobBoard(coordinator: "a")
+        let moved = board.track(job: "moved", kind: "k", title: "t", total: 3, at: 1)
+        moved.record(.started(task: 0, attempt: 1, node: "b"))
+        moved.handOver()
+        moved.end(cancelled: true)
+        #expect(board.records.isEmpty && board.record(of: "moved") == nil)
+        #expect(board.endedCounts.isEmpty && board.runningCount == 0)
+    }
+
     @Test func runningJobsComeFirstAndOnlySoManyEndedAreKept() {
         let board = JobBoard(coordinator: "a", keepFinished: 2)
         for number in 0..<5 { board.track(job: "old\(number)", kind: "k", title: "t", total: 1, at: Double(number)).end(cancelled: false) }

@@ -36,4 +36,19 @@ import Testing
         #expect(view.estimatedRemaining == nil)
         #expect(view.elapsed == 0)
     }
+
+    /// A job taken over is listed by the board of the node that runs it (running) and, from
+    /// an older release, by the board of the one that lost it (ended): the page shows it
+    /// once, running, and a job only one board lists as ended still shows.
+    @Test func aJobTwoBoardsListShowsOnceAsTheRunningOne() throws {
+        let lost = record(done: 0, endedAt: 120, state: .cancelled)
+        let runs = record(done: 5)
+        var other = record(done: 100, endedAt: 130, state: .finished)
+        other.id = "k"
+        let shown = ClusterObserver.oneRecordPerJob(["a": [lost, other], "b": [runs]])
+        #expect(shown["a"] == [other])
+        #expect(shown["b"] == [runs])
+        let twice = ClusterObserver.oneRecordPerJob(["a": [other], "b": [other]])
+        #expect(twice["a"] == [other] && twice["b"] == [], "an ended job listed twice shows once")
+    }
 }

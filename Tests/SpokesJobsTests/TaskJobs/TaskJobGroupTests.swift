@@ -60,6 +60,7 @@ struct TaskJobGroupTests {
         let deposed = try await nodes.resumeDeposed(0, run: submitted, of: spec.id)
         #expect(deposed.told == nil, "the old coordinator reported nothing for a job it lost")
         #expect(!deposed.stored, "the old coordinator stored nothing")
+        #expect(nodes.cluster[0].jobBoard.record(of: spec.id) == nil, "the old coordinator's board does not show the job as ended")
         await nodes.stop()
     }
 
