@@ -28,12 +28,14 @@ public enum BikeWorkload {
     }
 
     /// The bike job a spec's parameters hold, checked: every field in range and the
-    /// options fit the network.
+    /// options fit the network. Read once per process (``DecodedBikeJobs``).
     static func job(from parameters: String) throws -> BikeJob {
-        let job = try MachineText.decode(BikeJob.self, from: parameters)
-        try job.checkRanges()
-        try job.options.validate(for: job.network)
-        return job
+        try DecodedBikeJobs.shared.job(from: parameters) { parameters in
+            let job = try MachineText.decode(BikeJob.self, from: parameters)
+            try job.checkRanges()
+            try job.options.validate(for: job.network)
+            return job
+        }
     }
 
     /// A job whose spec or state is not a bike job's.
