@@ -9,47 +9,44 @@ import Testing
         MachineText.encode(BikeJob(network: .synthetic(stations: 3, bikes: 2, emptySlots: 2), options: SimulationOptions(users: users, paths: 1)))
     }
 
-    @Test func aTextReadOnceIsNotReadAgain() throws {
+    /// A memo of 2 and how many times it read a text.
+    final class Counted {
         let memo = DecodedBikeJobs(keeping: 2)
         var reads = 0
-        let read = { (text: String) throws -> BikeJob in
-            reads += 1
-            return try MachineText.decode(BikeJob.self, from: text)
+
+        func job(from text: String) throws -> BikeJob {
+            try memo.job(from: text) { text in
+                reads += 1
+                return try MachineText.decode(BikeJob.self, from: text)
+            }
         }
+    }
+
+    @Test func aTextReadOnceIsNotReadAgain() throws {
+        let counted = Counted()
         let text = Self.text(users: 7)
-        let first = try memo.job(from: text, read: read)
-        let again = try memo.job(from: String(decoding: Array(text.utf8), as: UTF8.self), read: read)
-        #expect(reads == 1, "an equal text (other storage) is found")
+        let first = try counted.job(from: text)
+        let again = try counted.job(from: String(decoding: Array(text.utf8), as: UTF8.self))
+        #expect(counted.reads == 1, "an equal text (other storage) is found")
         #expect(first.id == again.id && again.options.users == 7)
     }
 
     @Test func aTextThatDoesNotReadThrowsEveryTime() {
-        let memo = DecodedBikeJobs(keeping: 2)
-        var reads = 0
+        let counted = Counted()
         for _ in 0..<2 {
-            #expect(throws: (any Error).self) {
-                try memo.job(from: "{\"id\":1}") { text in
-                    reads += 1
-                    return try MachineText.decode(BikeJob.self, from: text)
-                }
-            }
+            #expect(throws: (any Error).self) { try counted.job(from: "{\"id\":1}") }
         }
-        #expect(reads == 2)
+        #expect(counted.reads == 2)
     }
 
     @Test func onlyTheNewestAreKept() throws {
-        let memo = DecodedBikeJobs(keeping: 2)
-        var reads = 0
-        let read = { (text: String) throws -> BikeJob in
-            reads += 1
-            return try MachineText.decode(BikeJob.self, from: text)
-        }
+        let counted = Counted()
         let texts = [Self.text(users: 1), Self.text(users: 2), Self.text(users: 3)]
-        for text in texts { _ = try memo.job(from: text, read: read) }
-        _ = try memo.job(from: texts[2], read: read)
-        _ = try memo.job(from: texts[1], read: read)
-        #expect(reads == 3, "the two newest are kept")
-        _ = try memo.job(from: texts[0], read: read)
-        #expect(reads == 4, "the oldest was let go")
+        for text in texts { _ = try counted.job(from: text) }
+        _ = try counted.job(from: texts[2])
+        _ = try counted.job(from: texts[1])
+        #expect(counted.reads == 3, "the two newest are kept")
+        _ = try counted.job(from: texts[0])
+        #expect(counted.reads == 4, "the oldest was let go")
     }
 }
