@@ -1,10 +1,10 @@
 import Synchronization
 
-/// The last few bike jobs read from their spec's parameters, in this process: a job's
+/// The last few bike jobs read from their spec's parameters, in this process. A job's
 /// text (the whole network, about 100 KB for Milano) is read on every replica when its
-/// group commits the start, and again by the run on the coordinator, where the submit
-/// (the same node, the same text). Decoding took a sixth of a small job's CPU on three
-/// nodes (`perf`, 5-user jobs, 2026-11-28), on the protocol thread for the start.
+/// group commits the start, and the coordinator's run reads the same text again: with
+/// this memo, once. Decoding took a sixth of a small job's CPU on three nodes (`perf`,
+/// 5-user jobs, 2026-11-28), on the protocol thread for the start.
 ///
 /// Invariant: an entry's job is what `BikeWorkload.job(from:)` reads from its text
 /// (checked), so a hit returns exactly what a decode would. Reading is pure, so nodes

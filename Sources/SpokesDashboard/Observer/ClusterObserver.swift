@@ -156,10 +156,10 @@ public actor ClusterObserver {
     private func jobViews() async -> [JobView] {
         var running: [(start: Double, view: JobView)] = []
         var ended: [(end: Double, view: JobView)] = []
-        for (name, records) in Self.oneRecordPerJob(observations.mapValues(\.jobs)) {
-            let observation = observations[name]!
+        let shown = Self.oneRecordPerJob(observations.mapValues(\.jobs))
+        for (name, observation) in observations {
             let offset = timeline.offset(of: name) ?? 0
-            for record in records {
+            for record in shown[name] ?? [] {
                 let bikes = record.kind == BikeUserTask.name ? await stationBikes(of: record) : nil
                 let view = JobView(record, coordinatorNow: observation.now, stationBikes: bikes)
                 if record.state == .running {
