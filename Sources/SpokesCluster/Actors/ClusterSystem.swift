@@ -157,7 +157,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                 lastRound = now
                 for connection in self.connections.withLock({ Array($0.values) }) where !late && now - connection.lastReceived > deadAfter {
                     let silent = now - connection.lastReceived
-                    let since = UTCTime.iso8601(Date(timeIntervalSinceNow: -silent))
+                    let since = UTCTime.iso8601(Date(timeIntervalSince1970: self.runtime.unixNow - silent))
                     connection.close(reason: "no answer to heartbeats for \(String(printf: "%.1f", silent)) s (since \(since)); a client waits twice heartbeat.dead_after")
                 }
                 try? await self.runtime.sleep(for: interval)
