@@ -138,8 +138,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
 
     /// A client's watchdog (issue 21 §1): a node watches its peers through membership; a
     /// client has none, and its calls may wait for days (a job's). So every heartbeat
-    /// interval it sends a heartbeat on each connection (the peer's acknowledgement, like
-    /// any message, refreshes the connection's `lastReceived`) and closes a connection
+    /// interval it sends a heartbeat on each connection (the node heartbeats its
+    /// connections too, and any message refreshes the connection's `lastReceived`) and
+    /// closes a connection
     /// whose peer has said nothing for twice `heartbeat.dead_after` (2.4 s by default: a
     /// client is more patient than a member, since a wrong verdict costs the user's
     /// command), failing the calls on it with ``RemoteCallError/peerDisconnected(node:reason:)``,
@@ -435,13 +436,15 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         connections.withLock { Array($0.values) }.reduce(0) { $0 + $1.callsInFlight.load(ordering: .relaxed) }
     }
 
-    /// Sends a heartbeat on every connection; the peer's acknowledgement (like any other
-    /// message) refreshes the connection's `lastReceived`.
+    /// Sends a heartbeat on every connection: it refreshes the peer's `lastReceived` of
+    /// this node, as any frame does. One round in ``WireMessage/Heartbeat/acknowledgedEvery``
+    /// asks for an acknowledgement and times the round trip.
     public func sendHeartbeats() {
         let sequence = heartbeatSequence.wrappingAdd(1, ordering: .relaxed).oldValue
+        let beat = WireMessage.Heartbeat(sequence: sequence)
         for connection in connections.withLock({ Array($0.values) }) {
-            connection.roundTrip.withLock { $0.sent(sequence: sequence, at: runtime.now) }
-            connection.send(.heartbeat(WireMessage.Heartbeat(sequence: sequence)))
+            if beat.asksForAcknowledgement { connection.roundTrip.withLock { $0.sent(sequence: sequence, at: runtime.now) } }
+            connection.send(.heartbeat(beat))
         }
     }
 
@@ -875,7 +878,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             }
             for message in messages where !connection.isClosed { handle(message, on: connection) }
         case .heartbeat(let beat):
-            connection.send(.heartbeatAck(beat))
+            if beat.asksForAcknowledgement { connection.send(.heartbeatAck(beat)) }
         case .heartbeatAck(let beat):
             let now = runtime.now
             connection.roundTrip.withLock { _ = $0.acknowledged(sequence: beat.sequence, at: now) }

@@ -207,6 +207,9 @@ public final class ClusterNode: Sendable {
         let ticking = system.runtime.protocolTask { [weak self] in
             var ticks = 0
             var lastTick: Double?
+            /// The last-received time last handed to membership, by peer: the same time
+            /// again is no news (``Membership`` ignores it), so it is not handed again.
+            var fed: [NodeID: Double] = [:]
             while !Task.isCancelled {
                 guard let self else { return }
                 let now = self.system.runtime.now
@@ -217,7 +220,10 @@ public final class ClusterNode: Sendable {
                     Task { await self.learnMembers(from: peer.node) }
                 }
                 self.system.sendHeartbeats()
-                for (node, time) in self.system.lastHeard where time > 0 {
+                let heard = self.system.lastHeard
+                fed = fed.filter { heard[$0.key] != nil }
+                for (node, time) in heard where time > 0 && fed[node] != time {
+                    fed[node] = time
                     self.observe(.heard(node: node), at: time)
                 }
                 for seed in seeds { self.observe(.seed(address: seed)) }

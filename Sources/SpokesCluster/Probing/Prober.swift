@@ -98,10 +98,12 @@ public struct Prober: Sendable {
         peers = Dictionary(current.filter { $0.node.name != local.name }.map { ($0.node.name, $0) }, uniquingKeysWith: { _, last in last })
         lastProbe = lastProbe.filter { peers[$0.key] != nil }
         outstanding = outstanding.filter { now - $0.value.sentAt <= answerWithin }
+        let due = peers.values.filter { now - $0.lastHeard > probeAfter && now - (lastProbe[$0.node.name] ?? -.infinity) >= probeInterval }
+        // Most ticks, in a healthy cluster every one: nobody to probe, nothing to sort.
+        guard !due.isEmpty else { return [] }
         let heard = peers.values.filter { now - $0.lastHeard <= probeAfter }.sorted { $0.node.name < $1.node.name }
         var actions: [Action] = []
-        for peer in peers.values.sorted(by: { $0.node.name < $1.node.name })
-        where now - peer.lastHeard > probeAfter && now - (lastProbe[peer.node.name] ?? -.infinity) >= probeInterval {
+        for peer in due.sorted(by: { $0.node.name < $1.node.name }) {
             guard let nonce = remember(Pending(target: peer.node, sentAt: now)) else { break }
             lastProbe[peer.node.name] = now
             actions.append(.send(.ping(nonce: nonce, from: local), to: peer.address))

@@ -95,6 +95,25 @@ struct ClusterNodeInVirtualTimeTests {
         #expect(judged.withLock { $0 } == [], "a glitch of \(glitch) s")
     }
 
+    /// Each node heartbeats each peer every interval and that alone keeps it heard; one
+    /// heartbeat in ``WireMessage/Heartbeat/acknowledgedEvery`` is answered, which times
+    /// the round trip. Answering every one doubled an idle cluster's frames.
+    @Test func anIdleClusterAnswersOneHeartbeatInFiveAndStillTimesItsRoundTrips() async throws {
+        let cluster = try SimulatedCluster(3)
+        defer { cluster.stop() }
+        try await cluster.awaitMesh()
+        let settings = cluster[0].settings
+        let before = cluster[0].system.traffic.counts
+        let seconds = 4.0
+        try await cluster.run(for: seconds)
+        let received = cluster[0].system.traffic.counts.framesReceived - before.framesReceived
+        let rounds = seconds / settings.heartbeatInterval
+        let expected = 2 * rounds * (1 + 1 / Double(WireMessage.Heartbeat.acknowledgedEvery))
+        #expect(abs(Double(received) - expected) <= 6, "two peers' heartbeats and one answer in five of n0's: want about \(expected) frames, got \(received)")
+        #expect(cluster.nodes.allSatisfy { $0.members.count { $0.state == .alive } == 2 }, "nobody suspected")
+        #expect(cluster.nodes.allSatisfy { $0.system.heartbeatRoundTrips.count == 2 }, "every node timed both peers")
+    }
+
     @Test func aNodeCallsAnotherOverTheSimulatedNetwork() async throws {
         let cluster = try SimulatedCluster(2)
         defer { cluster.stop() }
