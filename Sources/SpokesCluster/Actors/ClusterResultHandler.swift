@@ -13,6 +13,10 @@ public struct ClusterResultHandler: DistributedTargetInvocationResultHandler {
     private static let encoder = JSONEncoder()
 
     public func onReturn<Success: Codable>(value: Success) async throws {
+        // A result the caller reads by hand (a bike job's batch outcomes) is written so.
+        if let handWritten = (value as? any HandWrittenArgument)?.handWrittenJSON {
+            return reply(.value(String(decoding: handWritten, as: UTF8.self)))
+        }
         do {
             reply(.value(String(decoding: try Self.encoder.encode(value), as: UTF8.self)))
         } catch {

@@ -263,6 +263,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             do {
                 let bytes = Array(text.utf8)
                 try settings.jsonLimits.check(bytes)
+                // In the hand form (``HandWrittenArgument``) by hand, as arguments are.
+                if let type = Res.self as? any HandWrittenArgument.Type, let value = type.init(handWrittenJSON: bytes[...]) as? Res { return value }
                 return try decoder.decode(Res.self, from: Data(bytes))
             } catch {
                 throw RemoteCallError.serializationFailed("reply to \(target.identifier) is not a \(Res.self): \(error)")

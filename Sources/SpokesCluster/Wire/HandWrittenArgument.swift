@@ -6,7 +6,8 @@
 /// same value (a callee of an earlier release reads it so), and ``init(handWrittenJSON:)``
 /// reads only that form, so a caller of an earlier release, whose `JSONEncoder` puts keys
 /// in its own order, is read by `JSONDecoder` as before. For the arguments of the calls
-/// every node makes many times a second: Raft's messages (`[RaftEnvelope]`).
+/// every node makes many times a second: Raft's messages (`[RaftEnvelope]`), a bike job's
+/// batches of station moves (`[StationMove]`), through ``HandWrittenElements``.
 public protocol HandWrittenArgument: Codable {
     /// The value's JSON, or nil to leave it to `JSONEncoder`.
     var handWrittenJSON: [UInt8]? { get }
@@ -30,5 +31,27 @@ extension String: HandWrittenArgument {
         var reader = HandJSON.Reader(bytes: bytes)
         guard let text = reader.string(), reader.atEnd else { return nil }
         self = text
+    }
+}
+
+/// A type whose arrays are written and read by hand: `[Element]` is then a
+/// ``HandWrittenArgument``. One conformance of `Array` serves every such element (Swift
+/// allows `Array` one conformance to a protocol), so each workload brings its own: the
+/// replication layer Raft's envelopes, the bike workload its station moves.
+public protocol HandWrittenElements: Codable {
+    /// The JSON of `elements` in the rule of ``HandWrittenArgument``, or nil to leave the
+    /// whole array to `JSONEncoder`.
+    static func handWrittenJSON(of elements: [Self]) -> [UInt8]?
+
+    /// The elements in exactly the form ``handWrittenJSON(of:)`` writes; nil otherwise.
+    static func elements(handWrittenJSON bytes: ArraySlice<UInt8>) -> [Self]?
+}
+
+extension Array: HandWrittenArgument where Element: HandWrittenElements {
+    public var handWrittenJSON: [UInt8]? { Element.handWrittenJSON(of: self) }
+
+    public init?(handWrittenJSON bytes: ArraySlice<UInt8>) {
+        guard let elements = Element.elements(handWrittenJSON: bytes) else { return nil }
+        self = elements
     }
 }

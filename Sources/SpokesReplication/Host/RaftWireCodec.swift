@@ -228,11 +228,8 @@ enum RaftWireCodec {
     }
 }
 
-extension Array: HandWrittenArgument where Element == RaftEnvelope {
-    public var handWrittenJSON: [UInt8]? { RaftWireCodec.encode(self) }
+extension RaftEnvelope: HandWrittenElements {
+    public static func handWrittenJSON(of elements: [RaftEnvelope]) -> [UInt8]? { RaftWireCodec.encode(elements) }
 
-    public init?(handWrittenJSON bytes: ArraySlice<UInt8>) {
-        guard let envelopes = RaftWireCodec.decode(bytes) else { return nil }
-        self = envelopes
-    }
+    public static func elements(handWrittenJSON bytes: ArraySlice<UInt8>) -> [RaftEnvelope]? { RaftWireCodec.decode(bytes) }
 }
