@@ -14,6 +14,13 @@ import SpokesJobs
 /// - An output counts only from the user's current attempt (``JobLedger/accept(user:attempt:ending:)``).
 /// - A user's end is an event too (``JobLedger/end(user:_:)``).
 public final class BikeJobRun: JobWorkloadRun {
+    /// The most events one ``takeEvents()`` hands out: about 300 KB of JSON (72 bytes an
+    /// event), under 1 MiB in the Raft call that carries them, escaped twice. Every event
+    /// since the last batch in one command made a 6.6 MB call at 16,000 real-time users,
+    /// which a follower's 8 MiB frame limit refused (BENCHMARKS.md, "A command larger
+    /// than a frame").
+    public static let eventsPerChunk = 4_096
+
     public let job: BikeJob
     /// The coordinator's epoch, which names its stations.
     public let epoch: Int
@@ -98,8 +105,9 @@ public final class BikeJobRun: JobWorkloadRun {
         ledger.end(user: user, end(of: outcome))
     }
 
+    /// At most ``eventsPerChunk`` events at a time.
     public func takeEvents() -> String? {
-        let (events, _) = ledger.takeEvents(limit: .max)
+        let (events, _) = ledger.takeEvents(limit: Self.eventsPerChunk)
         return events.isEmpty ? nil : BikeEventsCodec.encodeEvents(events)
     }
 

@@ -229,27 +229,41 @@ public final class Connection: Sendable, CustomStringConvertible {
         })
     }
 
-    /// Queues `message` for sending; does nothing once closed.
-    public func send(_ message: WireMessage) {
-        guard !isClosed else { return }
+    /// Queues `message` for sending; does nothing once closed. Returns false, sending
+    /// nothing, when its frame would be larger than `limits.max_frame_bytes`: a peer
+    /// refuses such a frame by closing the connection (every call on it failing, the
+    /// peer declared dead), so a call that large fails alone (``ClusterSystem`` ends it
+    /// with ``RemoteCallError/serializationFailed(_:)``), and a reply that large goes as
+    /// an error reply saying so.
+    @discardableResult
+    public func send(_ message: WireMessage) -> Bool {
+        guard !isClosed else { return true }
         let payload: [UInt8]
         do {
             // The hot messages by hand (``WireCodec``), the rest through `Codable`.
             payload = try WireCodec.encode(message) ?? Array(Self.encoder.encode(message))
         } catch {
             close(reason: "cannot encode \(message): \(error)")
-            return
+            return true
+        }
+        if payload.count + FrameSeal.overhead > limits.maximumFrameSize {
+            if case .reply(let reply) = message {
+                return send(.reply(WireMessage.Reply(id: reply.id, outcome: .error(
+                    type: "FrameTooLarge", message: Self.tooLarge("the reply", bytes: payload.count, limit: limits.maximumFrameSize)))))
+            }
+            return false
         }
         let queued = queuedBytes.wrappingAdd(payload.count, ordering: .relaxed).newValue
         if queued > limits.maximumSendQueueBytes {
             close(reason: "the peer is not reading: \(queued) bytes waiting to be sent", rejecting: .sendQueueFull)
-            return
+            return true
         }
         let isRefusal = if case .refused = message { true } else { false }
         let unsealed = Unsealed(payload: payload, isRefusal: isRefusal, batchable: WireBatch.mayCarry(message))
         guard writes != nil else {
             // Writes never wait here (the simulator's streams): written in the caller.
-            return write([unsealed])
+            write([unsealed])
+            return true
         }
         let inPlace = outgoing.withLock { state in
             if state.scheduled {
@@ -260,6 +274,12 @@ public final class Connection: Sendable, CustomStringConvertible {
             return true
         }
         if inPlace { writeInPlace(unsealed) }
+        return true
+    }
+
+    /// Why a message of `bytes` was not sent: more than a frame carries.
+    static func tooLarge(_ what: String, bytes: Int, limit: Int) -> String {
+        "\(what) is \(bytes) bytes, more than a frame carries (limits.max_frame_bytes: \(limit)): a peer would refuse it and close the connection"
     }
 
     /// Writes `first`, then what was queued meanwhile, in the sender's thread without

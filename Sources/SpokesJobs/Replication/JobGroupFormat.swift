@@ -25,7 +25,7 @@ public struct JobGroupFormat: Sendable {
     public var start: @Sendable (_ spec: TaskJobSpec) throws -> String
     /// The commands that keep one batch of the coordinator's stream, in order, each
     /// applied whole: `events` (the workload's JSON) before `ends`. Empty: nothing to keep.
-    public var batch: @Sendable (_ epoch: Int, _ events: String?, _ ends: [JobMachine.Ended]) -> [String]
+    public var batch: @Sendable (_ epoch: Int, _ events: [String], _ ends: [JobMachine.Ended]) -> [String]
     /// The command a leader commits before it runs the job on, in `epoch`; nil for a
     /// format without epochs (Raft's terms alone fence its coordinators).
     public var takeOver: (@Sendable (_ epoch: Int) -> String)?
@@ -44,7 +44,7 @@ public struct JobGroupFormat: Sendable {
     public init(
         kind: String, machine: @escaping @Sendable () -> any ReplicatedStateMachine, keeps: @escaping @Sendable (_ spec: TaskJobSpec) -> Bool,
         start: @escaping @Sendable (_ spec: TaskJobSpec) throws -> String,
-        batch: @escaping @Sendable (_ epoch: Int, _ events: String?, _ ends: [JobMachine.Ended]) -> [String],
+        batch: @escaping @Sendable (_ epoch: Int, _ events: [String], _ ends: [JobMachine.Ended]) -> [String],
         takeOver: (@Sendable (_ epoch: Int) -> String)?, cancel: @escaping @Sendable (_ reason: String) -> String, finish: String,
         read: @escaping @Sendable (_ machine: any ReplicatedStateMachine, _ settings: ClusterSettings) -> JobGroupState?,
         glance: @escaping @Sendable (_ machine: any ReplicatedStateMachine) -> JobGroups.JobState?
@@ -76,11 +76,18 @@ public struct JobGroupFormat: Sendable {
             kind: jobsKind, machine: { JobMachine(workloads: workloads) }, keeps: { _ in true },
             start: { JobMachine.start($0, startedAt: $0.startedAt) },
             batch: { epoch, events, ends in
-                // The ends in bounded commands, the events with the first.
-                let commands = JobEndBatches.split(ends).enumerated().map { index, ends in
-                    JobMachine.batch(epoch: epoch, events: index == 0 ? events : nil, ends: ends)
+                // Every chunk of events before the ends, each chunk in a command of its own
+                // but the last, which goes with the first of the ends' bounded commands:
+                // no command larger than a frame carries to the followers.
+                var commands = events.dropLast().map { JobMachine.batch(epoch: epoch, events: $0, ends: []) }
+                let endBatches = JobEndBatches.split(ends)
+                if endBatches.isEmpty {
+                    if let last = events.last { commands.append(JobMachine.batch(epoch: epoch, events: last, ends: [])) }
+                } else {
+                    commands += endBatches.enumerated().map { index, ends in
+                        JobMachine.batch(epoch: epoch, events: index == 0 ? events.last : nil, ends: ends)
+                    }
                 }
-                if commands.isEmpty, events != nil { return [JobMachine.batch(epoch: epoch, events: events, ends: [])] }
                 return commands
             },
             takeOver: { JobMachine.takeOver(epoch: $0) }, cancel: { JobMachine.cancel($0) }, finish: JobMachine.finish,

@@ -112,11 +112,11 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
         replicatedJobs.withLock { _ = $0.insert(spec.id) }
     }
 
-    public func streamed(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
+    public func streamed(epoch: Int, events: [String], ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
         guard let (id, format) = group(of: job) else {
             // A replicated job whose group is gone (it finished elsewhere) is not ours.
             if replicatedJobs.withLock({ $0.contains(job) }) { return false }
-            return await fallback?.streamed(epoch: epoch, events: events, ends: ends, of: job) ?? (events == nil)
+            return await fallback?.streamed(epoch: epoch, events: events, ends: ends, of: job) ?? events.isEmpty
         }
         for command in format.batch(epoch, events, ends.map { JobMachine.Ended(task: $0.task, end: $0.end) }) {
             do {

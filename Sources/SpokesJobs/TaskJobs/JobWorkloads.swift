@@ -92,8 +92,10 @@ public protocol JobWorkloadRun: Sendable {
     func keptOutput(task: Int, output: String) -> String
     /// `task` ended in this run (cancelled ones too, and those cancelled before they started).
     func ended(task: Int, outcome: JobRunner.Outcome)
-    /// The events made since the last take, in order, as one JSON value for the state's
-    /// ``JobWorkloadState/apply(events:)``; nil when none were.
+    /// The oldest events not taken yet, in order, as one JSON value for the state's
+    /// ``JobWorkloadState/apply(events:)``; nil when there are none. A run hands out a
+    /// bounded chunk at a time (the desk takes until nil, and commits each chunk in a
+    /// command of its own): one command must fit a frame on its way to the followers.
     func takeEvents() -> String?
     /// Rings (at most once until the events are taken) when events are made.
     var newEvents: AsyncStream<Void> { get }

@@ -10,10 +10,11 @@ public protocol TaskJobDurability: Sendable {
     /// A new job: kept before its submitter hears it started. Throws when it cannot be.
     func jobStarted(_ spec: TaskJobSpec) async throws
     /// One batch of the job's stream, from its coordinator of `epoch` (0 until a
-    /// take-over): its workload's events (JSON, nil when none, always nil for a job of
-    /// tasks alone), then tasks that ended. False when this node no longer owns the job
-    /// (another took it over, in a later epoch): it stops running it and stores nothing.
-    func streamed(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool
+    /// take-over): its workload's events (chunks of JSON in order, each one value, none
+    /// for a job of tasks alone), then tasks that ended. False when this node no longer
+    /// owns the job (another took it over, in a later epoch): it stops running it and
+    /// stores nothing.
+    func streamed(epoch: Int, events: [String], ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool
     /// The job is being cancelled (`reason`): kept before its run stops, so whoever takes
     /// it over runs none of its tasks. False when it could not be kept here (this node no
     /// longer owns the job): the run then stops and stores nothing.
@@ -54,8 +55,8 @@ extension TaskJobJournal: TaskJobDurability {
     /// A failed write drops nothing from the job (its ends are in memory): a restart then
     /// runs those tasks again. The job stays this node's. Events are refused (false): the
     /// journal keeps no workload's jobs (it refuses them at their start).
-    public func streamed(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
-        guard events == nil else { return false }
+    public func streamed(epoch: Int, events: [String], ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
+        guard events.isEmpty else { return false }
         _ = try? await runBlocking("spokes.job-journal") { try self.record(ends, of: job) }
         return true
     }

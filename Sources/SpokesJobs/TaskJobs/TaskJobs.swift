@@ -521,11 +521,11 @@ private final class OrderedBatches<Item: Sendable>: Sendable {
         var drained: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let consume: @Sendable ([Item], _ along: String?) async -> Bool
-    private let takeAlong: (@Sendable () -> String?)?
+    private let consume: @Sendable ([Item], _ along: [String]) async -> Bool
+    private let takeAlong: (@Sendable () -> [String])?
     private let state = Mutex(State())
 
-    init(takingAlong takeAlong: (@Sendable () -> String?)? = nil, consume: @escaping @Sendable ([Item], _ along: String?) async -> Bool) {
+    init(takingAlong takeAlong: (@Sendable () -> [String])? = nil, consume: @escaping @Sendable ([Item], _ along: [String]) async -> Bool) {
         self.takeAlong = takeAlong
         self.consume = consume
     }
@@ -551,7 +551,7 @@ private final class OrderedBatches<Item: Sendable>: Sendable {
     private func drain() async {
         while true {
             var finished: [CheckedContinuation<Void, Never>] = []
-            let batch = state.withLock { state -> ([Item], String?)? in
+            let batch = state.withLock { state -> ([Item], [String])? in
                 guard !state.pending.isEmpty, !state.done else {
                     // Idle again: whoever waited for everything so far is served, in the
                     // same step, so a flush that comes after a later add waits for it.
@@ -562,7 +562,7 @@ private final class OrderedBatches<Item: Sendable>: Sendable {
                     return nil
                 }
                 defer { state.pending = [] }
-                return (state.pending, takeAlong?())
+                return (state.pending, takeAlong?() ?? [])
             }
             for continuation in finished { continuation.resume() }
             guard let (items, along) = batch else { break }
@@ -605,15 +605,24 @@ private final class DurableEnds: Sendable {
         durability: any TaskJobDurability, job: String, run: (any JobWorkloadRun)?, epoch: Int,
         kept: @escaping @Sendable ([JobRunner.Outcome]) -> Void, lost: @escaping @Sendable () async -> Void
     ) {
-        var takeEvents: (@Sendable () -> String?)?
-        if let run { takeEvents = { run.takeEvents() } }
-        batches = OrderedBatches(takingAlong: takeEvents) { (items: [Item], events: String?) async -> Bool in
+        var takeEvents: (@Sendable () -> [String])?
+        if let run {
+            // Every event made so far, in the run's chunks (each bounded, so each command
+            // fits a frame on its way to the followers): the ends of this batch may
+            // depend on any of them.
+            takeEvents = {
+                var chunks: [String] = []
+                while let chunk = run.takeEvents() { chunks.append(chunk) }
+                return chunks
+            }
+        }
+        batches = OrderedBatches(takingAlong: takeEvents) { (items: [Item], events: [String]) async -> Bool in
             let outcomes = items.compactMap { item -> JobRunner.Outcome? in
                 if case .ended(let outcome) = item { return outcome }
                 return nil
             }
             let ends = outcomes.map { (task: $0.task, end: TaskJobReport.TaskEnd($0)) }
-            let isKept = events == nil && ends.isEmpty ? true : await durability.streamed(epoch: epoch, events: events, ends: ends, of: job)
+            let isKept = events.isEmpty && ends.isEmpty ? true : await durability.streamed(epoch: epoch, events: events, ends: ends, of: job)
             guard isKept else {
                 await lost()
                 return false

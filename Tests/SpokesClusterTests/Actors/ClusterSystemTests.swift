@@ -132,6 +132,35 @@ struct ClusterSystemTests {
         #expect(waited < 0.5, "failed at once, not at the 10 s call deadline: \(waited) virtual s")
     }
 
+    /// A frame larger than `limits.max_frame_bytes` is refused by its receiver, which
+    /// closes the connection (every call on it failing, the peer declared dead): a Raft
+    /// append of one too large command did that at 16,000 real-time bike users. So such a
+    /// call fails alone, saying why, and such a reply goes back as an error saying so;
+    /// the connection and the calls beside it go on.
+    @Test func aCallOrReplyLargerThanAFrameFailsAloneAndTheConnectionLives() async throws {
+        let pair = try await connectedPair(configure: { settings, _ in settings.maximumFrameSize = 64 * 1024 })
+        defer { pair.cluster.stop() }
+        let remote = pair.remote
+        let large = String(repeating: "x", count: 80 * 1024)
+        do {
+            _ = try await pair.complete("a call too large") { try await remote.greet(large) }
+            Issue.record("a call larger than a frame was sent")
+        } catch let error as RemoteCallError {
+            guard case .serializationFailed(let reason) = error else { throw error }
+            #expect(reason.contains("limits.max_frame_bytes") && reason.contains("greet"), "\(reason)")
+        }
+        #expect(try await pair.complete("a greeting after it") { try await remote.greet("ada") } == "hello ada from node-0")
+        do {
+            _ = try await pair.complete("a reply too large") { try await remote.repeated("y", times: 80 * 1024) }
+            Issue.record("a reply larger than a frame was sent")
+        } catch let error as RemoteCallError {
+            guard case .remoteError(let type, let message, _) = error else { throw error }
+            #expect(type == "FrameTooLarge" && message.contains("limits.max_frame_bytes"), "\(type): \(message)")
+        }
+        #expect(try await pair.complete("a greeting after that") { try await remote.greet("bob") } == "hello bob from node-0")
+        #expect(pair.caller.openConnectionCount == 1 && pair.host.openConnectionCount == 1, "one connection all along")
+    }
+
     @Test func aCallWithoutAReplyTimesOutAtTheCallTimeout() async throws {
         let pair = try await connectedPair(configure: { settings, _ in settings.callTimeout = 1.5 })
         defer { pair.cluster.stop() }

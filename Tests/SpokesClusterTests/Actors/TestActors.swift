@@ -30,6 +30,11 @@ distributed actor Greeter {
         value
     }
 
+    /// `text` `times` over: a reply much larger than its call.
+    distributed func repeated(_ text: String, times: Int) -> String {
+        String(repeating: text, count: max(0, min(times, 1 << 20)))
+    }
+
     distributed func nap(seconds: Double) async throws {
         napStarted()
         // On the system's clock: virtual under a simulated runtime, real otherwise.

@@ -11,7 +11,7 @@ import Testing
 /// cancellation (another node leads the job now).
 struct DeposedDurability: TaskJobDurability {
     func jobStarted(_ spec: TaskJobSpec) async throws {}
-    func streamed(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool { true }
+    func streamed(epoch: Int, events: [String], ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool { true }
     func jobCancelled(_ job: String, reason: String) async -> Bool { false }
     func jobFinished(_ job: String) async {}
     func heldUnfinished() async -> [TaskJobJournal.Unfinished] { [] }
@@ -23,7 +23,7 @@ struct DeposedDurability: TaskJobDurability {
 /// replica restarted and not yet caught up.
 struct CatchingUpDurability: TaskJobDurability {
     func jobStarted(_ spec: TaskJobSpec) async throws {}
-    func streamed(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool { true }
+    func streamed(epoch: Int, events: [String], ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool { true }
     func jobCancelled(_ job: String, reason: String) async -> Bool { true }
     func jobFinished(_ job: String) async {}
     func heldUnfinished() async -> [TaskJobJournal.Unfinished] { [] }
@@ -36,7 +36,7 @@ final class HeldDurability: TaskJobDurability {
     let asked = Promise<Void, Never>()
     let release = Promise<Void, Never>()
     func jobStarted(_ spec: TaskJobSpec) async throws {}
-    func streamed(epoch: Int, events: String?, ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
+    func streamed(epoch: Int, events: [String], ends: [(task: Int, end: TaskJobReport.TaskEnd)], of job: String) async -> Bool {
         asked.resolve(())
         await release.future.value
         return true

@@ -64,7 +64,7 @@ import Testing
     @Test func largeOutputsAreRecordedInSeveralBoundedCommands() {
         let big = TaskJobReport.TaskEnd(JobRunner.Outcome(task: 0, output: "\"" + String(repeating: "y", count: 600_000) + "\"", node: "n1", attempts: 1, failures: []))
         let ends = (0..<3).map { JobMachine.Ended(task: $0, end: big) }
-        let commands = JobGroupFormat.tasks.batch(0, nil, ends)
+        let commands = JobGroupFormat.tasks.batch(0, [], ends)
         #expect(commands.count == 3)
         #expect(commands.allSatisfy { $0.utf8.count < 2 * JobEndBatches.maximumBytesPerCommand })
         var machine = TaskJobMachine()
@@ -72,6 +72,6 @@ import Testing
         for command in commands { #expect(machine.apply(command) == "ok") }
         #expect(machine.ends.count == 3)
         let small = (0..<3).map { JobMachine.Ended(task: $0, end: TaskJobReport.TaskEnd(JobRunner.Outcome(task: 0, output: "1", node: "n1", attempts: 1, failures: []))) }
-        #expect(JobGroupFormat.tasks.batch(0, nil, small).count == 1, "small ends share one command")
+        #expect(JobGroupFormat.tasks.batch(0, [], small).count == 1, "small ends share one command")
     }
 }

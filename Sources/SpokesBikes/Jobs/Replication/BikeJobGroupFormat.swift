@@ -19,7 +19,7 @@ extension BikeJobMachine {
                 guard let parameters = spec.workload?.parameters else { throw BikeWorkload.NotABikeJob(job: spec.id) }
                 return start(try BikeWorkload.job(from: parameters), startedAt: spec.startedAt)
             },
-            batch: { epoch, events, _ in events.map { [record(eventsJSON: $0, epoch: epoch)] } ?? [] },
+            batch: { epoch, events, _ in events.map { record(eventsJSON: $0, epoch: epoch) } },
             takeOver: { takeOver(epoch: $0) }, cancel: { cancel($0) }, finish: finish,
             read: { machine, settings in
                 guard let machine = machine as? BikeJobMachine else { return nil }
