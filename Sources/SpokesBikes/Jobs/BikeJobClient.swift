@@ -10,8 +10,13 @@ import Synchronization
 public enum BikeJobClient {
     /// A job may run for hours: a submitting call's deadline is the job's, not a call's.
     public static let jobCallTimeout: Double = 7 * 24 * 3_600
-    /// Seconds each question asked while following a job may take.
-    public static let questionTimeout = 3.0
+    /// Seconds each question asked while following a job may take: as long as a job of
+    /// tasks' client allows (its call timeout, which the follower caps at
+    /// ``LostJobFollower/longestSilence``). It was 3 s: at 16,000 real-time users on 3
+    /// nodes of this 2-core machine, the node that took a job over and the other replica,
+    /// both re-dispatching every user, answered in more than 3 s, and the client said no
+    /// member ran the job while one did (BENCHMARKS.md, "A command larger than a frame").
+    public static let questionTimeout = LostJobFollower.longestSilence
 
     /// Sends `job` to `node` (which listens at `address`) through `client`. `onAccepted`
     /// hears the coordinator's name as soon as it accepts the job (before it runs);

@@ -139,7 +139,7 @@ public struct LostJobFollower: Sendable {
     /// Seconds a question to a member may go unanswered at most before it counts as
     /// failed: how long a silent member (a lost coordinator, cut off or paused) can hold
     /// back a "not found", with its dial, twice this.
-    static let longestSilence = 10.0
+    public static let longestSilence = 10.0
 
     /// The answers heard since the verdict was last judged, from every member's asker,
     /// and when each member last had its say.

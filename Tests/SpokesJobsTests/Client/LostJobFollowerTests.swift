@@ -126,4 +126,32 @@ import SpokesCluster
         }
         #expect(report == "the report")
     }
+
+    /// A member busier still (every answer takes 4 s: the node that took a 16,000-user job
+    /// over, re-dispatching every user) is waited for as long as a client's questions may
+    /// take, ``LostJobFollower/longestSilence``; a client that asked for 3 s at most said
+    /// no member ran the job while one did.
+    @Test func aMemberThatAnswersWithinTheLongestSilenceIsWaitedFor() async throws {
+        let cluster = try SimulatedCluster(2, prefix: "h")
+        defer { cluster.stop() }
+        try await cluster.awaitMesh()
+        let client = try cluster.client()
+        let clock = cluster.clock
+        let taker = cluster[0].system.node.name
+        let start = clock.now
+        let follower = LostJobFollower(system: client, questionTimeout: LostJobFollower.longestSilence, patience: 2)
+        let addresses = cluster.nodes.map { $0.system.address.description }
+        let followed = try await cluster.complete("the follow", within: 30) {
+            await follower.follow(at: addresses) { node -> LostJobFollower.Answer<String> in
+                try await clock.sleep(for: 4)
+                guard node.name == taker else { return .unknown }
+                return clock.now - start < 9 ? .running : .ended("the report")
+            }
+        }
+        guard case .ended(let report) = followed else {
+            Issue.record("the follower gave up (\(followed)) at \(clock.now - start) s while \(taker) ran the job")
+            return
+        }
+        #expect(report == "the report")
+    }
 }
