@@ -103,28 +103,7 @@ import SpokesCluster
     /// "no member this client asked ran it") while the job ran on. Silence is no answer:
     /// the follower waits for every member's say before it gives up.
     @Test func membersSlowerThanThePatienceAreWaitedFor() async throws {
-        let cluster = try SimulatedCluster(2, prefix: "h")
-        defer { cluster.stop() }
-        try await cluster.awaitMesh()
-        let client = try cluster.client()
-        let clock = cluster.clock
-        let taker = cluster[0].system.node.name
-        let start = clock.now
-        let follower = LostJobFollower(system: client, questionTimeout: 3, patience: 2)
-        let addresses = cluster.nodes.map { $0.system.address.description }
-        let followed = try await cluster.complete("the follow", within: 20) {
-            await follower.follow(at: addresses) { node -> LostJobFollower.Answer<String> in
-                // Every answer takes 2.5 s: the nodes are busy.
-                try await clock.sleep(for: 2.5)
-                guard node.name == taker else { return .unknown }
-                return clock.now - start < 6 ? .running : .ended("the report")
-            }
-        }
-        guard case .ended(let report) = followed else {
-            Issue.record("the follower gave up (\(followed)) at \(clock.now - start) s while \(taker) ran the job")
-            return
-        }
-        #expect(report == "the report")
+        try await expectFollowed(answersTaking: 2.5, questionTimeout: 3, runningFor: 6)
     }
 
     /// A member busier still (every answer takes 4 s: the node that took a 16,000-user job
@@ -132,6 +111,13 @@ import SpokesCluster
     /// take, ``LostJobFollower/longestSilence``; a client that asked for 3 s at most said
     /// no member ran the job while one did.
     @Test func aMemberThatAnswersWithinTheLongestSilenceIsWaitedFor() async throws {
+        try await expectFollowed(answersTaking: 4, questionTimeout: LostJobFollower.longestSilence, runningFor: 9)
+    }
+
+    /// Two busy members whose every answer takes `seconds`, one running the job for
+    /// `running` virtual seconds and then reporting its end: the follower (patience 2 s)
+    /// must hear the end.
+    private func expectFollowed(answersTaking seconds: Double, questionTimeout: Double, runningFor running: Double) async throws {
         let cluster = try SimulatedCluster(2, prefix: "h")
         defer { cluster.stop() }
         try await cluster.awaitMesh()
@@ -139,13 +125,13 @@ import SpokesCluster
         let clock = cluster.clock
         let taker = cluster[0].system.node.name
         let start = clock.now
-        let follower = LostJobFollower(system: client, questionTimeout: LostJobFollower.longestSilence, patience: 2)
+        let follower = LostJobFollower(system: client, questionTimeout: questionTimeout, patience: 2)
         let addresses = cluster.nodes.map { $0.system.address.description }
-        let followed = try await cluster.complete("the follow", within: 30) {
+        let followed = try await cluster.complete("the follow", within: running + 3 * seconds + 10) {
             await follower.follow(at: addresses) { node -> LostJobFollower.Answer<String> in
-                try await clock.sleep(for: 4)
+                try await clock.sleep(for: seconds)
                 guard node.name == taker else { return .unknown }
-                return clock.now - start < 9 ? .running : .ended("the report")
+                return clock.now - start < running ? .running : .ended("the report")
             }
         }
         guard case .ended(let report) = followed else {
