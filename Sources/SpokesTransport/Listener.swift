@@ -3,14 +3,17 @@ import Glibc
 import SpokesConcurrency
 import Synchronization
 
-/// A listening TCP socket with its own accept thread.
+/// A listening TCP socket with its own accept thread: the real network's
+/// (``SocketNetwork``), which hands it the real clock it pauses on.
 public final class Listener: Sendable {
     public let address: SocketAddress
     private let fd: Int32
+    private let clock: RealClock
     private let stopped = Atomic<Bool>(false)
 
-    public init(address: SocketAddress) throws(TransportError) {
+    public init(address: SocketAddress, clock: RealClock) throws(TransportError) {
         (fd, self.address) = try Socket.listen(on: address)
+        self.clock = clock
     }
 
     /// Accepts connections until `stop()`, handing each socket and peer address to `onAccept`.
@@ -26,7 +29,7 @@ public final class Listener: Sendable {
                     if errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE {
                         // Out of descriptors: wait a moment for some to close (the
                         // connection stays in the backlog meanwhile).
-                        if errno == EMFILE || errno == ENFILE { RealClock().pauseThread(for: 0.01) }
+                        if errno == EMFILE || errno == ENFILE { clock.pauseThread(for: 0.01) }
                         continue
                     }
                     break

@@ -325,8 +325,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                 guard pending else { return timer.cancel() }
                 if connection.isClosed {
                     self.fail(callsOn: connection, with: .peerDisconnected(node: recipient.node.name, reason: "connection closed"))
-                } else if !connection.send(.call(call)) {
-                    let bytes = call.arguments.reduce(0) { $0 + $1.utf8.count }
+                } else if case .tooLarge(let bytes) = connection.send(.call(call)) {
                     let reason = Connection.tooLarge("the call to \(RemoteCallTarget(target.identifier)) on \(recipient.node.name)", bytes: bytes, limit: self.settings.maximumFrameSize)
                     self.logOnce(reason, key: "too large: \(target.identifier)")
                     self.finish(call: id, with: .failure(RemoteCallError.serializationFailed(reason)))

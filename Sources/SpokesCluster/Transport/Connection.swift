@@ -229,41 +229,50 @@ public final class Connection: Sendable, CustomStringConvertible {
         })
     }
 
-    /// Queues `message` for sending; does nothing once closed. Returns false, sending
-    /// nothing, when its frame would be larger than `limits.max_frame_bytes`: a peer
-    /// refuses such a frame by closing the connection (every call on it failing, the
-    /// peer declared dead), so a call that large fails alone (``ClusterSystem`` ends it
-    /// with ``RemoteCallError/serializationFailed(_:)``), and a reply that large goes as
-    /// an error reply saying so.
+    /// What ``send(_:)`` did with a message.
+    public enum Sent: Sendable, Equatable {
+        /// Queued (or dropped: the connection is closed, or closing for the failure it met).
+        case queued
+        /// Not sent: its frame of `bytes` would be larger than `limits.max_frame_bytes`.
+        case tooLarge(bytes: Int)
+    }
+
+    /// Queues `message` for sending; does nothing once closed. Sends nothing, saying
+    /// ``Sent/tooLarge(bytes:)``, when its frame would be larger than
+    /// `limits.max_frame_bytes`: a peer refuses such a frame by closing the connection
+    /// (every call on it failing, the peer declared dead), so a call that large fails
+    /// alone (``ClusterSystem`` ends it with ``RemoteCallError/serializationFailed(_:)``),
+    /// and a reply that large goes as an error reply saying so.
     @discardableResult
-    public func send(_ message: WireMessage) -> Bool {
-        guard !isClosed else { return true }
+    public func send(_ message: WireMessage) -> Sent {
+        guard !isClosed else { return .queued }
         let payload: [UInt8]
         do {
             // The hot messages by hand (``WireCodec``), the rest through `Codable`.
             payload = try WireCodec.encode(message) ?? Array(Self.encoder.encode(message))
         } catch {
             close(reason: "cannot encode \(message): \(error)")
-            return true
+            return .queued
         }
-        if payload.count + FrameSeal.overhead > limits.maximumFrameSize {
+        let frameBytes = payload.count + FrameSeal.overhead
+        if frameBytes > limits.maximumFrameSize {
             if case .reply(let reply) = message {
                 return send(.reply(WireMessage.Reply(id: reply.id, outcome: .error(
-                    type: "FrameTooLarge", message: Self.tooLarge("the reply", bytes: payload.count, limit: limits.maximumFrameSize)))))
+                    type: "FrameTooLarge", message: Self.tooLarge("the reply", bytes: frameBytes, limit: limits.maximumFrameSize)))))
             }
-            return false
+            return .tooLarge(bytes: frameBytes)
         }
         let queued = queuedBytes.wrappingAdd(payload.count, ordering: .relaxed).newValue
         if queued > limits.maximumSendQueueBytes {
             close(reason: "the peer is not reading: \(queued) bytes waiting to be sent", rejecting: .sendQueueFull)
-            return true
+            return .queued
         }
         let isRefusal = if case .refused = message { true } else { false }
         let unsealed = Unsealed(payload: payload, isRefusal: isRefusal, batchable: WireBatch.mayCarry(message))
         guard writes != nil else {
             // Writes never wait here (the simulator's streams): written in the caller.
             write([unsealed])
-            return true
+            return .queued
         }
         let inPlace = outgoing.withLock { state in
             if state.scheduled {
@@ -274,12 +283,12 @@ public final class Connection: Sendable, CustomStringConvertible {
             return true
         }
         if inPlace { writeInPlace(unsealed) }
-        return true
+        return .queued
     }
 
-    /// Why a message of `bytes` was not sent: more than a frame carries.
+    /// Why a message whose frame is `bytes` long was not sent: more than a frame carries.
     static func tooLarge(_ what: String, bytes: Int, limit: Int) -> String {
-        "\(what) is \(bytes) bytes, more than a frame carries (limits.max_frame_bytes: \(limit)): a peer would refuse it and close the connection"
+        "\(what) would be a frame of \(bytes) bytes, more than limits.max_frame_bytes (\(limit)) lets a peer take: it would close the connection"
     }
 
     /// Writes `first`, then what was queued meanwhile, in the sender's thread without

@@ -79,16 +79,10 @@ public struct JobGroupFormat: Sendable {
                 // Every chunk of events before the ends, each chunk in a command of its own
                 // but the last, which goes with the first of the ends' bounded commands:
                 // no command larger than a frame carries to the followers.
-                var commands = events.dropLast().map { JobMachine.batch(epoch: epoch, events: $0, ends: []) }
-                let endBatches = JobEndBatches.split(ends)
-                if endBatches.isEmpty {
-                    if let last = events.last { commands.append(JobMachine.batch(epoch: epoch, events: last, ends: [])) }
-                } else {
-                    commands += endBatches.enumerated().map { index, ends in
-                        JobMachine.batch(epoch: epoch, events: index == 0 ? events.last : nil, ends: ends)
-                    }
-                }
-                return commands
+                var endBatches = JobEndBatches.split(ends)
+                if endBatches.isEmpty, !events.isEmpty { endBatches = [[]] }
+                return events.dropLast().map { JobMachine.batch(epoch: epoch, events: $0, ends: []) }
+                    + endBatches.enumerated().map { index, ends in JobMachine.batch(epoch: epoch, events: index == 0 ? events.last : nil, ends: ends) }
             },
             takeOver: { JobMachine.takeOver(epoch: $0) }, cancel: { JobMachine.cancel($0) }, finish: JobMachine.finish,
             read: { machine, _ in

@@ -6,10 +6,16 @@ import Synchronization
 /// The machine's network: TCP and UDP sockets, with a thread of their own for each
 /// reader (``RuntimeNetwork``'s callbacks never run on the cooperative pool here).
 public struct SocketNetwork: RuntimeNetwork {
-    public init() {}
+    /// The clock a listener's accept thread pauses on while the process has no
+    /// descriptor left: the real runtime's.
+    private let clock: RealClock
+
+    public init(clock: RealClock = RealClock()) {
+        self.clock = clock
+    }
 
     public func listen(on address: SocketAddress) throws(TransportError) -> any StreamListener {
-        SocketStreamListener(try Listener(address: address))
+        SocketStreamListener(try Listener(address: address, clock: clock))
     }
 
     public func connect(to address: SocketAddress, timeout: Double) async throws -> any ByteStream {

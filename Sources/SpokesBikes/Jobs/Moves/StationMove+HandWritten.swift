@@ -57,15 +57,12 @@ extension StationMove: HandWrittenElements {
 /// with a refusal in it (rare: a fenced or unknown move) is left to `JSONEncoder` whole.
 extension StationMove.Outcome: HandWrittenElements {
     public static func handWrittenJSON(of elements: [StationMove.Outcome]) -> [UInt8]? {
+        guard !elements.contains(where: { if case .refused = $0 { true } else { false } }) else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(2 + elements.count * 20)
-        out.append(UInt8(ascii: "["))
-        for (index, element) in elements.enumerated() {
-            guard case .done(let done) = element else { return nil }
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            out += done ? OutcomeLiteral.doneTrue : OutcomeLiteral.doneFalse
+        HandJSON.array(elements, to: &out) { element, out in
+            out += element == .done(true) ? OutcomeLiteral.doneTrue : OutcomeLiteral.doneFalse
         }
-        out.append(UInt8(ascii: "]"))
         return out
     }
 
