@@ -30,6 +30,22 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// a caller cannot speak for another node (``RaftEndpoint`` does for a replica's name).
     @TaskLocal public static var caller: NodeID?
 
+    /// A deadline, in seconds, for each remote call made in this scope
+    /// (``withCallDeadline(_:_:)``): when it is shorter than `limits.call_timeout`, such a
+    /// call fails with ``TimeoutError`` once it passes, through the call's own timer.
+    @TaskLocal static var callDeadline: Double?
+
+    /// Runs `operation` with every remote call it makes bounded by `seconds`
+    /// (``TimeoutError`` once they pass), as `withTimeout` bounds it, but on each call's
+    /// own timer in the table of pending calls: no task of its own, no second timer.
+    /// For one remote call (a task attempt's, many thousand a second on a busy
+    /// coordinator, where `withTimeout`'s task, continuation and timer were a tenth of
+    /// the CPU: BENCHMARKS.md, "A task attempt's deadline on its call"); a local call
+    /// takes no remote call and is not bounded here.
+    public static func withCallDeadline<T: Sendable>(_ seconds: Double, _ operation: () async throws -> T) async rethrows -> T {
+        try await $callDeadline.withValue(seconds, operation: operation)
+    }
+
     public let node: NodeID
     public let settings: ClusterSettings
     /// Where this node accepts connections.
@@ -299,7 +315,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         let call = WireMessage.Call(
             id: id, recipient: ActorID(node: recipient.node, name: actor), target: name,
             genericSubstitutions: invocation.genericSubstitutions, arguments: invocation.arguments)
-        let seconds = settings.callTimeout
+        // The scope's deadline (``withCallDeadline(_:_:)``) when it comes first.
+        let deadline = Self.callDeadline.flatMap { $0 < settings.callTimeout ? $0 : nil }
+        let seconds = deadline ?? settings.callTimeout
         let clock = runtime.clock
         // The call waits in `pendingCalls` for its reply, its deadline (a timer of the
         // runtime's clock, not a task of its own: BENCHMARKS.md, "A deadline without a
@@ -313,6 +331,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                 // Cancelled before it was registered: the handler found nothing to end.
                 if Task.isCancelled { return self.finish(call: id, with: .failure(CancellationError())) }
                 let timer = clock.startTimer(after: seconds) { [identifier = target.identifier] in
+                    if let deadline { return self.finish(call: id, with: .failure(TimeoutError(seconds: deadline))) }
                     let target = RemoteCallTarget(identifier).description
                     self.finish(call: id, with: .failure(RemoteCallError.timedOut(target: target, node: recipient.node.name, seconds: seconds)))
                 }

@@ -1,5 +1,6 @@
 import Synchronization
 import SpokesConcurrency
+import Distributed
 
 /// Runs a job's tasks over a coordinator's ``Systems``: each task on the first available
 /// system under a deadline; a failure (thrown error, deadline, lost peer) is retried on
@@ -180,7 +181,10 @@ public struct JobRunner: Sendable {
                 // A queued task waits at most until a task ahead of it ends, which is
                 // within that task's deadline: it gets that much longer.
                 let allowed = commitment.isQueued ? 2 * deadline : deadline
-                let result = try await withTimeout(seconds: allowed, clock: systems.clock) { try await system.run(request) }
+                // A remote attempt's deadline is its call's; a local one needs a task of its own.
+                let result = try await __isRemoteActor(system)
+                    ? ClusterSystem.withCallDeadline(allowed) { try await system.run(request) }
+                    : withTimeout(seconds: allowed, clock: systems.clock) { try await system.run(request) }
                 switch result {
                 case .busy:
                     // Heard before the place is given back: another task may take the

@@ -174,6 +174,28 @@ struct ClusterSystemTests {
         #expect(try await pair.complete("a greeting after") { try await remote.greet("after") } == "hello after from node-0", "the connection still works")
     }
 
+    /// A task attempt's deadline (`JobRunner`) is its call's: a scope's deadline shorter
+    /// than the call timeout ends the call with `TimeoutError` on the call's own timer,
+    /// and one longer leaves the call timeout in charge.
+    @Test func aCallDeadlineShorterThanTheCallTimeoutEndsTheCallAtIt() async throws {
+        let pair = try await connectedPair(configure: { settings, _ in settings.callTimeout = 3 })
+        defer { pair.cluster.stop() }
+        let remote = pair.remote
+        var start = pair.cluster.clock.now
+        await #expect(throws: TimeoutError(seconds: 0.5)) {
+            try await pair.complete("the nap passes its deadline") { try await ClusterSystem.withCallDeadline(0.5) { try await remote.nap(seconds: 5) } }
+        }
+        var waited = pair.cluster.clock.now - start
+        #expect(waited >= 0.5 && waited < 0.6, "at the 0.5 s deadline: \(waited) virtual s")
+        start = pair.cluster.clock.now
+        await #expect(throws: RemoteCallError.timedOut(target: "SpokesClusterTests.Greeter.nap(seconds:)", node: "node-0", seconds: 3)) {
+            try await pair.complete("the call timeout comes first") { try await ClusterSystem.withCallDeadline(60) { try await remote.nap(seconds: 5) } }
+        }
+        waited = pair.cluster.clock.now - start
+        #expect(waited >= 3 && waited < 3.1, "at the 3 s call timeout: \(waited) virtual s")
+        #expect(try await pair.complete("a greeting within its deadline") { try await ClusterSystem.withCallDeadline(0.5) { try await remote.greet("bob") } } == "hello bob from node-0")
+    }
+
     @Test func aNodeOfAnotherClusterIsRefused() async throws {
         let cluster = try SimulatedCluster(0)
         defer { cluster.stop() }

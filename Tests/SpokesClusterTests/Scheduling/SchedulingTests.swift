@@ -332,7 +332,7 @@ struct SchedulingTests {
         }
     }
 
-    /// The deadline is a real-time bound (`withTimeout` in `JobRunner.runTask`) and the
+    /// The deadline is a real-time bound (the call's, in `JobRunner.runTask`) and the
     /// slow fault a real sleep (`ScanSystem.run`): this stays on real nodes.
     @Test(.processLane) func aTaskPastItsDeadlineIsRetriedElsewhere() async throws {
         // w1 takes 5 s a task; the deadline (1.5 s) leaves a 0.01 s task on w0 room even on
@@ -349,7 +349,7 @@ struct SchedulingTests {
         #expect(timedOut.allSatisfy { $0.reason.contains("deadline") && $0.node == "w1" }, "\(timedOut)")
     }
 
-    /// The deadline is a real-time bound (`withTimeout` in `JobRunner.runTask`): this
+    /// The deadline is a real-time bound (the call's, in `JobRunner.runTask`): this
     /// stays on real nodes.
     @Test(.processLane) func aKindThatHangsPastItsDeadlineIsCancelledThereAndRetriedElsewhere() async throws {
         let cancellations = Tally()
