@@ -40,7 +40,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// own timer in the table of pending calls: no task of its own, no second timer.
     /// For one remote call (a task attempt's, many thousand a second on a busy
     /// coordinator, where `withTimeout`'s task, continuation and timer were a tenth of
-    /// the CPU: BENCHMARKS.md, "A task attempt's deadline on its call"); a local call
+    /// the CPU: BENCHMARKS.md, "Before and after"); a local call
     /// takes no remote call and is not bounded here.
     public static func withCallDeadline<T: Sendable>(_ seconds: Double, _ operation: () async throws -> T) async rethrows -> T {
         try await $callDeadline.withValue(seconds, operation: operation)
