@@ -48,17 +48,14 @@ public final class TimeoutTask<Success: Sendable>: Sendable {
         timer = clock.startTimer(after: seconds) {
             outcome.settle(.failure(TimeoutError(seconds: seconds)))
         }
-        outcome.onSettle { [operationTask, timer] in
-            operationTask.cancel()
-            timer.cancel()
-        }
+        outcome.stopOnSettle(operationTask, timer)
     }
 
     /// The operation's value; or its error, ``TimeoutError``, or `CancellationError`.
     public var value: Success {
         get async throws {
             try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
+                try await withUnsafeThrowingContinuation { continuation in
                     outcome.wait(continuation)
                 }
             } onCancel: {
@@ -73,49 +70,61 @@ public final class TimeoutTask<Success: Sendable>: Sendable {
         outcome.settle(.failure(CancellationError()))
     }
 
-    /// The single outcome and the continuations waiting for it.
+    /// The single outcome, the continuations waiting for it, and what to stop once it is
+    /// settled. A task on a busy coordinator's every attempt, so it allocates little: its
+    /// first waiter (nearly always the only one) and what it stops are fields, not lists.
+    /// Every continuation is taken out of the state in the same step that settles it, or
+    /// resumed at once when it comes after: each is resumed exactly once (which is why an
+    /// unchecked continuation is safe here).
     private final class Outcome: Sendable {
-        private enum State {
-            case pending(waiters: [CheckedContinuation<Success, any Error>], onSettle: [@Sendable () -> Void])
-            case settled(Result<Success, any Error>)
+        private struct State {
+            var result: Result<Success, any Error>?
+            var waiter: UnsafeContinuation<Success, any Error>?
+            var moreWaiters: [UnsafeContinuation<Success, any Error>] = []
+            var operation: Task<Void, Never>?
+            var timer: ClockTimer?
         }
 
-        private let state = Mutex(State.pending(waiters: [], onSettle: []))
+        private let state = Mutex(State())
 
-        /// Settles the outcome if nobody has; resumes every waiter exactly once.
+        /// Settles the outcome if nobody has; resumes every waiter exactly once, then
+        /// cancels the operation and the deadline.
         func settle(_ result: Result<Success, any Error>) {
-            let taken: ([CheckedContinuation<Success, any Error>], [@Sendable () -> Void])? = state.withLock { state in
-                guard case .pending(let waiters, let onSettle) = state else { return nil }
-                state = .settled(result)
-                return (waiters, onSettle)
+            let taken: State? = state.withLock { state in
+                guard state.result == nil else { return nil }
+                let taken = state
+                state = State(result: result)
+                return taken
             }
-            guard let (waiters, onSettle) = taken else { return }
-            for waiter in waiters { waiter.resume(with: result) }
-            for action in onSettle { action() }
+            guard let taken else { return }
+            taken.waiter?.resume(with: result)
+            for waiter in taken.moreWaiters { waiter.resume(with: result) }
+            taken.operation?.cancel()
+            taken.timer?.cancel()
         }
 
-        func wait(_ continuation: CheckedContinuation<Success, any Error>) {
+        func wait(_ continuation: UnsafeContinuation<Success, any Error>) {
             let settled: Result<Success, any Error>? = state.withLock { state in
-                switch state {
-                case .pending(var waiters, let onSettle):
-                    waiters.append(continuation)
-                    state = .pending(waiters: waiters, onSettle: onSettle)
-                    return nil
-                case .settled(let result):
-                    return result
-                }
+                if let result = state.result { return result }
+                if state.waiter == nil { state.waiter = continuation } else { state.moreWaiters.append(continuation) }
+                return nil
             }
             if let settled { continuation.resume(with: settled) }
         }
 
-        func onSettle(_ action: @escaping @Sendable () -> Void) {
+        /// Keeps the operation and its deadline to stop once the outcome is settled; stops
+        /// them at once when it already is.
+        func stopOnSettle(_ operation: Task<Void, Never>, _ timer: ClockTimer) {
             let settled: Bool = state.withLock { state in
-                guard case .pending(let waiters, var actions) = state else { return true }
-                actions.append(action)
-                state = .pending(waiters: waiters, onSettle: actions)
+                guard state.result == nil else { return true }
+                state.operation = operation
+                state.timer = timer
                 return false
             }
-            if settled { action() }
+            if settled {
+                operation.cancel()
+                timer.cancel()
+            }
         }
     }
 }
