@@ -38,10 +38,10 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// Runs `operation` with every remote call it makes bounded by `seconds`
     /// (``TimeoutError`` once they pass; a call to a node with no open connection fails
     /// at once), as `withTimeout` bounds it, but on each call's own timer in the table of
-    /// pending calls: no task of its own, no second timer. For one remote call: a task attempt's, many thousand a
-    /// second on a busy coordinator, where `withTimeout`'s task, continuation and timer
-    /// were about a tenth of the samples (BENCHMARKS.md, "Before and after"). A local
-    /// call makes no remote call and is not bounded here.
+    /// pending calls: no task of its own, no second timer. For one remote call: a task
+    /// attempt's, many thousand a second on a busy coordinator, where `withTimeout`'s
+    /// task, continuation and timer were about a tenth of the samples (BENCHMARKS.md,
+    /// "Before and after"). A local call makes no remote call and is not bounded here.
     public static func withCallDeadline<T: Sendable>(_ seconds: Double, _ operation: () async throws -> T) async rethrows -> T {
         try await $callDeadline.withValue(seconds, operation: operation)
     }
