@@ -206,6 +206,19 @@ public struct JobRunner: Sendable {
                     }
                     reason = "result of a fenced-off attempt"
                 }
+            } catch RemoteCallError.unreachable where !Task.isCancelled {
+                // Never sent: this coordinator has no connection to that worker (lost, and
+                // not yet taken out of its systems). Not an attempt, so it costs no retry
+                // (a split once failed users whose retries all went this way in a moment):
+                // the place goes back as a busy one's does, that worker is skipped a
+                // moment, and the task takes another place.
+                onEvent(.busy(task: task, attempt: attempt, node: commitment.node))
+                await systems.releaseBusy(commitment)
+                guard let next = try? await systems.firstAvailableSystem(for: first.cost, avoiding: commitment.node, stillToSend: 0) else {
+                    return cancelled(started: false)
+                }
+                commitment = next
+                continue
             } catch {
                 if error is TimeoutError || Task.isCancelled {
                     // The worker may still be running it: tell it to stop.

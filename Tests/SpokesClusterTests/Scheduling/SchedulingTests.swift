@@ -379,6 +379,22 @@ struct SchedulingTests {
         #expect(outcomes[0].failures[0].reason.contains("refused on purpose"))
     }
 
+    /// A worker the coordinator still offers but has no connection to (lost a moment ago,
+    /// not yet taken out of its systems): a call to it is never sent, so it costs no
+    /// retry. A split once failed users whose every retry went this way in a moment.
+    @Test func aWorkerWithNoConnectionCostsNoRetry() async throws {
+        let cluster = try startCluster(1)
+        defer { cluster.stop() }
+        let (systems, following) = try await coordinator(cluster[0], expecting: 1, in: cluster)
+        defer { following.cancel() }
+        let ghost = try ScanSystem.resolve(
+            id: ActorID(node: NodeID(name: "ghost", incarnation: 1), name: ScanSystem.wellKnownName), using: cluster[0].system)
+        await systems.addSystem(node: "ghost", system: ghost, slots: 8)
+        let runner = JobRunner(systems: systems, job: "ghosted", kind: ProbeTask.name, deadline: Self.noDeadline, retries: 0)
+        let outcomes = try await run(runner, count: 12, in: cluster, input: input(0.01))
+        #expect(outcomes.allSatisfy { $0.output == #""w0""# && $0.failures.isEmpty }, "\(outcomes.map(\.failures))")
+    }
+
     @Test func aStoppedWorkersTasksAreRetriedAndCompleteOnce() async throws {
         let cluster = try startCluster(2, slots: 4)
         defer { cluster.stop() }
