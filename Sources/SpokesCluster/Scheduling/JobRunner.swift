@@ -170,6 +170,14 @@ public struct JobRunner: Sendable {
             onEvent(.cancelled(task: task, attempt: attempt, node: node))
             return Outcome(task: task, output: nil, node: nil, attempts: started ? attempt : attempt - 1, failures: failures)
         }
+        /// The attempt did not run there (a busy answer, or a call never sent): that is
+        /// heard before its place goes back, that worker is skipped a moment, and the task
+        /// takes another place (avoiding `node`); nil once cancelled.
+        func anotherPlace(avoiding node: String?) async -> Systems.Commitment? {
+            onEvent(.busy(task: task, attempt: attempt, node: commitment.node))
+            await systems.releaseBusy(commitment)
+            return try? await systems.firstAvailableSystem(for: first.cost, avoiding: node, stillToSend: 0)
+        }
         while true {
             let reason: String
             var sent = false
@@ -190,9 +198,7 @@ public struct JobRunner: Sendable {
                     // Heard before the place is given back: another task may take the
                     // place at once, and its start must not be counted while this
                     // attempt still is (a board showed more running than a node's places).
-                    onEvent(.busy(task: task, attempt: attempt, node: commitment.node))
-                    await systems.releaseBusy(commitment)
-                    guard let next = try? await systems.firstAvailableSystem(for: first.cost, stillToSend: 0) else { return cancelled(started: false) }
+                    guard let next = await anotherPlace(avoiding: nil) else { return cancelled(started: false) }
                     commitment = next
                     continue
                 case .done(let output):
@@ -212,11 +218,7 @@ public struct JobRunner: Sendable {
                 // (a split once failed users whose retries all went this way in a moment):
                 // the place goes back as a busy one's does, that worker is skipped a
                 // moment, and the task takes another place.
-                onEvent(.busy(task: task, attempt: attempt, node: commitment.node))
-                await systems.releaseBusy(commitment)
-                guard let next = try? await systems.firstAvailableSystem(for: first.cost, avoiding: commitment.node, stillToSend: 0) else {
-                    return cancelled(started: false)
-                }
+                guard let next = await anotherPlace(avoiding: commitment.node) else { return cancelled(started: false) }
                 commitment = next
                 continue
             } catch {
