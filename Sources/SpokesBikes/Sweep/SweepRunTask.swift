@@ -1,4 +1,5 @@
 import SpokesCluster
+import SpokesConcurrency
 
 /// `bikes.sweep-run`: one run of a sweep, a whole simulation on the node that runs it.
 ///
@@ -33,12 +34,13 @@ public struct SweepRunTask: TaskKind {
     public init() {}
 
     public func run(_ input: Input, context: TaskContext) async throws -> SweepRunFigures {
-        try await run(input)
+        try await run(input, clock: context.system.runtime.clock)
     }
 
-    /// Runs `input` in this process. Throws `TaskError.invalidInput` for a network or
-    /// parameters out of limits, and `CancellationError` when cancelled before the end.
-    public func run(_ input: Input) async throws -> SweepRunFigures {
+    /// Runs `input` in this process, its moves timed on `clock` (its node's runtime's in
+    /// a task). Throws `TaskError.invalidInput` for a network or parameters out of
+    /// limits, and `CancellationError` when cancelled before the end.
+    public func run(_ input: Input, clock: any RuntimeClock = RealClock()) async throws -> SweepRunFigures {
         let simulation: Simulation
         do {
             let network = try input.network.resolve()
@@ -47,7 +49,7 @@ public struct SweepRunTask: TaskKind {
         } catch {
             throw TaskError.invalidInput(kind: Self.name, reason: "\(error)")
         }
-        let report = await simulation.run()
+        let report = await simulation.run(clock: clock)
         if report.cancelled { throw CancellationError() }
         return SweepRunFigures(report, includingResults: input.includeResults)
     }
