@@ -10,7 +10,7 @@ extension NodeMetrics {
     /// commit latency is left out until the node's Raft host counts into it (a node with
     /// no provider of replica groups runs none).
     public static func gather(from node: ClusterNode, build: Build, raftTimeout: Double = 1) async -> NodeMetrics {
-        let replicas = try? await withTimeout(seconds: raftTimeout) { await node.replicaGroups() }
+        let replicas = try? await withTimeout(seconds: raftTimeout, clock: node.system.runtime.clock) { await node.replicaGroups() }
         var members: [String: Int] = [Member.State.alive.rawValue: 1]
         for member in node.members { members[member.state.rawValue, default: 0] += 1 }
         let rejections = node.system.rejections.snapshot

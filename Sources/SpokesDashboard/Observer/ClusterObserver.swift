@@ -49,7 +49,7 @@ public actor ClusterObserver {
         if let known = places[job] { return known }
         for service in await jobServices(for: job) {
             let timeout = callTimeout
-            guard let network = try? await withTimeout(seconds: timeout, operation: { try await service.networkAtStart(of: job) }) else {
+            guard let network = try? await withTimeout(seconds: timeout, clock: node.system.runtime.clock, operation: { try await service.networkAtStart(of: job) }) else {
                 continue
             }
             let view = StationsView(
@@ -67,7 +67,7 @@ public actor ClusterObserver {
     /// A finished bike job's report, from its coordinator (or any member that stored it).
     public func report(of job: String) async -> SimulationReport? {
         for service in await jobServices(for: job) {
-            if let report = try? await withTimeout(seconds: max(callTimeout, 5), operation: { try await service.report(of: job) }) {
+            if let report = try? await withTimeout(seconds: max(callTimeout, 5), clock: node.system.runtime.clock, operation: { try await service.report(of: job) }) {
                 return report
             }
         }
@@ -84,7 +84,7 @@ public actor ClusterObserver {
         var polls: [(name: String, after: UInt64, sentAt: Double, answer: NodeObservation?, receivedAt: Double)] = []
         let selfAfter = timeline.lastSequence(of: system.node.name)
         let node = node
-        let selfGroups = try? await withTimeout(seconds: timeout) { await node.replicaGroups() }
+        let selfGroups = try? await withTimeout(seconds: timeout, clock: node.system.runtime.clock) { await node.replicaGroups() }
         let selfSent = node.system.runtime.now
         polls.append((system.node.name, selfAfter, selfSent, node.observation(tasksAfter: selfAfter, replicaGroups: selfGroups), node.system.runtime.now))
         await withTaskGroup(of: (String, UInt64, Double, NodeObservation?, Double).self) { group in
@@ -93,7 +93,7 @@ public actor ClusterObserver {
                 let id = ActorID(node: member.node, name: NodeStatus.wellKnownName)
                 group.addTask {
                     let sent = node.system.runtime.now
-                    let answer = try? await withTimeout(seconds: timeout) {
+                    let answer = try? await withTimeout(seconds: timeout, clock: node.system.runtime.clock) {
                         try await NodeStatus.resolve(id: id, using: system).observe(tasksAfter: after)
                     }
                     return (member.node.name, after, sent, answer, node.system.runtime.now)
@@ -190,7 +190,7 @@ public actor ClusterObserver {
     private func stationBikes(of record: JobBoard.Record) async -> [Int]? {
         if let known = finalBikes[record.id] { return known }
         guard let service = await jobServices(for: record.id).first else { return nil }
-        let bikes = try? await withTimeout(seconds: callTimeout) { try await service.stationBikes(of: record.id) }
+        let bikes = try? await withTimeout(seconds: callTimeout, clock: node.system.runtime.clock) { try await service.stationBikes(of: record.id) }
         if record.state != .running, let bikes { finalBikes[record.id] = bikes }
         return bikes
     }

@@ -30,4 +30,19 @@ struct DashboardInVirtualTimeTests {
         dashboard.stop()
         try await cluster.run(until: "both clients see the close", within: 1) { reader.ended && listener.ended }
     }
+
+    @Test func aMemberThatDoesNotAnswerCostsTheSnapshotItsCallTimeoutOnTheNodesClock() async throws {
+        let cluster = try SimulatedCluster(2)
+        defer { cluster.stop() }
+        try await cluster.awaitMesh()
+        let observer = ClusterObserver(node: cluster.nodes[0], callTimeout: 1)
+        cluster.pause(1)
+        let start = cluster.clock.now
+        let snapshot = try await cluster.complete("the snapshot", within: 5) { await observer.snapshot() }
+        // Its poll of n1 waited 1 s of virtual time (on the machine's clock it would still
+        // wait when the 5 virtual seconds ran out).
+        let took = cluster.clock.now - start
+        #expect(took >= 1 && took < 1.5, "took \(took) virtual s")
+        #expect(snapshot.members.map(\.name) == ["n0", "n1"])
+    }
 }
