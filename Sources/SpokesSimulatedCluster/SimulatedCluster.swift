@@ -322,6 +322,7 @@ public final class SimulatedCluster: Sendable {
         guard await SimulationExecutor.untilIdle() else {
             throw VirtualTimeout(what: "the simulated cluster to go quiet (\(SimulationExecutor.patience) jobs ran without a pause)", seconds: clock.now)
         }
+        if let wait = SimulationExecutor.takeRealTimeWait() { throw RealTimeInSimulation(wait: wait) }
     }
 
     /// Waits until every node started with the cluster sees every other one alive (at
@@ -362,5 +363,19 @@ public struct OutsideSimulation: Error, CustomStringConvertible {
     public var description: String {
         "a SimulatedCluster runs only inside SimulationExecutor, where settle() is exact: in a test, "
             + "mark the suite or test `.simulated` (SpokesTestKit); in a program, drive it inside SimulationExecutor.run"
+    }
+}
+
+/// A task of the simulation waited on the machine's clock (``RealClock``) instead of its
+/// node's runtime: a shell that reads its time from outside the seam, which virtual time
+/// cannot drive.
+public struct RealTimeInSimulation: Error, CustomStringConvertible {
+    /// What waited, in words.
+    public let wait: String
+
+    public init(wait: String) { self.wait = wait }
+
+    public var description: String {
+        "\(wait) inside the simulation: pass the node's runtime clock (`system.runtime.clock`) to whatever waits"
     }
 }

@@ -73,6 +73,7 @@ public struct RealClock: RuntimeClock {
 
     public func sleep(for seconds: Double) async throws {
         guard seconds > 0 else { return try Task.checkCancellation() }
+        SimulationExecutor.noteRealTimeWait("a task slept \(seconds) s on the machine's clock (RealClock)")
         try await Task.sleep(nanoseconds: UInt64(min(seconds, 1e9) * 1e9))
     }
 
@@ -91,6 +92,7 @@ public struct RealClock: RuntimeClock {
     /// A deadline of the process's ``DeadlineTimer/shared`` thread: no task and no
     /// Dispatch timer per deadline (BENCHMARKS.md, "A deadline without a task").
     public func startTimer(after seconds: Double, _ action: @escaping @Sendable () -> Void) -> ClockTimer {
+        SimulationExecutor.noteRealTimeWait("a deadline of \(seconds) s was set on the machine's clock (RealClock)")
         let timer = DeadlineTimer.shared
         return ClockTimer(.deadline(timer, timer.schedule(after: seconds, action)))
     }

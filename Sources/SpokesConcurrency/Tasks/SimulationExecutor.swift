@@ -282,6 +282,35 @@ public enum SimulationExecutor {
         }
     }
 
+    /// The first wait on the machine's clock by a task of a drain, not yet taken
+    /// (``takeRealTimeWait()``).
+    private static let realTimeWait = Mutex<String?>(nil)
+
+    /// Called by ``RealClock``'s sleep and timers. In a task of the drain that runs now,
+    /// such a wait is a shell that took its time from outside its node's runtime: virtual
+    /// time does not wake it, so the run goes on without it (a deadline that never comes,
+    /// a call that waits past its bound) and differs from thread to thread. Recorded, the
+    /// first since the last ``takeRealTimeWait()``, for the drain's driver to fail on;
+    /// nothing anywhere else (one atomic load off the draining thread: real nodes pay
+    /// only that).
+    static func noteRealTimeWait(_ what: @autoclosure () -> String) {
+        guard isDrainingThread, insideDrain else { return }
+        let description = what()
+        realTimeWait.withLock { first in
+            if first == nil { first = description }
+        }
+    }
+
+    /// The first wait on the machine's clock by a task of a drain since the last call
+    /// (``noteRealTimeWait(_:)``), or nil; cleared. A simulated cluster's driver fails
+    /// on it: the simulator runs the shells that ship only if they wait on their runtime.
+    public static func takeRealTimeWait() -> String? {
+        realTimeWait.withLock { first in
+            defer { first = nil }
+            return first
+        }
+    }
+
     /// Whether the caller runs on the thread that drains (its own tasks' or another test's).
     private static var isDrainingThread: Bool {
         let thread = drainer.load(ordering: .acquiring)

@@ -275,13 +275,15 @@ public enum NodesModel {
         } catch {
             return Verdict(seed: seed, faults: faults, violation: "the cluster could not be made: \(error)", traceHash: 0, jobsRun: 0, orderHash: 0, trace: [], virtualSeconds: 0, wallSeconds: 0)
         }
-        let violation: String?
+        var violation: String?
         do {
             violation = try await run.play()
         } catch {
             violation = "the run could not go on: \(error)"
         }
         await run.tearDown()
+        // A wait on the machine's clock in the teardown's last step is this seed's too.
+        if let wait = SimulationExecutor.takeRealTimeWait(), violation == nil { violation = "\(RealTimeInSimulation(wait: wait))" }
         let wall = wallClock.now - started
         let trace = run.trace.lines
         let jobsRun = SimulationExecutor.jobsRun - jobsBefore

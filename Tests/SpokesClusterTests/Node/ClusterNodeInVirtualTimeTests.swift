@@ -20,6 +20,22 @@ struct ClusterNodeInVirtualTimeTests {
         
     }
 
+    /// A shell that waits on the machine's clock inside the simulation fails the run at
+    /// the next step of time, naming the wait: virtual time would not wake it.
+    @Test func aWaitOnTheMachinesClockInsideTheSimulationFailsTheRun() async throws {
+        let cluster = try SimulatedCluster(1)
+        defer { cluster.stop() }
+        let timer = RealClock().startTimer(after: 30) {}
+        defer { timer.cancel() }
+        await #expect(throws: RealTimeInSimulation.self) { try await cluster.settle() }
+        try await cluster.settle()
+        let slept = Task { try? await RealClock().sleep(for: 0.001) }
+        await #expect(throws: RealTimeInSimulation.self) { try await cluster.run(for: 0.1) }
+        await slept.value
+        // The node's own clock is the simulation's: no failure.
+        try await cluster.complete("a sleep on the node's clock", within: 1) { try await cluster[0].system.runtime.clock.sleep(for: 0.5) }
+    }
+
     /// ``ClusterNode/membershipChanges`` counts the observations the membership is handed
     /// (the only way its members change): it moves as the nodes find each other and with
     /// every tick and beacon after, and stays once the node stopped, its members as they
