@@ -240,9 +240,28 @@ final class NodesRun: Sendable {
         Set(everyAssembly.withLock { $0.map(\.node.system.node) } + twins.withLock { $0.map(\.system.node) })
     }
 
-    /// The incarnations running now (a paused one runs; a crashed one does not).
-    var runningIncarnations: Set<NodeID> {
-        Set(liveAssemblies.map(\.assembly.node.system.node) + twins.withLock { $0.filter { $0.nameTaken == nil }.map(\.system.node) })
+    /// The incarnations running now (a paused one runs; a crashed one does not, nor one
+    /// that yielded its name to a live holder: `spokes node` exits then).
+    var runningIncarnations: Set<NodeID> { Set(runningNodes.map(\.system.node)) }
+
+    /// The nodes running now (``runningIncarnations``'): up, and holding their names.
+    var runningNodes: [ClusterNode] {
+        servingAssemblies.map(\.assembly.node) + twins.withLock { $0.filter { $0.nameTaken == nil } }
+    }
+
+    /// The names held by twins (``launchTwin(at:)``) that did not yield: a twin admitted
+    /// because the node of its name was down then, and the restart of that node yielded to
+    /// it. A twin is a bare node (membership and tasks, no job layer), so what asks a job
+    /// desk there hears nothing: the model's limit, not the product's.
+    var namesHeldByTwins: Set<String> {
+        Set(twins.withLock { $0.filter { $0.nameTaken == nil }.map(\.system.node.name) })
+    }
+
+    /// The assemblies that are up and hold their names: what a client can ask (one that
+    /// yielded its name to a twin stops, as `spokes node` exits; its disk stays, so the
+    /// stores checked are ``liveAssemblies``').
+    var servingAssemblies: [(index: Int, assembly: NodeAssembly)] {
+        liveAssemblies.filter { $0.assembly.node.nameTaken == nil }
     }
 
     /// The assemblies of the nodes that are up.
