@@ -179,10 +179,18 @@ public struct JobDeskClient: Sendable {
                 continue
             }
             // Listed as finished but no report on its node: it may have ended between the
-            // two questions (ask again), or the store could not keep it.
+            // two questions (ask again), or the store could not keep it, or that node
+            // stopped coordinating it and another took it over (a deposed coordinator
+            // lists its end; the node asked first locates the job where it runs on).
             var asked = 1
             while case .elsewhere(let moved) = next, moved.node == location.node, moved.summary.state != .running {
-                guard asked < 3 else { return .notStored(node: location.node) }
+                guard asked < 3 else {
+                    let again = try await ask(target)
+                    if case .elsewhere(let other) = again, other.node == location.node || address == target { return .notStored(node: location.node) }
+                    if case .unknown = again { return .notStored(node: location.node) }
+                    next = again
+                    break
+                }
                 asked += 1
                 try await runtime.sleep(for: pollInterval)
                 next = try await ask(address)

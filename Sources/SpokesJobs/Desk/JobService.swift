@@ -131,12 +131,14 @@ public distributed actor JobService {
     }
 
     /// Where `job` is: the node that coordinates it now or stored it, and where that node
-    /// listens; this node first, then every alive member (each within 2 s). Nil when no
-    /// node answering knows it.
+    /// listens; this node first, then every alive member (each within 2 s). A member that
+    /// runs it is answered at once; one that lists it ended only once no other runs it (a
+    /// coordinator that lost its replicas lists the job's end while another member takes
+    /// it over). Nil when no node answering knows it.
     public distributed func locate(job: String) async throws -> JobLocation? {
-        if let here = try await jobs().first(where: { $0.job == job }) {
-            return JobLocation(job: job, node: actorSystem.node.name, address: actorSystem.address.description, summary: here)
-        }
+        let listedHere = try await jobs().first(where: { $0.job == job })
+        let here = listedHere.map { JobLocation(job: job, node: actorSystem.node.name, address: actorSystem.address.description, summary: $0) }
+        if let here, here.summary.isUnfinished { return here }
         let system = actorSystem
         let members = node.members.filter { $0.state == .alive || $0.state == .suspect }
         return await withTaskGroup(of: JobLocation?.self) { group in
@@ -149,13 +151,16 @@ public distributed actor JobService {
                     return JobLocation(job: job, node: member.node.name, address: member.address, summary: summary)
                 }
             }
+            var ended = here
             for await found in group {
-                if let found {
+                guard let found else { continue }
+                if found.summary.isUnfinished {
                     group.cancelAll()
                     return found
                 }
+                ended = ended ?? found
             }
-            return nil
+            return ended
         }
     }
 

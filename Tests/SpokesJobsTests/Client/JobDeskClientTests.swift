@@ -137,4 +137,46 @@ struct JobDeskClientTests {
         #expect(report == "the report of w-1 on n2")
         #expect(waitingOn.withLock { $0 } == ["n1"])
     }
+
+    /// (`simulate-cluster --model nodes --nodes 3 --scenario twin-name`, seed 243): a
+    /// `result --wait` client followed a map to its coordinator, which a cut from its
+    /// replicas deposed: it listed the map as ended, with no report, while a replica took
+    /// it over. The client said "ended on n2, not stored there" and stopped while the job
+    /// ran on. Now it asks the node it was sent to again, which finds the job where it
+    /// runs (a member that runs a job is found before one that lists it ended).
+    @Test func aWaitingClientWhoseJobsNodeListsItEndedWithoutAReportFindsTheMemberThatTookItOver() async throws {
+        let cluster = try SimulatedCluster(3, configure: { index, settings in settings.dataDirectory = "/data/n\(index)" },
+                                           disk: { _ in SimulatedDisk() })
+        defer { cluster.stop() }
+        try await cluster.awaitMesh()
+        typealias Workload = JobServiceWorkloadTests.MadeUpWorkload
+        let workloads = [Workload(node: "n0"), Workload(node: "n1", running: ["w-1"]), Workload(node: "n2")]
+        let desks = (0..<3).map { index in
+            ClusterSystem.withWellKnownName(JobService.wellKnownName) {
+                JobService(actorSystem: cluster[index].system, node: cluster[index], workloads: [workloads[index]])
+            }
+        }
+        defer { withExtendedLifetime(desks) {} }
+        let client = try await cluster.clusterClient(to: cluster[0])
+        let desk = JobDeskClient(system: client.system)
+        let storedOnN2 = Atomic<Bool>(false)
+        let waitingOn = Mutex<[String]>([])
+        let target = cluster[0].system.address
+        let waiting = Task {
+            try await desk.result(of: "w-1", at: target, waiting: .untilEnd(atMost: nil), storedReport: { job, node, _ in
+                node.name == "n2" && storedOnN2.load(ordering: .acquiring) ? "the report of \(job) on n2" : nil
+            }, onWaiting: { location in waitingOn.withLock { $0.append(location.node) } })
+        }
+        try await cluster.run(until: "the client waits on n1", within: 10) { !waitingOn.withLock(\.isEmpty) }
+        // n1, cut off from n2, lists the job ended, with no report; n2 runs it on, and
+        // later stores its report.
+        cluster.network.cut(between: SimulatedCluster.host(1), and: SimulatedCluster.host(2))
+        workloads[1].state.withLock { $0.running = []; $0.ended = ["w-1"] }
+        workloads[2].state.withLock { $0.running = ["w-1"] }
+        try await cluster.run(for: 8)
+        storedOnN2.store(true, ordering: .releasing)
+        let found = try await cluster.complete("the wait ends", within: 30) { try await waiting.value }
+        guard case .report(let report) = found else { Issue.record("want n2's report, got \(found)"); return }
+        #expect(report == "the report of w-1 on n2")
+    }
 }

@@ -16,17 +16,22 @@ struct JobServiceWorkloadTests {
     /// replicas of; a cancelled job stops running and is remembered.
     final class MadeUpWorkload: JobWorkload {
         let node: String
-        let state: Mutex<(running: [String], held: Set<String>, cancelled: [String])>
+        /// `ended`: jobs listed as failed here with no report (a coordinator that lost them).
+        let state: Mutex<(running: [String], held: Set<String>, cancelled: [String], ended: [String])>
 
         init(node: String, running: [String] = [], held: Set<String> = []) {
             self.node = node
-            state = Mutex((running, held, []))
+            state = Mutex((running, held, [], []))
         }
 
         func runningSummaries() async throws -> [JobStore.Summary] {
-            state.withLock { $0.running }.map { job in
+            let (running, ended) = state.withLock { ($0.running, $0.ended) }
+            return running.map { job in
                 JobStore.Summary(job: job, state: .running, finished: nil, coordinator: node, title: "made up", tasks: 3,
                                  succeeded: 1, failed: 0, cancelled: 0, retries: 0, wallTime: 1)
+            } + ended.map { job in
+                JobStore.Summary(job: job, state: .failed, finished: nil, coordinator: node, title: "made up", tasks: 3,
+                                 succeeded: 1, failed: 2, cancelled: 0, retries: 0, wallTime: 1)
             }
         }
 
