@@ -69,7 +69,7 @@ public final class SimulatedCluster: Sendable {
             var settings = Self.settings(named: "\(prefix)\(index)", host: Self.host(index))
             configure(index, &settings)
             let runtime = Self.runtime(nodeClocks[index], network, host: index, seed: seed, disk: disk(index), incarnations: incarnations)
-            let node = try ClusterNode(settings: settings, registry: registry(index), faults: faults(index), runtime: runtime)
+            let node = try ClusterNode(settings: settings, registry: registry(index), faults: faults(index), logger: Self.nodeLogger, runtime: runtime)
             if startsNodes {
                 node.start()
                 TaskJobs.host(on: node, durability: durability(index))
@@ -148,6 +148,13 @@ public final class SimulatedCluster: Sendable {
     /// Every node started, with the cluster and later.
     public var allNodes: [ClusterNode] { nodes + added.withLock { $0.nodes } }
 
+    /// Where the nodes' logs go: nowhere, or every line to stderr when the environment
+    /// sets `SIMULATION_NODE_LOGS=1` (for reading a failing seed; the trace and its hash
+    /// do not change).
+    static let nodeLogger: Logger = ProcessInfo.processInfo.environment["SIMULATION_NODE_LOGS"] == "1"
+        ? .lines(minimumLevel: .debug) { line in FileHandle.standardError.write(Data(line.utf8)) }
+        : .discard
+
     /// A node named `name` on a host of its own, with the simulation's settings (then
     /// `configure`d), started; stopped by ``stop()``.
     public func startNode(
@@ -157,7 +164,7 @@ public final class SimulatedCluster: Sendable {
         let (host, runtime) = newHost()
         var settings = Self.settings(named: name, host: host)
         configure(&settings)
-        let node = try ClusterNode(settings: settings, registry: registry, faults: faults, runtime: runtime)
+        let node = try ClusterNode(settings: settings, registry: registry, faults: faults, logger: Self.nodeLogger, runtime: runtime)
         added.withLock { $0.nodes.append(node) }
         node.start()
         TaskJobs.host(on: node, durability: durability)
@@ -175,7 +182,7 @@ public final class SimulatedCluster: Sendable {
         let runtime = Runtime.virtual(
             nodeClocks[index], network: network.host(Self.host(index)), disk: disk ?? nodes[index].system.runtime.disk,
             seed: seed &* 1000 &+ UInt64(index) &+ UInt64(restart) &* 1_000_003, incarnations: incarnations)
-        let node = try ClusterNode(settings: settings, registry: nodes[index].registry, runtime: runtime)
+        let node = try ClusterNode(settings: settings, registry: nodes[index].registry, logger: Self.nodeLogger, runtime: runtime)
         added.withLock { $0.nodes.append(node) }
         return node
     }

@@ -51,8 +51,14 @@ public final class RaftStorage: Sendable {
     private let inner: Mutex<Inner>
 
     /// Opens the group's storage in `directory` on `disk`, creating the directory and an
-    /// empty log if needed, and recovers its state.
-    public init(directory: String, disk: any Disk = RealDisk()) throws(RaftStorageError) {
+    /// empty log if needed, and recovers its state. `rewritingWhatItReads`: then writes
+    /// the state it recovered again, snapshot and log, each to a new file flushed and
+    /// renamed over the old, before anyone uses it. For a storage opened again in the
+    /// process whose write or flush failed: what it reads may be pages the kernel holds
+    /// but never wrote (a failed flush may leave them marked clean), which a crash would
+    /// lose after the replica counted them as held. A full disk fails the rewrite, and
+    /// the storage with it.
+    public init(directory: String, disk: any Disk = RealDisk(), rewritingWhatItReads: Bool = false) throws(RaftStorageError) {
         self.directory = directory
         self.disk = disk
         logPath = DiskPath.join(directory, Self.logName)
@@ -74,6 +80,10 @@ public final class RaftStorage: Sendable {
             if logBytes == nil {
                 try disk.append([], to: logPath)
                 try disk.syncDirectory(directory)
+            }
+            if rewritingWhatItReads {
+                if let snapshot = recovery.state.snapshot { try disk.replace(snapshotPath, with: RaftLogFormat.snapshotFile(snapshot)) }
+                try disk.replace(logPath, with: RaftLogFormat.compactedLog(for: recovery.state))
             }
         }
         recovered = recovery.state

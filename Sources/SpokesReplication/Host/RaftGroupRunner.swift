@@ -29,6 +29,9 @@ actor RaftGroupRunner {
     /// The node's clock and timers.
     private let runtime: Runtime
     private let log: @Sendable (String, LogLevel) -> Void
+    /// Told once when the replica stops because its storage failed (the host starts it
+    /// again from its disk, ``RaftHost``).
+    private let onStorageFailure: @Sendable () -> Void
 
     /// The replica's applied index as its machine holds it, stored at the end of every
     /// ``perform(_:)`` (the only way the driver's applied index or the machine moves).
@@ -45,8 +48,9 @@ actor RaftGroupRunner {
     init(
         id: String, node: String, replica: RaftReplica, storage: RaftStorage, machine: any ReplicatedStateMachine,
         settings: RaftHostSettings, outbox: RaftOutbox, runtime: Runtime, appliedChanges: ChangeCount,
-        log: @escaping @Sendable (String, LogLevel) -> Void
+        log: @escaping @Sendable (String, LogLevel) -> Void, onStorageFailure: @escaping @Sendable () -> Void = {}
     ) {
+        self.onStorageFailure = onStorageFailure
         self.runtime = runtime
         self.id = id
         self.node = node
@@ -253,7 +257,9 @@ actor RaftGroupRunner {
         guard !stopped, failure == nil else { return }
         switch result {
         case .success(let position): perform(driver.flushed(batch: batch, through: position, now: runtime.now))
-        case .failure(let error): fail("its storage failed: \(error)")
+        case .failure(let error):
+            fail("its storage failed: \(error)")
+            onStorageFailure()
         }
     }
 

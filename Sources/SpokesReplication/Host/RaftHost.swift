@@ -99,11 +99,21 @@ public final class RaftHost: Sendable {
     /// (100 ms of a 3-user job's 1.9 s). ``JobGroups`` opens the group here, then on the
     /// peers, then starts it here.
     public func open(group id: String, _ group: RaftGroup, machine: any ReplicatedStateMachine, starts: Bool = true) async throws(RaftHostError) {
+        try await open(group: id, group, machine: machine, starts: starts, replacing: nil)
+    }
+
+    /// ``open(group:_:machine:starts:)``; `replacing`: the replica here that stopped on a
+    /// failed write or flush, which keeps its place (and says why it stopped) until the
+    /// new one opens; the new one's storage rewrites what it recovers first
+    /// (``RaftStorage/init(directory:disk:rewritingWhatItReads:)``).
+    private func open(
+        group id: String, _ group: RaftGroup, machine: any ReplicatedStateMachine, starts: Bool, replacing failed: RaftGroupRunner?
+    ) async throws(RaftHostError) {
         try RaftGroupID.validate(id)
         guard !stopped.load(ordering: .acquiring) else { throw .stopped(node: name) }
         guard group.replicas.contains(name) else { throw .notAReplica(group: id, node: name) }
         let claimed = opening.withLock { opening in
-            groups.withLock { $0[id] == nil } && opening.insert(id).inserted
+            groups.withLock { $0[id] == nil || ($0[id] === failed && failed != nil) } && opening.insert(id).inserted
         }
         guard claimed else { throw .groupExists(id, node: name) }
         defer { opening.withLock { _ = $0.remove(id) } }
@@ -129,7 +139,7 @@ public final class RaftHost: Sendable {
                 return .failure(.replicaFailed(group: id, node: name, reason: error.reason))
             }
             do throws(RaftStorageError) {
-                return .success(try RaftStorage(directory: directory, disk: disk))
+                return .success(try RaftStorage(directory: directory, disk: disk, rewritingWhatItReads: failed != nil))
             } catch {
                 return .failure(.replicaFailed(group: id, node: name, reason: "cannot open its storage: \(error)"))
             }
@@ -146,11 +156,50 @@ public final class RaftHost: Sendable {
         let system = system
         let runner = RaftGroupRunner(
             id: id, node: name, replica: replica, storage: storage, machine: machine, settings: settings, outbox: outbox,
-            runtime: system.runtime, appliedChanges: appliedChanges, log: { line, level in system.log(line, level: level) })
+            runtime: system.runtime, appliedChanges: appliedChanges, log: { line, level in system.log(line, level: level) },
+            onStorageFailure: { [weak self] in self?.startAgainFromDisk(id) })
+        if let failed { await failed.stop() }
         groups.withLock { $0[id] = runner }
         appliedChanges.bump()
         if starts { await runner.start() }
         if stopped.load(ordering: .acquiring) { await runner.stop() }
+    }
+
+    /// Seconds before a replica whose storage failed is first started again from its
+    /// disk, and the most between two tries (each wait doubles).
+    static let restartAfterStorageFailure: ClosedRange<Double> = 1...16
+
+    /// Starts group `id`'s replica here again from what its disk holds, as a restart of
+    /// the node would, after its storage failed (a full disk): tried after
+    /// ``restartAfterStorageFailure``'s lower bound, then again with the wait doubled, up
+    /// to its upper bound, until it opens, while this host runs, the group is not removed
+    /// and nothing else opened it. A stopped replica stays stopped otherwise: a group
+    /// whose majority stopped so (two full disks of three) never moved again, and its job
+    /// waited forever with its client (`simulate-cluster --model nodes --nodes 3`, seed
+    /// 500). What the disk holds may be pages a failed flush left unwritten, so the
+    /// storage rewrites it first.
+    private func startAgainFromDisk(_ id: String) {
+        guard let failed = groups.withLock({ $0[id] }), let make = machines[String(id.prefix { $0 != "-" })] else { return }
+        let definition = failed.definition
+        let runtime = system.runtime
+        Task { [weak self] in
+            var wait = Self.restartAfterStorageFailure.lowerBound
+            while true {
+                try? await runtime.clock.sleep(for: wait)
+                // Not when the host stops, the group was removed, or opened again meanwhile.
+                guard let self, !self.stopped.load(ordering: .acquiring), !self.wasRemoved(id), self.groups.withLock({ $0[id] === failed }) else { return }
+                do throws(RaftHostError) {
+                    try await self.open(group: id, definition, machine: make(), starts: true, replacing: failed)
+                    self.system.log("raft \(id): the replica on \(self.name) started again from its disk", level: .warning)
+                    return
+                } catch .groupExists {
+                    return
+                } catch {
+                    self.system.log("raft \(id): the replica on \(self.name) cannot start again yet: \(error)", level: .warning)
+                    wait = min(2 * wait, Self.restartAfterStorageFailure.upperBound)
+                }
+            }
+        }
     }
 
     /// Starts group `id`'s replica here, opened with `starts: false` (nothing when it runs

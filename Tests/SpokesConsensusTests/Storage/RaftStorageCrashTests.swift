@@ -22,6 +22,28 @@ import Testing
         #expect(reopened.recovered.hardState == RaftHardState(term: 1, votedFor: "a"))
     }
 
+    /// A storage opened again in the process after a failed flush reads what the kernel
+    /// holds, flushed or not: opened to rewrite what it reads, all of it survives a crash
+    /// before anything else is written; opened plainly, the unflushed part would not.
+    @Test func aStorageOpenedToRewriteWhatItReadsMakesItDurable() throws {
+        for rewriting in [true, false] {
+            let disk = SimulatedDisk()
+            let storage = try RaftStorage(directory: "/node/raft/g", disk: disk)
+            try storage.write(RaftWrite(hardState: RaftHardState(term: 1, votedFor: "a"), entries: Self.entries(1...2, term: 1)))
+            try storage.sync()
+            // The next record reached the kernel; its flush failed.
+            let record = try #require(RaftLogFormat.record(for: [RaftWrite(entries: Self.entries(3...4, term: 1))]))
+            try disk.append(record, to: storage.logPath)
+            storage.close()
+            let reopened = try RaftStorage(directory: "/node/raft/g", disk: disk, rewritingWhatItReads: rewriting)
+            #expect(reopened.recovered.entries.map(\.index) == [1, 2, 3, 4])
+            disk.crash()
+            let afterCrash = try RaftStorage(directory: "/node/raft/g", disk: disk).recovered
+            #expect(afterCrash.entries.map(\.index) == (rewriting ? [1, 2, 3, 4] : [1, 2]), "rewriting: \(rewriting)")
+            #expect(afterCrash.hardState == RaftHardState(term: 1, votedFor: "a"))
+        }
+    }
+
     @Test func aTornAppendIsDroppedAndTheLogTakesNewRecordsAfterIt() throws {
         let disk = SimulatedDisk()
         let storage = try RaftStorage(directory: "/node/raft/g", disk: disk)
