@@ -40,15 +40,23 @@ enum CancelCommand {
             context.standardOutput("job \(job) on \(coordinator) is stopping (it had not ended within 10 s); 'spokes jobs --to \(cancellation.coordinatorAddress)' shows when it has\n")
             return 0
         }
-        let unit = summary.kind == nil ? "users" : "tasks"
-        context.standardOutput(
-            "cancelled job \(job) on \(coordinator): \(summary.succeeded) of \(summary.tasks) \(unit) completed, "
-                + "\(summary.cancelled) cancelled, \(summary.failed) failed\n")
+        context.standardOutput(Self.ended(job, on: coordinator, summary) + "\n")
         if let error = cancellation.storeError {
             context.standardError("warning: the coordinator could not store its report: \(error)\n")
             return 1
         }
         context.standardOutput("its report is stored: spokes result \(job) --to \(cancellation.coordinatorAddress)\n")
         return 0
+    }
+
+    /// What the command says of a job that ended as `summary` says, on `coordinator`: one
+    /// the cancel stopped, or one that had ended before the cancel reached it (its last
+    /// task had ended, and its report was being stored).
+    static func ended(_ job: String, on coordinator: String, _ summary: JobStore.Summary) -> String {
+        let unit = summary.kind == nil ? "users" : "tasks"
+        let what = summary.state == .cancelled
+            ? "cancelled job \(job) on \(coordinator)"
+            : "job \(job) on \(coordinator) had ended (\(summary.state.rawValue)) before the cancel reached it"
+        return "\(what): \(summary.succeeded) of \(summary.tasks) \(unit) completed, \(summary.cancelled) cancelled, \(summary.failed) failed"
     }
 }

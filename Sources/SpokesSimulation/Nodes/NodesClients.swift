@@ -264,7 +264,7 @@ final class NodesClients: Sendable {
             let cancellation = try await desk.cancel(job, at: try await desk.node(at: address(of: node, in: run)))
             cancelling.withLock { $0?.answered = .some(cancellation) }
             if let cancellation {
-                run.record("cancel \(name): \(cancellation.summary.map { "cancelled, \($0.succeeded) of \($0.tasks) done" } ?? "stopping") on \(cancellation.coordinator)")
+                run.record("cancel \(name): \(cancellation.summary.map { "\($0.state.rawValue), \($0.succeeded) of \($0.tasks) done" } ?? "stopping") on \(cancellation.coordinator)")
             } else {
                 run.record("cancel \(name): no node runs it")
             }
@@ -417,7 +417,8 @@ final class NodesClients: Sendable {
         return nil
     }
 
-    /// A job `cancel` said it cancelled, with its report stored, is stored cancelled.
+    /// A job `cancel` said it cancelled, with its report stored, is stored cancelled; one
+    /// it said had ended before the cancel reached it is stored as it said.
     private func checkCancel(in run: NodesRun) async throws -> String? {
         guard let answer = cancelling.withLock({ $0 }), let job = answer.job else { return nil }
         guard case .some(.some(let cancellation)) = answer.answered, cancellation.summary != nil, cancellation.storeError == nil else { return nil }
@@ -428,8 +429,11 @@ final class NodesClients: Sendable {
         case .bikes(let report): report.cancelled
         case .tasks(let report): report.cancelled
         }
-        if !cancelled { return "\(answer.name) (\(job)): cancel said \(cancellation.coordinator) cancelled it and stored its report; stored on n\(node): \(Self.describe(report))" }
-        run.record("cancel \(answer.name): stored cancelled, as said")
+        let said = cancellation.summary?.state == .cancelled
+        if cancelled != said {
+            return "\(answer.name) (\(job)): cancel said \(cancellation.coordinator) \(said ? "cancelled it" : "had ended it before the cancel") and stored its report; stored on n\(node): \(Self.describe(report))"
+        }
+        run.record("cancel \(answer.name): stored \(said ? "cancelled" : "ended before the cancel"), as said")
         return nil
     }
 
