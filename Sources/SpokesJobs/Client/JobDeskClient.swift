@@ -163,12 +163,13 @@ public struct JobDeskClient: Sendable {
             do {
                 next = try await ask(address)
                 unreachableSince = nil
-            } catch where waiting.waits && location.summary.state == .running && address != target && !(error is CancellationError) {
+            } catch where waiting.waits && address != target && !(error is CancellationError) {
                 // The job's node does not answer this client (it died, is cut off, or
-                // the job moved on): while the job runs on elsewhere, the node asked
-                // first locates it again (a member that took it over). Before, the client
-                // failed at once while the job ran on (simulate-cluster --model nodes,
-                // seed 15).
+                // the job moved on): the node asked first locates it again (a member
+                // that took it over, or stored it). Before, the client failed at once
+                // while the job ran on (simulate-cluster --model nodes, seed 15), also
+                // when that node had listed the job ended as its coordinator was deposed
+                // (--nodes 5, seed 787).
                 let since = unreachableSince ?? runtime.now
                 unreachableSince = since
                 if runtime.now - since >= Self.unreachablePatience {
@@ -193,7 +194,13 @@ public struct JobDeskClient: Sendable {
                 }
                 asked += 1
                 try await runtime.sleep(for: pollInterval)
-                next = try await ask(address)
+                do {
+                    next = try await ask(address)
+                } catch where waiting.waits && address != target && !(error is CancellationError) {
+                    // Gone quiet since (as above): the node asked first locates it again.
+                    next = try await ask(target)
+                    break
+                }
             }
             found = next
         }

@@ -179,4 +179,52 @@ struct JobDeskClientTests {
         guard case .report(let report) = found else { Issue.record("want n2's report, got \(found)"); return }
         #expect(report == "the report of w-1 on n2")
     }
+
+    /// (`simulate-cluster --model nodes --nodes 5`, seed 787): the coordinator a `result
+    /// --wait` client followed was deposed, listed the map as ended, then stopped answering
+    /// (a one-way cut); the client failed with "peer disconnected" while the member that
+    /// took the map over ran it. Now a node that stops answering after it listed the job
+    /// ended is passed over as one that ran it is: the node asked first locates it again.
+    @Test func aWaitingClientWhoseJobsNodeListsItEndedAndGoesQuietFindsTheMemberThatTookItOver() async throws {
+        let cluster = try SimulatedCluster(3, configure: { index, settings in settings.dataDirectory = "/data/n\(index)" },
+                                           disk: { _ in SimulatedDisk() })
+        defer { cluster.stop() }
+        try await cluster.awaitMesh()
+        typealias Workload = JobServiceWorkloadTests.MadeUpWorkload
+        let workloads = [Workload(node: "n0"), Workload(node: "n1", running: ["w-1"]), Workload(node: "n2")]
+        let desks = (0..<3).map { index in
+            ClusterSystem.withWellKnownName(JobService.wellKnownName) {
+                JobService(actorSystem: cluster[index].system, node: cluster[index], workloads: [workloads[index]])
+            }
+        }
+        defer { withExtendedLifetime(desks) {} }
+        let client = try await cluster.clusterClient(to: cluster[0])
+        let desk = JobDeskClient(system: client.system)
+        let storedOnN2 = Atomic<Bool>(false)
+        let endedOnN1 = Atomic<Bool>(false)
+        let askedN1SinceItEnded = Atomic<Int>(0)
+        let waitingOn = Mutex<[String]>([])
+        let target = cluster[0].system.address
+        let waiting = Task {
+            try await desk.result(of: "w-1", at: target, waiting: .untilEnd(atMost: nil), storedReport: { job, node, _ in
+                // n1 goes quiet once it has answered once that the job ended there.
+                if node.name == "n1", endedOnN1.load(ordering: .acquiring), askedN1SinceItEnded.add(1, ordering: .relaxed).newValue == 2 {
+                    cluster.isolate(SimulatedCluster.host(1))
+                }
+                return node.name == "n2" && storedOnN2.load(ordering: .acquiring) ? "the report of \(job) on n2" : nil
+            }, onWaiting: { location in waitingOn.withLock { $0.append(location.node) } })
+        }
+        try await cluster.run(until: "the client waits on n1", within: 10) { !waitingOn.withLock(\.isEmpty) }
+        // n1, cut off from n2, lists the job ended; n2 runs it on.
+        cluster.network.cut(between: SimulatedCluster.host(1), and: SimulatedCluster.host(2))
+        workloads[1].state.withLock { $0.running = []; $0.ended = ["w-1"] }
+        workloads[2].state.withLock { $0.running = ["w-1"] }
+        endedOnN1.store(true, ordering: .releasing)
+        try await cluster.run(for: 8)
+        storedOnN2.store(true, ordering: .releasing)
+        let found = try await cluster.complete("the wait ends", within: 30) { try await waiting.value }
+        guard case .report(let report) = found else { Issue.record("want n2's report, got \(found)"); return }
+        #expect(report == "the report of w-1 on n2")
+        #expect(askedN1SinceItEnded.load(ordering: .relaxed) >= 2, "n1 answered that the job ended there, then went quiet")
+    }
 }
