@@ -30,6 +30,8 @@ final class NodesRun: Sendable {
     /// The nodes a crash, pause or cut has cut off from clients now, by the fault's place
     /// in the plan.
     private let unreachable = Mutex<[Int: Int]>([:])
+    /// When each node's last crash, pause or cut ended (virtual seconds of the run).
+    private let healedAt = Mutex<[Int: Double]>([:])
     /// The cuts of the faults that hold now, by the fault's place in the plan: made again
     /// when another fault's end heals the network (faults a test plans may overlap).
     private let cuts = Mutex<[Int: @Sendable () -> Void]>([:])
@@ -363,7 +365,7 @@ final class NodesRun: Sendable {
 
     private func end(_ fault: NodesModel.Fault, number: Int) async throws {
         record("FAULT ENDS \(fault.kind.rawValue) n\(fault.node)")
-        unreachable.withLock { $0[number] = nil }
+        if unreachable.withLock({ $0.removeValue(forKey: number) }) != nil { healedAt.withLock { $0[fault.node] = virtualSeconds } }
         cuts.withLock { $0[number] = nil }
         switch fault.kind {
         case .crash:
@@ -506,9 +508,10 @@ final class NodesRun: Sendable {
         }
     }
 
-    /// How long a member must have run a job before a client that gives up on it is
-    /// taken to have been able to find it there: more than one of the follower's rounds
-    /// (half a second, plus its questions).
+    /// How long a member must have run a job, and been reachable, before a client that
+    /// gives up on it is taken to have been able to find it there: more than one of the
+    /// follower's rounds (half a second, plus its questions). A member healed 0.25 s before
+    /// a give-up had not been asked since (`--nodes 3`, seed 685: judged a lie before).
     static let followableAfter = 1.5
 
     /// A client gave up on a map or a bike job (``CoordinatorLost``): that is the truth only if no
@@ -528,11 +531,13 @@ final class NodesRun: Sendable {
         }
     }
 
-    /// The members a client could reach now (any node up but the one a fault cuts off)
-    /// that have been running `job` for ``followableAfter`` seconds or more, as
-    /// `nK (for S s)`; and the nodes cut off.
+    /// The members a client could reach now (any node up but the one a fault cuts off, or
+    /// healed less than ``followableAfter`` seconds ago) that have been running `job` for
+    /// ``followableAfter`` seconds or more, as `nK (for S s)`; and the nodes cut off.
     func reachableRunners(of job: String) async -> (runners: [String], cutOff: Set<Int>) {
+        let now = virtualSeconds
         let cutOff = unreachable.withLock { Set($0.values) }
+            .union(healedAt.withLock { $0.filter { now - $0.value < Self.followableAfter }.keys })
         var runners: [String] = []
         for (index, assembly) in liveAssemblies where !cutOff.contains(index) {
             // A map this node coordinates (not one it holds for a dead coordinator), or a
