@@ -96,6 +96,64 @@ struct JobDeskClientTests {
         #expect(again == nil, "no node runs it now")
     }
 
+    /// Three nodes with made-up workloads, the job `w-1` running on n1, and a client of
+    /// n0 waiting for its result (`spokes result w-1 --wait --to n0`) on n1: what the
+    /// tests below do to n1 and n2 while it waits, and where it ends. n2 has a report of
+    /// the job once ``storeOnN2()`` was called.
+    final class WaitingOnN1: Sendable {
+        typealias Workload = JobServiceWorkloadTests.MadeUpWorkload
+        let cluster: SimulatedCluster
+        let workloads = [Workload(node: "n0"), Workload(node: "n1", running: ["w-1"]), Workload(node: "n2")]
+        private let desks: [JobService]
+        private let storedOnN2 = Atomic<Bool>(false)
+        /// The nodes the client waited on, in order.
+        let waitingOn = Mutex<[String]>([])
+        private let waiting = Mutex<Task<JobDeskClient.JobResult<String>, any Error>?>(nil)
+
+        /// Starts the client once the cluster is up, and returns when it waits on n1;
+        /// `asking` hears each node the client asks for a report, before it is asked.
+        init(asking: @escaping @Sendable (String) -> Void = { _ in }) async throws {
+            cluster = try SimulatedCluster(3, configure: { index, settings in settings.dataDirectory = "/data/n\(index)" },
+                                           disk: { _ in SimulatedDisk() })
+            try await cluster.awaitMesh()
+            let cluster = cluster, workloads = workloads
+            desks = (0..<3).map { index in
+                ClusterSystem.withWellKnownName(JobService.wellKnownName) {
+                    JobService(actorSystem: cluster[index].system, node: cluster[index], workloads: [workloads[index]])
+                }
+            }
+            let desk = JobDeskClient(system: try await cluster.clusterClient(to: cluster[0]).system)
+            let target = cluster[0].system.address
+            let task = Task { [self] in
+                try await desk.result(of: "w-1", at: target, waiting: .untilEnd(atMost: nil), storedReport: { job, node, _ in
+                    asking(node.name)
+                    return node.name == "n2" && self.storedOnN2.load(ordering: .acquiring) ? "the report of \(job) on n2" : nil
+                }, onWaiting: { location in self.waitingOn.withLock { $0.append(location.node) } })
+            }
+            waiting.withLock { $0 = task }
+            try await cluster.run(until: "the client waits on n1", within: 10) { !self.waitingOn.withLock(\.isEmpty) }
+        }
+
+        /// n1 gives the job up and n2 runs it on.
+        func moveTheJobToN2(endedOnN1: Bool) {
+            workloads[1].state.withLock { $0.running = []; $0.ended = endedOnN1 ? ["w-1"] : [] }
+            workloads[2].state.withLock { $0.running = ["w-1"] }
+        }
+
+        /// After 8 s more, n2 stores the job's report: what the client ends with.
+        func end() async throws -> JobDeskClient.JobResult<String> {
+            try await cluster.run(for: 8)
+            storedOnN2.store(true, ordering: .releasing)
+            let waiting = try #require(waiting.withLock { $0 })
+            return try await cluster.complete("the wait ends", within: 30) { try await waiting.value }
+        }
+
+        func stop() {
+            withExtendedLifetime(desks) {}
+            cluster.stop()
+        }
+    }
+
     /// Found by the simulator's `result --wait` clients (`simulate-cluster --model nodes
     /// --nodes 5`, seed 15): a `result --wait` client waited for a map on its coordinator,
     /// which a partition cut off; the client failed with "peer disconnected" while the
@@ -103,39 +161,15 @@ struct JobDeskClientTests {
     /// Now it asks the node it was sent to again, which finds the job on the member that
     /// runs it now, and prints that member's report.
     @Test func aWaitingClientWhoseJobsNodeIsLostFindsTheMemberThatTookTheJobOver() async throws {
-        let cluster = try SimulatedCluster(3, configure: { index, settings in settings.dataDirectory = "/data/n\(index)" },
-                                           disk: { _ in SimulatedDisk() })
-        defer { cluster.stop() }
-        try await cluster.awaitMesh()
-        typealias Workload = JobServiceWorkloadTests.MadeUpWorkload
-        let workloads = [Workload(node: "n0"), Workload(node: "n1", running: ["w-1"]), Workload(node: "n2")]
-        let desks = (0..<3).map { index in
-            ClusterSystem.withWellKnownName(JobService.wellKnownName) {
-                JobService(actorSystem: cluster[index].system, node: cluster[index], workloads: [workloads[index]])
-            }
-        }
-        defer { withExtendedLifetime(desks) {} }
-        let client = try await cluster.clusterClient(to: cluster[0])
-        let desk = JobDeskClient(system: client.system)
-        let storedOnN2 = Atomic<Bool>(false)
-        let waitingOn = Mutex<[String]>([])
-        let target = cluster[0].system.address
-        let waiting = Task {
-            try await desk.result(of: "w-1", at: target, waiting: .untilEnd(atMost: nil), storedReport: { job, node, _ in
-                node.name == "n2" && storedOnN2.load(ordering: .acquiring) ? "the report of \(job) on n2" : nil
-            }, onWaiting: { location in waitingOn.withLock { $0.append(location.node) } })
-        }
-        try await cluster.run(until: "the client waits on n1", within: 10) { !waitingOn.withLock(\.isEmpty) }
+        let nodes = try await WaitingOnN1()
+        defer { nodes.stop() }
         // n1 is lost; n2 takes the job over, and later stores its report.
-        cluster.isolate(SimulatedCluster.host(1))
-        workloads[1].state.withLock { $0.running = [] }
-        workloads[2].state.withLock { $0.running = ["w-1"] }
-        try await cluster.run(for: 8)
-        storedOnN2.store(true, ordering: .releasing)
-        let found = try await cluster.complete("the wait ends", within: 30) { try await waiting.value }
+        nodes.cluster.isolate(SimulatedCluster.host(1))
+        nodes.moveTheJobToN2(endedOnN1: false)
+        let found = try await nodes.end()
         guard case .report(let report) = found else { Issue.record("want n2's report, got \(found)"); return }
         #expect(report == "the report of w-1 on n2")
-        #expect(waitingOn.withLock { $0 } == ["n1"])
+        #expect(nodes.waitingOn.withLock { $0 } == ["n1"])
     }
 
     /// (`simulate-cluster --model nodes --nodes 3 --scenario twin-name`, seed 243): a
@@ -145,37 +179,12 @@ struct JobDeskClientTests {
     /// ran on. Now it asks the node it was sent to again, which finds the job where it
     /// runs (a member that runs a job is found before one that lists it ended).
     @Test func aWaitingClientWhoseJobsNodeListsItEndedWithoutAReportFindsTheMemberThatTookItOver() async throws {
-        let cluster = try SimulatedCluster(3, configure: { index, settings in settings.dataDirectory = "/data/n\(index)" },
-                                           disk: { _ in SimulatedDisk() })
-        defer { cluster.stop() }
-        try await cluster.awaitMesh()
-        typealias Workload = JobServiceWorkloadTests.MadeUpWorkload
-        let workloads = [Workload(node: "n0"), Workload(node: "n1", running: ["w-1"]), Workload(node: "n2")]
-        let desks = (0..<3).map { index in
-            ClusterSystem.withWellKnownName(JobService.wellKnownName) {
-                JobService(actorSystem: cluster[index].system, node: cluster[index], workloads: [workloads[index]])
-            }
-        }
-        defer { withExtendedLifetime(desks) {} }
-        let client = try await cluster.clusterClient(to: cluster[0])
-        let desk = JobDeskClient(system: client.system)
-        let storedOnN2 = Atomic<Bool>(false)
-        let waitingOn = Mutex<[String]>([])
-        let target = cluster[0].system.address
-        let waiting = Task {
-            try await desk.result(of: "w-1", at: target, waiting: .untilEnd(atMost: nil), storedReport: { job, node, _ in
-                node.name == "n2" && storedOnN2.load(ordering: .acquiring) ? "the report of \(job) on n2" : nil
-            }, onWaiting: { location in waitingOn.withLock { $0.append(location.node) } })
-        }
-        try await cluster.run(until: "the client waits on n1", within: 10) { !waitingOn.withLock(\.isEmpty) }
-        // n1, cut off from n2, lists the job ended, with no report; n2 runs it on, and
-        // later stores its report.
-        cluster.network.cut(between: SimulatedCluster.host(1), and: SimulatedCluster.host(2))
-        workloads[1].state.withLock { $0.running = []; $0.ended = ["w-1"] }
-        workloads[2].state.withLock { $0.running = ["w-1"] }
-        try await cluster.run(for: 8)
-        storedOnN2.store(true, ordering: .releasing)
-        let found = try await cluster.complete("the wait ends", within: 30) { try await waiting.value }
+        let nodes = try await WaitingOnN1()
+        defer { nodes.stop() }
+        // n1, cut off from n2, lists the job ended, with no report; n2 runs it on.
+        nodes.cluster.network.cut(between: SimulatedCluster.host(1), and: SimulatedCluster.host(2))
+        nodes.moveTheJobToN2(endedOnN1: true)
+        let found = try await nodes.end()
         guard case .report(let report) = found else { Issue.record("want n2's report, got \(found)"); return }
         #expect(report == "the report of w-1 on n2")
     }
@@ -186,43 +195,23 @@ struct JobDeskClientTests {
     /// took the map over ran it. Now a node that stops answering after it listed the job
     /// ended is passed over as one that ran it is: the node asked first locates it again.
     @Test func aWaitingClientWhoseJobsNodeListsItEndedAndGoesQuietFindsTheMemberThatTookItOver() async throws {
-        let cluster = try SimulatedCluster(3, configure: { index, settings in settings.dataDirectory = "/data/n\(index)" },
-                                           disk: { _ in SimulatedDisk() })
-        defer { cluster.stop() }
-        try await cluster.awaitMesh()
-        typealias Workload = JobServiceWorkloadTests.MadeUpWorkload
-        let workloads = [Workload(node: "n0"), Workload(node: "n1", running: ["w-1"]), Workload(node: "n2")]
-        let desks = (0..<3).map { index in
-            ClusterSystem.withWellKnownName(JobService.wellKnownName) {
-                JobService(actorSystem: cluster[index].system, node: cluster[index], workloads: [workloads[index]])
-            }
-        }
-        defer { withExtendedLifetime(desks) {} }
-        let client = try await cluster.clusterClient(to: cluster[0])
-        let desk = JobDeskClient(system: client.system)
-        let storedOnN2 = Atomic<Bool>(false)
         let endedOnN1 = Atomic<Bool>(false)
         let askedN1SinceItEnded = Atomic<Int>(0)
-        let waitingOn = Mutex<[String]>([])
-        let target = cluster[0].system.address
-        let waiting = Task {
-            try await desk.result(of: "w-1", at: target, waiting: .untilEnd(atMost: nil), storedReport: { job, node, _ in
-                // n1 goes quiet once it has answered once that the job ended there.
-                if node.name == "n1", endedOnN1.load(ordering: .acquiring), askedN1SinceItEnded.add(1, ordering: .relaxed).newValue == 2 {
-                    cluster.isolate(SimulatedCluster.host(1))
-                }
-                return node.name == "n2" && storedOnN2.load(ordering: .acquiring) ? "the report of \(job) on n2" : nil
-            }, onWaiting: { location in waitingOn.withLock { $0.append(location.node) } })
-        }
-        try await cluster.run(until: "the client waits on n1", within: 10) { !waitingOn.withLock(\.isEmpty) }
+        let isolateN1 = Mutex<(@Sendable () -> Void)?>(nil)
+        let nodes = try await WaitingOnN1(asking: { node in
+            // n1 goes quiet once it has answered once that the job ended there.
+            if node == "n1", endedOnN1.load(ordering: .acquiring), askedN1SinceItEnded.add(1, ordering: .relaxed).newValue == 2 {
+                isolateN1.withLock { $0 }?()
+            }
+        })
+        defer { nodes.stop() }
+        let cluster = nodes.cluster
+        isolateN1.withLock { $0 = { cluster.isolate(SimulatedCluster.host(1)) } }
         // n1, cut off from n2, lists the job ended; n2 runs it on.
         cluster.network.cut(between: SimulatedCluster.host(1), and: SimulatedCluster.host(2))
-        workloads[1].state.withLock { $0.running = []; $0.ended = ["w-1"] }
-        workloads[2].state.withLock { $0.running = ["w-1"] }
+        nodes.moveTheJobToN2(endedOnN1: true)
         endedOnN1.store(true, ordering: .releasing)
-        try await cluster.run(for: 8)
-        storedOnN2.store(true, ordering: .releasing)
-        let found = try await cluster.complete("the wait ends", within: 30) { try await waiting.value }
+        let found = try await nodes.end()
         guard case .report(let report) = found else { Issue.record("want n2's report, got \(found)"); return }
         #expect(report == "the report of w-1 on n2")
         #expect(askedN1SinceItEnded.load(ordering: .relaxed) >= 2, "n1 answered that the job ended there, then went quiet")
