@@ -85,9 +85,13 @@ public final class ReplicatedTaskJobs: TaskJobDurability {
     }
 
     /// The format a new job of `spec` goes in: this release's once every member speaks 7
-    /// (or for a group of this node alone), else the first earlier one that keeps it.
+    /// (or for a group of this node alone, when this node may speak 7 itself: one held to
+    /// the release before's protocols writes what that release reads, since a replica
+    /// added later may be of it; `simulate-cluster --scenario upgrade --nodes 3`, seed 1),
+    /// else the first earlier one that keeps it.
     private func format(for spec: TaskJobSpec, alone: Bool) -> JobGroupFormat {
-        if alone || usesJobGroups() { return formats[0] }
+        let speaks7 = system.settings.protocolVersions.highest >= ProtocolVersions.oneJobLayer
+        if (alone && speaks7) || usesJobGroups() { return formats[0] }
         return formats.dropFirst().first { $0.keeps(spec) } ?? formats[0]
     }
 

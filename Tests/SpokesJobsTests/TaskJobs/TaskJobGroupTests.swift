@@ -84,4 +84,23 @@ struct TaskJobGroupTests {
         #expect(report.succeeded == 3 && report.stored == true)
         await nodes.stop()
     }
+
+    /// A node held to the protocols of the release before keeps even a job of its own
+    /// alone in a `taskjob-` group, which that release reads: a replica added later may be
+    /// of it (`simulate-cluster --model nodes --scenario upgrade --nodes 3`, seed 1: such a
+    /// node, its peers out of reach, opened a `job-` group).
+    @Test func aNodeHeldBelowProtocol7KeepsAJobAloneInATaskjobGroup() async throws {
+        let nodes = try await JobDeskCluster(1, kinds: [CubeTask()]) { _, settings in
+            settings.protocolVersions = ProtocolVersions(lowest: 3, highest: ProtocolVersions.oneJobLayer - 1)
+        }
+        let spec = Self.spec("map-alone", numbers: [1, 2, 4000])
+        let submitted = Task { try await nodes.desks[0].submit(spec, listener: nil) }
+        try await nodes.cluster.run(until: "the job's taskjob group holds its quick ends", within: 30) {
+            ((await nodes.hosts[0].stateMachine(of: ReplicatedTaskJobs.tasksGroup(of: spec.id)) as? TaskJobMachine)?.ends.count ?? 0) >= 2
+        }
+        #expect(await nodes.machine(of: spec.id, on: 0) == nil, "no job group")
+        let report = try await nodes.cluster.complete("the job ends", within: 60) { try await submitted.value }
+        #expect(report.succeeded == 3)
+        await nodes.stop()
+    }
 }
