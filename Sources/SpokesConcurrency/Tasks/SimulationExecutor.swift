@@ -224,6 +224,8 @@ public enum SimulationExecutor {
         guard let hook else { preconditionFailure("SimulationExecutor: this Swift runtime exports no swift_task_enqueueGlobal_hook") }
         precondition(!draining.exchange(true, ordering: .acquiringAndReleasing), "SimulationExecutor is already draining")
         ended.store(false, ordering: .releasing)
+        // A wait noted in an earlier drain whose driver never took it is not this one's.
+        realTimeWait.withLock { $0 = nil }
         drainer.store(UInt(pthread_self()), ordering: .releasing)
         state.withLock { $0.active = true }
         hook.pointee = { job, original in SimulationExecutor.enqueue(job, original: original) }

@@ -147,7 +147,9 @@ public struct JobDeskClient: Sendable {
             }
             stalledSince = nil
             // A finished job is a hop or two away; only waiting on a running one loops on.
-            if location.summary.state != .running { hops += 1 }
+            // (Not while its node does not answer: that is bounded by unreachablePatience,
+            // and ends in JobNodeUnreachable, which says where to ask.)
+            if location.summary.state != .running && unreachableSince == nil { hops += 1 }
             guard hops <= 3 else { break }
             if location.summary.state == .running {
                 guard case .untilEnd(let atMost) = waiting else { return .running(location) }
@@ -181,13 +183,15 @@ public struct JobDeskClient: Sendable {
             }
             // Listed as finished but no report on its node: it may have ended between the
             // two questions (ask again), or the store could not keep it, or that node
-            // stopped coordinating it and another took it over (a deposed coordinator
-            // lists its end; the node asked first locates the job where it runs on).
+            // stopped coordinating it and another takes it over (a deposed coordinator
+            // lists its end; the node asked first locates the job where it runs on). A
+            // waiting client gives a take-over ``unknownPatience`` seconds.
             var asked = 1
+            let endedSince = runtime.now
             while case .elsewhere(let moved) = next, moved.node == location.node, moved.summary.state != .running {
-                guard asked < 3 else {
+                guard asked < 3 || (waiting.waits && runtime.now - endedSince < Self.unknownPatience) else {
                     let again = try await ask(target)
-                    if case .elsewhere(let other) = again, other.node == location.node || address == target { return .notStored(node: location.node) }
+                    if case .elsewhere(let other) = again, other.node == location.node { return .notStored(node: location.node) }
                     if case .unknown = again { return .notStored(node: location.node) }
                     next = again
                     break

@@ -132,13 +132,14 @@ public distributed actor JobService {
 
     /// Where `job` is: the node that coordinates it now or stored it, and where that node
     /// listens; this node first, then every alive member (each within 2 s). A member that
-    /// runs it is answered at once; one that lists it ended only once no other runs it (a
-    /// coordinator that lost its replicas lists the job's end while another member takes
-    /// it over). Nil when no node answering knows it.
+    /// runs it is answered at once; else one that lists it ended, another member's before
+    /// this node's (a coordinator that lost its replicas lists the job's end while another
+    /// member takes it over or stores it); else one that lists it stalled (a replica cut
+    /// off from the rest). Nil when no node answering knows it.
     public distributed func locate(job: String) async throws -> JobLocation? {
         let listedHere = try await jobs().first(where: { $0.job == job })
         let here = listedHere.map { JobLocation(job: job, node: actorSystem.node.name, address: actorSystem.address.description, summary: $0) }
-        if let here, here.summary.isUnfinished { return here }
+        if let here, here.summary.state == .running { return here }
         let system = actorSystem
         let members = node.members.filter { $0.state == .alive || $0.state == .suspect }
         return await withTaskGroup(of: JobLocation?.self) { group in
@@ -151,16 +152,20 @@ public distributed actor JobService {
                     return JobLocation(job: job, node: member.node.name, address: member.address, summary: summary)
                 }
             }
-            var ended = here
+            var ended: JobLocation?
+            var stalled: JobLocation?
             for await found in group {
                 guard let found else { continue }
-                if found.summary.isUnfinished {
+                switch found.summary.state {
+                case .running:
                     group.cancelAll()
                     return found
+                case .stalled: stalled = stalled ?? found
+                default: ended = ended ?? found
                 }
-                ended = ended ?? found
             }
-            return ended
+            let endedHere = here.flatMap { $0.summary.isUnfinished ? nil : $0 }
+            return ended ?? endedHere ?? here ?? stalled
         }
     }
 

@@ -158,8 +158,23 @@ public final class RaftHost: Sendable {
             id: id, node: name, replica: replica, storage: storage, machine: machine, settings: settings, outbox: outbox,
             runtime: system.runtime, appliedChanges: appliedChanges, log: { line, level in system.log(line, level: level) },
             onStorageFailure: { [weak self] in self?.startAgainFromDisk(id) })
-        if let failed { await failed.stop() }
-        groups.withLock { $0[id] = runner }
+        if let failed {
+            // In the failed replica's place only if it still holds it: the group may have
+            // been removed, or the host stopped, while the storage was read and rewritten.
+            let removed = wasRemoved(id)
+            let placed = groups.withLock { groups in
+                guard groups[id] === failed, !removed, !stopped.load(ordering: .acquiring) else { return false }
+                groups[id] = runner
+                return true
+            }
+            guard placed else {
+                await runner.stop()
+                throw .groupExists(id, node: name)
+            }
+            await failed.stop()
+        } else {
+            groups.withLock { $0[id] = runner }
+        }
         appliedChanges.bump()
         if starts { await runner.start() }
         if stopped.load(ordering: .acquiring) { await runner.stop() }
@@ -168,6 +183,9 @@ public final class RaftHost: Sendable {
     /// Seconds before a replica whose storage failed is first started again from its
     /// disk, and the most between two tries (each wait doubles).
     static let restartAfterStorageFailure: ClosedRange<Double> = 1...16
+    /// Per group, the wait before its replica's last start from its disk, and when: a
+    /// replica that fails again within four of the longest waits starts from the double.
+    private let restartWaits = Mutex<[String: (wait: Double, at: Double)]>([:])
 
     /// Starts group `id`'s replica here again from what its disk holds, as a restart of
     /// the node would, after its storage failed (a full disk): tried after
@@ -182,14 +200,21 @@ public final class RaftHost: Sendable {
         guard let failed = groups.withLock({ $0[id] }), let make = machines[String(id.prefix { $0 != "-" })] else { return }
         let definition = failed.definition
         let runtime = system.runtime
+        // A replica that fails again soon after it started again waits longer: a disk with
+        // room to rewrite the log but not for the next write would restart it every second.
+        let previous = restartWaits.withLock { $0[id] }
+        let recent = previous.map { runtime.now - $0.at < Self.restartAfterStorageFailure.upperBound * 4 } ?? false
         Task { [weak self] in
-            var wait = Self.restartAfterStorageFailure.lowerBound
+            var wait = recent ? min(2 * previous!.wait, Self.restartAfterStorageFailure.upperBound) : Self.restartAfterStorageFailure.lowerBound
             while true {
                 try? await runtime.clock.sleep(for: wait)
                 // Not when the host stops, the group was removed, or opened again meanwhile.
-                guard let self, !self.stopped.load(ordering: .acquiring), !self.wasRemoved(id), self.groups.withLock({ $0[id] === failed }) else { return }
+                guard let self, !self.stopped.load(ordering: .acquiring), !self.wasRemoved(id), self.groups.withLock({ $0[id] === failed }),
+                      await failed.status.failure != nil
+                else { return }
                 do throws(RaftHostError) {
                     try await self.open(group: id, definition, machine: make(), starts: true, replacing: failed)
+                    self.restartWaits.withLock { $0[id] = (wait, runtime.now) }
                     self.system.log("raft \(id): the replica on \(self.name) started again from its disk", level: .warning)
                     return
                 } catch .groupExists {
