@@ -82,8 +82,11 @@ public distributed actor JobService {
 
     /// Every job of the cluster: this node's (see ``jobs()``) and every alive member's,
     /// asked at once and each within 2 s (a member that does not answer is left out and
-    /// named in `unanswered`). A job listed twice (nodes sharing a data directory) is
-    /// listed once, running before stored.
+    /// named in `unanswered`). A job listed twice is listed once, and as stored when one
+    /// listing is its stored report: a report is stored only once the job's end is
+    /// committed, so a running listing beside it lags (a replica that has not applied the
+    /// end yet, as CI's replica replacement saw right after its jobs ended; a node whose
+    /// look at its running jobs came before the end, `simulate-cluster --nodes 5`, seed 174).
     public distributed func clusterJobs() async throws -> ClusterJobs {
         let own = try await jobs()
         let members = node.members.filter { $0.state == .alive || $0.state == .suspect }
@@ -104,9 +107,16 @@ public distributed actor JobService {
         // This node's own list too: a job that ends between the node's two looks (its
         // running jobs, then its store) is in both (`simulate-cluster --model nodes`, seed
         // 174: `spokes jobs` listed a map twice as it ended).
-        var seen = Set<String>()
+        var place: [String: Int] = [:]
         var all: [JobStore.Summary] = []
-        for job in own + answers.flatMap({ $0.1 ?? [] }) where seen.insert(job.job).inserted { all.append(job) }
+        for job in own + answers.flatMap({ $0.1 ?? [] }) {
+            guard let index = place[job.job] else {
+                place[job.job] = all.count
+                all.append(job)
+                continue
+            }
+            if all[index].isUnfinished, !job.isUnfinished { all[index] = job }
+        }
         var running = all.filter(\.isUnfinished)
         // Each running job's fair share of the cluster's slots: this node's and every
         // alive member's budgets, shared among the running jobs' remaining tasks.
