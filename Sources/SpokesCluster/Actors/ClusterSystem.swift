@@ -459,13 +459,21 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         connections.withLock { Array($0.values) }.reduce(0) { $0 + $1.callsInFlight.load(ordering: .relaxed) }
     }
 
-    /// Sends a heartbeat on every connection: it refreshes the peer's `lastReceived` of
-    /// this node, as any frame does. One round in ``WireMessage/Heartbeat/acknowledgedEvery``
-    /// asks for an acknowledgement and times the round trip.
+    /// Sends a heartbeat on every connection that sent nothing for a quarter interval: it
+    /// refreshes the peer's `lastReceived` of this node, as any frame does, so on a busy
+    /// connection it would be a frame (a write, a wake-up at the peer) for nothing. A peer
+    /// still hears from this node at least every 1.25 intervals, short of the 1.5 after
+    /// which it probes (``ClusterNode/probeAfter(_:)``; where settings put that sooner,
+    /// fewer or no heartbeats are left out). One round in
+    /// ``WireMessage/Heartbeat/acknowledgedEvery`` asks for an acknowledgement and times
+    /// the round trip; those go on every connection.
     public func sendHeartbeats() {
         let sequence = heartbeatSequence.wrappingAdd(1, ordering: .relaxed).oldValue
         let beat = WireMessage.Heartbeat(sequence: sequence)
+        let now = runtime.now
+        let recent = min(settings.heartbeatInterval / 4, ClusterNode.probeAfter(settings) - settings.heartbeatInterval)
         for connection in connections.withLock({ Array($0.values) }) {
+            if !beat.asksForAcknowledgement, now - connection.lastSent < recent { continue }
             if beat.asksForAcknowledgement { connection.roundTrip.withLock { $0.sent(sequence: sequence, at: runtime.now) } }
             connection.send(.heartbeat(beat))
         }

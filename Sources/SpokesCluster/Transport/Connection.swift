@@ -145,6 +145,11 @@ public final class Connection: Sendable, CustomStringConvertible {
     private static let encoder = JSONEncoder()
     /// Monotonic time of the last message received, as the bits of a Double.
     private let lastReceivedBits: Atomic<UInt64>
+    /// Monotonic time of the last message queued to send, as the bits of a Double.
+    private let lastSentBits = Atomic<UInt64>(0)
+
+    /// Monotonic seconds when the last message was queued to send (0 before any).
+    public var lastSent: Double { Double(bitPattern: lastSentBits.load(ordering: .relaxed)) }
 
     /// Monotonic seconds when the last message arrived (or when the connection opened).
     public var lastReceived: Double { Double(bitPattern: lastReceivedBits.load(ordering: .relaxed)) }
@@ -267,6 +272,7 @@ public final class Connection: Sendable, CustomStringConvertible {
             close(reason: "the peer is not reading: \(queued) bytes waiting to be sent", rejecting: .sendQueueFull)
             return .queued
         }
+        lastSentBits.store(clock.now.bitPattern, ordering: .relaxed)
         let isRefusal = if case .refused = message { true } else { false }
         let unsealed = Unsealed(payload: payload, isRefusal: isRefusal, batchable: WireBatch.mayCarry(message))
         guard writes != nil else {

@@ -130,6 +130,38 @@ struct ClusterNodeInVirtualTimeTests {
         #expect(cluster.nodes.allSatisfy { $0.system.heartbeatRoundTrips.count == 2 }, "every node timed both peers")
     }
 
+    /// A heartbeat goes only on a connection that sent nothing for a quarter interval: any
+    /// frame refreshes the peer's `lastReceived` as a heartbeat does, so on a busy
+    /// connection it would be a frame (a write, a wake-up) for nothing. The heartbeats
+    /// that ask for an answer always go (they time the round trip).
+    @Test func aConnectionBusyWithCallsCarriesOnlyTheHeartbeatsThatAskForAnAnswer() async throws {
+        let cluster = try SimulatedCluster(2)
+        defer { cluster.stop() }
+        try await cluster.awaitMesh()
+        let settings = cluster[0].settings
+        let peer = try #require(cluster[0].members.first)
+        let status = try NodeStatus.resolve(id: ActorID(node: peer.node, name: NodeStatus.wellKnownName), using: cluster[0].system)
+        let seconds = 4.0
+        let gap = settings.heartbeatInterval / 8
+        let answered = Atomic(0)
+        let calls = Task {
+            for _ in 0..<Int(seconds / gap) {
+                _ = try await status.members()
+                answered.add(1, ordering: .relaxed)
+                try await cluster.clock.sleep(for: gap)
+            }
+        }
+        let before = cluster[1].system.traffic.counts.framesReceived
+        try await cluster.complete("the calls", within: seconds * 2) { try await calls.value }
+        let received = cluster[1].system.traffic.counts.framesReceived - before
+        let beyondCalls = received - answered.load(ordering: .relaxed)
+        let rounds = seconds / settings.heartbeatInterval
+        let asking = 2 * rounds / Double(WireMessage.Heartbeat.acknowledgedEvery)
+        #expect(Double(beyondCalls) <= asking + 4, "n0's asking heartbeats and the answers to n1's: want about \(asking) frames beside the calls, got \(beyondCalls)")
+        #expect(cluster.nodes.allSatisfy { $0.members.count { $0.state == .alive } == 1 }, "nobody suspected")
+        #expect(cluster.nodes.allSatisfy { $0.system.heartbeatRoundTrips.count == 1 }, "both ends still time the round trip")
+    }
+
     @Test func aNodeCallsAnotherOverTheSimulatedNetwork() async throws {
         let cluster = try SimulatedCluster(2)
         defer { cluster.stop() }
