@@ -30,6 +30,10 @@ public struct RaftGroupStatus: Sendable, Hashable, Codable, CustomStringConverti
     public var commitIndex: Int
     public var appliedIndex: Int
     public var lastIndex: Int
+    /// The last index of the log on this replica's disk, where ``lastIndex`` may run ahead
+    /// until its flush ends (a follower may even apply entries a majority holds before its
+    /// own are durable): what a crash now keeps. Nil from nodes of releases that did not say.
+    public var durableIndex: Int? = nil
     /// Why the replica stopped, if it did.
     public var failure: String?
     /// Where this replica leads: when it last heard from each other replica, on its

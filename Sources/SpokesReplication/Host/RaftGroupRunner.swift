@@ -42,6 +42,8 @@ actor RaftGroupRunner {
 
     private var waiters: [Int: Waiter] = [:]
     private var failure: String?
+    /// The last index of the log on this replica's disk: what it recovered, then where each flush ended.
+    private var durableIndex: Int
     private var stopped = false
     private var ticking: Task<Void, Never>?
 
@@ -61,6 +63,7 @@ actor RaftGroupRunner {
         self.outbox = outbox
         self.log = log
         appliedIndexNow = Atomic(replica.appliedIndex)
+        durableIndex = replica.lastLogPosition.index
         self.appliedChanges = appliedChanges
     }
 
@@ -100,7 +103,7 @@ actor RaftGroupRunner {
         RaftGroupStatus(
             group: id, replica: node, role: driver.replica.role, term: driver.replica.term, leader: driver.replica.leader, replicas: driver.replica.replicas,
             replicasCommitted: driver.replica.replicasCommitted, commitIndex: driver.replica.commitIndex, appliedIndex: driver.replica.appliedIndex,
-            lastIndex: driver.replica.lastLogPosition.index, failure: failure,
+            lastIndex: driver.replica.lastLogPosition.index, durableIndex: durableIndex, failure: failure,
             followersLastHeard: driver.replica.role == .leader ? driver.replica.followersLastHeard : nil)
     }
 
@@ -256,7 +259,9 @@ actor RaftGroupRunner {
     private func flushed(batch: Int, _ result: Result<RaftLogPosition, RaftStorageError>) {
         guard !stopped, failure == nil else { return }
         switch result {
-        case .success(let position): perform(driver.flushed(batch: batch, through: position, now: runtime.now))
+        case .success(let position):
+            durableIndex = position.index
+            perform(driver.flushed(batch: batch, through: position, now: runtime.now))
         case .failure(let error):
             fail("its storage failed: \(error)")
             onStorageFailure()

@@ -210,7 +210,12 @@ struct RaftHostTests {
         try await cluster.leader(of: "g")
         for number in 1...5 { try await cluster.propose("a\(number)", to: "g", via: 0) }
         try await eventually("n3 applied a1...a5") { await cluster.applied("g", on: 2).count == 5 }
-        let held = try #require(await cluster.host(2).status(of: "g")).lastIndex
+        // What n3 holds on its disk: it may apply entries a majority holds before its own flush ends.
+        try await eventually("n3's log is on its disk through a5") {
+            guard let status = await cluster.host(2).status(of: "g") else { return false }
+            return status.durableIndex == status.lastIndex
+        }
+        let held = try #require(await cluster.host(2).status(of: "g")?.durableIndex)
         await cluster.kill(2)
         for number in 1...5 { try await cluster.propose("b\(number)", to: "g", via: 0) }
         try cluster.restart(2)
