@@ -6,13 +6,15 @@ import Synchronization
 /// One TCP connection, carrying framed JSON ``WireMessage``s over a ``ByteStream`` of
 /// the node's runtime (a socket on a machine, memory in the simulator).
 ///
-/// The stream's reader (a thread blocked in `recv`, for a socket) hands each decoded
-/// message to `onMessage` (a ``WireMessage/batch(_:)`` as one message). Writes never
+/// The stream's reader (for a socket, the process's one socket thread, `SocketReactor`)
+/// hands each decoded message to `onMessage` (a ``WireMessage/batch(_:)`` as one
+/// message), which must not block: every connection's reads wait meanwhile. Writes never
 /// block a caller: when nothing is queued or being written, the sender writes its frame
 /// in place, as much as the socket takes without waiting (so a lone call or reply costs
 /// no hop to another thread and waits for nothing); whatever the socket does not take,
 /// and whatever is sent meanwhile, goes to a write thread of the connection's own
-/// (`SerialThread`), which may block, so a slow peer delays only its own connection and
+/// (`SerialThread`, started the first time it is needed: an idle connection has no
+/// thread of its own), which may block, so a slow peer delays only its own connection and
 /// no cooperative-pool thread ever blocks on a socket. Whoever writes takes every
 /// message queued by then: on a connection that agreed protocol 6 the calls and replies
 /// among them go as batches (``WireBatch``: one frame, one seal and one decode for many),
@@ -213,7 +215,7 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Seals every frame queued after this call with `seal`.
     func sealSends(with seal: FrameSeal?) {
         guard let seal else { return }
-        onWriter { [self] in state.withLock { $0.sender = seal } }
+        onWriter(hereWhenIdle: true) { [self] in state.withLock { $0.sender = seal } }
     }
 
     /// Starts reading; messages and the close are reported to `handlers`.
@@ -227,7 +229,7 @@ public final class Connection: Sendable, CustomStringConvertible {
             }
             // The write thread ends after this, the last thing queued on it: a sender
             // writing in place may still hand it what it could not write.
-            onWriter { [stream, writes] in
+            onWriter(hereWhenIdle: true) { [stream, writes] in
                 stream.close()
                 writes?.finish()
             }
@@ -478,21 +480,44 @@ public final class Connection: Sendable, CustomStringConvertible {
     }
 
     /// Runs `block` after every write queued so far: on the write thread, or here where
-    /// writes run in place.
-    private func onWriter(_ block: @escaping @Sendable () -> Void) {
-        if writes != nil { enqueue(.block(block)) } else { block() }
+    /// writes run in place. `hereWhenIdle`: here too when nothing is queued or being
+    /// written (every write so far is done), so an idle connection never starts its write
+    /// thread; only for a block that takes no lock its caller may hold.
+    private func onWriter(hereWhenIdle: Bool = false, _ block: @escaping @Sendable () -> Void) {
+        guard writes != nil else { return block() }
+        guard hereWhenIdle else { return enqueue(.block(block)) }
+        let runsHere = outgoing.withLock { state in
+            guard !state.scheduled else {
+                state.items.append(.block(block))
+                return false
+            }
+            // Held meanwhile: a sender queues behind the block instead of writing in place.
+            state.scheduled = true
+            return true
+        }
+        guard runsHere else { return }
+        block()
+        let more = outgoing.withLock { state in
+            if state.items.isEmpty { state.scheduled = false }
+            return !state.items.isEmpty
+        }
+        if more { writes?.async { [self] in flushOutgoing() } }
     }
 
     /// Blocks until every write queued so far has been attempted (a sender writing in
     /// place may hand its rest to the write thread after a first wait: waits again, a
     /// bounded number of times). Call off the cooperative pool.
     func drainWrites() {
-        guard let writes else { return }
+        // A write thread never started has nothing queued, unless a sender writes in place.
+        guard let writes, writes.isStarted || outgoing.withLock({ $0.scheduled }) else { return }
         for _ in 0..<100 {
             writes.sync()
             if isClosed || !outgoing.withLock({ $0.scheduled }) { return }
         }
     }
+
+    /// Whether this connection ever started its write thread (a write had to wait).
+    var startedWriteThread: Bool { writes?.isStarted ?? false }
 
     /// Why this connection was closed, when it was closed for hostile or broken input.
     public var rejection: Rejection? { state.withLock { $0.rejection } }

@@ -5,7 +5,8 @@
 /// A write that may block (``ByteStream/write(_:)`` where ``ByteStream/writesWait``) is
 /// made off the cooperative pool (a connection's write thread); the callbacks
 /// (`onAccept`, `onBytes`, `onDatagram`) run on a thread or task of the network's own,
-/// one at a time per stream or port, in order.
+/// one at a time per stream or port, in order. `onBytes`, `onEnd` and `onDatagram` must
+/// not block: the machine's network reads every socket of the process on one thread.
 public protocol RuntimeNetwork: Sendable {
     /// Listens for streams on `address` (port 0 picks a free one).
     func listen(on address: SocketAddress) throws(TransportError) -> any StreamListener
@@ -94,6 +95,7 @@ public protocol DatagramPort: Sendable {
     /// `maximumSize + 1`, so the reader can tell) and its source to `onDatagram`, until
     /// ``stop()``.
     func startReceiving(maximumSize: Int, onDatagram: @escaping @Sendable (ArraySlice<UInt8>, SocketAddress) -> Void)
-    /// Stops receiving (within 0.1 s on a machine) and frees the port.
+    /// Stops receiving and frees the port (on a machine, once the reactor's thread
+    /// has let go of it).
     func stop()
 }

@@ -3,8 +3,9 @@ import Glibc
 import SpokesConcurrency
 import Synchronization
 
-/// The machine's network: TCP and UDP sockets, with a thread of their own for each
-/// reader (``RuntimeNetwork``'s callbacks never run on the cooperative pool here).
+/// The machine's network: TCP and UDP sockets, all read by one thread of their own
+/// (``SocketReactor``; ``RuntimeNetwork``'s callbacks never run on the cooperative pool
+/// here).
 public struct SocketNetwork: RuntimeNetwork {
     /// The clock a listener's accept thread pauses on while the process has no
     /// descriptor left: the real runtime's.
@@ -44,28 +45,49 @@ private struct SocketStreamListener: StreamListener {
     func stop() { listener.stop() }
 }
 
-/// A connected TCP socket. Its reader is a thread blocked in `recv`.
+/// A connected TCP socket, read by the process's ``SocketReactor``.
 public final class SocketStream: ByteStream {
     public let remoteAddress: SocketAddress
     public var writesWait: Bool { true }
     private let fd: Int32
-    private let closed = Atomic<Bool>(false)
+    /// Whether reading started, whether the reactor still watches the socket, and
+    /// whether it was closed: a watched socket is closed on the reactor's thread.
+    private let state = Mutex((reading: false, watched: false, closed: false))
 
     public init(fd: Int32, remoteAddress: SocketAddress) {
         self.fd = fd
         self.remoteAddress = remoteAddress
     }
 
+    /// Reads on the reactor's thread (at most ``SocketReactor/bufferSize`` bytes a
+    /// round); `onBytes` and `onEnd` run there and must not block.
     public func startReading(onBytes: @escaping @Sendable (ArraySlice<UInt8>) -> Bool, onEnd: @escaping @Sendable (StreamEnd) -> Void) {
-        PlainThread.start(name: "spokes.connection.read") { [fd] in
-            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let starts = state.withLock { state in
+            guard !state.reading, !state.closed else { return false }
+            state.reading = true
+            state.watched = true
+            return true
+        }
+        guard starts else { return }
+        SocketReactor.shared.watch(fd) { [self, fd] buffer in
             while true {
-                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else {
-                    return onEnd(count == 0 ? .closed : .failed(String(cString: strerror(errno))))
+                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                let end: StreamEnd
+                if count > 0 {
+                    guard !onBytes(buffer[..<count]) else { return nil }
+                    end = .stopped
+                } else if count == 0 {
+                    end = .closed
+                } else {
+                    let code = errno
+                    if code == EINTR { continue }
+                    if code == EAGAIN || code == EWOULDBLOCK { return nil }
+                    end = .failed(String(cString: strerror(code)))
                 }
-                guard onBytes(buffer[..<count]) else { return onEnd(.stopped) }
+                return { [self] in
+                    state.withLock { $0.watched = false }
+                    onEnd(end)
+                }
             }
         }
     }
@@ -92,17 +114,26 @@ public final class SocketStream: ByteStream {
     }
 
     public func close() {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        Glibc.close(fd)
+        let watched = state.withLock { state -> Bool? in
+            guard !state.closed else { return nil }
+            state.closed = true
+            return state.watched
+        }
+        guard let watched else { return }
+        if watched {
+            SocketReactor.shared.stopWatching(fd) { [fd] in _ = Glibc.close(fd) }
+        } else {
+            Glibc.close(fd)
+        }
     }
 }
 
-/// A bound UDP socket; its reader is a thread polling every 100 ms for ``stop()``.
+/// A bound UDP socket, read by the process's ``SocketReactor``.
 final class SocketDatagramPort: DatagramPort {
     let address: SocketAddress
     private let fd: Int32
-    /// Whether `stop()` was called, and whether a reader thread owns the socket (and
-    /// closes it when it ends).
+    /// Whether `stop()` was called, and whether the reactor watches the socket (and
+    /// closes it once it no longer does).
     private let state = Mutex((stopped: false, receiving: false))
     private var stopped: Bool { state.withLock { $0.stopped } }
 
@@ -148,31 +179,32 @@ final class SocketDatagramPort: DatagramPort {
             return true
         }
         guard starts else { return }
-        PlainThread.start(name: "spokes.udp") { [self] in
-            var buffer = [UInt8](repeating: 0, count: maximumSize + 1)
-            while !stopped {
-                var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                guard poll(&poller, 1, 100) > 0 else { continue }
-                var source = sockaddr_in()
-                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-                let count = buffer.withUnsafeMutableBytes { bytes in
-                    withUnsafeMutablePointer(to: &source) {
-                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length) }
+        SocketReactor.shared.watch(fd) { [fd] buffer in
+            var source = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            // One byte beyond the largest: a datagram that fills it is too large.
+            let count = buffer.withUnsafeMutableBytes { bytes in
+                withUnsafeMutablePointer(to: &source) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        recvfrom(fd, bytes.baseAddress, min(bytes.count, maximumSize + 1), Int32(MSG_DONTWAIT), $0, &length)
                     }
                 }
-                guard count > 0 else { continue }
-                onDatagram(buffer[..<count], SocketAddress(source))
             }
-            Glibc.close(fd)
+            if count > 0 { onDatagram(buffer[..<count], SocketAddress(source)) }
+            return nil
         }
     }
 
     func stop() {
-        // Without a reader thread, nobody else closes the socket.
-        let closesHere = state.withLock { state in
+        let (stops, watched) = state.withLock { state in
             defer { state.stopped = true }
-            return !state.stopped && !state.receiving
+            return (!state.stopped, state.receiving)
         }
-        if closesHere { Glibc.close(fd) }
+        guard stops else { return }
+        if watched {
+            SocketReactor.shared.stopWatching(fd) { [fd] in _ = Glibc.close(fd) }
+        } else {
+            Glibc.close(fd)
+        }
     }
 }

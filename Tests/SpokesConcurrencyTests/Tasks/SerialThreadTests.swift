@@ -1,3 +1,4 @@
+import SpokesTestKit
 import Synchronization
 import Testing
 @testable import SpokesConcurrency
@@ -33,5 +34,19 @@ struct SerialThreadTests {
         await runBlocking("test.sync") { thread.sync() }
         let count = ran.load(ordering: .relaxed)
         #expect(count == 1)
+    }
+
+    /// The thread starts with the first block: one never given a block costs no thread
+    /// (a connection whose writes all went in place).
+    @Test func aThreadStartsWithItsFirstBlockAndNeverWithoutOne() async {
+        let idle = SerialThread(name: "test.neverrun")
+        #expect(!idle.isStarted)
+        idle.finish()
+        let used = SerialThread(name: "test.firstblock")
+        #expect(!used.isStarted && !ProcessThreads.names().contains("test.firstblock"))
+        await runBlocking("test.sync") { used.sync() }
+        #expect(used.isStarted && ProcessThreads.names().contains("test.firstblock"))
+        used.finish()
+        #expect(!ProcessThreads.names().contains("test.neverrun"))
     }
 }
