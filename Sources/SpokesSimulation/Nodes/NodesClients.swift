@@ -364,16 +364,32 @@ final class NodesClients: Sendable {
         guard let first = run.servingAssemblies.first?.index else { return nil }
         let asker = try await run.cluster.clusterClient(to: run.cluster[first], registry: run.registry)
         defer { asker.shutdown() }
+        // A report kept only by nodes that yielded their names to twins (they exit, as
+        // `spokes node` does) is on their disks, not in the cluster: no node is asked for it.
+        let serving = Set(run.servingAssemblies.map(\.index))
+        var asked: [(String, String)] = []
         for (name, job) in jobs {
-            guard let node = stored[job]?.first?.node, let report = try await storedReport(of: job, on: node, in: run) else { continue }
+            guard let places = stored[job], let node = places.first?.node else {
+                asked.append((name, job))
+                continue
+            }
+            guard let report = try await storedReport(of: job, on: node, in: run) else {
+                asked.append((name, job))
+                continue
+            }
             if case .report(let printed)? = watches.withLock({ $0[name]?.printed }), !Self.same(printed, report) {
                 return "\(name) (\(job)): its result --wait client printed \(Self.describe(printed)); stored on n\(node): \(Self.describe(report))"
             }
+            guard places.contains(where: { serving.contains($0.node) }) else {
+                run.record("\(name) stored only by a node that yielded its name: not asked")
+                continue
+            }
+            asked.append((name, job))
             // `spokes result JOB` now, at a node the seed picks: the stored report.
             if let broken = try await checkResult(name: name, job: job, stored: report, asking: asker, in: run) { return "\(name) (\(job)): \(broken)" }
         }
         if let broken = try await checkCancel(in: run) { return broken }
-        return try await checkListing(jobs: jobs, asking: asker, in: run)
+        return try await checkListing(jobs: asked, asking: asker, in: run)
     }
 
     /// The sweep: stored at most once per node, the same on each, as its client was told;
