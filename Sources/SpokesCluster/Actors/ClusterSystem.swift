@@ -474,7 +474,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         let recent = min(settings.heartbeatInterval / 4, ClusterNode.probeAfter(settings) - settings.heartbeatInterval)
         for connection in connections.withLock({ Array($0.values) }) {
             if !beat.asksForAcknowledgement, now - connection.lastSent < recent { continue }
-            if beat.asksForAcknowledgement { connection.roundTrip.withLock { $0.sent(sequence: sequence, at: runtime.now) } }
+            if beat.asksForAcknowledgement { connection.roundTrip.withLock { $0.sent(sequence: sequence, at: now) } }
             connection.send(.heartbeat(beat))
         }
     }

@@ -20,7 +20,8 @@ import Darwin
 /// variable signalled on release. Not a recursive pthread mutex with `pthread_mutex_timedlock`
 /// because that call measures its deadline on the wall clock (`CLOCK_REALTIME`), so a clock
 /// adjustment can stretch or cut a timeout, and it does not exist on Darwin. The condition
-/// variable here waits against `CLOCK_MONOTONIC` on Linux and with a relative timeout on Darwin.
+/// variable here waits through the runtime's timed wait (``RealClock/wait(on:holding:until:)``),
+/// against `CLOCK_MONOTONIC` on Linux and with a relative timeout on Darwin.
 ///
 /// Invariant: `owner == nil` exactly when `depth == 0`; both are read and written only while
 /// `mutex` is held.
@@ -46,7 +47,7 @@ public final class CriticalSection: @unchecked Sendable {
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
         #if !canImport(Darwin)
-        // Deadlines are `RealClock` instants (``MonotonicInstant``): the same clock.
+        // Deadlines are `RealClock` instants (``RealClock/ThreadDeadline``): the same clock.
         pthread_condattr_setclock(&attributes, RealClock.monotonicClockID)
         #endif
         precondition(pthread_cond_init(released, &attributes) == 0, "pthread_cond_init failed")
@@ -91,10 +92,10 @@ public final class CriticalSection: @unchecked Sendable {
             return true
         }
         if let timeout {
-            let deadline = MonotonicInstant.now().advanced(bySeconds: timeout)
+            let deadline = RealClock.ThreadDeadline(after: timeout)
             while owner != nil {
                 // Check the predicate before giving up: a release may coincide with the timeout.
-                if !waitForRelease(until: deadline) && owner != nil { return false }
+                if !RealClock.wait(on: released, holding: mutex, until: deadline) && owner != nil { return false }
             }
         } else {
             while owner != nil { pthread_cond_wait(released, mutex) }
@@ -116,39 +117,4 @@ public final class CriticalSection: @unchecked Sendable {
         }
     }
 
-    /// Waits on `released` (with `mutex` held) until signalled or `deadline` passes.
-    /// Returns `false` once the deadline has passed. Spurious wake-ups return `true`.
-    private func waitForRelease(until deadline: MonotonicInstant) -> Bool {
-        #if canImport(Darwin)
-        let remaining = deadline.nanoseconds - MonotonicInstant.now().nanoseconds
-        guard remaining > 0 else { return false }
-        var relative = timespec(tv_sec: Int(remaining / 1_000_000_000), tv_nsec: Int(remaining % 1_000_000_000))
-        return pthread_cond_timedwait_relative_np(released, mutex, &relative) != ETIMEDOUT
-        #else
-        var absolute = deadline.absoluteTimespec
-        return pthread_cond_timedwait(released, mutex, &absolute) != ETIMEDOUT
-        #endif
-    }
-}
-
-/// A reading of `CLOCK_MONOTONIC` (``RealClock``, the runtime's one reading of it), which
-/// never jumps when the wall clock is adjusted; in whole nanoseconds for
-/// `pthread_cond_timedwait`'s absolute deadline.
-private struct MonotonicInstant {
-    let nanoseconds: Int64
-
-    static func now() -> MonotonicInstant {
-        MonotonicInstant(nanoseconds: Int64(RealClock().now * 1e9))
-    }
-
-    /// This instant plus `seconds`, clamped as ``Duration/clamped(seconds:)`` clamps (NaN
-    /// and negative values are zero, at most about 31.7 years), so nothing overflows.
-    func advanced(bySeconds seconds: Double) -> MonotonicInstant {
-        let (whole, attoseconds) = Duration.clamped(seconds: seconds).components
-        return MonotonicInstant(nanoseconds: nanoseconds + whole * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
-
-    var absoluteTimespec: timespec {
-        timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
-    }
 }

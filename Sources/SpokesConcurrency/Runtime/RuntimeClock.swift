@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 
 /// A monotonic clock a shell can read and sleep on: the time part of a node's runtime
@@ -95,5 +96,50 @@ public struct RealClock: RuntimeClock {
         SimulationExecutor.noteRealTimeWait("a deadline of \(seconds) s was set on the machine's clock (RealClock)")
         let timer = DeadlineTimer.shared
         return ClockTimer(.deadline(timer, timer.schedule(after: seconds, action)))
+    }
+}
+
+extension RealClock {
+    /// A deadline for a thread's timed wait on a condition variable set to
+    /// ``monotonicClockID`` (``CriticalSection``'s): `CLOCK_MONOTONIC`, which never jumps
+    /// when the wall clock is adjusted, in whole nanoseconds.
+    public struct ThreadDeadline: Sendable {
+        let nanoseconds: Int64
+
+        /// `seconds` from now, clamped as ``Duration/clamped(seconds:)`` clamps (NaN and
+        /// negative values are zero, at most about 31.7 years), so nothing overflows.
+        public init(after seconds: Double) {
+            let (whole, attoseconds) = Duration.clamped(seconds: seconds).components
+            nanoseconds = Int64(RealClock().now * 1e9) + whole * 1_000_000_000 + attoseconds / 1_000_000_000
+        }
+    }
+
+    /// Waits on `condition` (with `mutex` held) until it is signalled or `deadline`
+    /// passes: the runtime's one timed wait of a thread. Returns false once the deadline
+    /// has passed; a spurious wake-up returns true.
+    public static func wait(
+        on condition: UnsafeMutablePointer<pthread_cond_t>, holding mutex: UnsafeMutablePointer<pthread_mutex_t>, until deadline: ThreadDeadline
+    ) -> Bool {
+        #if canImport(Darwin)
+        let remaining = deadline.nanoseconds - Int64(RealClock().now * 1e9)
+        guard remaining > 0 else { return false }
+        var relative = timespec(tv_sec: Int(remaining / 1_000_000_000), tv_nsec: Int(remaining % 1_000_000_000))
+        return pthread_cond_timedwait_relative_np(condition, mutex, &relative) != ETIMEDOUT
+        #else
+        var absolute = timespec(tv_sec: Int(deadline.nanoseconds / 1_000_000_000), tv_nsec: Int(deadline.nanoseconds % 1_000_000_000))
+        return pthread_cond_timedwait(condition, mutex, &absolute) != ETIMEDOUT
+        #endif
+    }
+}
+
+extension RealClock {
+    /// Blocks the calling thread on `wake` until it is signalled or this clock reaches
+    /// `deadline` (at most an hour at a time; without a deadline, until signalled): how
+    /// the runtime's own threads (``DeadlineTimer``, ``ProtocolExecutor``) wait for their
+    /// next deadline. Never on the cooperative pool.
+    static func wait(on wake: DispatchSemaphore, until deadline: Double?) {
+        guard let deadline, deadline.isFinite else { return wake.wait() }
+        let nanoseconds = Int(min(max(deadline - RealClock().now, 0), 3_600) * 1e9)
+        _ = wake.wait(timeout: .now() + .nanoseconds(nanoseconds))
     }
 }

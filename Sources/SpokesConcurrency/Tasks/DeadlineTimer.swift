@@ -119,12 +119,7 @@ public final class DeadlineTimer: Sendable {
             }
             for action in due { action() }
             guard due.isEmpty else { continue }
-            if next.isFinite {
-                let nanoseconds = Int(min(max(next - Self.now, 0), 3_600) * 1e9)
-                _ = wake.wait(timeout: .now() + .nanoseconds(nanoseconds))
-            } else {
-                wake.wait()
-            }
+            RealClock.wait(on: wake, until: next)
         }
     }
 

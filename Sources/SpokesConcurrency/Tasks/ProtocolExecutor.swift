@@ -86,12 +86,7 @@ public final class ProtocolExecutor: SerialExecutor, TaskExecutor, Sendable {
             for continuation in due { continuation.resume() }
             for job in jobs { job.runSynchronously(isolatedTo: unowned, taskExecutor: task) }
             guard jobs.isEmpty, due.isEmpty else { continue }
-            if let nextDeadline {
-                let nanoseconds = Int(min(max(nextDeadline - Self.now, 0), 3_600) * 1e9)
-                _ = wake.wait(timeout: .now() + .nanoseconds(nanoseconds))
-            } else {
-                wake.wait()
-            }
+            RealClock.wait(on: wake, until: nextDeadline)
             state.withLock { $0.idle = false }
         }
     }

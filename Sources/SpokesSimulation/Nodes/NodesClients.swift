@@ -369,11 +369,7 @@ final class NodesClients: Sendable {
         let serving = Set(run.servingAssemblies.map(\.index))
         var asked: [(String, String)] = []
         for (name, job) in jobs {
-            guard let places = stored[job], let node = places.first?.node else {
-                asked.append((name, job))
-                continue
-            }
-            guard let report = try await storedReport(of: job, on: node, in: run) else {
+            guard let places = stored[job], let node = places.first?.node, let report = try await storedReport(of: job, on: node, in: run) else {
                 asked.append((name, job))
                 continue
             }

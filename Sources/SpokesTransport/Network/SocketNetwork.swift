@@ -120,11 +120,7 @@ public final class SocketStream: ByteStream {
             return state.watched
         }
         guard let watched else { return }
-        if watched {
-            SocketReactor.shared.stopWatching(fd) { [fd] in _ = Glibc.close(fd) }
-        } else {
-            Glibc.close(fd)
-        }
+        SocketReactor.shared.close(fd, watched: watched)
     }
 }
 
@@ -201,10 +197,6 @@ final class SocketDatagramPort: DatagramPort {
             return (!state.stopped, state.receiving)
         }
         guard stops else { return }
-        if watched {
-            SocketReactor.shared.stopWatching(fd) { [fd] in _ = Glibc.close(fd) }
-        } else {
-            Glibc.close(fd)
-        }
+        SocketReactor.shared.close(fd, watched: watched)
     }
 }

@@ -78,6 +78,16 @@ final class SocketReactor: Sendable {
         wake()
     }
 
+    /// Closes `descriptor`: here when the reactor does not watch it, else on the
+    /// reactor's thread once it stopped watching it.
+    func close(_ descriptor: Int32, watched: Bool) {
+        if watched {
+            stopWatching(descriptor) { _ = Glibc.close(descriptor) }
+        } else {
+            Glibc.close(descriptor)
+        }
+    }
+
     private func wake() {
         var byte: UInt8 = 1
         // A full pair means a wake-up is already waiting.
