@@ -18,6 +18,9 @@ struct BeaconAuthenticator: Sendable {
     /// Nonces remembered at most: far above what honest nodes send in a window (200
     /// nodes at 4 beacons a second is 24,000), and only sealed beacons are remembered.
     static let maximumRemembered = 65_536
+    /// Senders whose last open beacon is remembered at most (each at most a datagram, 2
+    /// KiB): a larger cluster, or datagrams from forged addresses, only read more again.
+    static let maximumSendersRemembered = 256
 
     /// What arrives on the discovery port.
     struct Envelope: Codable, Sendable, Equatable {
@@ -45,6 +48,12 @@ struct BeaconAuthenticator: Sendable {
     private let keyring: KeyringStore?
     private var seen: [String: Double] = [:]
     private var oldestSeen = Double.infinity
+    /// In an open cluster, each sender's last beacon field as it came (quoted, escaped)
+    /// and the beacon it held (nil: none), by the address it came from. A node's beacon
+    /// changes seldom while its envelope's time and nonce change every time, so a field
+    /// byte for byte the same as the sender's last one is not unescaped and read again:
+    /// it says what it said then. Forgotten all at once past ``maximumSendersRemembered``.
+    private var lastClearBeacons: [SocketAddress: (field: [UInt8], beacon: Beacon?)] = [:]
 
     init(keyring: KeyringStore?) {
         self.keyring = keyring
@@ -80,8 +89,23 @@ struct BeaconAuthenticator: Sendable {
         BeaconCodec.beacon(body[...]) ?? (try? JSONDecoder().decode(Beacon.self, from: Data(body)))
     }
 
-    /// Checks a received datagram at wall-clock time `now`.
-    mutating func open<Bytes: Collection<UInt8>>(_ datagram: Bytes, cluster: String, now: Double) -> Outcome {
+    /// Checks a received datagram at wall-clock time `now`; `source`, where it came
+    /// from, lets an open cluster's beacon that did not change since that sender's last
+    /// one skip being read again.
+    mutating func open<Bytes: Collection<UInt8>>(_ datagram: Bytes, cluster: String, now: Double, from source: SocketAddress? = nil) -> Outcome {
+        if keyring == nil, let source, datagram.count <= Beacon.maximumBeaconSize {
+            let last = lastClearBeacons[source]
+            if let (envelope, field, isKnown) = BeaconCodec.envelopeKeepingBeacon(datagram as? ArraySlice<UInt8> ?? Array(datagram)[...], known: last?.field),
+               envelope.sealed.isEmpty {
+                if isKnown, let last { return Self.outcome(of: last.beacon, cluster: cluster) }
+                if let text = BeaconCodec.string(quoted: field) {
+                    let beacon = Self.beacon(in: Array(text.utf8))
+                    if lastClearBeacons.count >= Self.maximumSendersRemembered { lastClearBeacons.removeAll() }
+                    lastClearBeacons[source] = (Array(field), beacon)
+                    return Self.outcome(of: beacon, cluster: cluster)
+                }
+            }
+        }
         guard let envelope = Self.envelope(in: datagram) else { return .rejected(.malformedBeacon) }
         let body: [UInt8]
         if let keyring {
@@ -101,7 +125,12 @@ struct BeaconAuthenticator: Sendable {
         } else {
             body = Array(envelope.beacon.utf8)
         }
-        guard let beacon = Self.beacon(in: body) else { return .rejected(.malformedBeacon) }
+        return Self.outcome(of: Self.beacon(in: body), cluster: cluster)
+    }
+
+    /// A beacon read from a datagram (nil: none could be) of `cluster`, or not.
+    private static func outcome(of beacon: Beacon?, cluster: String) -> Outcome {
+        guard let beacon else { return .rejected(.malformedBeacon) }
         // Any protocol version of this cluster is accepted: the handshake the beacon leads
         // to agrees a version, or refuses with both ranges and what to do, which a
         // silently ignored beacon would never say (Docs/upgrades.md).

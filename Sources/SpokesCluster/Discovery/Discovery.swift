@@ -148,7 +148,7 @@ final class Discovery: Sendable {
         _ bytes: ArraySlice<UInt8>, from source: SocketAddress, cluster: String, onBeacon: @Sendable (Beacon) -> Void, onStranger: (@Sendable (HeardBeacon) -> Void)?
     ) {
         let answers = beacon.map { !$0.address.isEmpty } ?? false
-        switch authenticator.withLock({ $0.open(bytes, cluster: cluster, now: runtime.unixNow) }) {
+        switch authenticator.withLock({ $0.open(bytes, cluster: cluster, now: runtime.unixNow, from: source) }) {
         case .accepted(let received):
             if (try? received.checkRanges()) == nil {
                 rejections.count(.valueOutOfRange)

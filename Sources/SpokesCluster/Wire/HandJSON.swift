@@ -212,6 +212,29 @@ public enum HandJSON {
             return escapedString(from: start)
         }
 
+        /// A string as it stands in the input, quotes included and escapes not undone: the
+        /// bytes from its opening quote to its closing one (the first quote not escaped by a
+        /// backslash), which the reader moves past; nil when the input ends first. Nothing
+        /// inside is checked: `string()` on these bytes checks them. For a reader that has
+        /// seen the same bytes before and kept what they said (``BeaconCodec``).
+        public mutating func quotedString() -> ArraySlice<UInt8>? {
+            let start = index
+            guard byte(UInt8(ascii: "\"")) else { return nil }
+            let first = index - bytes.startIndex
+            let end: Int? = bytes.withUnsafeBufferPointer { input in
+                var at = first
+                while at < input.count {
+                    let byte = input[at]
+                    if byte == UInt8(ascii: "\"") { return at }
+                    at += byte == UInt8(ascii: "\\") ? 2 : 1
+                }
+                return nil
+            }
+            guard let end else { return nil }
+            index = bytes.startIndex + end + 1
+            return bytes[start..<index]
+        }
+
         /// The rest of a string that holds escapes, from `start` (just after its opening
         /// quote), unescaped in one pass into one buffer as long as the input left (no
         /// escape stands for more bytes than it takes).

@@ -13,6 +13,22 @@ import Testing
         #expect(receiver.open(sender.seal(beacon, now: now), cluster: "c", now: now + 1) == .accepted(beacon))
     }
 
+    @Test func aSendersChangedBeaconIsReadAgainAndAnUnchangedOneSaysTheSame() {
+        let sender = BeaconAuthenticator(secret: nil)
+        var receiver = BeaconAuthenticator(secret: nil)
+        let source = SocketAddress(host: "127.0.0.2", port: 7946)
+        var changing = beacon
+        #expect(receiver.open(sender.seal(changing, now: now), cluster: "c", now: now, from: source) == .accepted(changing))
+        #expect(receiver.open(sender.seal(changing, now: now + 1), cluster: "c", now: now + 1, from: source) == .accepted(changing))
+        changing.slots = 7
+        changing.waitingSlots = 3
+        #expect(receiver.open(sender.seal(changing, now: now + 2), cluster: "c", now: now + 2, from: source) == .accepted(changing))
+        // Another sender's beacon, from another address, is its own.
+        let other = Beacon(cluster: "c", node: NodeID(name: "b", incarnation: 2), address: "127.0.0.1:7001", slots: 1)
+        #expect(receiver.open(sender.seal(other, now: now + 3), cluster: "c", now: now + 3, from: SocketAddress(host: "127.0.0.3", port: 7946)) == .accepted(other))
+        #expect(receiver.open(sender.seal(changing, now: now + 4), cluster: "other", now: now + 4, from: source) == .ignored)
+    }
+
     @Test func rejectsABeaconWithoutATagOrWithAnotherSecretsTag() throws {
         var receiver = BeaconAuthenticator(secret: secret)
         let open = BeaconAuthenticator(secret: nil).seal(beacon, now: now)

@@ -109,6 +109,34 @@ import Testing
         }
     }
 
+    @Test func aSendersBeaconReadBeforeIsAcceptedOrRefusedAsAFreshReaderWould() throws {
+        // After each sender's valid datagram, its seeded mutations from the same address:
+        // the reader that keeps each sender's last beacon field answers exactly as one that
+        // keeps nothing (a field that is not byte for byte the one kept is read afresh).
+        var generator = TestGenerator(seed: 35)
+        let source = SocketAddress(host: "127.0.0.9", port: 7946)
+        let envelopes = try Self.envelopes.prefix(8).filter(\.sealed.isEmpty).map { try #require(BeaconCodec.encode($0)) }
+        #expect(!envelopes.isEmpty)
+        var keeping = BeaconAuthenticator(secret: nil)
+        for round in 0..<2_000 {
+            let valid = envelopes[round % envelopes.count]
+            let bytes = round.isMultiple(of: 3) ? valid : generator.mutated(valid)
+            var fresh = BeaconAuthenticator(secret: nil)
+            #expect(keeping.open(bytes, cluster: "c", now: now, from: source) == fresh.open(bytes, cluster: "c", now: now),
+                    "\(String(decoding: bytes, as: UTF8.self).prefix(200))")
+        }
+    }
+
+    @Test func aQuotedStringEndsAtItsFirstQuoteNotEscaped() {
+        var reader = HandJSON.Reader(bytes: Array(#""a\"b\\"c"#.utf8)[...])
+        #expect(reader.quotedString().map { String(decoding: $0, as: UTF8.self) } == #""a\"b\\""#)
+        #expect(reader.byte(UInt8(ascii: "c")) && reader.atEnd)
+        var unended = HandJSON.Reader(bytes: Array(#""a\""#.utf8)[...])
+        #expect(unended.quotedString() == nil)
+        var unquoted = HandJSON.Reader(bytes: Array("a".utf8)[...])
+        #expect(unquoted.quotedString() == nil)
+    }
+
     /// A datagram as a release before the hand codec sealed it: `JSONEncoder` for the
     /// beacon and the envelope.
     func earlierReleaseDatagram(_ beacon: Beacon, secret: ClusterSecret?, nonce: String) throws -> [UInt8] {
