@@ -78,10 +78,14 @@ struct BeaconAuthenticator: Sendable {
 
     /// The envelope in `datagram`: read by hand in the form this build writes, else by
     /// `JSONDecoder` (an earlier release's beacon); nil when it is none, or too large.
-    private static func envelope<Bytes: Collection<UInt8>>(in datagram: Bytes) -> Envelope? {
+    private static func envelope(in bytes: ArraySlice<UInt8>) -> Envelope? {
+        BeaconCodec.envelope(bytes) ?? (try? JSONDecoder().decode(Envelope.self, from: Data(bytes)))
+    }
+
+    /// `datagram`'s bytes as one slice; nil when it is larger than any beacon (not read).
+    private static func bytes<Bytes: Collection<UInt8>>(of datagram: Bytes) -> ArraySlice<UInt8>? {
         guard datagram.count <= Beacon.maximumBeaconSize else { return nil }
-        let bytes = datagram as? ArraySlice<UInt8> ?? Array(datagram)[...]
-        return BeaconCodec.envelope(bytes) ?? (try? JSONDecoder().decode(Envelope.self, from: Data(bytes)))
+        return datagram as? ArraySlice<UInt8> ?? Array(datagram)[...]
     }
 
     /// The beacon in `body`, read as ``envelope(in:)`` reads envelopes.
@@ -93,20 +97,9 @@ struct BeaconAuthenticator: Sendable {
     /// from, lets an open cluster's beacon that did not change since that sender's last
     /// one skip being read again.
     mutating func open<Bytes: Collection<UInt8>>(_ datagram: Bytes, cluster: String, now: Double, from source: SocketAddress? = nil) -> Outcome {
-        if keyring == nil, let source, datagram.count <= Beacon.maximumBeaconSize {
-            let last = lastClearBeacons[source]
-            if let (envelope, field, isKnown) = BeaconCodec.envelopeKeepingBeacon(datagram as? ArraySlice<UInt8> ?? Array(datagram)[...], known: last?.field),
-               envelope.sealed.isEmpty {
-                if isKnown, let last { return Self.outcome(of: last.beacon, cluster: cluster) }
-                if let text = BeaconCodec.string(quoted: field) {
-                    let beacon = Self.beacon(in: Array(text.utf8))
-                    if lastClearBeacons.count >= Self.maximumSendersRemembered { lastClearBeacons.removeAll() }
-                    lastClearBeacons[source] = (Array(field), beacon)
-                    return Self.outcome(of: beacon, cluster: cluster)
-                }
-            }
-        }
-        guard let envelope = Self.envelope(in: datagram) else { return .rejected(.malformedBeacon) }
+        guard let bytes = Self.bytes(of: datagram) else { return .rejected(.malformedBeacon) }
+        if keyring == nil, let source, let outcome = openInClear(bytes, cluster: cluster, from: source) { return outcome }
+        guard let envelope = Self.envelope(in: bytes) else { return .rejected(.malformedBeacon) }
         let body: [UInt8]
         if let keyring {
             let associated = Self.associated(envelope)
@@ -128,6 +121,21 @@ struct BeaconAuthenticator: Sendable {
         return Self.outcome(of: Self.beacon(in: body), cluster: cluster)
     }
 
+    /// An open cluster's datagram from `source` in the form this build writes: answered
+    /// from that sender's last beacon field when it holds the same bytes, else read and
+    /// kept. Nil when it is not in that form or holds a sealed beacon (read as any
+    /// datagram is).
+    private mutating func openInClear(_ bytes: ArraySlice<UInt8>, cluster: String, from source: SocketAddress) -> Outcome? {
+        let last = lastClearBeacons[source]
+        guard let (envelope, field, isKnown) = BeaconCodec.envelopeKeepingBeacon(bytes, known: last?.field), envelope.sealed.isEmpty else { return nil }
+        if isKnown, let last { return Self.outcome(of: last.beacon, cluster: cluster) }
+        guard let text = BeaconCodec.string(quoted: field) else { return nil }
+        let beacon = Self.beacon(in: Array(text.utf8))
+        if lastClearBeacons.count >= Self.maximumSendersRemembered { lastClearBeacons.removeAll() }
+        lastClearBeacons[source] = (Array(field), beacon)
+        return Self.outcome(of: beacon, cluster: cluster)
+    }
+
     /// A beacon read from a datagram (nil: none could be) of `cluster`, or not.
     private static func outcome(of beacon: Beacon?, cluster: String) -> Outcome {
         guard let beacon else { return .rejected(.malformedBeacon) }
@@ -145,7 +153,7 @@ struct BeaconAuthenticator: Sendable {
     /// or is a client's query (no node). Names are cut to printable ASCII of at most 40
     /// characters: they come from strangers.
     static func peek<Bytes: Collection<UInt8>>(_ datagram: Bytes, source: SocketAddress) -> HeardBeacon? {
-        guard let envelope = envelope(in: datagram), !envelope.query else { return nil }
+        guard let bytes = bytes(of: datagram), let envelope = envelope(in: bytes), !envelope.query else { return nil }
         func printable(_ text: String) -> String {
             String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F }.prefix(40)))
         }
