@@ -9,14 +9,13 @@ public struct ClusterInvocationDecoder: DistributedTargetInvocationDecoder {
     public typealias SerializationRequirement = any Codable
 
     private let call: WireMessage.Call
-    private let decoder: JSONDecoder
+    private let system: ClusterSystem
     private let limits: JSONShapeLimits
     private var nextArgument = 0
 
     init(call: WireMessage.Call, system: ClusterSystem) {
         self.call = call
-        decoder = JSONDecoder()
-        decoder.userInfo[.actorSystemKey] = system
+        self.system = system
         limits = system.settings.jsonLimits
     }
 
@@ -55,7 +54,7 @@ public struct ClusterInvocationDecoder: DistributedTargetInvocationDecoder {
             return value
         }
         do {
-            return try decoder.decode(Argument.self, from: Data(text))
+            return try system.argumentDecoder().decode(Argument.self, from: Data(text))
         } catch {
             throw RemoteCallError.serializationFailed("argument \(nextArgument) of \(call.target) is not a \(Argument.self): \(error)")
         }

@@ -9,7 +9,10 @@ public struct ClusterInvocationEncoder: DistributedTargetInvocationEncoder {
 
     var genericSubstitutions: [String] = []
     var arguments: [String] = []
-    private let encoder = JSONEncoder()
+    /// One encoder for every call's arguments that have no hand form (it keeps no state
+    /// between calls), not one a call: a call whose arguments are all hand-written (a
+    /// task's request, a Raft delivery) made and dropped an encoder it never used.
+    private static let encoder = JSONEncoder()
 
     public mutating func recordGenericSubstitution<T>(_ type: T.Type) throws {
         guard let name = _mangledTypeName(type) else {
@@ -23,7 +26,7 @@ public struct ClusterInvocationEncoder: DistributedTargetInvocationEncoder {
             return arguments.append(String(decoding: handWritten, as: UTF8.self))
         }
         do {
-            arguments.append(String(decoding: try encoder.encode(argument.value), as: UTF8.self))
+            arguments.append(String(decoding: try Self.encoder.encode(argument.value), as: UTF8.self))
         } catch {
             throw RemoteCallError.serializationFailed("argument \(argument.label ?? argument.name): \(error)")
         }

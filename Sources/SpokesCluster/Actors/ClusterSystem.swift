@@ -261,6 +261,17 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         return typed
     }
 
+    /// A decoder for an argument or a reply without a hand form (``HandWrittenArgument``),
+    /// with this system in its `userInfo` so actor references among them resolve here.
+    /// Made only for such a value: a call and its reply in the hand form (a task's
+    /// request and result, a Raft delivery) made two decoders each and used neither.
+    /// Not kept either, since the system in its `userInfo` would then keep itself.
+    func argumentDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.userInfo[.actorSystemKey] = self
+        return decoder
+    }
+
     public func makeInvocationEncoder() -> InvocationEncoder {
         ClusterInvocationEncoder()
     }
@@ -274,14 +285,12 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         let outcome = try await send(invocation, to: actor.id, target: target)
         switch outcome {
         case .value(let text):
-            let decoder = JSONDecoder()
-            decoder.userInfo[.actorSystemKey] = self
             do {
                 let bytes = Array(text.utf8)
                 try settings.jsonLimits.check(bytes)
                 // In the hand form (``HandWrittenArgument``) by hand, as arguments are.
                 if let type = Res.self as? any HandWrittenArgument.Type, let value = type.init(handWrittenJSON: bytes[...]) as? Res { return value }
-                return try decoder.decode(Res.self, from: Data(bytes))
+                return try argumentDecoder().decode(Res.self, from: Data(bytes))
             } catch {
                 throw RemoteCallError.serializationFailed("reply to \(target.identifier) is not a \(Res.self): \(error)")
             }
@@ -392,7 +401,9 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             reply(.error(type: "ActorNotFound", message: "no actor \(call.recipient) on \(node)"))
             return
         }
-        guard ClusterInvocationDecoder.isPlainMangledName(target) else {
+        // A function run before passed this check when it was first found.
+        let known = targets.knownSignature(of: target)
+        guard known != nil || ClusterInvocationDecoder.isPlainMangledName(target) else {
             reply(.error(type: "RemoteCallError", message: "the call's target is not a mangled function name"))
             return
         }
@@ -408,7 +419,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                 var decoder = ClusterInvocationDecoder(call: call, system: self)
                 let handler = ClusterResultHandler(reply: reply, rejections: rejections)
                 // A function run before goes without demangling its name again (``DistributedTargets``).
-                if let signature = targets.signature(of: target) {
+                if let signature = known ?? targets.signature(of: target) {
                     try await DistributedTargets.run(signature, on: actor, target: target, decoder: &decoder, handler: handler, system: self)
                 } else {
                     try await executeDistributedTarget(on: actor, target: RemoteCallTarget(target), invocationDecoder: &decoder, handler: handler)

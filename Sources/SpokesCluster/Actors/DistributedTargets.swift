@@ -37,12 +37,17 @@ final class DistributedTargets: Sendable {
     /// ``ClusterInvocationDecoder/isPlainMangledName(_:)``), found once; nil for a
     /// generic function or a name the runtime cannot read.
     func signature(of target: String) -> Signature? {
-        if let known = signatures.withLock({ $0[target] }) { return known }
+        if let known = knownSignature(of: target) { return known }
         guard let found = Self.find(target) else { return nil }
         signatures.withLock { signatures in
             if signatures.count < Self.capacity { signatures[target] = found }
         }
         return found
+    }
+
+    /// The signature of `target` if it was found before (so it is a plain mangled name).
+    func knownSignature(of target: String) -> Signature? {
+        signatures.withLock { $0[target] }
     }
 
     /// What `executeDistributedTarget` finds before it runs a non-generic target, with

@@ -112,28 +112,35 @@ public final class JobBoard: Sendable {
 
     func record(_ event: JobRunner.Event, job: String) {
         state.withLock { state in
-            guard var record = state.running[job] else { return }
-            switch event {
-            case .started(_, let attempt, let node):
-                record.perNode[node, default: Share()].running += 1
-                if attempt > 1 { record.retries += 1 }
-            case .busy(_, let attempt, let node):
-                record.perNode[node, default: Share()].running = max(0, record.perNode[node, default: Share()].running - 1)
-                if attempt > 1 { record.retries = max(0, record.retries - 1) }
-            case .finished(_, let node):
-                record.perNode[node, default: Share()].running = max(0, record.perNode[node, default: Share()].running - 1)
-                record.perNode[node, default: Share()].done += 1
-                record.done = min(record.total - record.failed - record.cancelled, record.done + 1)
-            case .failed(_, _, let node, _, let willRetry):
-                record.perNode[node, default: Share()].running = max(0, record.perNode[node, default: Share()].running - 1)
-                if willRetry { state.retriedTotal += 1 }
-                if !willRetry { record.failed = min(record.total - record.done - record.cancelled, record.failed + 1) }
-            case .cancelled(_, _, let node):
-                if let node { record.perNode[node, default: Share()].running = max(0, record.perNode[node, default: Share()].running - 1) }
-                record.cancelled = min(record.total - record.done - record.failed, record.cancelled + 1)
-            }
-            state.running[job] = record
+            // Changed in place: a record copied out and written back copied its per-node
+            // table at every task's start and end.
+            guard let index = state.running.index(forKey: job) else { return }
+            if Self.apply(event, to: &state.running.values[index]) { state.retriedTotal += 1 }
         }
+    }
+
+    /// Counts `event` in `record`; true when it is a failed attempt that will be retried.
+    private static func apply(_ event: JobRunner.Event, to record: inout Record) -> Bool {
+        switch event {
+        case .started(_, let attempt, let node):
+            record.perNode[node, default: Share()].running += 1
+            if attempt > 1 { record.retries += 1 }
+        case .busy(_, let attempt, let node):
+            record.perNode[node, default: Share()].running = max(0, record.perNode[node, default: Share()].running - 1)
+            if attempt > 1 { record.retries = max(0, record.retries - 1) }
+        case .finished(_, let node):
+            record.perNode[node, default: Share()].running = max(0, record.perNode[node, default: Share()].running - 1)
+            record.perNode[node, default: Share()].done += 1
+            record.done = min(record.total - record.failed - record.cancelled, record.done + 1)
+        case .failed(_, _, let node, _, let willRetry):
+            record.perNode[node, default: Share()].running = max(0, record.perNode[node, default: Share()].running - 1)
+            if !willRetry { record.failed = min(record.total - record.done - record.cancelled, record.failed + 1) }
+            return willRetry
+        case .cancelled(_, _, let node):
+            if let node { record.perNode[node, default: Share()].running = max(0, record.perNode[node, default: Share()].running - 1) }
+            record.cancelled = min(record.total - record.done - record.failed, record.cancelled + 1)
+        }
+        return false
     }
 
     func end(job: String, cancelled: Bool, at time: Double? = nil) {

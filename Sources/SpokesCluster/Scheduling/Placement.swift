@@ -128,32 +128,45 @@ public struct Placement<Worker: Hashable & Sendable>: Sendable {
     /// counted) when no worker has room for it. See the type's rules.
     public mutating func take(_ cost: TaskCost, avoiding: String? = nil, stillToSend: Int = .max, now: Double) -> Grant? {
         let queueing = stillToSend >= totalSlots(cost)
-        let offered = workers.indices.filter { workers[$0].offered }
-        let others = offered.filter { workers[$0].node != avoiding }
-        let open = (others.isEmpty ? offered : others).filter { workers[$0].busyUntil[cost].map { now >= $0 } ?? true }
-        let withSlot = open.filter { workers[$0].inFlight[cost] < workers[$0].budgets[cost] }
-        let withPlace = queueing ? open.filter { workers[$0].inFlight[cost] < workers[$0].places(cost) } : []
-        let chosen: Int?
-        switch cost {
-        case .cpu:
-            chosen = withSlot.first ?? withPlace.first
-        case .waiting:
-            chosen = leastLoaded(withSlot, cost: cost) { $0.budgets[cost] } ?? leastLoaded(withPlace, cost: cost) { $0.places(cost) }
+        // `avoiding` is skipped only while another worker is offered.
+        var othersOffered = false
+        for index in workers.indices where workers[index].offered && workers[index].node != avoiding {
+            othersOffered = true
+            break
         }
-        guard let index = chosen else { return nil }
+        // One pass, in list order, over the open workers (offered, not avoided, not
+        // cooling down): for cpu the first with a free slot, else the first with a queue
+        // place; for waiting the least loaded of each (the first of equals).
+        var withSlot: Int?, withPlace: Int?
+        for index in workers.indices {
+            guard workers[index].offered, !othersOffered || workers[index].node != avoiding else { continue }
+            if let until = workers[index].busyUntil[cost], now < until { continue }
+            let inFlight = workers[index].inFlight[cost]
+            if inFlight < workers[index].budgets[cost], withSlot.map({ cost == .waiting && isLessLoaded(index, than: $0, cost: cost, counting: .budget) }) ?? true {
+                withSlot = index
+            }
+            if queueing, inFlight < workers[index].places(cost), withPlace.map({ cost == .waiting && isLessLoaded(index, than: $0, cost: cost, counting: .places) }) ?? true {
+                withPlace = index
+            }
+        }
+        guard let index = withSlot ?? withPlace else { return nil }
         let queued = workers[index].inFlight[cost] >= workers[index].budgets[cost]
         workers[index].inFlight[cost] += 1
-        workers[index].busyUntil[cost] = nil
+        if workers[index].busyUntil[cost] != nil { workers[index].busyUntil[cost] = nil }
         return Grant(node: workers[index].node, worker: workers[index].worker, isLocal: index == 0, isQueued: queued, cost: cost)
     }
 
-    /// Of `candidates`, the worker with the fewest tasks of `cost` in flight for its
-    /// `capacity` (the first of equals).
-    private func leastLoaded(_ candidates: [Int], cost: TaskCost, capacity: (Load) -> Int) -> Int? {
-        candidates.min { a, b in
-            // inFlight_a / capacity_a < inFlight_b / capacity_b, without dividing.
-            workers[a].inFlight[cost] * max(1, capacity(workers[b])) < workers[b].inFlight[cost] * max(1, capacity(workers[a]))
+    /// What a worker's load is measured against: its budget, or its budget and queue places.
+    private enum Capacity { case budget, places }
+
+    /// Whether worker `a` has fewer tasks of `cost` in flight for its capacity than
+    /// worker `b` (strictly: of equals, the one met first stays chosen).
+    private func isLessLoaded(_ a: Int, than b: Int, cost: TaskCost, counting capacity: Capacity) -> Bool {
+        func of(_ index: Int) -> Int {
+            max(1, capacity == .budget ? workers[index].budgets[cost] : workers[index].places(cost))
         }
+        // inFlight_a / capacity_a < inFlight_b / capacity_b, without dividing.
+        return workers[a].inFlight[cost] * of(b) < workers[b].inFlight[cost] * of(a)
     }
 
     /// Gives back a place: the task ended, failed or was cancelled.
@@ -180,6 +193,10 @@ public struct Placement<Worker: Hashable & Sendable>: Sendable {
     /// Forgets remote workers no longer offered once nothing is in flight on them (the
     /// local one stays first, offered or not).
     private mutating func pruneDrained() {
-        workers = [workers[0]] + workers.dropFirst().filter { $0.offered || $0.inFlight.total > 0 }
+        // Rebuilt only when one is drained: this runs at every release.
+        for index in workers.indices.dropFirst() where !workers[index].offered && workers[index].inFlight.total == 0 {
+            workers = [workers[0]] + workers.dropFirst().filter { $0.offered || $0.inFlight.total > 0 }
+            return
+        }
     }
 }

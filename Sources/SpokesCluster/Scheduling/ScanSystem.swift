@@ -141,6 +141,7 @@ public distributed actor ScanSystem {
         let faults = faults
         let node = actorSystem.node.name
         let runtime = actorSystem.runtime
+        let key = request.key
         let work = Task {
             if faults.slowMilliseconds > 0 { try await runtime.sleep(for: Double(faults.slowMilliseconds) / 1000) }
             if faults.failEvery > 0, number % faults.failEvery == 0 {
@@ -148,12 +149,12 @@ public distributed actor ScanSystem {
             }
             return try await registry.run(request, context: context)
         }
-        running[request.key] = work
+        running[key] = work
         counters.started(cost)
         let ticket = timeline?.begin(job: request.job, task: request.task, attempt: request.attempt)
         var outcome = TaskTimeline.Outcome.failed
         defer {
-            running[request.key] = nil
+            running[key] = nil
             counters.finished(cost, kind: request.kind, succeeded: outcome == .succeeded)
             if let ticket { timeline?.end(ticket, outcome: outcome) }
         }

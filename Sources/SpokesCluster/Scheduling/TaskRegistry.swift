@@ -28,6 +28,16 @@ public final class TaskRegistry: Sendable {
     /// The limits ``cost(kind:input:)`` checks an input against before decoding it.
     private static let defaultSettings = ClusterSettings()
 
+    /// One decoder of inputs and one encoder of outputs for every task (they keep no
+    /// state between values), not one of each made and dropped a task.
+    private static let inputDecoder = JSONDecoder()
+    /// With sorted keys: the same output prints the same on every node.
+    private static let outputEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
     /// The kinds every registry starts with: `bench.noop` and `bench.sleep`.
     public static var builtInKinds: [any TaskKind] { [NoopTask(), SleepTask()] }
 
@@ -71,10 +81,7 @@ public final class TaskRegistry: Sendable {
                 } catch {
                     throw TaskError.passingOwn(error, kind: name)
                 }
-                let encoder = JSONEncoder()
-                // The same output prints the same on every node.
-                encoder.outputFormatting = .sortedKeys
-                let encoded = try encoder.encode(output)
+                let encoded = try Self.outputEncoder.encode(output)
                 let limit = TaskLimits.maximumDataBytes(frameBytes: context.system.settings.maximumFrameSize)
                 guard encoded.count <= limit else { throw TaskError.outputTooLarge(kind: name, bytes: encoded.count, limit: limit) }
                 return String(decoding: encoded, as: UTF8.self)
@@ -92,7 +99,7 @@ public final class TaskRegistry: Sendable {
         let input: Kind.Input
         do {
             try settings.jsonLimits.check(bytes)
-            input = try JSONDecoder().decode(Kind.Input.self, from: Data(bytes))
+            input = try Self.inputDecoder.decode(Kind.Input.self, from: Data(bytes))
         } catch {
             throw TaskError.invalidInput(kind: Kind.name, reason: describeDecoding(error))
         }
