@@ -89,7 +89,16 @@ public struct Placement<Worker: Hashable & Sendable>: Sendable {
 
     /// Budget places of `cost` over every worker offered now.
     public func totalSlots(_ cost: TaskCost) -> Int {
-        workers.reduce(0) { $0 + ($1.offered ? $1.budgets[cost] : 0) }
+        workers.withUnsafeBufferPointer { Self.totalSlots(cost, of: $0) }
+    }
+
+    /// Read through a buffer, here and in ``take(_:avoiding:stillToSend:now:)``: an element
+    /// read through the array's subscript was copied whole (its node's name, worker and
+    /// cool-downs retained and released) for each field read, about seven times a take.
+    private static func totalSlots(_ cost: TaskCost, of loads: UnsafeBufferPointer<Load>) -> Int {
+        var total = 0
+        for load in loads.indices where loads[load].offered { total += loads[load].budgets[cost] }
+        return total
     }
 
     /// Tasks in flight on `node`'s offered worker, of `cost` or (nil) of either; nil when
@@ -127,10 +136,22 @@ public struct Placement<Worker: Hashable & Sendable>: Sendable {
     /// The place a task of `cost` takes now, counted as in flight; nil (and nothing
     /// counted) when no worker has room for it. See the type's rules.
     public mutating func take(_ cost: TaskCost, avoiding: String? = nil, stillToSend: Int = .max, now: Double) -> Grant? {
-        let queueing = stillToSend >= totalSlots(cost)
+        let chosen = workers.withUnsafeBufferPointer { Self.choose(cost, in: $0, avoiding: avoiding, stillToSend: stillToSend, now: now) }
+        guard let index = chosen else { return nil }
+        let queued = workers[index].inFlight[cost] >= workers[index].budgets[cost]
+        workers[index].inFlight[cost] += 1
+        if workers[index].busyUntil[cost] != nil { workers[index].busyUntil[cost] = nil }
+        return Grant(node: workers[index].node, worker: workers[index].worker, isLocal: index == 0, isQueued: queued, cost: cost)
+    }
+
+    /// The index of the worker ``take(_:avoiding:stillToSend:now:)`` takes, by the type's rules.
+    private static func choose(
+        _ cost: TaskCost, in loads: UnsafeBufferPointer<Load>, avoiding: String?, stillToSend: Int, now: Double
+    ) -> Int? {
+        let queueing = stillToSend >= totalSlots(cost, of: loads)
         // `avoiding` is skipped only while another worker is offered.
         var othersOffered = false
-        for index in workers.indices where workers[index].offered && workers[index].node != avoiding {
+        for index in loads.indices where loads[index].offered && loads[index].node != avoiding {
             othersOffered = true
             break
         }
@@ -138,22 +159,18 @@ public struct Placement<Worker: Hashable & Sendable>: Sendable {
         // cooling down): for cpu the first with a free slot, else the first with a queue
         // place; for waiting the least loaded of each (the first of equals).
         var withSlot: Int?, withPlace: Int?
-        for index in workers.indices {
-            guard workers[index].offered, !othersOffered || workers[index].node != avoiding else { continue }
-            if let until = workers[index].busyUntil[cost], now < until { continue }
-            let inFlight = workers[index].inFlight[cost]
-            if inFlight < workers[index].budgets[cost], withSlot.map({ cost == .waiting && isLessLoaded(index, than: $0, cost: cost, counting: .budget) }) ?? true {
+        for index in loads.indices {
+            guard loads[index].offered, !othersOffered || loads[index].node != avoiding else { continue }
+            if let until = loads[index].busyUntil[cost], now < until { continue }
+            let inFlight = loads[index].inFlight[cost]
+            if inFlight < loads[index].budgets[cost], withSlot.map({ cost == .waiting && isLessLoaded(index, than: $0, in: loads, cost: cost, counting: .budget) }) ?? true {
                 withSlot = index
             }
-            if queueing, inFlight < workers[index].places(cost), withPlace.map({ cost == .waiting && isLessLoaded(index, than: $0, cost: cost, counting: .places) }) ?? true {
+            if queueing, inFlight < loads[index].places(cost), withPlace.map({ cost == .waiting && isLessLoaded(index, than: $0, in: loads, cost: cost, counting: .places) }) ?? true {
                 withPlace = index
             }
         }
-        guard let index = withSlot ?? withPlace else { return nil }
-        let queued = workers[index].inFlight[cost] >= workers[index].budgets[cost]
-        workers[index].inFlight[cost] += 1
-        if workers[index].busyUntil[cost] != nil { workers[index].busyUntil[cost] = nil }
-        return Grant(node: workers[index].node, worker: workers[index].worker, isLocal: index == 0, isQueued: queued, cost: cost)
+        return withSlot ?? withPlace
     }
 
     /// What a worker's load is measured against: its budget, or its budget and queue places.
@@ -161,17 +178,17 @@ public struct Placement<Worker: Hashable & Sendable>: Sendable {
 
     /// Whether worker `a` has fewer tasks of `cost` in flight for its capacity than
     /// worker `b` (strictly: of equals, the one met first stays chosen).
-    private func isLessLoaded(_ a: Int, than b: Int, cost: TaskCost, counting capacity: Capacity) -> Bool {
+    private static func isLessLoaded(_ a: Int, than b: Int, in loads: UnsafeBufferPointer<Load>, cost: TaskCost, counting capacity: Capacity) -> Bool {
         func of(_ index: Int) -> Int {
-            max(1, capacity == .budget ? workers[index].budgets[cost] : workers[index].places(cost))
+            max(1, capacity == .budget ? loads[index].budgets[cost] : loads[index].places(cost))
         }
         // inFlight_a / capacity_a < inFlight_b / capacity_b, without dividing.
-        return workers[a].inFlight[cost] * of(b) < workers[b].inFlight[cost] * of(a)
+        return loads[a].inFlight[cost] * of(b) < loads[b].inFlight[cost] * of(a)
     }
 
     /// Gives back a place: the task ended, failed or was cancelled.
     public mutating func release(_ grant: Grant) {
-        if let index = workers.firstIndex(where: { $0.worker == grant.worker }) {
+        if let index = index(of: grant.worker) {
             workers[index].inFlight[grant.cost] = max(0, workers[index].inFlight[grant.cost] - 1)
         }
         pruneDrained()
@@ -182,12 +199,18 @@ public struct Placement<Worker: Hashable & Sendable>: Sendable {
     /// waiting for a place should look again.
     public mutating func releaseBusy(_ grant: Grant, now: Double) -> Double {
         let until = now + busyCooldown
-        if let index = workers.firstIndex(where: { $0.worker == grant.worker }) {
+        if let index = index(of: grant.worker) {
             workers[index].inFlight[grant.cost] = max(0, workers[index].inFlight[grant.cost] - 1)
             workers[index].busyUntil[grant.cost] = until
         }
         pruneDrained()
         return until
+    }
+
+    /// Where `worker` is in the list, if it is.
+    private func index(of worker: Worker) -> Int? {
+        for index in workers.indices where workers[index].worker == worker { return index }
+        return nil
     }
 
     /// Forgets remote workers no longer offered once nothing is in flight on them (the
