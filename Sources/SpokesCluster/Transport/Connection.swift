@@ -627,13 +627,11 @@ public final class Connection: Sendable, CustomStringConvertible {
                 rejection: .authenticationFailed, reason: Self.differentSecretsRefusal, refuse: true))
         }
         let handWritten = WireCodec.decode(payload)
-        switch handWritten {
-        case .heartbeat, .heartbeatAck, .leave:
-            // Two levels deep, no array: within any shape limits (a depth of 4 at least),
-            // so the most frequent frames skip the scan.
-            if let handWritten { return .success(handWritten) }
-        default:
-            break
+        // A message in the codec's own form has its shape from its form: the most
+        // frequent frames skip the scan, with the verdict it would give.
+        if let handWritten, let verdict = WireCodec.shapeViolation(of: handWritten, within: limits.json) {
+            guard let violation = verdict else { return .success(handWritten) }
+            return .failure(ReadFailure(rejection: violation.rejection, reason: "protocol violation: \(violation)"))
         }
         do {
             try limits.json.check(payload)

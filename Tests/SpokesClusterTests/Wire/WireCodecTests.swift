@@ -143,4 +143,46 @@ import Testing
             }
         }
     }
+
+    /// The shape told from a message's form is the scan's verdict on its bytes: random
+    /// calls, replies and batches of them (hostile strings, brackets in them included;
+    /// argument and member counts around the array limit) against random limits (depths
+    /// from the smallest allowed, array lengths from the smallest allowed); and the
+    /// handshake's messages are left to the scan.
+    @Test func aMessagesShapeFromItsFormIsTheScansVerdictOnItsBytes() throws {
+        var generator = TestGenerator(seed: 2911)
+        func below(_ bound: Int) -> Int { Int(generator.next() % UInt64(bound)) }
+        func text() -> String { Self.hostileStrings[below(Self.hostileStrings.count - 1)] + (below(3) == 0 ? "[{[" : "") }
+        func member() -> WireMessage {
+            switch below(4) {
+            case 0: .reply(.init(id: generator.next(), outcome: .value(text())))
+            case 1: .reply(.init(id: 1, outcome: below(2) == 0 ? .void : .error(type: text(), message: text())))
+            default:
+                .call(.init(id: generator.next(), recipient: ActorID(node: NodeID(name: text(), incarnation: generator.next()), name: text()),
+                            target: text(), genericSubstitutions: (0..<below(19)).map { _ in text() }, arguments: (0..<below(20)).map { _ in text() }))
+            }
+        }
+        var verdicts: [JSONShapeLimits.Violation?] = []
+        for _ in 0..<600 {
+            let message: WireMessage = below(3) == 0 ? .batch((0..<(1 + below(20))).map { _ in member() }) : member()
+            let limits = JSONShapeLimits(maximumDepth: 4 + below(4), maximumArrayLength: 16 + below(4))
+            let bytes: [UInt8]
+            if case .batch(let members) = message {
+                bytes = WireBatch.payload(joining: try members.map { try #require(WireCodec.encode($0)) })
+            } else {
+                bytes = try #require(WireCodec.encode(message))
+            }
+            let read = try #require(WireCodec.decode(bytes[...]))
+            var scanned: JSONShapeLimits.Violation?
+            do { try limits.check(bytes) } catch { scanned = error }
+            let told = try #require(WireCodec.shapeViolation(of: read, within: limits))
+            #expect(told == scanned, "\(limits) \(String(decoding: bytes, as: UTF8.self).prefix(300))")
+            verdicts.append(scanned)
+        }
+        // Every verdict was met: the test tells them apart.
+        #expect(verdicts.contains(nil) && verdicts.contains(.tooDeep(limit: 4)) && verdicts.contains { if case .arrayTooLong = $0 { true } else { false } })
+        for message in Self.handshakeMessages {
+            #expect(WireCodec.shapeViolation(of: message, within: JSONShapeLimits(maximumDepth: 32, maximumArrayLength: 100)) == nil)
+        }
+    }
 }
