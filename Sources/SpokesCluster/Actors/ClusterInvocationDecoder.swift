@@ -10,6 +10,9 @@ public struct ClusterInvocationDecoder: DistributedTargetInvocationDecoder {
 
     private let call: WireMessage.Call
     private let system: ClusterSystem
+    /// Made at the first argument without a hand form (``ClusterSystem/argumentDecoder()``),
+    /// then used for the call's others.
+    private var decoder: JSONDecoder?
     private let limits: JSONShapeLimits
     private var nextArgument = 0
 
@@ -54,7 +57,9 @@ public struct ClusterInvocationDecoder: DistributedTargetInvocationDecoder {
             return value
         }
         do {
-            return try system.argumentDecoder().decode(Argument.self, from: Data(text))
+            let decoder = self.decoder ?? system.argumentDecoder()
+            self.decoder = decoder
+            return try decoder.decode(Argument.self, from: Data(text))
         } catch {
             throw RemoteCallError.serializationFailed("argument \(nextArgument) of \(call.target) is not a \(Argument.self): \(error)")
         }

@@ -92,7 +92,7 @@ public struct Placement<Worker: Hashable & Sendable>: Sendable {
         workers.withUnsafeBufferPointer { Self.totalSlots(cost, of: $0) }
     }
 
-    /// Read through a buffer, here and in ``take(_:avoiding:stillToSend:now:)``: an element
+    /// Read through a buffer, here and wherever the list is searched: an element
     /// read through the array's subscript was copied whole (its node's name, worker and
     /// cool-downs retained and released) for each field read, about seven times a take.
     private static func totalSlots(_ cost: TaskCost, of loads: UnsafeBufferPointer<Load>) -> Int {
@@ -150,11 +150,7 @@ public struct Placement<Worker: Hashable & Sendable>: Sendable {
     ) -> Int? {
         let queueing = stillToSend >= totalSlots(cost, of: loads)
         // `avoiding` is skipped only while another worker is offered.
-        var othersOffered = false
-        for index in loads.indices where loads[index].offered && loads[index].node != avoiding {
-            othersOffered = true
-            break
-        }
+        let othersOffered = loads.indices.contains { loads[$0].offered && loads[$0].node != avoiding }
         // One pass, in list order, over the open workers (offered, not avoided, not
         // cooling down): for cpu the first with a free slot, else the first with a queue
         // place; for waiting the least loaded of each (the first of equals).
@@ -209,17 +205,17 @@ public struct Placement<Worker: Hashable & Sendable>: Sendable {
 
     /// Where `worker` is in the list, if it is.
     private func index(of worker: Worker) -> Int? {
-        for index in workers.indices where workers[index].worker == worker { return index }
-        return nil
+        workers.withUnsafeBufferPointer { loads in loads.indices.first { loads[$0].worker == worker } }
     }
 
     /// Forgets remote workers no longer offered once nothing is in flight on them (the
     /// local one stays first, offered or not).
     private mutating func pruneDrained() {
         // Rebuilt only when one is drained: this runs at every release.
-        for index in workers.indices.dropFirst() where !workers[index].offered && workers[index].inFlight.total == 0 {
-            workers = [workers[0]] + workers.dropFirst().filter { $0.offered || $0.inFlight.total > 0 }
-            return
+        let drained = workers.withUnsafeBufferPointer { loads in
+            loads.indices.dropFirst().contains { !loads[$0].offered && loads[$0].inFlight.total == 0 }
         }
+        guard drained else { return }
+        workers = [workers[0]] + workers.dropFirst().filter { $0.offered || $0.inFlight.total > 0 }
     }
 }
