@@ -891,7 +891,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             // job's submission does not (a job outlives its client, which may cancel it
             // from anywhere with `spokes cancel`).
             guard call.recipient.name == ScanSystem.wellKnownName else {
-                Task(executorPreference: executor(forCallsTo: call.recipient)) {
+                Task.preferring(executor(forCallsTo: call.recipient)) {
                     await self.execute(call, from: connection)
                     connection.callsInFlight.wrappingSubtract(1, ordering: .relaxed)
                 }

@@ -38,7 +38,7 @@ public final class TimeoutTask<Success: Sendable>: Sendable {
         self.seconds = seconds
         let outcome = TimeoutOutcome()
         self.outcome = outcome
-        operationTask = Task(executorPreference: executor) {
+        operationTask = Task.preferring(executor) {
             do {
                 outcome.settle(.success(try await operation()))
             } catch {

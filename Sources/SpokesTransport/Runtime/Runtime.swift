@@ -63,7 +63,7 @@ public struct Runtime: Sendable {
     /// not), or an ordinary task where there is none.
     @discardableResult
     public func protocolTask(_ operation: sending @escaping () async -> Void) -> Task<Void, Never> {
-        Task(executorPreference: protocolExecutor, operation: operation)
+        Task.preferring(protocolExecutor, operation: operation)
     }
 
     /// Sleeps as ``sleep(for:)``, but a real runtime's wake-up comes from the protocol's
