@@ -501,12 +501,14 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         return trips
     }
 
-    /// When each connected peer was last heard from (monotonic seconds).
-    public var lastHeard: [NodeID: Double] {
+    /// When each connected peer was last heard from (monotonic seconds), a peer once, in
+    /// no particular order: read at every heartbeat tick, so a list, not a dictionary.
+    public var lastHeard: [(node: NodeID, time: Double)] {
         connections.withLock { connections in
-            var heard: [NodeID: Double] = [:]
+            var heard: [(node: NodeID, time: Double)] = []
+            heard.reserveCapacity(connections.count)
             for connection in connections.values {
-                if let node = connection.peer?.node { heard[node] = connection.lastReceived }
+                if let node = connection.peer?.node { heard.append((node, connection.lastReceived)) }
             }
             return heard
         }

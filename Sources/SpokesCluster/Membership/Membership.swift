@@ -205,28 +205,46 @@ public struct Membership: Sendable {
             actions.append(.timersRanLate(seconds: now - last))
         }
         lastTick = max(lastTick ?? now, now)
+        // Most ticks, in a healthy cluster every one: nothing is due, nothing to sort.
+        guard members.values.contains(where: { due($0, now: now) != nil }) else { return actions }
         for (name, member) in members.sorted(by: { $0.key < $1.key }) {
-            let silence = now - member.lastHeard
-            let silenceToBlame = now - max(member.lastHeard, silenceCountedFrom)
-            switch member.state {
-            case .alive where silenceToBlame > deadTimeout, .suspect where silenceToBlame > deadTimeout:
+            switch due(member, now: now) {
+            case .dead:
                 connected.remove(name)
                 suspectedSince[name] = nil
                 actions += transition(name, to: .dead) + [.disconnect(node: member.node)]
-            case .alive where silenceToBlame > suspectTimeout:
+            case .suspect:
                 suspectedSince[name] = now
                 actions += transition(name, to: .suspect)
-            case .dead where silence > forgetAfter, .left where silence > forgetAfter:
+            case .forgotten:
                 members[name] = nil
                 actions.append(.publish(.removed(member)))
-            case .joining where silence > forgetAfter:
-                members[name] = nil
-                actions.append(.publish(.removed(member)))
-            default:
+            case nil:
                 break
             }
         }
         return actions
+    }
+
+    /// What a tick at `now` does to `member` by the timeout rules, or nil (the rule in one
+    /// place: ``tick(now:)`` first asks whether any member is due, then acts in name order).
+    private enum Due {
+        case dead, suspect, forgotten
+    }
+
+    private func due(_ member: Member, now: Double) -> Due? {
+        let silence = now - member.lastHeard
+        let silenceToBlame = now - max(member.lastHeard, silenceCountedFrom)
+        switch member.state {
+        case .alive where silenceToBlame > deadTimeout, .suspect where silenceToBlame > deadTimeout:
+            return .dead
+        case .alive where silenceToBlame > suspectTimeout:
+            return .suspect
+        case .dead where silence > forgetAfter, .left where silence > forgetAfter, .joining where silence > forgetAfter:
+            return .forgotten
+        default:
+            return nil
+        }
     }
 
     private mutating func transition(_ name: String, to state: Member.State) -> [Action] {

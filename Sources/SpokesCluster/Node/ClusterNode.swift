@@ -221,7 +221,12 @@ public final class ClusterNode: Sendable {
                 }
                 self.system.sendHeartbeats()
                 let heard = self.system.lastHeard
-                fed = fed.filter { heard[$0.key] != nil }
+                // Peers no longer connected leave `fed` once it holds more peers than are
+                // heard (most ticks, none left). A stale entry until then hides nothing: a
+                // peer's new connection is heard from later than anything fed before it.
+                if fed.count > heard.count {
+                    fed = fed.filter { entry in heard.contains { $0.node == entry.key } }
+                }
                 for (node, time) in heard where time > 0 && fed[node] != time {
                     fed[node] = time
                     self.observe(.heard(node: node), at: time)
@@ -416,9 +421,9 @@ public final class ClusterNode: Sendable {
     }
 
     /// Hands `body` each of ``members`` without copying or sorting them
-    /// (``Membership/forEachMember(_:)``): for a check made after every event (the
-    /// simulator's invariants). It runs under the membership's lock, so it must not call
-    /// this node.
+    /// (``Membership/forEachMember(_:)``): for what runs often and needs no order (the
+    /// prober's peers at every tick, the simulator's invariants after every event). It runs
+    /// under the membership's lock, so it must not call this node.
     public func forEachMember(_ body: (Member) throws -> Void) rethrows {
         try membership.withLock { try $0.forEachMember(body) }
     }
@@ -512,8 +517,12 @@ public final class ClusterNode: Sendable {
     /// Probes the members that have been silent (see ``Prober``).
     private func probeSilentMembers() {
         guard probes != nil else { return }
-        let peers = members.filter { $0.state == .alive || $0.state == .suspect }.map {
-            Prober.Peer(node: $0.node, address: $0.address, lastHeard: $0.lastHeard)
+        // In the membership's order, unsorted: the prober keys its peers by name.
+        var peers: [Prober.Peer] = []
+        forEachMember { member in
+            if member.state == .alive || member.state == .suspect {
+                peers.append(Prober.Peer(node: member.node, address: member.address, lastHeard: member.lastHeard))
+            }
         }
         carryOut(prober.withLock { $0.tick(peers: peers, at: system.runtime.now) })
     }

@@ -13,21 +13,19 @@ import Glibc
 public enum HandJSON {
     /// `value` in decimal, without a leading zero.
     public static func number(_ value: UInt64, to out: inout [UInt8]) {
-        guard value > 0 else { return out.append(UInt8(ascii: "0")) }
-        // Written in place, last digit first (no array of its own per number).
-        var count = 0
+        // Appended last digit first, then turned around in place (no array of its own
+        // per number, no count of the digits first).
+        var low = out.count
         var rest = value
-        while rest > 0 {
-            count += 1
+        repeat {
+            out.append(UInt8(ascii: "0") + UInt8(rest % 10))
             rest /= 10
-        }
-        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
-        rest = value
-        var at = out.count - 1
-        while rest > 0 {
-            out[at] = UInt8(ascii: "0") + UInt8(rest % 10)
-            rest /= 10
-            at -= 1
+        } while rest > 0
+        var high = out.count - 1
+        while low < high {
+            out.swapAt(low, high)
+            low += 1
+            high -= 1
         }
     }
 

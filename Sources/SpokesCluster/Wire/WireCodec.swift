@@ -38,11 +38,15 @@ public enum WireCodec {
             HandJSON.strings(call.arguments, to: &out)
             out += Literal.close2
         case .reply(let reply):
+            switch reply.outcome {
+            case .value(let text): out.reserveCapacity(96 + text.utf8.count)
+            case .void: out.reserveCapacity(96)
+            case .error(let type, let text): out.reserveCapacity(128 + type.utf8.count + text.utf8.count)
+            }
             out += Literal.replyOpen
             HandJSON.number(reply.id, to: &out)
             switch reply.outcome {
             case .value(let text):
-                out.reserveCapacity(64 + text.utf8.count)
                 out += Literal.value
                 HandJSON.string(text, to: &out)
                 out += Literal.close4
@@ -56,10 +60,13 @@ public enum WireCodec {
                 out += Literal.close4
             }
         case .heartbeat(let beat):
+            // Room for the literals and the longest number: one allocation.
+            out.reserveCapacity(80)
             out += Literal.heartbeatOpen
             HandJSON.number(beat.sequence, to: &out)
             out += Literal.close2
         case .heartbeatAck(let beat):
+            out.reserveCapacity(80)
             out += Literal.heartbeatAckOpen
             HandJSON.number(beat.sequence, to: &out)
             out += Literal.close2
