@@ -320,7 +320,7 @@ public struct JobGroups: Sendable {
                     for replica in status.replicas where replica != system.node.name && !alive.contains(replica) && deadSince[replica] == nil {
                         deadSince[replica] = now
                     }
-                    let excluded = Set(aliveMembers.filter { removedSilent[id]?.contains($0.node) == true }.map(\.node.name))
+                    let excluded = removedSilent[id].map { silent in Set(aliveMembers.filter { silent.contains($0.node) }.map(\.node.name)) } ?? []
                     if status.role == .leader, status.failure == nil, now >= changeAgainAt[id] ?? 0,
                        let target = host.definition(of: id)?.replicas.count,
                        let change = Self.nextReplicaChange(

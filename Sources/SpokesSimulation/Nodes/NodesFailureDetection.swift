@@ -74,8 +74,20 @@ final class NodesFailureDetection: Sendable {
 
         /// When a probe ack about `member` last arrived at `receiver`, on its clock.
         var vouched: [Vouched: Double] = [:]
-        /// Each observer incarnation's ticks.
-        var steadiness: [NodeID: Steadiness] = [:]
+        /// Each observer incarnation's ticks, by the observer's index (read after every
+        /// event for every node: an array, not a dictionary keyed by incarnation). An
+        /// incarnation that replaced another at an index starts with none.
+        var steadiness: [(observer: NodeID, ticks: Steadiness)?] = []
+
+        func steadiness(of observer: NodeID, at index: Int) -> Steadiness? {
+            guard index < steadiness.count, let kept = steadiness[index], kept.observer == observer else { return nil }
+            return kept.ticks
+        }
+
+        mutating func set(_ ticks: Steadiness, of observer: NodeID, at index: Int) {
+            if index >= steadiness.count { steadiness += Array(repeating: nil, count: index + 1 - steadiness.count) }
+            steadiness[index] = (observer, ticks)
+        }
     }
 
     /// Each node's host, by index.
@@ -140,15 +152,15 @@ final class NodesFailureDetection: Sendable {
             // Each tick is judged once, after it (as the membership model did), on its
             // members as the check finds them then; read outside this record's lock.
             let me = node.system.node
-            let seen = state.withLock { $0.steadiness[me]?.lastTick }
+            let seen = state.withLock { $0.steadiness(of: me, at: index)?.lastTick }
             guard let membership = node.membersAtTick(after: seen) else { continue }
             let tick = membership.tick
             let broken: String? = state.withLock { state in
-                var steadiness = state.steadiness[me] ?? Steadiness(lastTick: tick, since: tick)
+                var steadiness = state.steadiness(of: me, at: index) ?? Steadiness(lastTick: tick, since: tick)
                 // Ticks this check did not see only make the gap longer: never steadier.
                 if tick - steadiness.lastTick > membership.lateTickAfter { steadiness.since = tick }
                 steadiness.lastTick = tick
-                state.steadiness[me] = steadiness
+                state.set(steadiness, of: me, at: index)
                 guard tick - steadiness.since > suspectTimeout + heartbeatInterval else { return nil }
                 var silent: (member: Member, heard: Double)?
                 for member in membership.members where member.state == .alive {
