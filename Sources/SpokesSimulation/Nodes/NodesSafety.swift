@@ -197,10 +197,29 @@ final class NodesSafety: Sendable {
         }
         if let broken = run.failureDetection.check(observers) { return broken }
         for (index, assembly) in live {
-            if let broken = await checkScheduling(index, assembly.node) { return broken }
-            if let broken = await checkReplicas(index, assembly) { return broken }
+            // Most events change no worker, coordinator or replica of most nodes: what did
+            // not change is passed over here, without the cost of an async call.
+            let (scheduling, replicas) = changedSinceChecked(index, assembly)
+            if scheduling, let broken = await checkScheduling(index, assembly.node) { return broken }
+            if replicas, let broken = await checkReplicas(index, assembly) { return broken }
         }
         return nil
+    }
+
+    /// Whether the node at `index` changed, since its last check, what
+    /// ``checkScheduling(_:_:)`` reads (its worker's admission, a coordinator's placement,
+    /// or which coordinators it runs) and what ``checkReplicas(_:_:)`` reads (an applied
+    /// index): a check of what did not change would pass again (``Unchanged``).
+    private func changedSinceChecked(_ index: Int, _ assembly: NodeAssembly) -> (scheduling: Bool, replicas: Bool) {
+        let node = assembly.node
+        let seen = state.withLock { $0.unchanged(node.system.node, at: index) }
+        let coordinators = node.coordinatorSystems
+        let scheduling = (seen.admission != node.counters.admissionChanges.value && node.worker != nil)
+            || coordinators.count != seen.placements.count
+            || zip(coordinators, seen.placements).contains { systems, checked in
+                checked.systems !== systems || checked.changes != systems.placementChanges.value
+            }
+        return (scheduling, seen.replicas != assembly.raft.appliedChanges.value)
     }
 
     // MARK: Membership
