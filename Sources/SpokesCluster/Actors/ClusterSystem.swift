@@ -333,7 +333,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         // task"), the connection's loss or the caller's cancellation, whichever comes
         // first: each ends it through `finish(call:with:)`, which resumes it once.
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withUnsafeThrowingContinuation { continuation in
                 self.pendingCalls.withLock {
                     $0[id] = PendingCall(continuation: continuation, connection: ObjectIdentifier(connection))
                 }
@@ -1006,7 +1006,11 @@ public enum PeerEvent: Sendable, Equatable {
 
 /// A call waiting for its reply.
 private struct PendingCall: Sendable {
-    let continuation: CheckedContinuation<WireMessage.Reply.Outcome, any Error>
+    /// Resumed exactly once: only by whoever takes the call out of `pendingCalls` under
+    /// its lock (`finish(call:with:)`: a reply, the deadline, the caller's cancellation;
+    /// `fail(callsOn:with:)`: the connection's loss), and nothing puts it back. So
+    /// unsafe, not checked: a checked one costs an allocation per call.
+    let continuation: UnsafeContinuation<WireMessage.Reply.Outcome, any Error>
     let connection: ObjectIdentifier
     /// Its deadline, armed just after it is registered (nil for that moment).
     var timer: ClockTimer?
