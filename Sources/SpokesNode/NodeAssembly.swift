@@ -78,7 +78,9 @@ public final class NodeAssembly: Sendable {
             machines: ReplicatedTaskJobs.machines(workloads: workloads),
             commitLatency: node.raftCommitLatency)
         node.setReplicaGroups { await raft.groupViews() }
-        let members: @Sendable () -> [Member] = { [weak node] in node?.members ?? [] }
+        // In the membership's order, unsorted: the job groups read them every quarter
+        // second and need no order (``JobGroups/init(host:system:members:)``).
+        let members: @Sendable () -> [Member] = { [weak node] in node?.membersInAnyOrder ?? [] }
         let usesJobGroups: @Sendable () -> Bool = { [weak node] in node?.mayUse(protocolVersion: ProtocolVersions.oneJobLayer) ?? false }
         let replicated = ReplicatedTaskJobs(
             host: raft, system: node.system, members: members, fallback: journal, workloads: workloads, usesJobGroups: usesJobGroups)

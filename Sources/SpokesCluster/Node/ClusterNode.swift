@@ -406,6 +406,12 @@ public final class ClusterNode: Sendable {
         membership.withLock { $0.sortedMembers }
     }
 
+    /// ``members`` in the membership's own order, not sorted: for readers that need no
+    /// order and read often (a node's job groups, every quarter second).
+    public var membersInAnyOrder: [Member] {
+        membership.withLock { Array($0.members.values) }
+    }
+
     /// When the membership last ticked (its latest check of the members' timeouts, on
     /// this node's clock), the members now (in no particular order) and the gap between
     /// two ticks past which it takes its own timers to have run late

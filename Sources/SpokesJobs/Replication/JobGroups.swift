@@ -12,14 +12,15 @@ public struct JobGroups: Sendable {
     public let system: ClusterSystem
     private let members: @Sendable () -> [Member]
 
-    /// `members` are the node's members now (the node passes them, weakly held).
+    /// `members` are the node's members now (the node passes them, weakly held), in any
+    /// order: nothing here depends on it (a choice among them sorts them first).
     public init(host: RaftHost, system: ClusterSystem, members: @escaping @Sendable () -> [Member]) {
         self.host = host
         self.system = system
         self.members = members
     }
 
-    /// The alive members now, by name.
+    /// The alive members now, in the order `members` gives them.
     public var aliveMembers: [Member] { members().filter { $0.state == .alive } }
 
     /// The members to replicate a new job on beside this node (`jobs.replicas` minus
