@@ -342,12 +342,12 @@ public final class Connection: Sendable, CustomStringConvertible {
         defer { queuedBytes.wrappingSubtract(messages.reduce(0) { $0 + $1.payload.count }, ordering: .relaxed) }
         guard !isClosed else { return nil }
         return writeOrder.withLock { _ -> Outgoing? in
-            guard let (bytes, sizes) = sealed(messages) else {
+            guard let (bytes, frames) = sealed(messages) else {
                 return .block { [self] in close(reason: Self.sealsExhausted) }
             }
             // nil: broken; the write thread's blocking write fails too, and closes.
             guard let written = stream.writeWithoutWaiting(bytes) else { return .sealed(bytes) }
-            for size in sizes { traffic.sent(frameOf: size) }
+            traffic.sent(frames: frames, bytes: bytes.count)
             return written == bytes.count ? nil : .sealed(Array(bytes[written...]))
         }
     }
@@ -412,9 +412,9 @@ public final class Connection: Sendable, CustomStringConvertible {
         defer { queuedBytes.wrappingSubtract(messages.reduce(0) { $0 + $1.payload.count }, ordering: .relaxed) }
         guard !isClosed else { return }
         let written = writeOrder.withLock { _ -> Bool? in
-            guard let (bytes, sizes) = sealed(messages) else { return nil }
+            guard let (bytes, frames) = sealed(messages) else { return nil }
             let written = stream.write(bytes)
-            if written { for size in sizes { traffic.sent(frameOf: size) } }
+            if written { traffic.sent(frames: frames, bytes: bytes.count) }
             return written
         }
         guard let written else { return close(reason: Self.sealsExhausted) }
@@ -427,8 +427,15 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// the session's seal is spent (2^64 - 1 frames; one more would repeat a nonce).
     /// Calls and replies share frames (``WireBatch``) once the handshake agreed protocol
     /// 6. Call with `writeOrder` held, so frames go out in the order of their sealing.
-    private func sealed(_ messages: [Unsealed]) -> (bytes: [UInt8], sizes: [Int])? {
-        let batching = messages.count > 1 && agreedVersion.load(ordering: .acquiring) >= ProtocolVersions.batching
+    private func sealed(_ messages: [Unsealed]) -> (bytes: [UInt8], frames: Int)? {
+        // Most writes carry one message (a heartbeat, a lone call or reply): one frame,
+        // without a list of frames to make.
+        if messages.count == 1 {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(messages[0].payload.count + 4 + 32)
+            return seal(messages[0].payload, isRefusal: messages[0].isRefusal, to: &bytes) ? (bytes, 1) : nil
+        }
+        let batching = agreedVersion.load(ordering: .acquiring) >= ProtocolVersions.batching
             && limits.json.maximumDepth >= WireBatch.minimumJSONDepth
         let frames = batching
             ? WireBatch.frames(carrying: messages.map { WireBatch.Item(payload: $0.payload, batchable: $0.batchable) }, maximumBytes: batchBytes)
@@ -436,22 +443,28 @@ public final class Connection: Sendable, CustomStringConvertible {
         var bytes: [UInt8] = []
         // Room for each frame's length, and a seal's mark and tag.
         bytes.reserveCapacity(frames.reduce(0) { $0 + $1.payload.count + 4 + 32 })
-        var sizes: [Int] = []
         for frame in frames {
             let isRefusal = frame.items.count == 1 && messages[frame.items.lowerBound].isRefusal
-            let sealed = state.withLock { state -> [UInt8]? in
-                if state.sender != nil { return try? state.sender!.seal(frame.payload) }
-                if let keyring, !(isRefusal && state.peerSpeaksInClear) {
-                    let key = chosenKey.withLock { $0 } ?? keyring.primary
-                    return [Self.sealedHandshakeMark] + key.handshakeFrames.seal(frame.payload)
-                }
-                return frame.payload
-            }
-            guard let sealed else { return nil }
-            FrameDecoder.append(frameOf: sealed, to: &bytes)
-            sizes.append(4 + sealed.count)
+            guard seal(frame.payload, isRefusal: isRefusal, to: &bytes) else { return nil }
         }
-        return (bytes, sizes)
+        return (bytes, frames.count)
+    }
+
+    /// Seals one frame's `payload` (with the session's seal, the handshake's key, or in
+    /// clear) and appends the frame, its length first, to `bytes`; false once the
+    /// session's seal is spent.
+    private func seal(_ payload: [UInt8], isRefusal: Bool, to bytes: inout [UInt8]) -> Bool {
+        let sealed = state.withLock { state -> [UInt8]? in
+            if state.sender != nil { return try? state.sender!.seal(payload) }
+            if let keyring, !(isRefusal && state.peerSpeaksInClear) {
+                let key = chosenKey.withLock { $0 } ?? keyring.primary
+                return [Self.sealedHandshakeMark] + key.handshakeFrames.seal(payload)
+            }
+            return payload
+        }
+        guard let sealed else { return false }
+        FrameDecoder.append(frameOf: sealed, to: &bytes)
+        return true
     }
 
     /// Sends `message`, then closes: for a last word such as `refused` or `leave`.

@@ -32,9 +32,9 @@ public final class TrafficCounters: Sendable {
                framesSent: framesSentCount.load(ordering: .relaxed), framesReceived: framesReceivedCount.load(ordering: .relaxed))
     }
 
-    /// A frame of `bytes` bytes went to the stream.
-    func sent(frameOf bytes: Int) {
-        framesSentCount.add(1, ordering: .relaxed)
+    /// `frames` frames, `bytes` bytes in all, went to the stream.
+    func sent(frames: Int, bytes: Int) {
+        framesSentCount.add(frames, ordering: .relaxed)
         bytesSentCount.add(bytes, ordering: .relaxed)
     }
 
