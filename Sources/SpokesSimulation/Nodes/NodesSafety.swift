@@ -167,6 +167,34 @@ final class NodesSafety: Sendable {
         /// What the checks last saw unchanged of the incarnation at each node's index.
         var unchanged: [Unchanged?] = []
 
+        /// Whether `observer`, the node at `index`, was last walked at `changes` (its
+        /// members unchanged since): read in place, without taking its record out.
+        func walked(_ observer: NodeID, at index: Int, changes: UInt64) -> Bool {
+            index < observed.count && observed[index]?.observer == observer && observed[index]?.walkedAt == changes
+        }
+
+        /// Whether what ``checkScheduling(_:_:)`` reads of `node`, the incarnation at
+        /// `index`, changed since its last check: its worker's `admission` count (nil
+        /// when it has no worker), or its `coordinators` and their placements (read in
+        /// place).
+        func schedulingChanged(_ node: NodeID, at index: Int, admission: UInt64?, coordinators: [Systems]) -> Bool {
+            guard index < unchanged.count, let seen = unchanged[index], seen.node == node else {
+                return admission != nil || !coordinators.isEmpty
+            }
+            if let admission, seen.admission != admission { return true }
+            return coordinators.count != seen.placements.count
+                || zip(coordinators, seen.placements).contains { systems, checked in
+                    checked.systems !== systems || checked.changes != systems.placementChanges.value
+                }
+        }
+
+        /// Whether `node`'s replicas (the incarnation at `index`) applied anything since
+        /// their last check (`applied`: its host's count).
+        func replicasChanged(_ node: NodeID, at index: Int, applied: UInt64) -> Bool {
+            guard index < unchanged.count, let seen = unchanged[index], seen.node == node else { return true }
+            return seen.replicas != applied
+        }
+
         /// What was last seen of `node`, the incarnation at `index` now (nothing when it
         /// is new there).
         func unchanged(_ node: NodeID, at index: Int) -> Unchanged {
@@ -212,14 +240,14 @@ final class NodesSafety: Sendable {
     /// index): a check of what did not change would pass again (``Unchanged``).
     private func changedSinceChecked(_ index: Int, _ assembly: NodeAssembly) -> (scheduling: Bool, replicas: Bool) {
         let node = assembly.node
-        let seen = state.withLock { $0.unchanged(node.system.node, at: index) }
+        let incarnation = node.system.node
+        let admission = node.worker == nil ? nil : node.counters.admissionChanges.value
         let coordinators = node.coordinatorSystems
-        let scheduling = (seen.admission != node.counters.admissionChanges.value && node.worker != nil)
-            || coordinators.count != seen.placements.count
-            || zip(coordinators, seen.placements).contains { systems, checked in
-                checked.systems !== systems || checked.changes != systems.placementChanges.value
-            }
-        return (scheduling, seen.replicas != assembly.raft.appliedChanges.value)
+        let applied = assembly.raft.appliedChanges.value
+        return state.withLock { state in
+            (state.schedulingChanged(incarnation, at: index, admission: admission, coordinators: coordinators),
+             state.replicasChanged(incarnation, at: index, applied: applied))
+        }
     }
 
     // MARK: Membership
@@ -233,10 +261,10 @@ final class NodesSafety: Sendable {
         return state.withLock { state in
             for (index, observer) in observers {
                 let me = observer.system.node
+                let changes = observer.membershipChanges.value
+                if state.walked(me, at: index, changes: changes) { continue }
                 var observed = state.take(me, at: index)
                 defer { state.observed[index] = observed }
-                let changes = observer.membershipChanges.value
-                if observed.walkedAt == changes { continue }
                 let now = observer.system.runtime.clock.now
                 let suspectTimeout = observer.settings.suspectTimeout
                 // In place, under the observer's membership lock (``Broken`` ends it early).
