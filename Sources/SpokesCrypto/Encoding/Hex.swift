@@ -1,9 +1,18 @@
 extension Sequence<UInt8> {
     /// Lower-case hex digits, two per byte: how keys, tags and nonces are written out.
+    @inlinable
     public var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
+        // A nibble's digit by arithmetic, into one buffer (no array per byte, no table to
+        // make per call: a beacon's nonce is written this way at every beacon); inlinable,
+        // so it is specialised where it is used (a generic walk asks the sequence for each
+        // byte through its witness table).
+        func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble }
         var text: [UInt8] = []
-        for byte in self { text += [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]] }
+        text.reserveCapacity(underestimatedCount * 2)
+        for byte in self {
+            text.append(digit(byte >> 4))
+            text.append(digit(byte & 0xF))
+        }
         return String(decoding: text, as: UTF8.self)
     }
 }
