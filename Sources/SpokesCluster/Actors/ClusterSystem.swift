@@ -580,6 +580,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         connection.start(Connection.Handlers(
             onMessage: { [weak self] connection, message in
                 guard let self else { return }
+                // Past the handshake, every message is delivered: no list of actions made per frame.
+                if machine.withLock({ $0.isEstablished }) { return self.handle(message, on: connection) }
                 let actions = machine.withLock { $0.receive(message, refusal: self.refusal(of:)) }
                 self.carryOut(actions, on: connection, joining: welcomed)
             },
@@ -692,6 +694,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         connection.start(Connection.Handlers(
             onMessage: { [weak self] connection, message in
                 guard let self else { return }
+                if machine.withLock({ $0.isEstablished }) { return self.handle(message, on: connection) }
                 let actions = machine.withLock { machine in
                     // The secret the hello opened with proves us and checks the dialler.
                     if let key = connection.handshakeKey { machine.authenticate(with: key.handshake) }

@@ -83,6 +83,8 @@ struct HandshakeStateMachine: Sendable {
         authentication = secret
     }
 
+    /// Whether the handshake ended in a connection: every message now is delivered
+    /// (``receive(_:refusal:)`` says `.deliver`), which a shell may do without asking.
     var isEstablished: Bool {
         if case .established = state { return true }
         return false
