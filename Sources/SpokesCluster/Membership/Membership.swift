@@ -226,12 +226,14 @@ public struct Membership: Sendable {
         return actions
     }
 
-    /// What a tick at `now` does to `member` by the timeout rules, or nil (the rule in one
-    /// place: ``tick(now:)`` first asks whether any member is due, then acts in name order).
+    /// What a tick does to a member by the timeout rules.
     private enum Due {
         case dead, suspect, forgotten
     }
 
+    /// What a tick at `now` does to `member`, or nil: the rule in one place, so that
+    /// ``tick(now:)`` first asks whether any member is due (most ticks, none) and sorts
+    /// the members to act on them in name order only then.
     private func due(_ member: Member, now: Double) -> Due? {
         let silence = now - member.lastHeard
         let silenceToBlame = now - max(member.lastHeard, silenceCountedFrom)
