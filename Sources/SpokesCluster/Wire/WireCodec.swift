@@ -38,11 +38,8 @@ public enum WireCodec {
             HandJSON.strings(call.arguments, to: &out)
             out += Literal.close2
         case .reply(let reply):
-            switch reply.outcome {
-            case .value(let text): out.reserveCapacity(96 + text.utf8.count)
-            case .void: out.reserveCapacity(96)
-            case .error(let type, let text): out.reserveCapacity(128 + type.utf8.count + text.utf8.count)
-            }
+            // Room for the literals, the id and the outcome's text: one allocation.
+            out.reserveCapacity(96 + Self.textBytes(of: reply.outcome))
             out += Literal.replyOpen
             HandJSON.number(reply.id, to: &out)
             switch reply.outcome {
@@ -102,6 +99,15 @@ public enum WireCodec {
         var reader = HandJSON.Reader(bytes: bytes)
         guard let message = message(from: &reader, batchAllowed: true), reader.atEnd else { return nil }
         return message
+    }
+
+    /// The bytes of a reply outcome's strings before escaping (and an error's field names).
+    private static func textBytes(of outcome: WireMessage.Reply.Outcome) -> Int {
+        switch outcome {
+        case .value(let text): text.utf8.count
+        case .void: 0
+        case .error(let type, let text): 32 + type.utf8.count + text.utf8.count
+        }
     }
 
     /// Whether `message`, as ``decode(_:)`` read it, is within `limits`, told from its

@@ -178,9 +178,7 @@ final class NodesSafety: Sendable {
         /// when it has no worker), or its `coordinators` and their placements (read in
         /// place).
         func schedulingChanged(_ node: NodeID, at index: Int, admission: UInt64?, coordinators: [Systems]) -> Bool {
-            guard index < unchanged.count, let seen = unchanged[index], seen.node == node else {
-                return admission != nil || !coordinators.isEmpty
-            }
+            guard let seen = lastSeen(node, at: index) else { return admission != nil || !coordinators.isEmpty }
             if let admission, seen.admission != admission { return true }
             return coordinators.count != seen.placements.count
                 || zip(coordinators, seen.placements).contains { systems, checked in
@@ -191,15 +189,20 @@ final class NodesSafety: Sendable {
         /// Whether `node`'s replicas (the incarnation at `index`) applied anything since
         /// their last check (`applied`: its host's count).
         func replicasChanged(_ node: NodeID, at index: Int, applied: UInt64) -> Bool {
-            guard index < unchanged.count, let seen = unchanged[index], seen.node == node else { return true }
-            return seen.replicas != applied
+            guard index < unchanged.count, unchanged[index]?.node == node else { return true }
+            return unchanged[index]?.replicas != applied
         }
 
-        /// What was last seen of `node`, the incarnation at `index` now (nothing when it
-        /// is new there).
+        /// What was last seen of `node`, the incarnation at `index` now (nil when it is
+        /// new there).
+        private func lastSeen(_ node: NodeID, at index: Int) -> Unchanged? {
+            guard index < unchanged.count, let seen = unchanged[index], seen.node == node else { return nil }
+            return seen
+        }
+
+        /// ``lastSeen(_:at:)``, or nothing seen yet.
         func unchanged(_ node: NodeID, at index: Int) -> Unchanged {
-            if index < unchanged.count, let seen = unchanged[index], seen.node == node { return seen }
-            return Unchanged(node: node)
+            lastSeen(node, at: index) ?? Unchanged(node: node)
         }
 
         mutating func set(_ seen: Unchanged, at index: Int) {
@@ -420,11 +423,10 @@ final class NodesSafety: Sendable {
 
     private func checkReplicas(_ index: Int, _ assembly: NodeAssembly) async -> String? {
         let incarnation = assembly.node.system.node
-        // A machine changes only with its applied index: nothing to read again (and no hop
-        // onto a replica) while no group here opened or applied anything since the last
-        // check, nor a group whose applied index stayed where it was checked.
+        // A machine changes only with its applied index: this runs only once a group here
+        // opened or applied something since the last check (``changedSinceChecked(_:_:)``),
+        // and a group whose applied index stayed where it was checked is not read again.
         let appliedChanges = assembly.raft.appliedChanges.value
-        if state.withLock({ $0.unchanged(incarnation, at: index).replicas }) == appliedChanges { return nil }
         // A member of the release before has no machine for this release's job groups: it
         // must never be asked to hold one (`--scenario upgrade`).
         if assembly.node.settings.protocolVersions.highest < ProtocolVersions.oneJobLayer,
