@@ -24,8 +24,12 @@ public final class PausableClock: RuntimeClock {
     private struct Gate {
         var paused = false
         var nextWaiter = 0
-        /// Sleepers that came due while paused, by order of arrival.
-        var waiting: [Int: CheckedContinuation<Void, any Error>] = [:]
+        /// Sleepers that came due while paused, by order of arrival, with their deadlines
+        /// on this clock.
+        var waiting: [Int: (due: Double, continuation: CheckedContinuation<Void, any Error>)] = [:]
+        /// Deadlines' actions (``startTimer(after:_:)``) that came due while paused, as
+        /// ``waiting``'s sleepers.
+        var deferred: [Int: (due: Double, action: @Sendable () -> Void)] = [:]
         /// Waiters cancelled before they were registered (the handler ran first).
         var cancelledEarly: Set<Int> = []
     }
@@ -75,8 +79,33 @@ public final class PausableClock: RuntimeClock {
 
     /// Sleeps on the shared clock, then, if the node is paused, until it resumes.
     public func sleep(for seconds: Double) async throws {
+        let due = now + max(0, seconds)
         try await base.sleep(for: seconds, group: group)
-        try await waitWhilePaused()
+        try await waitWhilePaused(due: due)
+    }
+
+    /// A deadline among this node's sleepers, with no task of its own
+    /// (``VirtualClock/schedule(after:group:_:)``): a jump brings it forward, and one that
+    /// comes due while the node is paused fires when it resumes, in turn with the sleepers,
+    /// as a stopped process's overdue timer does. ``ClockTimer/cancel()`` takes it back
+    /// even then.
+    public func startTimer(after seconds: Double, _ action: @escaping @Sendable () -> Void) -> ClockTimer {
+        let taken = TakenBack()
+        let due = now + (seconds > 0 ? seconds : 0)
+        let order = base.schedule(after: seconds, group: group) { [self] in
+            let now = gate.withLock { gate -> Bool in
+                guard gate.paused else { return true }
+                let unlessTakenBack: @Sendable () -> Void = { if !taken.isSet { action() } }
+                gate.deferred[gate.nextWaiter] = (due, unlessTakenBack)
+                gate.nextWaiter += 1
+                return false
+            }
+            if now, !taken.isSet { action() }
+        }
+        return ClockTimer.cancelling { [base] in
+            taken.set()
+            base.cancelScheduled(order)
+        }
     }
 
     /// Stops waking this node's sleepers until ``resume()``.
@@ -84,17 +113,24 @@ public final class PausableClock: RuntimeClock {
         gate.withLock { $0.paused = true }
     }
 
-    /// Wakes every sleeper that came due during the pause, in the order they came due.
+    /// Wakes every sleeper and fires every deadline that came due during the pause, in the
+    /// order they came due (by their deadlines on this clock, which a jump does not reorder;
+    /// at one deadline, in the order they arrived).
     public func resume() {
-        let woken = gate.withLock { gate -> [CheckedContinuation<Void, any Error>] in
+        let woken = gate.withLock { gate -> [(due: Double, order: Int, wake: @Sendable () -> Void)] in
             gate.paused = false
-            defer { gate.waiting.removeAll() }
-            return gate.waiting.sorted { $0.key < $1.key }.map(\.value)
+            defer { gate.waiting.removeAll(); gate.deferred.removeAll() }
+            var woken: [(due: Double, order: Int, wake: @Sendable () -> Void)] = gate.deferred.map { ($0.value.due, $0.key, $0.value.action) }
+            for (order, waiter) in gate.waiting {
+                let continuation = waiter.continuation
+                woken.append((waiter.due, order, { continuation.resume() }))
+            }
+            return woken.sorted { ($0.due, $0.order) < ($1.due, $1.order) }
         }
-        for continuation in woken { continuation.resume() }
+        for waiter in woken { waiter.wake() }
     }
 
-    private func waitWhilePaused() async throws {
+    private func waitWhilePaused(due: Double) async throws {
         let order = gate.withLock { gate -> Int? in
             guard gate.paused else { return nil }
             defer { gate.nextWaiter += 1 }
@@ -108,7 +144,7 @@ public final class PausableClock: RuntimeClock {
                     if gate.cancelledEarly.remove(order) != nil { return .cancelled }
                     // Resumed between the two locks: no need to wait.
                     guard gate.paused else { return .go }
-                    gate.waiting[order] = continuation
+                    gate.waiting[order] = (due, continuation)
                     return .wait
                 }
                 switch start {
@@ -123,9 +159,19 @@ public final class PausableClock: RuntimeClock {
                     gate.cancelledEarly.insert(order)
                     return nil
                 }
-                return waiter
+                return waiter.continuation
             }
             waiter?.resume(throwing: CancellationError())
         }
     }
+}
+
+/// Whether a ``PausableClock`` deadline was taken back (its action must not run, even
+/// one that came due during a pause and waits for the node to resume).
+private final class TakenBack: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    var isSet: Bool { flag.load(ordering: .acquiring) }
+
+    func set() { flag.store(true, ordering: .releasing) }
 }

@@ -21,8 +21,8 @@ public protocol RuntimeClock: Sendable {
 
 extension RuntimeClock {
     /// A task asleep on ``sleep(for:)`` that runs `action` unless cancelled first: what a
-    /// deadline was before ``DeadlineTimer``, and still is on a ``VirtualClock`` (so a
-    /// simulated run makes the same tasks in the same order as before).
+    /// deadline was before ``DeadlineTimer``. ``RealClock`` and ``VirtualClock`` keep
+    /// their deadlines without a task each; this is for a clock that has no such list.
     public func startTimer(after seconds: Double, _ action: @escaping @Sendable () -> Void) -> ClockTimer {
         ClockTimer(.task(Task {
             guard (try? await sleep(for: seconds)) != nil else { return }
@@ -36,17 +36,28 @@ public struct ClockTimer: Sendable {
     enum Kind: Sendable {
         case task(Task<Void, Never>)
         case deadline(DeadlineTimer, DeadlineTimer.Token)
+        /// A deadline of a ``VirtualClock`` (``VirtualClock/schedule(after:group:_:)``).
+        case virtual(VirtualClock, Int)
+        /// A deadline its clock takes back by calling this (a clock of another module).
+        case cancelling(@Sendable () -> Void)
     }
 
     let kind: Kind
 
     init(_ kind: Kind) { self.kind = kind }
 
+    /// A deadline that `cancel` takes back: a clock of another module's own.
+    public static func cancelling(_ cancel: @escaping @Sendable () -> Void) -> ClockTimer {
+        ClockTimer(.cancelling(cancel))
+    }
+
     /// Disarms the deadline: its action does not run unless it has already begun to.
     public func cancel() {
         switch kind {
         case .task(let task): task.cancel()
         case .deadline(let timer, let token): timer.cancel(token)
+        case .virtual(let clock, let order): clock.cancelScheduled(order)
+        case .cancelling(let cancel): cancel()
         }
     }
 }

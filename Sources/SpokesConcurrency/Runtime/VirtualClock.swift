@@ -10,12 +10,29 @@ public final class VirtualClock: RuntimeClock {
         var order: Int
         /// Whose sleeper this is (``sleep(for:group:)``), for ``bringForward(group:by:)``.
         var group: Int?
-        /// Resumed exactly once, by whoever takes the sleeper out of ``State/sleepers``
-        /// under the lock (``advance(by:)``, ``bringForward(group:by:)``, the cancellation
-        /// handler), or at once by ``sleep(for:group:)`` when it never went in: so unsafe,
-        /// not checked (a checked one costs an allocation per sleep, and the simulator
-        /// sleeps some fifty thousand times a seed).
-        var continuation: UnsafeContinuation<Void, any Error>
+        var wake: Wake
+    }
+
+    /// What a sleeper does when it comes due.
+    private enum Wake {
+        /// A task asleep in ``sleep(for:group:)``. Resumed exactly once, by whoever takes
+        /// the sleeper out of ``State/sleepers`` under the lock (``advance(by:)``,
+        /// ``bringForward(group:by:)``, the cancellation handler), or at once by
+        /// ``sleep(for:group:)`` when it never went in: so unsafe, not checked (a checked
+        /// one costs an allocation per sleep, and the simulator sleeps some fifty thousand
+        /// times a seed).
+        case task(UnsafeContinuation<Void, any Error>)
+        /// A deadline's action (``schedule(after:group:_:)``): run where the clock moves,
+        /// with no task of its own.
+        case action(@Sendable () -> Void)
+
+        /// Resumes the task or runs the action.
+        func fire() {
+            switch self {
+            case .task(let continuation): continuation.resume()
+            case .action(let action): action()
+            }
+        }
     }
 
     private struct State {
@@ -78,7 +95,8 @@ public final class VirtualClock: RuntimeClock {
     /// Where a virtual run's wall clock starts: 2027-01-15T08:00:00Z.
     public static let unixEpoch = 1_800_000_000.0
 
-    /// How many tasks are asleep on this clock.
+    /// How many tasks are asleep on this clock, and deadlines wait on it
+    /// (``schedule(after:group:_:)``).
     public var sleepers: Int { state.withLock { $0.sleepers.count } }
 
     /// The earliest deadline of a sleeper, if any.
@@ -103,7 +121,7 @@ public final class VirtualClock: RuntimeClock {
                     if state.cancelledEarly.remove(order) != nil { return .cancelled }
                     if seconds <= 0 { return .now }
                     let deadline = self.now + seconds
-                    state.sleepers[order] = Sleeper(deadline: deadline, order: order, group: group, continuation: continuation)
+                    state.sleepers[order] = Sleeper(deadline: deadline, order: order, group: group, wake: .task(continuation))
                     if state.queue.count > 2 * state.sleepers.count + 64 { state.rebuildQueue() }
                     state.queue.insert(SleeperDeadline(deadline: deadline, order: order))
                     return .sleep
@@ -122,8 +140,49 @@ public final class VirtualClock: RuntimeClock {
                 }
                 return sleeper
             }
-            sleeper?.continuation.resume(throwing: CancellationError())
+            // Only a task's sleeper has this order (an action's never shares it).
+            if case .task(let continuation)? = sleeper?.wake { continuation.resume(throwing: CancellationError()) }
         }
+    }
+
+    /// Runs `action` once `seconds` have passed on this clock (at once when the clock next
+    /// moves, for `seconds` of zero or less), unless ``cancelScheduled(_:)`` takes it back
+    /// first; returns the number that does. One of `group`'s sleepers, as
+    /// ``sleep(for:group:)``'s are.
+    ///
+    /// No task waits for it: `action` runs where the clock is moved (``advance(by:)``,
+    /// ``bringForward(group:by:)``), in deadline order with the tasks it resumes, so it
+    /// must be short and must not block. A deadline that was a task asleep here cost a
+    /// task, three jobs and a cancellation handler (a pending call's, a delayed datagram's
+    /// or stream chunk's): about a third of a simulated cluster's jobs.
+    @discardableResult
+    public func schedule(after seconds: Double, group: Int? = nil, _ action: @escaping @Sendable () -> Void) -> Int {
+        // NaN and negative waits are none (a NaN deadline would break the heap's order).
+        let wait = seconds > 0 ? seconds : 0
+        return state.withLock { state in
+            let order = state.nextOrder
+            state.nextOrder += 1
+            let deadline = self.now + wait
+            state.sleepers[order] = Sleeper(deadline: deadline, order: order, group: group, wake: .action(action))
+            if state.queue.count > 2 * state.sleepers.count + 64 { state.rebuildQueue() }
+            state.queue.insert(SleeperDeadline(deadline: deadline, order: order))
+            return order
+        }
+    }
+
+    /// Takes back a deadline of ``schedule(after:group:_:)`` that has not come due: its
+    /// action will not run. Nothing happens for one that has.
+    public func cancelScheduled(_ order: Int) {
+        state.withLock { state in
+            guard case .action? = state.sleepers[order]?.wake else { return }
+            state.sleepers[order] = nil
+        }
+    }
+
+    /// A deadline that is not a task: ``schedule(after:group:_:)``, taken back by
+    /// ``ClockTimer/cancel()``.
+    public func startTimer(after seconds: Double, _ action: @escaping @Sendable () -> Void) -> ClockTimer {
+        ClockTimer(.virtual(self, schedule(after: seconds, action)))
     }
 
     /// Brings the deadlines of `group`'s sleepers `seconds` closer, resuming those due
@@ -141,13 +200,14 @@ public final class VirtualClock: RuntimeClock {
             state.rebuildQueue()
             return due
         }
-        for sleeper in due { sleeper.continuation.resume() }
+        for sleeper in due { sleeper.wake.fire() }
         return due.count
     }
 
     /// Moves the clock `seconds` forward, resuming every sleeper due by then, earliest
-    /// first. Returns how many were resumed. (They run when the executor next runs them:
-    /// a test awaits what it expects of them, as it would of any task.)
+    /// first, and running each due deadline's action in its place. Returns how many came
+    /// due. (A resumed task runs when the executor next runs it: a test awaits what it
+    /// expects of it, as it would of any task.)
     @discardableResult
     public func advance(by seconds: Double) -> Int {
         let due = state.withLock { state -> [Sleeper] in
@@ -155,7 +215,7 @@ public final class VirtualClock: RuntimeClock {
             reading.store(now.bitPattern, ordering: .releasing)
             return state.takeDue(now: now)
         }
-        for sleeper in due { sleeper.continuation.resume() }
+        for sleeper in due { sleeper.wake.fire() }
         return due.count
     }
 }

@@ -255,12 +255,8 @@ public final class SimulatedNetwork: Sendable {
                 receiver.receive(bytes, from: from)
                 continue
             }
-            // Asleep on the clock, not counted as on its way: the driver moves time to it.
-            let clock = clock
-            Task {
-                guard (try? await clock.sleep(for: delay)) != nil else { return }
-                receiver.receive(bytes, from: from)
-            }
+            // A deadline on the clock, not counted as on its way: the driver moves time to it.
+            _ = clock.startTimer(after: delay) { receiver.receive(bytes, from: from) }
         }
     }
 }
@@ -361,10 +357,25 @@ final class SimulatedStream: ByteStream {
         /// Each chunk with the time on the network's clock before which it does not
         /// arrive (``SimulatedNetwork/delay(from:by:)``; never earlier than the chunk before).
         let chunks = SimulatedQueue<(bytes: [UInt8], due: Double)>()
-        /// Whether the direction has ended, how many chunks wait for its reader, whether
-        /// the reader holds them for a cut link or a delay (then they wait on the clock,
-        /// and the network does not count them as in flight), and the last chunk's due time.
-        private let state = Mutex((ended: false, queued: 0, holding: false, lastDue: -Double.infinity))
+        private struct State {
+            /// No more is written (the writer's end, or the reader is gone).
+            var ended = false
+            /// The reader is gone: what still comes due is dropped.
+            var gone = false
+            /// Chunks that wait for the reader.
+            var queued = 0
+            /// Chunks that wait on the clock for their delay (``write(_:)``), and whether the
+            /// end waits behind them: they reach the reader when it comes, in order.
+            var delayed = 0
+            var endDelayed = false
+            /// Whether the reader holds its chunks for a cut link (then they wait on the
+            /// clock, and the network does not count them as in flight).
+            var holding = false
+            /// When the last chunk written arrives.
+            var lastDue = -Double.infinity
+        }
+
+        private let state = Mutex(State())
 
         init(network: SimulatedNetwork, from: String, to: String) {
             self.network = network
@@ -375,21 +386,51 @@ final class SimulatedStream: ByteStream {
         var isEnded: Bool { state.withLock { $0.ended } }
         var isCut: Bool { network.isCut(from: from, to: to) }
 
+        /// Sends `bytes` the reader's way: to its queue now, or, delayed
+        /// (``SimulatedNetwork/delay(from:by:)``), as a deadline on the clock that puts them
+        /// there when it comes, with no task waiting for it. A chunk never overtakes the one
+        /// written before it: while any waits on the clock, the next waits behind it.
         func write(_ bytes: [UInt8]) -> Bool {
             let delay = network.drawDelay(from: from)
             let now = network.clock.now
-            let written = state.withLock { state -> (counted: Bool, due: Double)? in
+            let written = state.withLock { state -> (counted: Bool, due: Double, delayed: Bool)? in
                 guard !state.ended else { return nil }
-                state.queued += 1
                 // In order within the stream: never due before the chunk written before it.
                 state.lastDue = max(state.lastDue, delay > 0 ? now + delay : now)
-                return (!state.holding, state.lastDue)
+                if state.lastDue > now || state.delayed > 0 {
+                    state.delayed += 1
+                    return (false, state.lastDue, true)
+                }
+                state.queued += 1
+                return (!state.holding, state.lastDue, false)
             }
             guard let written else { return false }
             network.record(bytes)
+            guard !written.delayed else {
+                _ = network.clock.startTimer(after: written.due - now) { [self] in arrived(bytes, due: written.due) }
+                return true
+            }
             if written.counted { network.sent() }
             chunks.yield((bytes, written.due))
             return true
+        }
+
+        /// A delayed chunk's deadline came: it joins the reader's queue (and counts as on
+        /// its way), unless the reader is gone; the end that waited behind the last one
+        /// follows it.
+        private func arrived(_ bytes: [UInt8], due: Double) {
+            let arrived = state.withLock { state -> (take: Bool, counted: Bool, end: Bool) in
+                state.delayed -= 1
+                let end = state.delayed == 0 && state.endDelayed
+                guard !state.gone else { return (false, false, end) }
+                state.queued += 1
+                return (true, !state.holding, end)
+            }
+            if arrived.take {
+                if arrived.counted { network.sent() }
+                chunks.yield((bytes, due))
+            }
+            if arrived.end { chunks.finish() }
         }
 
         /// The reader took a chunk.
@@ -417,15 +458,24 @@ final class SimulatedStream: ByteStream {
             network.sent(released)
         }
 
+        /// No more is written; the reader takes what was, then the end (after the chunks
+        /// that wait on the clock, as a FIN comes after the bytes before it).
         func end() {
-            state.withLock { $0.ended = true }
-            chunks.finish()
+            let now = state.withLock { state -> Bool in
+                state.ended = true
+                guard state.delayed == 0 else {
+                    state.endDelayed = true
+                    return false
+                }
+                return true
+            }
+            if now { chunks.finish() }
         }
 
         /// The reader is gone: what it never took is no longer on its way.
         func readerGone() {
             let left = state.withLock { state in
-                defer { state.ended = true; state.queued = 0 }
+                defer { state.ended = true; state.gone = true; state.queued = 0 }
                 return state.holding ? 0 : state.queued
             }
             chunks.finish()

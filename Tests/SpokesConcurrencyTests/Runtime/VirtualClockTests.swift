@@ -36,6 +36,25 @@ private actor Woken {
         #expect(await woken.times["mine 5.0"] == 3)
     }
 
+    @Test func aDeadlineRunsWhereTheClockMovesInDeadlineOrderAndATakenBackOneNever() async throws {
+        let clock = VirtualClock(now: 1)
+        let ran = Mutex<[String]>([])
+        clock.schedule(after: 2) { ran.withLock { $0.append("2 s at \(clock.now)") } }
+        let timer = clock.startTimer(after: 1) { ran.withLock { $0.append("taken back") } }
+        clock.schedule(after: 1) { ran.withLock { $0.append("1 s at \(clock.now)") } }
+        clock.schedule(after: -.infinity) { ran.withLock { $0.append("none") } }
+        clock.schedule(after: .nan) { ran.withLock { $0.append("nan") } }
+        #expect(clock.sleepers == 5, "no task waits: each deadline is counted on the clock")
+        #expect(ran.withLock { $0 }.isEmpty, "nothing runs before the clock moves")
+        timer.cancel()
+        #expect(clock.advance(by: 0) == 2, "a wait of none (or NaN) is due when the clock next moves")
+        #expect(ran.withLock { $0 } == ["none", "nan"])
+        #expect(clock.advance(by: 5) == 2, "the taken back one is gone")
+        #expect(ran.withLock { $0 } == ["none", "nan", "1 s at 6.0", "2 s at 6.0"], "in deadline order, in the advance itself")
+        #expect(clock.sleepers == 0 && clock.nextDeadline == nil)
+        timer.cancel()
+    }
+
     @Test func aSleeperWakesOnlyOnceTheClockReachesItsDeadline() async throws {
         let clock = VirtualClock(now: 10)
         let woke = Mutex<Double?>(nil)

@@ -147,6 +147,32 @@ import Testing
         #expect(node.unixNow == clock.unixNow && node.now == clock.now + 5, "NTP steps its wall clock in line; its monotonic clock keeps its leap")
     }
 
+    @Test func aPausedNodesDeadlinesFireInTurnWhenItResumesUnlessTakenBack() async throws {
+        let clock = VirtualClock()
+        let node = PausableClock(base: clock)
+        let fired = Mutex<[String]>([])
+        node.pause()
+        _ = node.startTimer(after: 1) { fired.withLock { $0.append("first") } }
+        let takenBack = node.startTimer(after: 1.5) { fired.withLock { $0.append("taken back while it waited") } }
+        let sleeper = Task {
+            try await node.sleep(for: 1.2)
+            fired.withLock { $0.append("sleeper") }
+        }
+        _ = node.startTimer(after: 1.8) { fired.withLock { $0.append("last") } }
+        while clock.sleepers < 4 { await Task.yield() }
+        clock.advance(by: 2)
+        for _ in 0..<1000 { await Task.yield() }
+        #expect(fired.withLock { $0 }.isEmpty, "a paused node's deadlines do not fire")
+        takenBack.cancel()
+        node.resume()
+        try await sleeper.value
+        #expect(fired.withLock { $0 } == ["first", "last", "sleeper"], "they fire late, in the order they came due (the sleeper resumed between them, its task runs after)")
+        // Not paused, a jump of its clock brings a deadline forward.
+        _ = node.startTimer(after: 10) { fired.withLock { $0.append("jumped to") } }
+        #expect(node.jump(by: 10) == 1)
+        #expect(fired.withLock { $0.last } == "jumped to")
+    }
+
     @Test func aPausedNodesTimersWakeOnlyWhenItResumes() async throws {
         let clock = VirtualClock()
         let node = PausableClock(base: clock)
