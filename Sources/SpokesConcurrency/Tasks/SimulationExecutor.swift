@@ -44,7 +44,7 @@ public enum SimulationExecutor {
         /// under the lock, so a thread that read the hook just before it was cleared still
         /// hands its job to the pool instead of leaving it in a queue nobody drains.
         var active = false
-        var jobs: [UnownedJob] = []
+        var jobs: [Ready] = []
         /// Where the next job to run is in ``jobs`` (jobs before it have run).
         var next = 0
         /// The draining thread waits for a job: whoever adds one signals ``wake``.
@@ -102,6 +102,31 @@ public enum SimulationExecutor {
         return await withCheckedContinuation { continuation in
             state.withLock { $0.idleWaiters.append((continuation, $0.jobsRun)) }
         }
+    }
+
+    /// Runs `action` as a job of the drain that runs now, in turn with the tasks' jobs but
+    /// with no task of its own: where a task would only be resumed to call a callback (the
+    /// simulated network's deliveries, ``SimulatedInbox``: a reader task resumed per chunk
+    /// and datagram was about half of a simulated cluster's jobs). It runs with the drain's
+    /// task-locals, so a task it starts is one of the drain's own (``isCurrent``). Called
+    /// anywhere else (not from a task of the drain that runs now), it runs on a task of its
+    /// own.
+    public static func perform(_ action: @escaping @Sendable () -> Void) {
+        if isCurrent {
+            let queued = state.withLock { state -> Bool in
+                guard state.active else { return false }
+                state.jobs.append(.action(action))
+                return true
+            }
+            if queued { return }
+        }
+        Task { action() }
+    }
+
+    /// A job of a task, or an action (``perform(_:)``).
+    private enum Ready {
+        case job(UnownedJob)
+        case action(@Sendable () -> Void)
     }
 
     /// How many jobs may run while a task waits in ``untilIdle()`` (minutes of work).
@@ -233,40 +258,47 @@ public enum SimulationExecutor {
         // The generic executor (no actor, no executor of its own), as the runtime's own
         // global executor passes it: `SerialExecutorRef::generic()`, two null words.
         let generic = unsafeBitCast((Int(0), Int(0)), to: UnownedSerialExecutor.self)
-        while !ended.load(ordering: .acquiring) {
-            let next = state.withLock { state -> Next in
-                guard state.next < state.jobs.count else {
-                    state.jobs.removeAll(keepingCapacity: true)
-                    state.next = 0
-                    if !state.idleWaiters.isEmpty { return .idle(state.idleWaiters.removeFirst().continuation, true) }
-                    if ended.load(ordering: .acquiring) { return .end }
-                    state.waiting = true
-                    return .wait
+        // What runs here outside a task (an action, ``perform(_:)``) is the drain's, and so
+        // is a task it starts: task-locals set outside any task are the thread's, and a new
+        // task inherits them.
+        $insideDrain.withValue(true) {
+            while !ended.load(ordering: .acquiring) {
+                let next = state.withLock { state -> Next in
+                    guard state.next < state.jobs.count else {
+                        state.jobs.removeAll(keepingCapacity: true)
+                        state.next = 0
+                        if !state.idleWaiters.isEmpty { return .idle(state.idleWaiters.removeFirst().continuation, true) }
+                        if ended.load(ordering: .acquiring) { return .end }
+                        state.waiting = true
+                        return .wait
+                    }
+                    if state.jobsRun & 0xFFFF == 0, let first = state.idleWaiters.first, state.jobsRun - first.since > patience {
+                        state.idleWaiters.removeFirst()
+                        return .idle(first.continuation, false)
+                    }
+                    defer {
+                        state.next += 1
+                        state.jobsRun += 1
+                    }
+                    return .job(state.jobs[state.next])
                 }
-                if state.jobsRun & 0xFFFF == 0, let first = state.idleWaiters.first, state.jobsRun - first.since > patience {
-                    state.idleWaiters.removeFirst()
-                    return .idle(first.continuation, false)
+                switch next {
+                case .job(.job(let job)):
+                    job.runSynchronously(on: generic)
+                case .job(.action(let action)):
+                    action()
+                case .idle(let waiter, let idle):
+                    // Its task becomes ready (through the hook, on this thread) and runs next.
+                    waiter.resume(returning: idle)
+                case .wait:
+                    wake.wait()
+                case .end:
+                    break
                 }
-                defer {
-                    state.next += 1
-                    state.jobsRun += 1
-                }
-                return .job(state.jobs[state.next])
-            }
-            switch next {
-            case .job(let job):
-                job.runSynchronously(on: generic)
-            case .idle(let waiter, let idle):
-                // Its task becomes ready (through the hook, on this thread) and runs next.
-                waiter.resume(returning: idle)
-            case .wait:
-                wake.wait()
-            case .end:
-                break
             }
         }
         // What is ready now, and whatever becomes ready from here on, goes to the pool.
-        let left = state.withLock { state -> [UnownedJob] in
+        let left = state.withLock { state -> [Ready] in
             defer {
                 state.active = false
                 state.jobs.removeAll()
@@ -279,8 +311,12 @@ public enum SimulationExecutor {
         drainer.store(0, ordering: .releasing)
         draining.store(false, ordering: .releasing)
         for waiter in state.withLock({ state in defer { state.idleWaiters.removeAll() }; return state.idleWaiters }) { waiter.continuation.resume(returning: false) }
-        if let original = original.withLock({ $0 }) {
-            for job in left { original(job) }
+        let given = original.withLock { $0 }
+        for ready in left {
+            switch ready {
+            case .job(let job): given?(job)
+            case .action(let action): Task { action() }
+            }
         }
     }
 
@@ -364,7 +400,7 @@ public enum SimulationExecutor {
 
     /// What the draining thread does next.
     private enum Next {
-        case job(UnownedJob)
+        case job(Ready)
         /// Resume a task in ``untilIdle()``: with true when nothing else was ready.
         case idle(CheckedContinuation<Bool, Never>, Bool)
         /// Nothing is ready: wait for ``wake``.
@@ -377,7 +413,7 @@ public enum SimulationExecutor {
         original.withLock { if $0 == nil { $0 = given } }
         let (queued, signal) = state.withLock { state -> (Bool, Bool) in
             guard state.active else { return (false, false) }
-            state.jobs.append(job)
+            state.jobs.append(.job(job))
             defer { state.waiting = false }
             return (true, state.waiting)
         }

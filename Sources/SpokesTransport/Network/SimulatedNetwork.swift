@@ -12,8 +12,9 @@ import Synchronization
 /// the stream is shut down; a connect across a cut link times out at once, to a port
 /// nobody listens on is refused. Datagrams to a cut link, drawn as lost (``loss``) or to
 /// a port a firewall drops (``dropDatagrams(to:port:)``) are dropped; a datagram to a broadcast address (`x.y.z.255`) reaches every shared
-/// port of that number. Delivery runs on tasks, one per stream and port, so a reader
-/// sees one chunk at a time, in order, as a socket's reader thread does.
+/// port of that number. Each stream direction and port hands what it receives to its
+/// reader one chunk at a time, in order, as a socket's reader thread does
+/// (``SimulatedInbox``).
 ///
 /// Latency (``delay(from:by:)``): what a delayed host sends arrives a drawn number of
 /// virtual seconds late. Each datagram draws its own delay, so datagrams overtake one
@@ -356,7 +357,7 @@ final class SimulatedStream: ByteStream {
         let to: String
         /// Each chunk with the time on the network's clock before which it does not
         /// arrive (``SimulatedNetwork/delay(from:by:)``; never earlier than the chunk before).
-        let chunks = SimulatedQueue<(bytes: [UInt8], due: Double)>()
+        let chunks: SimulatedInbox<[UInt8]>
         private struct State {
             /// No more is written (the writer's end, or the reader is gone).
             var ended = false
@@ -381,9 +382,9 @@ final class SimulatedStream: ByteStream {
             self.network = network
             self.from = from
             self.to = to
+            chunks = SimulatedInbox(clock: network.clock)
         }
 
-        var isEnded: Bool { state.withLock { $0.ended } }
         var isCut: Bool { network.isCut(from: from, to: to) }
 
         /// Sends `bytes` the reader's way: to its queue now, or, delayed
@@ -407,18 +408,18 @@ final class SimulatedStream: ByteStream {
             guard let written else { return false }
             network.record(bytes)
             guard !written.delayed else {
-                _ = network.clock.startTimer(after: written.due - now) { [self] in arrived(bytes, due: written.due) }
+                _ = network.clock.startTimer(after: written.due - now) { [self] in arrived(bytes) }
                 return true
             }
             if written.counted { network.sent() }
-            chunks.yield((bytes, written.due))
+            chunks.put(bytes)
             return true
         }
 
         /// A delayed chunk's deadline came: it joins the reader's queue (and counts as on
         /// its way), unless the reader is gone; the end that waited behind the last one
         /// follows it.
-        private func arrived(_ bytes: [UInt8], due: Double) {
+        private func arrived(_ bytes: [UInt8]) {
             let arrived = state.withLock { state -> (take: Bool, counted: Bool, end: Bool) in
                 state.delayed -= 1
                 let end = state.delayed == 0 && state.endDelayed
@@ -428,7 +429,7 @@ final class SimulatedStream: ByteStream {
             }
             if arrived.take {
                 if arrived.counted { network.sent() }
-                chunks.yield((bytes, due))
+                chunks.put(bytes)
             }
             if arrived.end { chunks.finish() }
         }
@@ -439,23 +440,23 @@ final class SimulatedStream: ByteStream {
             network.delivered()
         }
 
-        /// Holds every chunk until the link heals (or the direction ends) and the clock
-        /// reaches `due` (an end does not overtake the bytes before it, as a FIN does not).
-        func hold(until due: Double) async {
-            let queued = state.withLock { state in
-                state.holding = true
-                return state.queued
+        /// Whether the reader takes its next chunk now. Not while the link is cut: it holds
+        /// them, as TCP holds what it cannot deliver (then they wait on the clock, and the
+        /// network does not count them as on their way), and asks again every 10 ms. A
+        /// direction that ended while its link is cut takes nothing more.
+        func readiness() -> SimulatedInbox<[UInt8]>.Readiness {
+            let cut = isCut
+            let (hold, ended, toggled) = state.withLock { state -> (Bool, Bool, Int) in
+                let hold = cut && !state.ended
+                guard hold != state.holding else { return (hold, state.ended, 0) }
+                state.holding = hold
+                return (hold, state.ended, state.queued)
             }
-            network.delivered(queued)
-            let clock = network.clock
-            while (isCut && !isEnded) || clock.now < due {
-                try? await clock.sleep(for: isCut && !isEnded ? 0.01 : due - clock.now)
+            if toggled > 0 {
+                if hold { network.delivered(toggled) } else { network.sent(toggled) }
             }
-            let released = state.withLock { state in
-                state.holding = false
-                return state.queued
-            }
-            network.sent(released)
+            if hold { return .after(0.01) }
+            return cut && ended ? .end : .now
         }
 
         /// No more is written; the reader takes what was, then the end (after the chunks
@@ -498,20 +499,23 @@ final class SimulatedStream: ByteStream {
     func startReading(onBytes: @escaping @Sendable (ArraySlice<UInt8>) -> Bool, onEnd: @escaping @Sendable (StreamEnd) -> Void) {
         guard !reading.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let receiving = receiving
-        Task {
-            defer { receiving.readerGone() }
-            while let (chunk, due) = await receiving.chunks.next() {
-                // Held while the link is cut, as TCP holds what it cannot deliver, and
-                // until its delay is over.
-                if receiving.isCut || receiving.network.clock.now < due { await receiving.hold(until: due) }
-                if receiving.isEnded && receiving.isCut { break }
+        receiving.chunks.start(SimulatedInbox.Reader(
+            ready: { receiving.readiness() },
+            take: { chunk in
                 receiving.network.handing(.chunk(from: receiving.from, to: receiving.to))
                 let more = onBytes(chunk[...])
                 receiving.took()
-                guard more else { return onEnd(.stopped) }
-            }
-            onEnd(.closed)
-        }
+                guard more else {
+                    onEnd(.stopped)
+                    receiving.readerGone()
+                    return false
+                }
+                return true
+            },
+            end: {
+                onEnd(.closed)
+                receiving.readerGone()
+            }))
     }
 
     func write(_ bytes: [UInt8]) -> Bool {
@@ -550,13 +554,14 @@ final class SimulatedDatagramPort: DatagramPort {
     let shared: Bool
     private let network: SimulatedNetwork
     private let state = Mutex(State())
-    private let datagrams = SimulatedQueue<([UInt8], SocketAddress)>()
+    private let datagrams: SimulatedInbox<([UInt8], SocketAddress)>
 
     init(network: SimulatedNetwork, owner: String, address: SocketAddress, shared: Bool) {
         self.network = network
         self.owner = owner
         self.address = address
         self.shared = shared
+        datagrams = SimulatedInbox(clock: network.clock)
     }
 
     func send(_ bytes: [UInt8], to destination: SocketAddress) {
@@ -570,21 +575,20 @@ final class SimulatedDatagramPort: DatagramPort {
             return !state.receiving
         }
         guard starts else { return }
-        let datagrams = datagrams
-        Task { [self] in
-            while let (bytes, source) = await datagrams.next() {
-                // After stop() the ones still buffered were already counted as gone.
-                let live = state.withLock { state in
-                    guard !state.stopped else { return false }
-                    state.queued -= 1
-                    return true
-                }
-                guard live else { continue }
-                network.handing(.datagram(bytes, from: source, to: SocketAddress(host: owner, port: address.port)))
-                onDatagram(bytes.prefix(maximumSize + 1), source)
-                network.delivered()
+        datagrams.start(SimulatedInbox.Reader(take: { [self] datagram in
+            let (bytes, source) = datagram
+            // After stop() the ones still buffered were already counted as gone.
+            let live = state.withLock { state in
+                guard !state.stopped else { return false }
+                state.queued -= 1
+                return true
             }
-        }
+            guard live else { return true }
+            network.handing(.datagram(bytes, from: source, to: SocketAddress(host: owner, port: address.port)))
+            onDatagram(bytes.prefix(maximumSize + 1), source)
+            network.delivered()
+            return true
+        }))
     }
 
     func receive(_ bytes: [UInt8], from source: SocketAddress) {
@@ -595,7 +599,7 @@ final class SimulatedDatagramPort: DatagramPort {
         }
         guard open else { return }
         network.sent()
-        datagrams.yield((bytes, source))
+        datagrams.put((bytes, source))
     }
 
     func stop() {
