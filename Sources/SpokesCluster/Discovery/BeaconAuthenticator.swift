@@ -127,7 +127,7 @@ struct BeaconAuthenticator: Sendable {
     /// datagram is).
     private mutating func openInClear(_ bytes: ArraySlice<UInt8>, cluster: String, from source: SocketAddress) -> Outcome? {
         let last = lastClearBeacons[source]
-        guard let (envelope, field, isKnown) = BeaconCodec.envelopeKeepingBeacon(bytes, known: last?.field), envelope.sealed.isEmpty else { return nil }
+        guard let (field, isKnown) = BeaconCodec.clearBeaconField(bytes, known: last?.field) else { return nil }
         if isKnown, let last { return Self.outcome(of: last.beacon, cluster: cluster) }
         guard let text = BeaconCodec.string(quoted: field) else { return nil }
         let beacon = Self.beacon(in: Array(text.utf8))

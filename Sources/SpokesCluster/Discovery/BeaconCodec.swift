@@ -130,6 +130,27 @@ enum BeaconCodec {
         return (BeaconAuthenticator.Envelope(cluster: cluster, query: query, time: time, nonce: nonce, beacon: "", sealed: sealed), beacon, isKnown)
     }
 
+    /// An open cluster's envelope in the form `encode(_:)` writes with nothing sealed: its
+    /// beacon field as it came (quoted, escapes not undone), and whether that field is
+    /// `known`, byte for byte (as ``envelopeKeepingBeacon(_:known:)`` says it). Its other
+    /// fields are checked as JSON but not made into values, since an open cluster's reader
+    /// uses none of them (about half of a beacon's reading): its cluster and nonce are
+    /// strings `envelope(_:)` would read, its time a plain number. Nil off that form or
+    /// when something is sealed (read such bytes as any datagram is).
+    static func clearBeaconField(_ bytes: ArraySlice<UInt8>, known: [UInt8]?) -> (beacon: ArraySlice<UInt8>, isKnown: Bool)? {
+        var reader = HandJSON.Reader(bytes: bytes)
+        guard reader.literal(Literal.envelopeCluster), reader.skipString(), reader.literal(Literal.query), reader.bool() != nil,
+              reader.literal(Literal.time), reader.skipPlainNumber(), reader.literal(Literal.nonce), reader.skipString(),
+              reader.literal(Literal.beacon)
+        else { return nil }
+        let start = reader.index
+        let isKnown = known.map { reader.literal($0) } ?? false
+        guard isKnown || reader.quotedString() != nil else { return nil }
+        let beacon = bytes[start..<reader.index]
+        guard reader.literal(Literal.nothingSealed), reader.atEnd else { return nil }
+        return (beacon, isKnown)
+    }
+
     /// The text of a JSON string in `quoted`, its quotes included; nil when the bytes
     /// are not exactly one string.
     static func string(quoted: ArraySlice<UInt8>) -> String? {
@@ -154,5 +175,6 @@ enum BeaconCodec {
         static let time = Array(#","time":"#.utf8)
         static let beacon = Array(#","beacon":"#.utf8)
         static let sealed = Array(#","sealed":"#.utf8)
+        static let nothingSealed = Array(#","sealed":""}"#.utf8)
     }
 }

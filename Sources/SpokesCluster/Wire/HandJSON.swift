@@ -210,6 +210,41 @@ public enum HandJSON {
             return escapedString(from: start)
         }
 
+        /// Moves past a JSON string exactly where ``string()`` reads one, without making
+        /// it (only one that is not ASCII is checked as UTF-8, as `string()` checks it):
+        /// true where `string()` gives a string.
+        public mutating func skipString() -> Bool {
+            guard byte(UInt8(ascii: "\"")) else { return false }
+            let start = index
+            guard let (end, ascii) = plainRun() else { return false }
+            if bytes[end] == UInt8(ascii: "\"") {
+                guard ascii || String(validating: bytes[start..<end], as: UTF8.self) != nil else { return false }
+                index = end + 1
+                return true
+            }
+            return escapedString(from: start) != nil
+        }
+
+        /// Moves past a JSON number without reading its value: `-`, an integer part without
+        /// leading zeros, an optional fraction, and no exponent (false for one: a caller that
+        /// must know whether such a number is finite reads it with ``double()``); at most 32
+        /// bytes, so what it passes is always a finite `Double`.
+        public mutating func skipPlainNumber() -> Bool {
+            let start = index
+            func digits() -> Int {
+                let first = index
+                while index < bytes.endIndex, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") { index += 1 }
+                return index - first
+            }
+            _ = byte(UInt8(ascii: "-"))
+            let integer = index
+            let count = digits()
+            guard count > 0, count == 1 || bytes[integer] != UInt8(ascii: "0") else { return false }
+            if byte(UInt8(ascii: ".")), digits() == 0 { return false }
+            if index < bytes.endIndex, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") { return false }
+            return index - start <= 32
+        }
+
         /// A string as it stands in the input, quotes included and escapes not undone: the
         /// bytes from its opening quote to its closing one (the first quote not escaped by a
         /// backslash), which the reader moves past; nil when the input ends first. Nothing

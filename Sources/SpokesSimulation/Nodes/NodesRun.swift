@@ -22,7 +22,24 @@ final class NodesRun: Sendable {
     private let disks: Mutex<[SimulatedDisk]>
     let registry: TaskRegistry
     /// Each node's running assembly (nil while it is down) and its incarnation.
-    private let incarnations: Mutex<[(assembly: NodeAssembly?, number: Int)]>
+    private let incarnations: Mutex<Incarnations>
+
+    /// Each node's running assembly (nil while it is down) and its incarnation number.
+    private struct Incarnations {
+        var entries: [(assembly: NodeAssembly?, number: Int)]
+        /// The assemblies that are up, by node: made again only when one starts or stops,
+        /// not at each of the reads after every event.
+        private(set) var live: [(index: Int, assembly: NodeAssembly)] = []
+
+        init(nodes: Int) {
+            entries = Array(repeating: (nil, 0), count: nodes)
+        }
+
+        mutating func set(_ assembly: NodeAssembly?, at index: Int) {
+            entries[index].assembly = assembly
+            live = entries.enumerated().compactMap { index, entry in entry.assembly.map { (index, $0) } }
+        }
+    }
     /// Every assembly ever started, the dead ones too (stopped at the end).
     private let everyAssembly = Mutex<[NodeAssembly]>([])
     let answers = Mutex<[Int: ClientAnswer]>([:])
@@ -78,7 +95,7 @@ final class NodesRun: Sendable {
         let nodes = cluster.nodes
         let configured = nodes.indices.first { $0 != options.slowSuspicionOf }.map { nodes[$0].settings } ?? nodes[0].settings
         failureDetection = NodesFailureDetection(cluster: cluster, suspectTimeout: configured.suspectTimeout, heartbeatInterval: configured.heartbeatInterval)
-        incarnations = Mutex(Array(repeating: (nil, 0), count: options.nodes))
+        incarnations = Mutex(Incarnations(nodes: options.nodes))
         startTime = cluster.clock.now
     }
 
@@ -233,7 +250,7 @@ final class NodesRun: Sendable {
         // groups), never for a timer; on the pool, a driver moving time meanwhile could run
         // 30 virtual s past a start whose disk thread was slow to be scheduled.
         let assembly = await NodeAssembly.start(node: node, folder: folder)
-        incarnations.withLock { $0[index].assembly = assembly }
+        incarnations.withLock { $0.set(assembly, at: index) }
         everyAssembly.withLock { $0.append(assembly) }
     }
 
@@ -268,7 +285,7 @@ final class NodesRun: Sendable {
 
     /// The assemblies of the nodes that are up.
     var liveAssemblies: [(index: Int, assembly: NodeAssembly)] {
-        incarnations.withLock { list in list.enumerated().compactMap { index, entry in entry.assembly.map { (index, $0) } } }
+        incarnations.withLock { $0.live }
     }
 
     /// The node `fault` hits: the coordinator of the first job (by name) that runs now,
@@ -301,12 +318,12 @@ final class NodesRun: Sendable {
         let cluster = cluster
         switch fault.kind {
         case .crash:
-            guard let assembly = incarnations.withLock({ $0[fault.node].assembly }) else { return }
+            guard let assembly = incarnations.withLock({ $0.entries[fault.node].assembly }) else { return }
             // Behind a cut, so not even its goodbye gets out; its connections close.
             cluster.isolate(host)
             await assembly.stop(sayingGoodbye: false)
             try await cluster.settle()
-            incarnations.withLock { $0[fault.node].assembly = nil }
+            incarnations.withLock { $0.set(nil, at: fault.node) }
             heal()
         case .partition:
             cut(number) { cluster.isolate(host) }
@@ -351,7 +368,7 @@ final class NodesRun: Sendable {
     /// The other replicas' nodes of the job node `index` coordinates (the first running
     /// one by name), from its Raft host; none when it coordinates none.
     private func replicaNodes(of index: Int) async -> [Int] {
-        guard let assembly = incarnations.withLock({ $0[index].assembly }) else { return [] }
+        guard let assembly = incarnations.withLock({ $0.entries[index].assembly }) else { return [] }
         let running = answers.withLock { $0.values.filter { $0.told == nil && $0.coordinator == index && $0.job != nil }.sorted { $0.name < $1.name } }
         for answer in running {
             // Its group is `KIND-ID` (`taskjob-`, `job-`, `bikejob-`), whichever kind it is.
@@ -372,12 +389,12 @@ final class NodesRun: Sendable {
             // The disk as the power cut left it (flushed bytes, and a torn `rate` of each
             // file's unflushed ones), as a new disk: what the dead incarnation's tasks still
             // write (they cannot be killed in one process) lands on the old one.
-            let number = incarnations.withLock { $0[fault.node].number } + 1
+            let number = incarnations.withLock { $0.entries[fault.node].number } + 1
             let survivor = disks.withLock { disks in
                 disks[fault.node] = disks[fault.node].afterCrash { Int(Double($0) * fault.rate) }
                 return disks[fault.node]
             }
-            incarnations.withLock { $0[fault.node].number = number }
+            incarnations.withLock { $0.entries[fault.node].number = number }
             // A node of the release before restarts upgraded (`--scenario upgrade`).
             let upgraded = fault.node == options.upgradedOnRestart
             let node = try cluster.restartNode(fault.node, disk: survivor) { if upgraded { $0.protocolVersions = .current } }

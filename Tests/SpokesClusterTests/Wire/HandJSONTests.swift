@@ -27,4 +27,33 @@ import Testing
             if read != nil { #expect(reader.atEnd, "\(literal): the whole literal read") }
         }
     }
+
+    @Test func skipsAStringWhereItReadsOneAndNowhereElse() {
+        for literal in Self.literals {
+            var reading = HandJSON.Reader(bytes: literal[...])
+            var skipping = HandJSON.Reader(bytes: literal[...])
+            let read = reading.string() != nil
+            #expect(skipping.skipString() == read, "\(literal)")
+            if read { #expect(skipping.index == reading.index, "\(literal): it ends where the string does") }
+        }
+    }
+
+    @Test func skipsAPlainNumberThatIsAFiniteJSONNumberAndNothingElse() throws {
+        let plain = ["0", "-0", "7", "1800000000.25", "-12.5", "0.001", "123456789012345678901234567890.5"]
+        let refused = ["", "-", "01", "1.", ".5", "1e5", "1E-3", "2.5e10", "+1", "--1", "0x10", "1234567890123456789012345678901234"]
+        for text in plain + refused {
+            var reader = HandJSON.Reader(bytes: Array(text.utf8)[...])
+            let skipped = reader.skipPlainNumber() && reader.atEnd
+            #expect(skipped == plain.contains(text), "\(text)")
+            if skipped {
+                let decoded = try JSONDecoder().decode(Double.self, from: Data(text.utf8))
+                #expect(decoded.isFinite, "\(text)")
+            }
+        }
+        for text in ["1e999", "2.5E-3"] {
+            var reader = HandJSON.Reader(bytes: Array(text.utf8)[...])
+            let skipped = reader.skipPlainNumber()
+            #expect(!skipped, "\(text): a number with an exponent is not passed over (1e999 is no Double)")
+        }
+    }
 }
