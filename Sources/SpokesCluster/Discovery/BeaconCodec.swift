@@ -101,38 +101,21 @@ enum BeaconCodec {
     /// The envelope in `bytes` when they are exactly in the form `encode(_: Envelope)`
     /// writes; nil otherwise (decode them with `JSONDecoder`).
     static func envelope(_ bytes: ArraySlice<UInt8>) -> BeaconAuthenticator.Envelope? {
-        guard let (read, field, _) = envelopeKeepingBeacon(bytes), let beacon = string(quoted: field) else { return nil }
-        var envelope = read
-        envelope.beacon = beacon
-        return envelope
-    }
-
-    /// The envelope in `bytes` as ``envelope(_:)`` reads it, but with its beacon field
-    /// left as it came (quoted, escapes not undone; the returned `beacon` is empty): a
-    /// receiver that read the same field from the same sender before reuses what it said
-    /// (``BeaconAuthenticator``). `known`, such a field read before (a whole JSON string,
-    /// quotes included), is compared in place: `isKnown` says the field is that one, byte
-    /// for byte (so it ends where that one ended), found without looking for its end.
-    /// Nil off the form.
-    static func envelopeKeepingBeacon(
-        _ bytes: ArraySlice<UInt8>, known: [UInt8]? = nil
-    ) -> (envelope: BeaconAuthenticator.Envelope, beacon: ArraySlice<UInt8>, isKnown: Bool)? {
         var reader = HandJSON.Reader(bytes: bytes)
         guard reader.literal(Literal.envelopeCluster), let cluster = reader.string(), reader.literal(Literal.query), let query = reader.bool(),
               reader.literal(Literal.time), let time = reader.double(), reader.literal(Literal.nonce), let nonce = reader.string(),
-              reader.literal(Literal.beacon)
+              reader.literal(Literal.beacon), let beacon = reader.string(),
+              reader.literal(Literal.sealed), let sealed = reader.string(), reader.byte(UInt8(ascii: "}")), reader.atEnd
         else { return nil }
-        let start = reader.index
-        let isKnown = known.map { reader.literal($0) } ?? false
-        guard isKnown || reader.quotedString() != nil else { return nil }
-        let beacon = bytes[start..<reader.index]
-        guard reader.literal(Literal.sealed), let sealed = reader.string(), reader.byte(UInt8(ascii: "}")), reader.atEnd else { return nil }
-        return (BeaconAuthenticator.Envelope(cluster: cluster, query: query, time: time, nonce: nonce, beacon: "", sealed: sealed), beacon, isKnown)
+        return BeaconAuthenticator.Envelope(cluster: cluster, query: query, time: time, nonce: nonce, beacon: beacon, sealed: sealed)
     }
 
     /// An open cluster's envelope in the form `encode(_:)` writes with nothing sealed: its
-    /// beacon field as it came (quoted, escapes not undone), and whether that field is
-    /// `known`, byte for byte (as ``envelopeKeepingBeacon(_:known:)`` says it). Its other
+    /// beacon field as it came (quoted, escapes not undone), so that a receiver that read
+    /// the same field from the same sender before reuses what it said
+    /// (``BeaconAuthenticator``). `known`, such a field read before (a whole JSON string,
+    /// quotes included), is compared in place: `isKnown` says the field is that one, byte
+    /// for byte (so it ends where that one ended), found without looking for its end. Its other
     /// fields are checked as JSON but not made into values, since an open cluster's reader
     /// uses none of them (about half of a beacon's reading): its cluster and nonce are
     /// strings `envelope(_:)` would read, its time a plain number. Nil off that form or
