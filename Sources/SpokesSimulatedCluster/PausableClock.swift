@@ -93,14 +93,14 @@ public final class PausableClock: RuntimeClock {
         let taken = TakenBack()
         let due = now + (seconds > 0 ? seconds : 0)
         let order = base.schedule(after: seconds, group: group) { [self] in
-            let now = gate.withLock { gate -> Bool in
+            let awake = gate.withLock { gate -> Bool in
                 guard gate.paused else { return true }
                 let unlessTakenBack: @Sendable () -> Void = { if !taken.isSet { action() } }
                 gate.deferred[gate.nextWaiter] = (due, unlessTakenBack)
                 gate.nextWaiter += 1
                 return false
             }
-            if now, !taken.isSet { action() }
+            if awake, !taken.isSet { action() }
         }
         return ClockTimer.cancelling { [base] in
             taken.set()

@@ -147,7 +147,7 @@ public final class VirtualClock: RuntimeClock {
 
     /// Runs `action` once `seconds` have passed on this clock (at once when the clock next
     /// moves, for `seconds` of zero or less), unless ``cancelScheduled(_:)`` takes it back
-    /// first; returns the number that does. One of `group`'s sleepers, as
+    /// first (with the number returned here). One of `group`'s sleepers, as
     /// ``sleep(for:group:)``'s are.
     ///
     /// No task waits for it: `action` runs where the clock is moved (``advance(by:)``,

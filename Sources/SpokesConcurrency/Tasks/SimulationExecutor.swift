@@ -106,7 +106,7 @@ public enum SimulationExecutor {
 
     /// Runs `action` as a job of the drain that runs now, in turn with the tasks' jobs but
     /// with no task of its own: where a task would only be resumed to call a callback (the
-    /// simulated network's deliveries, ``SimulatedInbox``: a reader task resumed per chunk
+    /// simulated network's deliveries, `SimulatedInbox`: a reader task resumed per chunk
     /// and datagram was about half of a simulated cluster's jobs). It runs with the drain's
     /// task-locals, so a task it starts is one of the drain's own (``isCurrent``). Called
     /// anywhere else (not from a task of the drain that runs now), it runs on a task of its

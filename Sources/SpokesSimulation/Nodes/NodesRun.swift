@@ -21,11 +21,11 @@ final class NodesRun: Sendable {
     /// what was not); the restarted node gets that, ``SimulatedDisk/afterCrash(keepingOfUnsynced:)``.
     private let disks: Mutex<[SimulatedDisk]>
     let registry: TaskRegistry
-    /// Each node's running assembly (nil while it is down) and its incarnation.
     private let incarnations: Mutex<Incarnations>
 
     /// Each node's running assembly (nil while it is down) and its incarnation number.
     private struct Incarnations {
+        /// By node; an assembly is set through ``set(_:at:)``, which keeps ``live``.
         var entries: [(assembly: NodeAssembly?, number: Int)]
         /// The assemblies that are up, by node: made again only when one starts or stops,
         /// not at each of the reads after every event.

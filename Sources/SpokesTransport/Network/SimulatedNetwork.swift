@@ -355,8 +355,8 @@ final class SimulatedStream: ByteStream {
         let network: SimulatedNetwork
         let from: String
         let to: String
-        /// Each chunk with the time on the network's clock before which it does not
-        /// arrive (``SimulatedNetwork/delay(from:by:)``; never earlier than the chunk before).
+        /// The chunks that arrived, for the reader (a delayed one when its deadline comes,
+        /// ``write(_:)``).
         let chunks: SimulatedInbox<[UInt8]>
         private struct State {
             /// No more is written (the writer's end, or the reader is gone).
@@ -462,7 +462,7 @@ final class SimulatedStream: ByteStream {
         /// No more is written; the reader takes what was, then the end (after the chunks
         /// that wait on the clock, as a FIN comes after the bytes before it).
         func end() {
-            let now = state.withLock { state -> Bool in
+            let atOnce = state.withLock { state -> Bool in
                 state.ended = true
                 guard state.delayed == 0 else {
                     state.endDelayed = true
@@ -470,7 +470,7 @@ final class SimulatedStream: ByteStream {
                 }
                 return true
             }
-            if now { chunks.finish() }
+            if atOnce { chunks.finish() }
         }
 
         /// The reader is gone: what it never took is no longer on its way.
