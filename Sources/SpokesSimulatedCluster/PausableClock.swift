@@ -91,7 +91,7 @@ public final class PausableClock: RuntimeClock {
     /// even then.
     public func startTimer(after seconds: Double, _ action: @escaping @Sendable () -> Void) -> ClockTimer {
         let taken = TakenBack()
-        let due = now + (seconds > 0 ? seconds : 0)
+        let due = now + max(0, seconds)
         let order = base.schedule(after: seconds, group: group) { [self] in
             let awake = gate.withLock { gate -> Bool in
                 guard gate.paused else { return true }

@@ -68,6 +68,14 @@ public final class VirtualClock: RuntimeClock {
             return due
         }
 
+        /// Adds `sleeper` to ``sleepers`` and its deadline to the queue (made again first
+        /// when it holds many more stale entries than sleepers).
+        mutating func add(_ sleeper: Sleeper) {
+            sleepers[sleeper.order] = sleeper
+            if queue.count > 2 * sleepers.count + 64 { rebuildQueue() }
+            queue.insert(SleeperDeadline(deadline: sleeper.deadline, order: sleeper.order))
+        }
+
         /// Makes the queue again from the sleepers (their deadlines moved, or it holds
         /// many more stale entries than sleepers).
         mutating func rebuildQueue() {
@@ -121,9 +129,7 @@ public final class VirtualClock: RuntimeClock {
                     if state.cancelledEarly.remove(order) != nil { return .cancelled }
                     if seconds <= 0 { return .now }
                     let deadline = self.now + seconds
-                    state.sleepers[order] = Sleeper(deadline: deadline, order: order, group: group, wake: .task(continuation))
-                    if state.queue.count > 2 * state.sleepers.count + 64 { state.rebuildQueue() }
-                    state.queue.insert(SleeperDeadline(deadline: deadline, order: order))
+                    state.add(Sleeper(deadline: deadline, order: order, group: group, wake: .task(continuation)))
                     return .sleep
                 }
                 switch start {
@@ -162,10 +168,7 @@ public final class VirtualClock: RuntimeClock {
         return state.withLock { state in
             let order = state.nextOrder
             state.nextOrder += 1
-            let deadline = self.now + wait
-            state.sleepers[order] = Sleeper(deadline: deadline, order: order, group: group, wake: .action(action))
-            if state.queue.count > 2 * state.sleepers.count + 64 { state.rebuildQueue() }
-            state.queue.insert(SleeperDeadline(deadline: deadline, order: order))
+            state.add(Sleeper(deadline: self.now + wait, order: order, group: group, wake: .action(action)))
             return order
         }
     }

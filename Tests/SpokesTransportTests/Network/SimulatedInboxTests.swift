@@ -13,13 +13,16 @@ import Testing
     private final class Taken: Sendable {
         let state = Mutex((elements: [Int](), ends: 0, readersAtOnce: 0, mostAtOnce: 0))
 
-        func take(_ element: Int) {
+        /// Enters, does `meanwhile`, and leaves in separate steps, so a hand-over begun
+        /// while another runs (on another thread, or from within it) counts two at once.
+        func take(_ element: Int, meanwhile: () -> Void = {}) {
             state.withLock { state in
                 state.readersAtOnce += 1
                 state.mostAtOnce = max(state.mostAtOnce, state.readersAtOnce)
                 state.elements.append(element)
-                state.readersAtOnce -= 1
             }
+            meanwhile()
+            state.withLock { $0.readersAtOnce -= 1 }
         }
 
         var elements: [Int] { state.withLock { $0.elements } }
@@ -40,14 +43,19 @@ import Testing
         let inbox = SimulatedInbox<Int>(clock: VirtualClock())
         let taken = Taken()
         for number in 0..<200 { inbox.put(number) }
-        inbox.start(SimulatedInbox.Reader(take: { taken.take($0); return true }, end: { taken.state.withLock { $0.ends += 1 } }))
+        // What the reader puts while it takes (as a node answers what it was handed) waits
+        // its turn: it is not handed over from within the hand-over.
+        inbox.start(SimulatedInbox.Reader(take: { number in
+            taken.take(number) { if number == 5 { inbox.put(1_000) } }
+            return true
+        }, end: { taken.state.withLock { $0.ends += 1 } }))
         await Self.settle()
         inbox.put(200)
         inbox.finish()
         inbox.put(201)
         inbox.finish()
         await Self.settle()
-        #expect(taken.elements == Array(0...200), "in order, the rest after the finish, nothing put after it")
+        #expect(taken.elements == Array(0..<200) + [1_000, 200], "in order, the rest after the finish, nothing put after it")
         #expect(taken.ends == 1 && taken.state.withLock { $0.mostAtOnce } == 1, "one end; never two hand-overs at once")
     }
 
