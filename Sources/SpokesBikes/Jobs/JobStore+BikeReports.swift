@@ -32,10 +32,14 @@ extension JobStore {
     /// stored as a bike report, or, for a job the job layer's one desk ran, the workload's
     /// report in its job's report.
     public func report(of job: String) throws -> SimulationReport? {
-        if let bikes = try report(of: job, key: Self.bikeReportKey).flatMap({ try? JSONDecoder().decode(SimulationReport.self, from: $0) }) {
+        if let bikes = try report(of: job, key: Self.bikeReportKey, decodedBy: { try? JSONDecoder().decode(SimulationReport.self, from: $0) }) {
             return bikes
         }
-        return try taskJobReport(of: job).flatMap(SimulationReport.init(storedWorkloadOf:))
+        // Nil inside when the job of tasks is no bike job: that too is kept, not decoded again.
+        let workload: SimulationReport?? = try report(of: job, key: Self.taskJobKey) { json in
+            (try? JSONDecoder().decode(TaskJobReport.self, from: json)).map(SimulationReport.init(storedWorkloadOf:))
+        }
+        return workload ?? nil
     }
 }
 

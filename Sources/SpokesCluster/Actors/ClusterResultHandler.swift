@@ -30,6 +30,8 @@ public struct ClusterResultHandler: DistributedTargetInvocationResultHandler {
 
     public func onThrow<Err: Error>(error: Err) async throws {
         if error is OutOfRange { rejections.count(.valueOutOfRange) }
-        reply(.error(type: String(describing: type(of: error as any Error)), message: String(describing: error)))
+        // The type's name as `String(describing:)` gives it, without its search of the
+        // metatype's conformances for a description.
+        reply(.error(type: _typeName(type(of: error as any Error), qualified: false), message: String(describing: error)))
     }
 }

@@ -1025,15 +1025,17 @@ private final class WeakActor: Sendable {
     /// How the names of the actor type's distributed functions begin: `$s` and the type's
     /// mangled name (`$s13SpokesCluster10NodeStatusC`).
     let functionPrefix: String
-    /// The actor's type, for messages.
-    let typeName: String
+    private let type: any DistributedActor.Type
 
     init(_ actor: any DistributedActor) {
         reference = Mutex(WeakReference(actor: actor))
-        let type = type(of: actor)
+        type = Swift.type(of: actor)
         functionPrefix = "$s" + (_mangledTypeName(type) ?? "")
-        typeName = String(describing: type)
     }
+
+    /// The actor's type, for messages: made only when one is written (as
+    /// `String(describing:)` names it, without its search of the metatype's conformances).
+    var typeName: String { _typeName(type, qualified: false) }
 
     var actor: (any DistributedActor)? { reference.withLock { $0.actor } }
 

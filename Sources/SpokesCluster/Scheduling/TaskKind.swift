@@ -69,9 +69,12 @@ extension TaskKind {
     public func cost(of input: Input) -> TaskCost { Self.cost }
     public func validate(_ input: Input) throws {}
 
-    /// The kind's name, version and fingerprint, as members advertise it.
+    /// The kind's name, version and fingerprint, as members advertise it. The types'
+    /// names are `String(reflecting:)`'s (the fully qualified name), read straight from the
+    /// runtime: `String(reflecting:)` first looks for a description among every
+    /// conformance of the metatype, a quarter of a million instructions a call.
     public static var schema: TaskSchema {
-        TaskSchema(name: name, version: version, input: String(reflecting: Input.self), output: String(reflecting: Output.self))
+        TaskSchema(name: name, version: version, input: _typeName(Input.self, qualified: true), output: _typeName(Output.self, qualified: true))
     }
 }
 

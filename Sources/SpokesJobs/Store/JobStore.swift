@@ -214,6 +214,8 @@ public final class JobStore: TaskJobHistory {
     public let clock: any RuntimeClock
     private let log: @Sendable (String) -> Void
     private let index = Mutex(Index())
+    /// Reports decoded last, with the bytes each was decoded from (``report(of:key:decodedBy:)``).
+    private let decoded = DecodedReports()
 
     /// The store in `directory` (`~` expands to the home directory) on `disk`, keeping the
     /// newest `keep` jobs; problems with the file go to `log`.
@@ -304,7 +306,16 @@ public final class JobStore: TaskJobHistory {
 
     /// The report of the job of tasks `job`, or nil when it is not stored here (or no longer kept).
     public func taskJobReport(of job: String) throws -> TaskJobReport? {
-        try report(of: job, key: Self.taskJobKey).flatMap { try? JSONDecoder().decode(TaskJobReport.self, from: $0) }
+        try report(of: job, key: Self.taskJobKey) { try? JSONDecoder().decode(TaskJobReport.self, from: $0) }
+    }
+
+    /// The report `job` was stored with under `key`, as `decode` makes it of its JSON; nil
+    /// when it is not stored here (or no longer kept), is a job of another kind, or
+    /// `decode` gives nil. Decoded once for the bytes stored (``DecodedReports``): `decode`
+    /// must be the one way a `Value` is made of a report stored under `key`.
+    public func report<Value: Sendable>(of job: String, key: String, decodedBy decode: (Data) -> Value?) throws -> Value? {
+        guard let source = try report(of: job, key: key) else { return nil }
+        return decoded.value(of: job, recordKey: key, source: source, decode: decode)
     }
 
     /// The report `job` was stored with under `key` (its JSON), or nil when it is not

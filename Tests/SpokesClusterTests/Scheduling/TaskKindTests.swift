@@ -65,6 +65,21 @@ struct TaskKindTests {
         #expect(ChoosyKind.schema.description.hasPrefix("test.choosy v2 ("))
     }
 
+    /// The type names are `String(reflecting:)`'s, which releases before it was read
+    /// straight from the runtime advertised: nested, generic and optional types too.
+    @Test func theSchemasTypeNamesAreTheFullyQualifiedNamesOfEarlierReleases() {
+        #expect(ChoosyKind.schema == TaskSchema(name: "test.choosy", version: "2", input: String(reflecting: ChoosyKind.Input.self), output: String(reflecting: Bool.self)))
+        #expect(ChoosyKind.schema == TaskSchema(name: "test.choosy", version: "2", input: "SpokesClusterTests.ChoosyKind.Input", output: "Swift.Bool"))
+        let dictionary = "Swift.Dictionary<Swift.String, Swift.Array<Swift.Int>>"
+        #expect(String(reflecting: [String: [Int]].self) == dictionary)
+        #expect(EchoKind.schema == TaskSchema(name: "test.echo", version: "1", input: dictionary, output: dictionary))
+        struct Nested: TaskKind {
+            static let name = "test.nested"
+            func run(_ input: [ChoosyKind.Input?], context: TaskContext) async throws -> Int { 0 }
+        }
+        #expect(Nested.schema == TaskSchema(name: "test.nested", version: "1", input: String(reflecting: [ChoosyKind.Input?].self), output: "Swift.Int"))
+    }
+
     @Test func aThrownErrorReadsAsItsTypeCaseAndMessage() {
         func reads(_ error: any Error) -> String { TaskError(kind: "k", thrown: error).description }
         #expect(reads(DescribedError.tooManySamples(20)) == "DescribedError.tooManySamples: samples must be at most 10, got 20")
