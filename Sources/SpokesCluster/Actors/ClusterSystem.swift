@@ -483,10 +483,14 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         let beat = WireMessage.Heartbeat(sequence: sequence)
         let now = runtime.now
         let recent = min(settings.heartbeatInterval / 4, ClusterNode.probeAfter(settings) - settings.heartbeatInterval)
+        // Encoded once for every connection (a heartbeat is a few bytes, but a node sends
+        // one to each peer several times a second).
+        var payload: [UInt8]?
         for connection in connections.withLock({ Array($0.values) }) {
             if !beat.asksForAcknowledgement, now - connection.lastSent < recent { continue }
             if beat.asksForAcknowledgement { connection.roundTrip.withLock { $0.sent(sequence: sequence, at: now) } }
-            connection.send(.heartbeat(beat))
+            if payload == nil { payload = try? Connection.payload(of: .heartbeat(beat)) }
+            if let payload { connection.send(.heartbeat(beat), payload: payload) } else { connection.send(.heartbeat(beat)) }
         }
     }
 

@@ -255,12 +255,25 @@ public final class Connection: Sendable, CustomStringConvertible {
         guard !isClosed else { return .queued }
         let payload: [UInt8]
         do {
-            // The hot messages by hand (``WireCodec``), the rest through `Codable`.
-            payload = try WireCodec.encode(message) ?? Array(Self.encoder.encode(message))
+            payload = try Self.payload(of: message)
         } catch {
             close(reason: "cannot encode \(message): \(error)")
             return .queued
         }
+        return send(message, payload: payload)
+    }
+
+    /// `message`'s frame payload before it is sealed: the same on every connection, so a
+    /// message sent to every peer (a heartbeat) is encoded once for all of them.
+    static func payload(of message: WireMessage) throws -> [UInt8] {
+        // The hot messages by hand (``WireCodec``), the rest through `Codable`.
+        try WireCodec.encode(message) ?? Array(encoder.encode(message))
+    }
+
+    /// Sends `message` as ``send(_:)`` does, its payload encoded already (``payload(of:)``).
+    @discardableResult
+    func send(_ message: WireMessage, payload: [UInt8]) -> Sent {
+        guard !isClosed else { return .queued }
         let frameBytes = payload.count + FrameSeal.overhead
         if frameBytes > limits.maximumFrameSize {
             if case .reply(let reply) = message {

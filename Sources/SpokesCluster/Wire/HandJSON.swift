@@ -51,28 +51,55 @@ public enum HandJSON {
     private static let hex = Array("0123456789abcdef".utf8)
 
     /// `text` as a JSON string: quote, backslash and control characters escaped, the
-    /// rest as its UTF-8 (the runs between escapes copied whole).
+    /// rest as its UTF-8. A text with nothing to escape (a name) is copied whole; one with
+    /// escapes (a call's arguments, JSON in a string) is escaped into a buffer of its exact
+    /// length, counted first, and appended at once: appended a byte or a run at a time,
+    /// each append paid its own checks, most of the cost of writing such a text.
     public static func string(_ text: String, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { utf8 in
-            var run = 0
-            for (at, byte) in utf8.enumerated() where byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run..<at]))
-                run = at + 1
-                out.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
-                case 0x0A: out.append(UInt8(ascii: "n"))
-                case 0x0D: out.append(UInt8(ascii: "r"))
-                case 0x09: out.append(UInt8(ascii: "t"))
-                default:
-                    for digit in [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]] { out.append(digit) }
-                }
+            let extra = escapedExtra.withUnsafeBufferPointer { table in
+                utf8.reduce(0) { $0 &+ Int(table[Int($1)]) }
             }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[run...]))
+            out.append(UInt8(ascii: "\""))
+            guard extra > 0 else {
+                out.append(contentsOf: utf8)
+                out.append(UInt8(ascii: "\""))
+                return
+            }
+            let escaped = [UInt8](unsafeUninitializedCapacity: utf8.count + extra + 1) { buffer, count in
+                var at = 0
+                func put(_ byte: UInt8) {
+                    buffer[at] = byte
+                    at += 1
+                }
+                for byte in utf8 {
+                    switch byte {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"): put(UInt8(ascii: "\\")); put(byte)
+                    case 0x0A: put(UInt8(ascii: "\\")); put(UInt8(ascii: "n"))
+                    case 0x0D: put(UInt8(ascii: "\\")); put(UInt8(ascii: "r"))
+                    case 0x09: put(UInt8(ascii: "\\")); put(UInt8(ascii: "t"))
+                    case ..<0x20:
+                        for digit in [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]] { put(digit) }
+                    default: put(byte)
+                    }
+                }
+                put(UInt8(ascii: "\""))
+                count = at
+            }
+            out.append(contentsOf: escaped)
         }
-        out.append(UInt8(ascii: "\""))
+    }
+
+    /// How many bytes longer each byte is escaped in a JSON string (``string(_:to:)``): 1
+    /// for a quote, a backslash, `\n`, `\r` and `\t`, 5 for another control character
+    /// (`\u00XX`), 0 for the rest.
+    private static let escapedExtra: [UInt8] = (0..<256).map { byte in
+        switch byte {
+        case 0x22, 0x5C, 0x0A, 0x0D, 0x09: 1
+        case ..<0x20: 5
+        default: 0
+        }
     }
 
     public static func strings(_ texts: [String], to out: inout [UInt8]) { array(texts, to: &out, string) }

@@ -1,4 +1,5 @@
 import Foundation
+import SpokesTestKit
 import Testing
 @testable import SpokesCluster
 
@@ -17,6 +18,43 @@ import Testing
         [0x22, 0x61, 0x0A, 0x22], [0x22, 0x5C, 0x6E, 0x01, 0x22], Array(#""\ud800""#.utf8), Array(#""\x""#.utf8),
         Array(#""unfinished"#.utf8), Array(#""unfinished\n"#.utf8), Array(#""ends in \"#.utf8),
     ]
+
+    /// What the writer gives, spelled the simplest way: each character escaped alone.
+    static func escapedByEachCharacter(_ text: String) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "\"")]
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), byte]
+            case 0x0A: out += Array(#"\n"#.utf8)
+            case 0x0D: out += Array(#"\r"#.utf8)
+            case 0x09: out += Array(#"\t"#.utf8)
+            case ..<0x20: out += Array(String(format: "\\u%04x", Int(byte)).utf8)
+            default: out.append(byte)
+            }
+        }
+        return out + [UInt8(ascii: "\"")]
+    }
+
+    @Test func writesAStringThatJSONDecoderReadsBackAsItWas() throws {
+        var texts = ["", "plain", "n1", #"{"beacon":{"node":"n1","port":7946}}"#, "é漢字🚲", "\\\"", "tab\tline\ncr\rend"]
+        texts += (0..<128).map { String(UnicodeScalar(UInt8($0))) }
+        var random = TestGenerator(seed: 7)
+        let alphabet: [Character] = ["a", "\"", "\\", "\n", "\u{01}", "\u{1F}", "é", "🚲", " ", "{", "}"]
+        texts += (0..<200).map { _ in String((0..<Int(random.next() % 40)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }) }
+        var inJSON = "plain"
+        for _ in 0..<4 {
+            var bytes: [UInt8] = []
+            HandJSON.string(inJSON, to: &bytes)
+            inJSON = #"{"arguments":["# + String(decoding: bytes, as: UTF8.self) + "]}"
+            texts.append(inJSON)
+        }
+        for text in texts {
+            var out: [UInt8] = Array("[".utf8)
+            HandJSON.string(text, to: &out)
+            #expect(Array(out.dropFirst()) == Self.escapedByEachCharacter(text), "\(text.debugDescription)")
+            #expect(try JSONDecoder().decode(String.self, from: Data(out.dropFirst())) == text, "\(text.debugDescription)")
+        }
+    }
 
     @Test func readsAStringExactlyAsJSONDecoderDoes() throws {
         for literal in Self.literals {
