@@ -389,7 +389,9 @@ final class NodesSafety: Sendable {
     /// A bike book's counted results: each user's accepted ending and attempt.
     private static func count(_ book: BikeJobBook, of group: String, results: inout [(key: String, result: String)]) {
         for (user, entry) in book.entries.enumerated() {
-            if let accepted = entry.accepted { results.append(("\(group)/user \(user)", "\(accepted) from attempt \(entry.attempt)")) }
+            // The ending by its raw value (its case's name): interpolated, the enum was
+            // printed through reflection, a search of its conformances each time.
+            if let accepted = entry.accepted { results.append(("\(group)/user \(user)", "\(accepted.rawValue) from attempt \(entry.attempt)")) }
         }
     }
 
