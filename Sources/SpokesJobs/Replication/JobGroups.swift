@@ -223,8 +223,8 @@ public struct JobGroups: Sendable {
     /// replicas were being made) is kept.
     public static let emptyGroupLingers = 30.0
 
-    /// Watches this node's groups of `kind` every 0.25 s until the returned task is
-    /// cancelled:
+    /// Watches this node's groups of `kind` every ``watchInterval`` (0.25 s) until the
+    /// returned task is cancelled:
     /// - where this replica leads a job that has not finished, has applied its whole log
     ///   (its term's first entry commits every earlier one, so no committed change is
     ///   missed) and does not run the job, `takeOver` runs it;
@@ -275,19 +275,28 @@ public struct JobGroups: Sendable {
                 await host.remove(group: id, removal)
                 doneSince[id] = nil
             }
+            let prefix = kind + "-"
             while !Task.isCancelled {
+                let ids = host.groupIDs.filter { $0.hasPrefix(prefix) }
+                // No group of the kind here and nothing remembered: a round would do nothing
+                // (most rounds of most nodes, four a second).
+                if ids.isEmpty, deadSince.isEmpty, leaderlessSince.isEmpty, changeAgainAt.isEmpty, removedSilent.isEmpty, doneSince.isEmpty {
+                    try? await system.runtime.sleep(for: Self.watchInterval)
+                    continue
+                }
                 let aliveMembers = members().filter { $0.state == .alive }
                 let alive = Set(aliveMembers.map(\.node.name))
                 let now = system.runtime.now
                 deadSince = deadSince.filter { !alive.contains($0.key) }
-                let ids = host.groupIDs.filter { $0.hasPrefix(kind + "-") }
                 // What is remembered of a group goes with it: a node that runs for months
                 // keeps only what its groups now need.
-                let held = Set(ids)
-                leaderlessSince = leaderlessSince.filter { held.contains($0.key) }
-                changeAgainAt = changeAgainAt.filter { held.contains($0.key) }
-                removedSilent = removedSilent.filter { held.contains($0.key) }
-                doneSince = doneSince.filter { held.contains($0.key) }
+                if !(leaderlessSince.isEmpty && changeAgainAt.isEmpty && removedSilent.isEmpty && doneSince.isEmpty) {
+                    let held = Set(ids)
+                    leaderlessSince = leaderlessSince.filter { held.contains($0.key) }
+                    changeAgainAt = changeAgainAt.filter { held.contains($0.key) }
+                    removedSilent = removedSilent.filter { held.contains($0.key) }
+                    doneSince = doneSince.filter { held.contains($0.key) }
+                }
                 for id in ids {
                     guard let (status, machine) = await host.statusAndMachine(of: id), let state = job(id, machine) else { continue }
                     if state.job == nil, status.lastIndex == 0 {
@@ -339,10 +348,13 @@ public struct JobGroups: Sendable {
                     else { continue }
                     await takeOver(machine, status)
                 }
-                try? await system.runtime.sleep(for: 0.25)
+                try? await system.runtime.sleep(for: Self.watchInterval)
             }
         }
     }
+
+    /// Seconds between two rounds of ``watch(kind:job:isRunning:abandon:takeOver:)``.
+    static let watchInterval = 0.25
 
     /// Seconds a group waits after a replica change failed before it tries again.
     public static let replicaChangeRetry = 5.0

@@ -76,7 +76,7 @@ import Testing
             #expect(SimulatedCluster.hostIndex(of: SimulatedCluster.host(index)) == index)
             #expect(SimulatedCluster.hostIndex(of: SimulatedCluster.host(index) + ":7000") == index)
         }
-        for other in ["", "127.0.0.0", "127.0.1.3", "203.0.113.1", "127.0.0.1000", "127.0.0.", "127.0.0.3x", "n1", ":7000", "127.0.0.3.4"] {
+        for other in ["", "127.0.0.0", "127.0.1.3", "203.0.113.1", "127.0.0.1000", "127.0.0.", "127.0.0.3x", "n1", ":7000", "127.0.0.3.4", "127.0.0:3", "128.0.0.3", "127.0.0.:7000", "127.0.0.0:7000"] {
             #expect(SimulatedCluster.hostIndex(of: other) == nil, "\(other)")
         }
     }
