@@ -525,9 +525,14 @@ public final class ClusterNode: Sendable {
         guard probes != nil else { return }
         // In the membership's order, unsorted: the prober keys its peers by name.
         var peers: [Prober.Peer] = []
-        forEachMember { member in
-            if member.state == .alive || member.state == .suspect {
-                peers.append(Prober.Peer(node: member.node, address: member.address, lastHeard: member.lastHeard))
+        membership.withLock { membership in
+            // Room for every member at once: grown as appended, the list was copied four
+            // or five times a tick.
+            peers.reserveCapacity(membership.members.count)
+            membership.forEachMember { member in
+                if member.state == .alive || member.state == .suspect {
+                    peers.append(Prober.Peer(node: member.node, address: member.address, lastHeard: member.lastHeard))
+                }
             }
         }
         carryOut(prober.withLock { $0.tick(peers: peers, at: system.runtime.now) })

@@ -73,7 +73,12 @@ public struct Prober: Sendable {
     public var helpers: Int
     public var answerWithin: Double
 
-    private var peers: [String: Peer] = [:]
+    /// The members of the last tick (alive or suspect), this node left out, as given.
+    private var latestPeers: [Peer] = []
+    /// ``latestPeers`` by name (the last of a name wins), made when first needed after a
+    /// tick: most ticks probe nobody and no probe request comes, and making it at every
+    /// tick was most of a tick's cost.
+    private var peersByName: [String: Peer]?
     private var lastProbe: [String: Double] = [:]
     private var outstanding: [UInt64: Pending] = [:]
     private var randomState: UInt64
@@ -95,11 +100,17 @@ public struct Prober: Sendable {
     /// Time passed: `peers` are the members now (alive or suspect), with when each was
     /// last heard from. Probes the silent ones.
     public mutating func tick(peers current: [Peer], at now: Double) -> [Action] {
-        peers = Dictionary(current.filter { $0.node.name != local.name }.map { ($0.node.name, $0) }, uniquingKeysWith: { _, last in last })
-        lastProbe = lastProbe.filter { peers[$0.key] != nil }
-        outstanding = outstanding.filter { now - $0.value.sentAt <= answerWithin }
-        let due = peers.values.filter { now - $0.lastHeard > probeAfter && now - (lastProbe[$0.node.name] ?? -.infinity) >= probeInterval }
+        latestPeers = current.filter { $0.node.name != local.name }
+        peersByName = nil
+        if !lastProbe.isEmpty {
+            let peers = self.peers
+            lastProbe = lastProbe.filter { peers[$0.key] != nil }
+        }
+        if !outstanding.isEmpty { outstanding = outstanding.filter { now - $0.value.sentAt <= answerWithin } }
         // Most ticks, in a healthy cluster every one: nobody to probe, nothing to sort.
+        guard latestPeers.contains(where: { now - $0.lastHeard > probeAfter }) else { return [] }
+        let peers = self.peers
+        let due = peers.values.filter { now - $0.lastHeard > probeAfter && now - (lastProbe[$0.node.name] ?? -.infinity) >= probeInterval }
         guard !due.isEmpty else { return [] }
         let heard = peers.values.filter { now - $0.lastHeard <= probeAfter }.sorted { $0.node.name < $1.node.name }
         var actions: [Action] = []
@@ -123,6 +134,7 @@ public struct Prober: Sendable {
             guard from.name != local.name else { return [] }
             return [.send(.ack(nonce: nonce, from: local, about: local), to: address)]
         case .pingRequest(let nonce, let from, let target):
+            let peers = self.peers
             guard from.name != local.name, peers[from.name]?.node == from, let peer = peers[target.name], peer.node == target,
                   let relayed = remember(Pending(target: target, sentAt: now, relayTo: (address, nonce)))
             else { return [] }
@@ -134,6 +146,16 @@ public struct Prober: Sendable {
                 return [.send(.ack(nonce: relay.nonce, from: local, about: about), to: relay.address)]
             }
             return [.answered(about)]
+        }
+    }
+
+    /// The members of the last tick by name (``peersByName``, made now if it is not yet).
+    private var peers: [String: Peer] {
+        mutating get {
+            if let peersByName { return peersByName }
+            let made = Dictionary(latestPeers.map { ($0.node.name, $0) }, uniquingKeysWith: { _, last in last })
+            peersByName = made
+            return made
         }
     }
 

@@ -24,6 +24,21 @@ import Testing
         return nil
     }
 
+    /// A probe request is taken only about the members of the last tick, at the address
+    /// given then: a member that restarted (another incarnation, another address) between
+    /// two requests is probed as it is now, and its old incarnation no more.
+    @Test func aProbeRequestIsTakenOnlyAboutTheMembersOfTheLastTick() {
+        var prober = prober(a)
+        #expect(prober.tick(peers: [peer(b, heard: 9.9), peer(c, heard: 9.9)], at: 10).isEmpty)
+        let first = prober.receive(.pingRequest(nonce: 1, from: c, target: b), from: "c:7000", at: 10)
+        #expect(ping(in: first)?.to == "b:7000")
+        let restarted = NodeID(name: "b", incarnation: 2)
+        let moved = Prober.Peer(node: restarted, address: "b:7001", lastHeard: 10.1)
+        #expect(prober.tick(peers: [moved, peer(c, heard: 10.1)], at: 10.2).isEmpty)
+        #expect(prober.receive(.pingRequest(nonce: 2, from: c, target: b), from: "c:7000", at: 10.2).isEmpty)
+        #expect(ping(in: prober.receive(.pingRequest(nonce: 3, from: c, target: restarted), from: "c:7000", at: 10.2))?.to == "b:7001")
+    }
+
     @Test func aMemberHeardWithinProbeAfterIsNeverProbed() {
         var prober = prober(a)
         #expect(prober.tick(peers: [peer(b, heard: 9.8), peer(c, heard: 9.9)], at: 10).isEmpty)
