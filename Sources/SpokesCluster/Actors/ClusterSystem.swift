@@ -415,7 +415,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             return
         }
         do {
-            try await Self.$caller.withValue(connection.peer?.node) {
+            try await Self.$caller.withValue(connection.peerNode) {
                 var decoder = ClusterInvocationDecoder(call: call, system: self)
                 let handler = ClusterResultHandler(reply: reply, rejections: rejections)
                 // A function run before goes without demangling its name again (``DistributedTargets``).
@@ -437,10 +437,11 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         connections.withLock { $0.values.compactMap(\.peer) }.sorted { $0.node.name < $1.node.name }
     }
 
-    /// The peer named `name`, as ``connectedPeers`` lists it, without making that list:
-    /// for what checks a peer on every message (Raft's deliveries).
-    public func connectedPeer(named name: String) -> WireMessage.Handshake? {
-        connections.withLock { $0[name]?.peer }.flatMap { $0.node.name == name ? $0 : nil }
+    /// The node named `name` this node is connected to, when it is a node (not a client),
+    /// as ``connectedPeers`` lists it, without making that list or copying its handshake:
+    /// for what checks a peer on every message (Raft's deliveries, each replica's outbox).
+    public func connectedNode(named name: String) -> NodeID? {
+        connections.withLock { $0[name]?.listeningPeerNode }.flatMap { $0.name == name ? $0 : nil }
     }
 
     /// The peer at `address` over a connection whose handshake finished and that is still
@@ -500,7 +501,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         let open = connections.withLock { Array($0.values) }
         var trips: [String: Double] = [:]
         for connection in open {
-            if let name = connection.peer?.node.name, let trip = connection.roundTrip.withLock({ $0.smoothed }) { trips[name] = trip }
+            if let name = connection.peerNode?.name, let trip = connection.roundTrip.withLock({ $0.smoothed }) { trips[name] = trip }
         }
         return trips
     }
@@ -512,7 +513,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             var heard: [(node: NodeID, time: Double)] = []
             heard.reserveCapacity(connections.count)
             for connection in connections.values {
-                if let node = connection.peer?.node { heard.append((node, connection.lastReceived)) }
+                if let node = connection.peerNode { heard.append((node, connection.lastReceived)) }
             }
             return heard
         }
@@ -521,7 +522,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// Closes the connection to `node`, failing its pending calls.
     public func disconnect(_ node: NodeID, reason: String) {
         let connection = connections.withLock { $0[node.name] }
-        if let connection, connection.peer?.node == node { connection.close(reason: reason) }
+        if let connection, connection.peerNode == node { connection.close(reason: reason) }
     }
 
     /// Connection changes, as they happen, for membership and tests.
@@ -537,8 +538,8 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// this system has never heard of fail with ``RemoteCallError/unreachable(node:reason:)``.
     func connection(to node: NodeID) async throws -> Connection {
         if let open = connections.withLock({ $0[node.name] }), !open.isClosed {
-            guard open.peer?.node == node else {
-                throw RemoteCallError.actorNotFound("\(node) is gone: \(node.name) now runs as \(open.peer?.node.description ?? "?")")
+            guard open.peerNode == node else {
+                throw RemoteCallError.actorNotFound("\(node) is gone: \(node.name) now runs as \(open.peerNode?.description ?? "?")")
             }
             return open
         }
@@ -800,7 +801,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
                 connections[peer.node.name] = connection
                 return (nil, nil)
             }
-            if existing.peer?.node != peer.node {
+            if existing.peerNode != peer.node {
                 connections[peer.node.name] = connection
                 return (nil, existing)
             }
@@ -951,7 +952,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
     /// `disconnected` event (a goodbye, not a drop).
     private func leaving(_ node: NodeID) {
         let registered = connections.withLock { connections -> Connection? in
-            guard let existing = connections[node.name], existing.peer?.node == node else { return nil }
+            guard let existing = connections[node.name], existing.peerNode == node else { return nil }
             connections[node.name] = nil
             return existing
         }
@@ -972,7 +973,7 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
             logOnce("closed the connection from \(connection.peer == nil ? host : connection.description) (\(rejection.rawValue)): \(reason)",
                     key: "\(host) \(rejection.rawValue)")
         }
-        let node = connection.peer?.node
+        let node = connection.peerNode
         let wasRegistered = connections.withLock { connections in
             guard let node, connections[node.name] === connection else { return false }
             connections[node.name] = nil

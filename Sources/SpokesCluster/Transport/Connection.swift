@@ -197,6 +197,14 @@ public final class Connection: Sendable, CustomStringConvertible {
         set { state.withLock { $0.peer = newValue } }
     }
 
+    /// The peer's node once the handshake is done (``peer``'s), read without copying the
+    /// whole handshake: what every call's execution and every heartbeat tick ask.
+    public var peerNode: NodeID? { state.withLock { $0.peer?.node } }
+
+    /// ``peerNode`` when the peer is a node (it listens: a client's handshake gives no
+    /// address), read as ``peerNode`` is.
+    public var listeningPeerNode: NodeID? { state.withLock { $0.peer?.address.isEmpty == false ? $0.peer?.node : nil } }
+
     public var isClosed: Bool { state.withLock { $0.closed } }
 
     /// The close reason when the peer ends the connection (end of stream).

@@ -345,7 +345,7 @@ public final class RaftHost: Sendable {
     }
 
     private func forwardProposal(_ command: String, of id: String, to leader: String) async throws(RaftHostError) -> RaftCommit {
-        guard let node = system.connectedPeer(named: leader).flatMap({ $0.address.isEmpty ? nil : $0.node }) else {
+        guard let node = system.connectedNode(named: leader) else {
             throw .leaderUnreachable(group: id, leader: leader, reason: "not connected to \(name)")
         }
         let outcome: RaftProposalOutcome
@@ -483,7 +483,7 @@ public final class RaftHost: Sendable {
     /// gives, does not.
     private func deliver(_ envelopes: [RaftEnvelope], from sender: String) async {
         let speaksForItself = ClusterSystem.caller.map { $0.name == sender } ?? true
-        guard speaksForItself, let peer = system.connectedPeer(named: sender), !peer.address.isEmpty else {
+        guard speaksForItself, system.connectedNode(named: sender) != nil else {
             nonMemberMessages.add(envelopes.reduce(0) { $0 + $1.messages.count }, ordering: .relaxed)
             return
         }

@@ -65,7 +65,7 @@ final class RaftOutbox: Sendable {
     private func drain(_ peer: String) async {
         while let batch = takeBatch(for: peer) {
             let count = batch.reduce(0) { $0 + $1.messages.count }
-            guard let node = system.connectedPeer(named: peer).flatMap({ $0.address.isEmpty ? nil : $0.node }) else {
+            guard let node = system.connectedNode(named: peer) else {
                 dropped.add(count, ordering: .relaxed)
                 continue
             }
