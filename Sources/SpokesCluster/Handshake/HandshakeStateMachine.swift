@@ -55,7 +55,11 @@ struct HandshakeStateMachine: Sendable {
     }
 
     let role: Role
-    private(set) var state: State
+    private(set) var state: State {
+        didSet {
+            if case .established = state { isEstablished = true } else { isEstablished = false }
+        }
+    }
     private var authentication: HandshakeAuthentication?
     /// The peer's address, for messages.
     private let address: String
@@ -85,10 +89,10 @@ struct HandshakeStateMachine: Sendable {
 
     /// Whether the handshake ended in a connection: every message now is delivered
     /// (``receive(_:refusal:)`` says `.deliver`), which a shell may do without asking.
-    var isEstablished: Bool {
-        if case .established = state { return true }
-        return false
-    }
+    /// Kept as ``state`` changes (no machine starts established), not matched against it:
+    /// the shell asks it of every message on the connection, and matching copied the
+    /// whole state, the peer's handshake with it, each time.
+    private(set) var isEstablished = false
 
     /// Whether the acceptor had welcomed the dialler (its proof was still due).
     var welcomed: Bool {

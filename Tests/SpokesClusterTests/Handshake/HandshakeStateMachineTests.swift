@@ -56,6 +56,8 @@ import Testing
             Issue.record("an established connection's message is not delivered: \(later)")
             return
         }
+        _ = acceptor.connectionClosed(reason: "gone", byPeer: true)
+        #expect(!acceptor.isEstablished, "a closed connection is established no more")
     }
 
     @Test func anotherSecretFailsTheDiallerAndTheAcceptorCountsTheHandshakeAbandoned() throws {
