@@ -506,14 +506,15 @@ public final class ClusterSystem: DistributedActorSystem, Sendable {
         return trips
     }
 
-    /// When each connected peer was last heard from (monotonic seconds), a peer once, in
-    /// no particular order: read at every heartbeat tick, so a list, not a dictionary.
-    public var lastHeard: [(node: NodeID, time: Double)] {
+    /// The connected peers heard from since this was last asked, with when they were last
+    /// heard from (monotonic seconds; ``Connection/receivedSinceAsked()``), a peer once, in
+    /// no particular order. For one caller, which asks at every heartbeat tick (the node,
+    /// for its membership): most ticks hear from few peers, and the rest are no news.
+    public func heardSinceAsked() -> [(node: NodeID, time: Double)] {
         connections.withLock { connections in
             var heard: [(node: NodeID, time: Double)] = []
-            heard.reserveCapacity(connections.count)
             for connection in connections.values {
-                if let node = connection.peerNode { heard.append((node, connection.lastReceived)) }
+                if let node = connection.peerNode, let time = connection.receivedSinceAsked() { heard.append((node, time)) }
             }
             return heard
         }

@@ -207,9 +207,6 @@ public final class ClusterNode: Sendable {
         let ticking = system.runtime.protocolTask { [weak self] in
             var ticks = 0
             var lastTick: Double?
-            /// The last-received time last handed to membership, by peer: the same time
-            /// again is no news (``Membership`` ignores it), so it is not handed again.
-            var fed: [NodeID: Double] = [:]
             while !Task.isCancelled {
                 guard let self else { return }
                 let now = self.system.runtime.now
@@ -220,15 +217,9 @@ public final class ClusterNode: Sendable {
                     Task { await self.learnMembers(from: peer.node) }
                 }
                 self.system.sendHeartbeats()
-                let heard = self.system.lastHeard
-                // Peers no longer connected leave `fed` once it holds more peers than are
-                // heard (most ticks, none left). A stale entry until then hides nothing: a
-                // peer's new connection is heard from later than anything fed before it.
-                if fed.count > heard.count {
-                    fed = fed.filter { entry in heard.contains { $0.node == entry.key } }
-                }
-                for (node, time) in heard where time > 0 && fed[node] != time {
-                    fed[node] = time
+                // The same last-received time again is no news (``Membership`` ignores it),
+                // so only the peers heard from since the last tick are handed over.
+                for (node, time) in self.system.heardSinceAsked() {
                     self.observe(.heard(node: node), at: time)
                 }
                 for seed in seeds { self.observe(.seed(address: seed)) }

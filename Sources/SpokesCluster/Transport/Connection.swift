@@ -156,6 +156,18 @@ public final class Connection: Sendable, CustomStringConvertible {
     /// Monotonic seconds when the last message arrived (or when the connection opened).
     public var lastReceived: Double { Double(bitPattern: lastReceivedBits.load(ordering: .relaxed)) }
 
+    /// ``lastReceived`` as ``receivedSinceAsked()`` last gave it (the bits of a Double).
+    private let lastAskedBits = Atomic<UInt64>(0)
+
+    /// ``lastReceived`` when it is after 0 and not what this gave the time before, else
+    /// nil: news of the peer for the one caller that asks at every heartbeat tick (the
+    /// node's membership, to which the same time again is no news).
+    func receivedSinceAsked() -> Double? {
+        let received = lastReceivedBits.load(ordering: .relaxed)
+        guard Double(bitPattern: received) > 0, lastAskedBits.exchange(received, ordering: .relaxed) != received else { return nil }
+        return Double(bitPattern: received)
+    }
+
     /// The node's secrets (nil in an open cluster): the frames before the handshake ends
     /// are sealed, so not even a hello says which cluster or node is talking; the
     /// session's ``FrameSeal`` takes over once it is established.
