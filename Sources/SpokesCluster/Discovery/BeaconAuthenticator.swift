@@ -53,7 +53,20 @@ struct BeaconAuthenticator: Sendable {
     /// changes seldom while its envelope's time and nonce change every time, so a field
     /// byte for byte the same as the sender's last one is not unescaped and read again:
     /// it says what it said then. Forgotten all at once past ``maximumSendersRemembered``.
-    private var lastClearBeacons: [SocketAddress: (field: [UInt8], beacon: Beacon?)] = [:]
+    private var lastClearBeacons: [SocketAddress: ClearBeacon] = [:]
+
+    /// A sender's last beacon field and what it held, shared, not copied: a beacon is a
+    /// handshake of many fields, and copying it out of the table to compare its field
+    /// was most of the cost of opening a beacon seen before.
+    private final class ClearBeacon: Sendable {
+        let field: [UInt8]
+        let beacon: Beacon?
+
+        init(field: [UInt8], beacon: Beacon?) {
+            self.field = field
+            self.beacon = beacon
+        }
+    }
 
     init(keyring: KeyringStore?) {
         self.keyring = keyring
@@ -132,7 +145,7 @@ struct BeaconAuthenticator: Sendable {
         guard let text = BeaconCodec.string(quoted: field) else { return nil }
         let beacon = Self.beacon(in: Array(text.utf8))
         if lastClearBeacons.count >= Self.maximumSendersRemembered { lastClearBeacons.removeAll() }
-        lastClearBeacons[source] = (Array(field), beacon)
+        lastClearBeacons[source] = ClearBeacon(field: Array(field), beacon: beacon)
         return Self.outcome(of: beacon, cluster: cluster)
     }
 
