@@ -101,18 +101,10 @@ public final class SimulatedCluster: Sendable {
         else { return nil }
         // The last octet: one to three digits, then the end or a port.
         var octet = 0, digits = 0
-        for byte in UnsafeBufferPointer(rebasing: address[8...]) {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"):
-                guard digits < 3 else { return nil }
-                octet = octet * 10 + Int(byte - UInt8(ascii: "0"))
-                digits += 1
-            case UInt8(ascii: ":"):
-                guard digits > 0, octet >= 1 else { return nil }
-                return octet - 1
-            default:
-                return nil
-            }
+        for byte in UnsafeBufferPointer(rebasing: address[8...]).prefix(while: { $0 != UInt8(ascii: ":") }) {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 3 else { return nil }
+            octet = octet * 10 + Int(byte - UInt8(ascii: "0"))
+            digits += 1
         }
         guard digits > 0, octet >= 1 else { return nil }
         return octet - 1

@@ -278,9 +278,10 @@ public struct JobGroups: Sendable {
             let prefix = kind + "-"
             while !Task.isCancelled {
                 let ids = host.groupIDs.filter { $0.hasPrefix(prefix) }
+                let remembersGroups = !(leaderlessSince.isEmpty && changeAgainAt.isEmpty && removedSilent.isEmpty && doneSince.isEmpty)
                 // No group of the kind here and nothing remembered: a round would do nothing
                 // (most rounds of most nodes, four a second).
-                if ids.isEmpty, deadSince.isEmpty, leaderlessSince.isEmpty, changeAgainAt.isEmpty, removedSilent.isEmpty, doneSince.isEmpty {
+                if ids.isEmpty, deadSince.isEmpty, !remembersGroups {
                     try? await system.runtime.sleep(for: Self.watchInterval)
                     continue
                 }
@@ -290,7 +291,7 @@ public struct JobGroups: Sendable {
                 deadSince = deadSince.filter { !alive.contains($0.key) }
                 // What is remembered of a group goes with it: a node that runs for months
                 // keeps only what its groups now need.
-                if !(leaderlessSince.isEmpty && changeAgainAt.isEmpty && removedSilent.isEmpty && doneSince.isEmpty) {
+                if remembersGroups {
                     let held = Set(ids)
                     leaderlessSince = leaderlessSince.filter { held.contains($0.key) }
                     changeAgainAt = changeAgainAt.filter { held.contains($0.key) }

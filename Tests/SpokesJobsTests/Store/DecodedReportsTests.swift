@@ -33,10 +33,27 @@ import Testing
         #expect(decoder.calls.withLock { $0 } == 3)
     }
 
+    /// Values of two types made of one report are kept side by side: neither is taken for
+    /// the other, nor pushes it out.
     @Test func aValueOfAnotherTypeIsNotTakenForOne() {
-        let reports = DecodedReports()
-        #expect(reports.value(of: "j-1", recordKey: "taskJob", source: Data("7".utf8)) { _ in "seven" } == "seven")
-        #expect(reports.value(of: "j-1", recordKey: "taskJob", source: Data("7".utf8)) { Int(String(decoding: $0, as: UTF8.self)) } == 7)
+        let reports = DecodedReports(), calls = Mutex(0)
+        func text() -> String? {
+            reports.value(of: "j-1", recordKey: "taskJob", source: Data("7".utf8)) { _ in
+                calls.withLock { $0 += 1 }
+                return "seven"
+            }
+        }
+        func number() -> Int? {
+            reports.value(of: "j-1", recordKey: "taskJob", source: Data("7".utf8)) { data in
+                calls.withLock { $0 += 1 }
+                return Int(String(decoding: data, as: UTF8.self))
+            }
+        }
+        #expect(text() == "seven")
+        #expect(number() == 7)
+        #expect(text() == "seven")
+        #expect(number() == 7)
+        #expect(calls.withLock { $0 } == 2, "each type decoded once")
     }
 
     @Test func aFailedDecodingIsNotKept() {
