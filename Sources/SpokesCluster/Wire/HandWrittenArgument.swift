@@ -55,3 +55,21 @@ extension Array: HandWrittenArgument where Element: HandWrittenElements {
         self = elements
     }
 }
+
+/// A whole number (a `bench.noop` task's input and output, a count among a call's
+/// arguments) in decimal by hand: the text `JSONEncoder` writes for it, byte for byte, so
+/// a task kind's output reads the same from a node of any release.
+extension Int: HandWrittenArgument {
+    public var handWrittenJSON: [UInt8]? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(20)
+        HandJSON.integer(self, to: &bytes)
+        return bytes
+    }
+
+    public init?(handWrittenJSON bytes: ArraySlice<UInt8>) {
+        var reader = HandJSON.Reader(bytes: bytes)
+        guard let value = reader.integer(), reader.atEnd else { return nil }
+        self = value
+    }
+}
