@@ -58,8 +58,11 @@ public struct BikeUserTask: TaskKind {
         }
         let clock = context.system.runtime.clock
         func ride<Dock: BikeDock>(_ docks: [Dock]) async throws(Dock.Failure) -> SimulationResult {
+            // On the schedule of a user that started as its job did, or as its place
+            // freed: however long its coordinator took to send it (``TaskContext/readySince``).
             try await user.runSimulation(
-                in: docks, paths: input.paths, goal: goal, resumingFrom: input.progress, attempt: input.attempt, clock: clock)
+                in: docks, paths: input.paths, goal: goal, resumingFrom: input.progress, attempt: input.attempt, clock: clock,
+                scheduledFrom: context.readySince)
         }
         let result: SimulationResult
         if input.batchesMoves == true, input.coordinator != context.system.node {

@@ -33,18 +33,21 @@ public struct BikeUser: Sendable, Hashable, Identifiable {
     /// `progress` resumes a user after its last acknowledged step (its random stream is
     /// advanced past the moves already made); `attempt` is passed to the stations with
     /// every move. Cancelling the task ends the run at the next move, with ending
-    /// `.cancelled`. Moves take their time on `clock` (a node's runtime's, in a cluster).
+    /// `.cancelled`. Moves take their time on `clock` (a node's runtime's, in a cluster),
+    /// on a schedule from `scheduledFrom` (a reading of `clock`; nil: now): the moment the
+    /// user was ready to start, so one that started late catches up (``MoveTiming``).
     public func runSimulation<Dock: BikeDock>(
         in stations: [Dock], paths: Int, goal: String? = nil,
-        resumingFrom progress: UserProgress = UserProgress(), attempt: Int = 1, clock: any RuntimeClock = RealClock()
+        resumingFrom progress: UserProgress = UserProgress(), attempt: Int = 1, clock: any RuntimeClock = RealClock(),
+        scheduledFrom: Double? = nil
     ) async throws(Dock.Failure) -> SimulationResult {
         var state = progress
         var ending = SimulationResult.Ending.finishedPaths
         if !stations.isEmpty, paths > 0 {
             var random = SeededGenerator(seed: seed, stream: UInt64(truncatingIfNeeded: id))
             for _ in 0..<state.moves { _ = random.index(below: stations.count) }
-            // This run's moves keep to a schedule from its start (see ``MoveTiming``).
-            let start = clock.now
+            // This run's moves keep to a schedule from when it was ready (``MoveTiming``).
+            let start = min(scheduledFrom ?? clock.now, clock.now)
             var travelled = 0
             while !state.isFinished(paths: paths) {
                 if Task.isCancelled {

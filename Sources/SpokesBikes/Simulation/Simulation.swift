@@ -45,7 +45,9 @@ public struct Simulation: Sendable {
             var pending = users.makeIterator()
             for _ in 0..<inFlight {
                 guard let user = pending.next() else { break }
-                group.addTask { await user.runSimulation(in: stations, paths: paths, goal: goal, clock: clock) }
+                // The first users were all ready at the run's start (a user that waits
+                // for a worker is ready when it gets one, as in a cluster: ``TaskContext/readySince``).
+                group.addTask { await user.runSimulation(in: stations, paths: paths, goal: goal, clock: clock, scheduledFrom: start) }
             }
             var pathsRidden = 0
             for await result in group {

@@ -125,18 +125,24 @@ public struct JobRunner: Sendable {
         // `--max-slots`: at most that many of the job's tasks hold places at once; a task
         // holds its pass from before it asks for a place until its outcome (retries included).
         let passes = share?.maxSlots.map { TaskPasses(limit: $0) }
+        let clock = systems.clock
+        // Since when the next task has been ready to run: the run's start, or the end of
+        // the last wait for a pass or a place (a task that waits for one is ready once it
+        // has it). Its first attempt carries it (``TaskRequest/readyAgo``).
+        var readySince = clock.now
         await withTaskGroup(of: Outcome.self) { group in
             for task in 0..<count {
-                await passes?.acquire()
-                guard let commitment = try? await systems.firstAvailableSystem(for: cost(task), stillToSend: count - task - 1) else {
+                if await passes?.acquire() == true { readySince = clock.now }
+                guard let (commitment, waited) = try? await systems.place(for: cost(task), stillToSend: count - task - 1) else {
                     passes?.release()
                     break
                 }
+                if waited { readySince = clock.now }
                 // Heard as the task ends, not once every task is placed: a job with more
                 // tasks than places would otherwise hold its first ends back until its last
                 // task found a place (its client's outputs, and what a coordinator keeps).
-                group.addTask {
-                    let outcome = await runTask(task, on: commitment, input: input, accept: accept, onEvent: onEvent)
+                group.addTask { [readySince] in
+                    let outcome = await runTask(task, on: commitment, readySince: readySince, input: input, accept: accept, onEvent: onEvent)
                     passes?.release()
                     onOutcome(outcome)
                     return outcome
@@ -155,7 +161,7 @@ public struct JobRunner: Sendable {
     }
 
     private func runTask(
-        _ task: Int, on first: Systems.Commitment,
+        _ task: Int, on first: Systems.Commitment, readySince: Double,
         input: @Sendable (Int, Int) async throws -> String,
         accept: @Sendable (Int, Int, String) async -> Bool,
         onEvent: @Sendable (Event) -> Void
@@ -163,6 +169,7 @@ public struct JobRunner: Sendable {
         var commitment = first
         var attempt = 1
         var failures: [Failure] = []
+        var isFirstSend = true
         /// The job was cancelled: the attempt stopped on its node, or never started.
         func cancelled(started: Bool) -> Outcome {
             let node = started ? commitment.node : nil
@@ -182,7 +189,14 @@ public struct JobRunner: Sendable {
             let reason: String
             var sent = false
             do {
-                let request = TaskRequest(job: job, task: task, attempt: attempt, kind: kind, input: try await input(task, attempt), cost: commitment.cost, share: share)
+                // Only the first attempt on its first place counts from `readySince`: a
+                // retry, or a task turned away, is ready once it has its new place.
+                let countsFromReady = isFirstSend
+                isFirstSend = false
+                let text = try await input(task, attempt)
+                let request = TaskRequest(
+                    job: job, task: task, attempt: attempt, kind: kind, input: text, cost: commitment.cost, share: share,
+                    readyAgo: countsFromReady ? max(0, systems.clock.now - readySince) : nil)
                 onEvent(.started(task: task, attempt: attempt, node: commitment.node))
                 sent = true
                 let system = commitment.system
@@ -253,7 +267,7 @@ public struct JobRunner: Sendable {
 /// order, while `limit` passes are held; ``release()`` hands one on. The waiters are
 /// resumed outside the lock, each once (taken out of the list under it).
 final class TaskPasses: Sendable {
-    private let state: Mutex<(held: Int, waiting: [CheckedContinuation<Void, Never>])>
+    private let state: Mutex<(held: Int, waiting: [CheckedContinuation<Bool, Never>])>
     let limit: Int
 
     init(limit: Int) {
@@ -261,9 +275,10 @@ final class TaskPasses: Sendable {
         state = Mutex((0, []))
     }
 
-    /// Takes a pass, waiting for one while `limit` are held.
-    func acquire() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+    /// Takes a pass, waiting for one while `limit` are held; true when it waited.
+    @discardableResult
+    func acquire() async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let now = state.withLock { state -> Bool in
                 if state.held < limit {
                     state.held += 1
@@ -272,17 +287,17 @@ final class TaskPasses: Sendable {
                 state.waiting.append(continuation)
                 return false
             }
-            if now { continuation.resume() }
+            if now { continuation.resume(returning: false) }
         }
     }
 
     /// Gives a pass back: to the oldest waiter, or free.
     func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let next = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             if !state.waiting.isEmpty { return state.waiting.removeFirst() }
             state.held = max(0, state.held - 1)
             return nil
         }
-        next?.resume()
+        next?.resume(returning: true)
     }
 }

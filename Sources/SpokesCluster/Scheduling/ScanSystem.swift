@@ -97,6 +97,7 @@ public distributed actor ScanSystem {
     /// `.busy` when the queue is full too.
     public distributed func run(_ request: TaskRequest) async throws -> TaskResult {
         try request.checkRanges()
+        let arrived = actorSystem.runtime.now
         guard registry.contains(request.kind) else {
             actorSystem.rejections.count(.unknownTaskKind)
             throw TaskError.unknownKind(request.kind)
@@ -136,7 +137,9 @@ public distributed actor ScanSystem {
         defer { finish(cost, job: request.job) }
         started += 1
         let number = started
-        let context = TaskContext(system: actorSystem, job: request.job, task: request.task, attempt: request.attempt)
+        // Ready since its coordinator counted it ready, unless it waited here for a slot.
+        let readySince = waiting == nil ? arrived - (request.readyAgo ?? 0) : actorSystem.runtime.now
+        let context = TaskContext(system: actorSystem, job: request.job, task: request.task, attempt: request.attempt, readySince: readySince)
         let registry = registry
         let faults = faults
         let node = actorSystem.node.name

@@ -98,10 +98,19 @@ public actor Systems {
     /// `stillToSend` is how many tasks the caller will ask for after this one (queue places
     /// are handed out only while that is a whole round or more); retries pass 0.
     public func firstAvailableSystem(for cost: TaskCost = .cpu, avoiding: String? = nil, stillToSend: Int = .max) async throws -> Commitment {
+        try await place(for: cost, avoiding: avoiding, stillToSend: stillToSend).commitment
+    }
+
+    /// A place as ``firstAvailableSystem(for:avoiding:stillToSend:)`` takes one, and
+    /// whether the caller had to wait for it (a task that waited is ready to run only once
+    /// it has its place: ``TaskRequest/readyAgo``).
+    public func place(for cost: TaskCost = .cpu, avoiding: String? = nil, stillToSend: Int = .max) async throws -> (commitment: Commitment, waited: Bool) {
+        var waited = false
         while true {
             try Task.checkCancellation()
-            if let commitment = commitFirstOpen(for: cost, avoiding: avoiding, stillToSend: stillToSend) { return commitment }
+            if let commitment = commitFirstOpen(for: cost, avoiding: avoiding, stillToSend: stillToSend) { return (commitment, waited) }
             await park()
+            waited = true
         }
     }
 

@@ -135,12 +135,20 @@ public struct TaskContext: Sendable {
     public let task: Int
     /// 1 for the first try, then 2, 3, ... for retries.
     public let attempt: Int
+    /// Since when the task has been ready to run, on this node's runtime clock: before it
+    /// arrived by what its coordinator counted (``TaskRequest/readyAgo``), or when it
+    /// arrived, or when it got its slot after waiting in this worker's queue. A real-time
+    /// task counts its schedule from here (a bike user's moves), so it keeps to the
+    /// schedule it would have kept had every task of its job started at once.
+    public let readySince: Double
 
-    public init(system: ClusterSystem, job: String, task: Int, attempt: Int) {
+    /// `readySince` nil: ready now.
+    public init(system: ClusterSystem, job: String, task: Int, attempt: Int, readySince: Double? = nil) {
         self.system = system
         self.job = job
         self.task = task
         self.attempt = attempt
+        self.readySince = readySince ?? system.runtime.now
     }
 
     /// Runs CPU-bound `work` on a thread of its own and returns what it returns. Use it

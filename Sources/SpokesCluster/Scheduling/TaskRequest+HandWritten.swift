@@ -4,8 +4,8 @@
 /// of a cluster running no-op tasks.
 ///
 /// The form is `Codable`'s with the keys in one order,
-/// `{"job":"j","task":3,"attempt":1,"kind":"k","input":"{}","cost":"cpu","share":{"owner":"o","priority":5,"maxSlots":2}}`
-/// (`share` and `maxSlots` only when set), which `JSONDecoder` (an earlier release's
+/// `{"job":"j","task":3,"attempt":1,"kind":"k","input":"{}","cost":"cpu","share":{"owner":"o","priority":5,"maxSlots":2},"readyAgo":0.25}`
+/// (`share`, `maxSlots` and `readyAgo` only when set), which `JSONDecoder` (an earlier release's
 /// worker) reads as the same request; ``init(handWrittenJSON:)`` reads only that form,
 /// and anything else (an earlier release's `JSONEncoder`, keys in its own order) is left
 /// to `JSONDecoder`, with its errors.
@@ -36,6 +36,12 @@ extension TaskRequest: HandWrittenArgument {
             }
             out.append(UInt8(ascii: "}"))
         }
+        if let readyAgo {
+            out += Literal.readyAgo
+            // Not a number JSON has (never sent: the runner measures a finite one):
+            // left to `JSONEncoder`, which throws.
+            guard HandJSON.double(readyAgo, to: &out) else { return nil }
+        }
         out.append(UInt8(ascii: "}"))
         return out
     }
@@ -58,8 +64,13 @@ extension TaskRequest: HandWrittenArgument {
             guard reader.byte(UInt8(ascii: "}")) else { return nil }
             share = JobShare(owner: owner, priority: priority, maxSlots: maxSlots)
         }
+        var readyAgo: Double?
+        if reader.literal(Literal.readyAgo) {
+            guard let seconds = reader.double() else { return nil }
+            readyAgo = seconds
+        }
         guard reader.byte(UInt8(ascii: "}")), reader.atEnd else { return nil }
-        self.init(job: job, task: task, attempt: attempt, kind: kind, input: input, cost: cost, share: share)
+        self.init(job: job, task: task, attempt: attempt, kind: kind, input: input, cost: cost, share: share, readyAgo: readyAgo)
     }
 
     private enum Literal {
@@ -72,6 +83,7 @@ extension TaskRequest: HandWrittenArgument {
         static let owner = Array(#","share":{"owner":"#.utf8)
         static let priority = Array(#","priority":"#.utf8)
         static let maxSlots = Array(#","maxSlots":"#.utf8)
+        static let readyAgo = Array(#","readyAgo":"#.utf8)
     }
 }
 

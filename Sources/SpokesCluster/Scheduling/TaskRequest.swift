@@ -16,9 +16,23 @@ public struct TaskRequest: Sendable, Hashable, Codable {
     /// The job's owner, priority and cap, by which the worker shares its slots between
     /// jobs (``WorkerAdmission``); nil from older coordinators.
     public var share: JobShare?
+    /// Seconds the task had been ready to run when its coordinator sent this attempt:
+    /// since its job's runner began, or since the runner last waited for a place or a
+    /// pass (``JobRunner``). The worker's ``TaskContext/readySince`` counts from it, so a
+    /// real-time task keeps to the schedule it would have kept had every task started at
+    /// once, however long its coordinator took to send it. Nil for a retry, and from
+    /// older coordinators: ready when it arrives.
+    public var readyAgo: Double?
 
-    public init(job: String, task: Int, attempt: Int, kind: String, input: String, cost: TaskCost = .cpu, share: JobShare? = nil) {
+    /// The longest ``readyAgo`` a worker believes: a day (a job's runner does not wait
+    /// that long for a place without waiting for one, which starts the count again).
+    public static let readyAgoRange = 0.0...86_400.0
+
+    public init(
+        job: String, task: Int, attempt: Int, kind: String, input: String, cost: TaskCost = .cpu, share: JobShare? = nil, readyAgo: Double? = nil
+    ) {
         self.share = share
+        self.readyAgo = readyAgo
         self.job = job
         self.task = task
         self.attempt = attempt
@@ -32,6 +46,7 @@ public struct TaskRequest: Sendable, Hashable, Codable {
         try OutOfRange.check("task", task, in: 0...Int.max)
         try OutOfRange.check("attempt", attempt, in: 1...Int.max)
         if let share { try share.checkRanges() }
+        if let readyAgo { try OutOfRange.check("readyAgo", readyAgo, in: Self.readyAgoRange, unit: " seconds") }
     }
 
     /// Identifies the attempt, for cancellation.

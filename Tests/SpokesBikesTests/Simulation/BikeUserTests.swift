@@ -115,11 +115,13 @@ final class ScriptedDock: BikeDock {
     /// When each of a user's moves reaches its station, on a virtual clock, where every
     /// station call takes `callSeconds` of it; the test moves the clock from one sleeper's
     /// deadline to the next.
-    private static func arrivals(moveTime: Double, callSeconds: Double, paths: Int) async throws -> [Double] {
+    /// `readyAgo`: the user was ready that long before it started (its schedule's origin).
+    private static func arrivals(moveTime: Double, callSeconds: Double, paths: Int, readyAgo: Double = 0) async throws -> [Double] {
         let clock = VirtualClock()
         let dock = SlowDock(clock: clock, callSeconds: callSeconds)
         let user = Task {
-            await BikeUser(id: 0, timing: MoveTiming(moveTime: moveTime, timeScale: 1)).runSimulation(in: [dock], paths: paths, clock: clock)
+            await BikeUser(id: 0, timing: MoveTiming(moveTime: moveTime, timeScale: 1)).runSimulation(
+                in: [dock], paths: paths, clock: clock, scheduledFrom: clock.now - readyAgo)
         }
         let finished = Task { _ = await user.value; return true }
         let done = Mutex(false)
@@ -139,6 +141,14 @@ final class ScriptedDock: BikeDock {
         // in one process while its stations answer within a move).
         let arrivals = try await Self.arrivals(moveTime: 0.2, callSeconds: 0.05, paths: 2)
         #expect(arrivals.map { ($0 * 1000).rounded() / 1000 } == [0, 0.2, 0.4, 0.6])
+    }
+
+    @Test func aUserThatStartedLateKeepsToTheScheduleOfWhenItWasReady() async throws {
+        // Ready 0.3 s before it started (its coordinator was slow to send it): moves 1
+        // and 2 were due already, so it makes them at once; move 3 is due 0.9 s after it
+        // was ready, as if it had started then.
+        let arrivals = try await Self.arrivals(moveTime: 0.2, callSeconds: 0.05, paths: 2, readyAgo: 0.3)
+        #expect(arrivals.map { ($0 * 1000).rounded() / 1000 } == [0, 0.05, 0.1, 0.3])
     }
 
     @Test func aUserBehindItsScheduleMovesOnAtOnce() async throws {

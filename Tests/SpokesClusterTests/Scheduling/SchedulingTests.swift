@@ -37,6 +37,15 @@ struct ProbeTask: TaskKind {
     }
 }
 
+/// `test.lateness`: how long before it started the task was ready to run
+/// (``TaskContext/readySince``), in seconds on its node's clock.
+struct LatenessTask: TaskKind {
+    static let name = "test.lateness"
+    func run(_ input: Int, context: TaskContext) async throws -> Double {
+        context.system.runtime.now - context.readySince
+    }
+}
+
 /// `test.fail`: always throws.
 struct AlwaysFails: TaskKind {
     static let name = "test.fail"
@@ -165,6 +174,49 @@ struct SchedulingTests {
         #expect(heard.withLock { $0.count } == count)
         // One slot and one queue place: the last task is placed only after most have ended.
         #expect((heardBeforeLastInput.withLock { $0 } ?? 0) >= count - 3, "ends heard before the last task was placed: \(heardBeforeLastInput.withLock { $0 } ?? -1)")
+    }
+
+    /// A real-time task keeps to the schedule of a job whose tasks all start at once: each
+    /// knows how long it had been ready when it started, however late its coordinator
+    /// sent it; one that waited for a place was ready once it had it.
+    @Test func aTaskKnowsHowLongItWasReadyBeforeItStarted() async throws {
+        let cluster = try startCluster(2, slots: 4, kinds: [LatenessTask()])
+        defer { cluster.stop() }
+        let (systems, following) = try await coordinator(cluster[0], expecting: 2, in: cluster)
+        defer { following.cancel() }
+        // Places for all: the coordinator takes 0.1 s more to send each task.
+        let runner = JobRunner(systems: systems, job: "late", kind: LatenessTask.name, deadline: Self.noDeadline, retries: 0)
+        let runtime = cluster[0].system.runtime
+        let sent = try await run(runner, count: 6, in: cluster, input: { task, _ in
+            try await runtime.sleep(for: 0.1 * Double(task + 1))
+            return "\(task)"
+        })
+        for outcome in sent {
+            let lateness = try #require(outcome.output.flatMap(Double.init))
+            let slowness = 0.1 * Double(outcome.task + 1)
+            // The network's delay is not counted: at most a few milliseconds here.
+            #expect(lateness >= slowness - 1e-9 && lateness < slowness + 0.01, "task \(outcome.task) on \(outcome.node ?? "?"): \(lateness) s")
+        }
+
+        // One slot and its queue place: the later tasks wait for a place, and are ready
+        // once they have it, not since the job began.
+        let lone = try startCluster(1, slots: 1, kinds: [LatenessTask(), ProbeTask(gauge: gauge)])
+        defer { lone.stop() }
+        let (single, followingLone) = try await coordinator(lone[0], expecting: 1, in: lone)
+        defer { followingLone.cancel() }
+        let waiting = JobRunner(systems: single, job: "waiting", kind: LatenessTask.name, deadline: Self.noDeadline, retries: 0)
+        let blocker = JobRunner(systems: single, job: "blocker", kind: ProbeTask.name, deadline: Self.noDeadline, retries: 0)
+        let outcomes = try await lone.complete("a job behind a 0.5 s task", within: 30) {
+            async let held = blocker.run(count: 1, input: { _, _ in "0.5" })
+            try await lone.clock.sleep(for: 0.01)
+            let outcomes = await waiting.run(count: 4, input: { task, _ in "\(task)" })
+            _ = await held
+            return outcomes
+        }
+        for outcome in outcomes {
+            let lateness = try #require(outcome.output.flatMap(Double.init))
+            #expect(lateness < 0.01, "task \(outcome.task) waited for its place, then started at once: \(lateness) s")
+        }
     }
 
     @Test func firstAvailableSystemWaitsForAReleaseWithoutPolling() async throws {

@@ -14,6 +14,10 @@ import Testing
         TaskRequest(job: "", task: .max, attempt: .min, kind: "", input: "", share: JobShare(owner: "ada", priority: 7)),
         TaskRequest(job: "j", task: 2, attempt: 1, kind: "k", input: "[1,2]", share: JobShare(owner: "l\u{e9}a \"x\"", priority: 1, maxSlots: 4)),
         TaskRequest(job: "j", task: 2, attempt: 1, kind: "k", input: "3", share: .unnamed),
+        TaskRequest(job: "j", task: 5, attempt: 1, kind: "k", input: "3", readyAgo: 0.25),
+        TaskRequest(job: "j", task: 6, attempt: 1, kind: "k", input: "3", share: JobShare(owner: "o", priority: 2), readyAgo: 0),
+        TaskRequest(job: "j", task: 7, attempt: 1, kind: "k", input: "3", readyAgo: 1.234567e-05),
+        TaskRequest(job: "j", task: 8, attempt: 1, kind: "k", input: "3", readyAgo: 86_400),
     ]
     static let results: [TaskResult] = [.busy, .done(output: "{}"), .done(output: ""), .done(output: #"{"pi":3.14,"text":"\"q\" \u0007 \u{e9}"}"#)]
 
@@ -75,6 +79,19 @@ import Testing
     }
 
     /// A worker's call carries the request by hand, and its answer comes back so.
+    @Test func aReadinessOutOfRangeIsRefusedNamingItAndAnOlderRequestHasNone() throws {
+        for seconds in [-0.001, 86_400.5, .infinity, .nan] {
+            let request = TaskRequest(job: "j", task: 0, attempt: 1, kind: "k", input: "1", readyAgo: seconds)
+            #expect(throws: OutOfRange.self, "\(seconds)") { try request.checkRanges() }
+            do { try request.checkRanges() } catch { #expect("\(error)".contains("readyAgo")) }
+        }
+        try TaskRequest(job: "j", task: 0, attempt: 1, kind: "k", input: "1", readyAgo: 0.5).checkRanges()
+        // An older coordinator's attempt: no `readyAgo` key, by hand or by `JSONDecoder`.
+        let json = Array(#"{"job":"j","task":0,"attempt":1,"kind":"k","input":"1","cost":"cpu"}"#.utf8)
+        #expect(try JSONDecoder().decode(TaskRequest.self, from: Data(json)).readyAgo == nil)
+        #expect(try #require(TaskRequest(handWrittenJSON: json[...])).readyAgo == nil)
+    }
+
     @Test func aRequestAndAResultAreHandWrittenArguments() {
         #expect((Self.requests[1] as Any as? any HandWrittenArgument)?.handWrittenJSON == Self.requests[1].handWrittenJSON)
         #expect((TaskResult.busy as Any as? any HandWrittenArgument)?.handWrittenJSON != nil)
