@@ -72,13 +72,8 @@ public struct BikeUserTask: TaskKind {
             }
         } else {
             // On the coordinator itself the stations are local actors: no call to batch.
-            result = try await ride(try (0..<input.stationCount).map { index in
-                RemoteStationDock(
-                    stationID: "\(index)",
-                    station: try JobStation.resolve(
-                        id: ActorID(node: input.coordinator, name: JobStation.name(job: input.job, epoch: input.epoch, index: index)),
-                        using: context.system))
-            })
+            let finder = JobStationFinder(system: context.system, coordinator: input.coordinator, job: input.job, epoch: input.epoch)
+            result = try await ride((0..<input.stationCount).map { StationDock(index: $0, finder: finder) })
         }
         if result.ending == .cancelled { throw CancellationError() }
         return result

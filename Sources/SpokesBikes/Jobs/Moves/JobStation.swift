@@ -42,13 +42,42 @@ public distributed actor JobStation {
     }
 }
 
-/// A worker's handle on a remote ``JobStation``, as the ``BikeDock`` the shared ride
-/// rules drive. Stations are told apart by their index in the network.
-struct RemoteStationDock: BikeDock {
+/// A user's handle on a ``JobStation`` (on its own node when the user runs on the job's
+/// coordinator; on the coordinator's for a worker of a coordinator without a desk), as
+/// the ``BikeDock`` the shared ride rules drive. Stations are told apart by their index in
+/// the network. The station is found when a move reaches it: a user visits a few of the
+/// network's stations, and every user found every one at its start (318 for Milano, each
+/// a name made and looked up under the actor registry's lock).
+struct StationDock: BikeDock {
     typealias Failure = any Error
-    let stationID: String
-    let station: JobStation
+    let index: Int
+    let finder: JobStationFinder
 
-    func takeBike(_ move: Move) async throws -> Bool { try await station.takeBike(move) }
-    func leaveBike(_ move: Move) async throws -> Bool { try await station.leaveBike(move) }
+    var stationID: String { "\(index)" }
+
+    func takeBike(_ move: Move) async throws -> Bool { try await finder.station(index).takeBike(move) }
+    func leaveBike(_ move: Move) async throws -> Bool { try await finder.station(index).leaveBike(move) }
+}
+
+/// Where a job's stations are found: on its coordinator, under the names of the
+/// coordinator's epoch (``JobStation/name(job:epoch:index:)``). One per user's run.
+final class JobStationFinder: Sendable {
+    let system: ClusterSystem
+    let coordinator: NodeID
+    let job: String
+    let epoch: Int
+
+    init(system: ClusterSystem, coordinator: NodeID, job: String, epoch: Int) {
+        self.system = system
+        self.coordinator = coordinator
+        self.job = job
+        self.epoch = epoch
+    }
+
+    /// Station `index`; throws when it is local and this node hosts none under that name
+    /// (the run ended, or another epoch's coordinator took the job over). A remote
+    /// station that is not there answers its move with an error.
+    func station(_ index: Int) throws -> JobStation {
+        try JobStation.resolve(id: ActorID(node: coordinator, name: JobStation.name(job: job, epoch: epoch, index: index)), using: system)
+    }
 }
