@@ -194,12 +194,15 @@ public struct JobRunner: Sendable {
                 let countsFromReady = isFirstSend
                 isFirstSend = false
                 let text = try await input(task, attempt)
-                let request = TaskRequest(
+                let system = commitment.system
+                var built = TaskRequest(
                     job: job, task: task, attempt: attempt, kind: kind, input: text, cost: commitment.cost, share: share,
                     readyAgo: countsFromReady ? max(0, systems.clock.now - readySince) : nil)
+                // The coordinator's own worker reads the same clock: the readiness exactly.
+                if countsFromReady, !__isRemoteActor(system) { built.readySinceHere = readySince }
+                let request = built
                 onEvent(.started(task: task, attempt: attempt, node: commitment.node))
                 sent = true
-                let system = commitment.system
                 // A queued task waits at most until a task ahead of it ends, which is
                 // within that task's deadline: it gets that much longer.
                 let allowed = commitment.isQueued ? 2 * deadline : deadline

@@ -137,8 +137,9 @@ public distributed actor ScanSystem {
         defer { finish(cost, job: request.job) }
         started += 1
         let number = started
-        // Ready since its coordinator counted it ready, unless it waited here for a slot.
-        let readySince = waiting == nil ? arrived - (request.readyAgo ?? 0) : actorSystem.runtime.now
+        // Ready since its coordinator counted it ready (on this clock when it is this
+        // node), unless it waited here for a slot.
+        let readySince = waiting == nil ? request.readySinceHere ?? arrived - (request.readyAgo ?? 0) : actorSystem.runtime.now
         let context = TaskContext(system: actorSystem, job: request.job, task: request.task, attempt: request.attempt, readySince: readySince)
         let registry = registry
         let faults = faults

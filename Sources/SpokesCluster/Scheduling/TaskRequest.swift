@@ -23,6 +23,17 @@ public struct TaskRequest: Sendable, Hashable, Codable {
     /// once, however long its coordinator took to send it. Nil for a retry, and from
     /// older coordinators: ready when it arrives.
     public var readyAgo: Double?
+    /// The same readiness as a reading of this process's runtime clock, for an attempt on
+    /// the coordinator's own worker, which shares that clock; never sent (another node's
+    /// clock is not this one). A local attempt goes through more tasks and hops than a
+    /// remote one before it reaches its worker: counted back from its arrival, a busy
+    /// coordinator's own users started 0.2-0.3 s behind the others (BENCHMARKS.md).
+    public var readySinceHere: Double?
+
+    /// The keys on the wire: all but ``readySinceHere``.
+    private enum CodingKeys: String, CodingKey {
+        case job, task, attempt, kind, input, cost, share, readyAgo
+    }
 
     /// The longest ``readyAgo`` a worker believes: a day (a job's runner does not wait
     /// that long for a place without waiting for one, which starts the count again).

@@ -198,6 +198,23 @@ struct SchedulingTests {
             #expect(lateness >= slowness - 1e-9 && lateness < slowness + 0.01, "task \(outcome.task) on \(outcome.node ?? "?"): \(lateness) s")
         }
 
+        // The coordinator's own worker reads the readiness on its clock as it was; another
+        // node is never sent it (its clock is not this one) and counts back from arrival.
+        let loads = await systems.loads
+        let clock = cluster[0].system.runtime
+        for load in loads {
+            var request = TaskRequest(job: "direct", task: 0, attempt: 1, kind: LatenessTask.name, input: "0", readyAgo: 0.25)
+            request.readySinceHere = clock.now - 5
+            let (worker, sent) = (load.worker, request)
+            let result = try await cluster.complete("a direct attempt on \(load.node)", within: 5) { try await worker.run(sent) }
+            guard case .done(let output) = result, let lateness = Double(output) else { Issue.record("\(result)"); continue }
+            if load.node == "w0" {
+                #expect(lateness == 5, "on the coordinator's own worker: \(lateness) s")
+            } else {
+                #expect(lateness >= 0.25 && lateness < 0.26, "on \(load.node): \(lateness) s")
+            }
+        }
+
         // One slot and its queue place: the later tasks wait for a place, and are ready
         // once they have it, not since the job began.
         let lone = try startCluster(1, slots: 1, kinds: [LatenessTask(), ProbeTask(gauge: gauge)])
