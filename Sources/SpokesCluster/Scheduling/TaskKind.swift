@@ -136,8 +136,9 @@ public struct TaskContext: Sendable {
     /// 1 for the first try, then 2, 3, ... for retries.
     public let attempt: Int
     /// Since when the task has been ready to run, on this node's runtime clock: before it
-    /// arrived by what its coordinator counted (``TaskRequest/readyAgo``), or when it
-    /// arrived, or when it got its slot after waiting in this worker's queue. A real-time
+    /// arrived by what its coordinator counted (``TaskRequest/readyAgo``; on the
+    /// coordinator's own worker ``TaskRequest/readySinceHere``, the same clock's reading),
+    /// or when it arrived, or when it got its slot after waiting in this worker's queue. A real-time
     /// task counts its schedule from here (a bike user's moves), so it keeps to the
     /// schedule it would have kept had every task of its job started at once.
     public let readySince: Double
