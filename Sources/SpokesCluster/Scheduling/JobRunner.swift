@@ -169,7 +169,8 @@ public struct JobRunner: Sendable {
         var commitment = first
         var attempt = 1
         var failures: [Failure] = []
-        var isFirstSend = true
+        // The first attempt on the first place counts from `readySince`; nil after it.
+        var unsentReadiness: Double? = readySince
         /// The job was cancelled: the attempt stopped on its node, or never started.
         func cancelled(started: Bool) -> Outcome {
             let node = started ? commitment.node : nil
@@ -189,17 +190,16 @@ public struct JobRunner: Sendable {
             let reason: String
             var sent = false
             do {
-                // Only the first attempt on its first place counts from `readySince`: a
-                // retry, or a task turned away, is ready once it has its new place.
-                let countsFromReady = isFirstSend
-                isFirstSend = false
+                // A retry, or a task turned away, is ready once it has its new place.
+                let ready = unsentReadiness
+                unsentReadiness = nil
                 let text = try await input(task, attempt)
                 let system = commitment.system
                 var built = TaskRequest(
                     job: job, task: task, attempt: attempt, kind: kind, input: text, cost: commitment.cost, share: share,
-                    readyAgo: countsFromReady ? max(0, systems.clock.now - readySince) : nil)
+                    readyAgo: ready.map { max(0, systems.clock.now - $0) })
                 // The coordinator's own worker reads the same clock: the readiness exactly.
-                if countsFromReady, !__isRemoteActor(system) { built.readySinceHere = readySince }
+                if !__isRemoteActor(system) { built.readySinceHere = ready }
                 let request = built
                 onEvent(.started(task: task, attempt: attempt, node: commitment.node))
                 sent = true

@@ -223,13 +223,13 @@ struct SchedulingTests {
         defer { followingLone.cancel() }
         let waiting = JobRunner(systems: single, job: "waiting", kind: LatenessTask.name, deadline: Self.noDeadline, retries: 0)
         let blocker = JobRunner(systems: single, job: "blocker", kind: ProbeTask.name, deadline: Self.noDeadline, retries: 0)
+        let blocking = Task { await blocker.run(count: 1, input: { _, _ in "0.5" }) }
+        let gauge = gauge
+        try await lone.run(until: "the 0.5 s task holds the slot", within: 5) { gauge.ran["w0"] == 1 }
         let outcomes = try await lone.complete("a job behind a 0.5 s task", within: 30) {
-            async let held = blocker.run(count: 1, input: { _, _ in "0.5" })
-            try await lone.clock.sleep(for: 0.01)
-            let outcomes = await waiting.run(count: 4, input: { task, _ in "\(task)" })
-            _ = await held
-            return outcomes
+            await waiting.run(count: 4, input: { task, _ in "\(task)" })
         }
+        try await lone.complete("the 0.5 s task", within: 5) { _ = await blocking.value }
         for outcome in outcomes {
             let lateness = try #require(outcome.output.flatMap(Double.init))
             #expect(lateness < 0.01, "task \(outcome.task) waited for its place, then started at once: \(lateness) s")
